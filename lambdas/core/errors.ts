@@ -1,0 +1,63 @@
+/**
+ * Typed errors that domain code throws; the HTTP plumbing maps each to a row of contract §3's error table
+ * and the WebSocket handlers to an `error` frame. Messages are written for clients: never an internal name.
+ */
+export type ErrorCode =
+  | 'validation'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal'
+  | 'unavailable';
+
+export const STATUS_OF: Record<ErrorCode, number> = {
+  validation: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+};
+
+export interface FieldIssue {
+  /** Path of the offending field, e.g. `recipient_ids[3]` or `channels`. */
+  readonly field: string;
+  readonly issue: string;
+}
+
+export class ServiceError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: readonly FieldIssue[],
+    /** Extra response headers, e.g. `Retry-After`. */
+    readonly headers?: Readonly<Record<string, string>>,
+  ) {
+    super(message);
+    this.name = 'ServiceError';
+  }
+
+  get status(): number {
+    return STATUS_OF[this.code];
+  }
+}
+
+export const validationError = (message: string, details: readonly FieldIssue[] = []) =>
+  new ServiceError('validation', message, details);
+export const unauthorized = (message = 'A valid bearer token is required') =>
+  new ServiceError('unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer' });
+export const forbidden = (message = 'Not allowed') => new ServiceError('forbidden', message);
+export const notFound = (message = 'Not found') => new ServiceError('not_found', message);
+export const conflict = (message: string) => new ServiceError('conflict', message);
+export const unavailable = (message = 'A dependency is unavailable, try again later') =>
+  new ServiceError('unavailable', message);

@@ -1,0 +1,18 @@
+/**
+ * Names of the environment variables through which a function learns where its resources are.
+ * The CDK stack sets them from real resources; the local runtime sets them to its stand-ins.
+ */
+const constant = (id: string): string => id.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+export const envNames = {
+  tableName: (tableId: string) => `NOTIFY_TABLE_${constant(tableId)}`,
+  queueUrl: (queueId: string) => `NOTIFY_QUEUE_${constant(queueId)}_URL`,
+  queueArn: (queueId: string) => `NOTIFY_QUEUE_${constant(queueId)}_ARN`,
+  busName: 'NOTIFY_BUS_NAME',
+  /** Base URL of the WebSocket API's `@connections` management endpoint (`https://{api}/{stage}`). */
+  wsCallbackUrl: 'NOTIFY_WS_CALLBACK_URL',
+  /** Role EventBridge Scheduler assumes to send to a schedule target queue. */
+  schedulerRoleArn: 'NOTIFY_SCHEDULER_ROLE_ARN',
+  scheduleGroup: 'NOTIFY_SCHEDULE_GROUP',
+  stage: 'NOTIFY_STAGE',
+} as const;

@@ -1,0 +1,3 @@
+export { wiring } from './declaration';
+export { envNames } from './env';
+export * from './types';

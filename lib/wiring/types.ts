@@ -1,0 +1,147 @@
+/**
+ * The shape of the wiring declaration: plain data, no CDK and no Lambda types, so that the CDK app
+ * (lib/stack) and the local runtime (local/) both build from the same declaration (DESIGN.md principle 1).
+ */
+
+/** Scopes a service token can carry (interface.md §5). */
+export type Scope = 'events:publish' | 'notifications:write' | 'webhooks:admin' | 'broadcast:write';
+
+/**
+ * Who may call a route. The HTTP plumbing enforces it before the handler runs:
+ * - `public`: no token needed;
+ * - `users`: user tokens (`any` user, or only users holding the admin role);
+ * - `services`: service tokens (`any` service, or only with the named scope).
+ * A route listing both `users` and `services` accepts either principal.
+ */
+export type Access =
+  | { readonly public: true }
+  | { readonly users?: 'any' | 'admin'; readonly services?: 'any' | Scope };
+
+/** Lambda sizing; defaults live in DEFAULT_FUNCTION. */
+export interface FunctionSpec {
+  /** Module path relative to the repository root, exporting `handler`. */
+  readonly handler: string;
+  readonly memoryMb?: number;
+  readonly timeoutSecs?: number;
+  /** Logical table ids the function reads. */
+  readonly reads?: readonly TableId[];
+  /** Logical table ids the function reads and writes. */
+  readonly writes?: readonly TableId[];
+  /** Queues the function sends to. */
+  readonly sendsTo?: readonly QueueId[];
+  /** Whether it puts events on the bus. */
+  readonly putsEvents?: boolean;
+  /** Whether it creates/deletes one-time EventBridge Scheduler schedules. */
+  readonly schedules?: boolean;
+  /** Whether it posts to / closes WebSocket connections through `@connections`. */
+  readonly managesConnections?: boolean;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface HttpRoute extends FunctionSpec {
+  /** Stable id, used by the handler to find its own declaration (e.g. `notifications.create`). */
+  readonly id: string;
+  readonly method: HttpMethod;
+  /** Path under /api/v1, API Gateway syntax for parameters: `/notifications/{receiver_id}/read`. */
+  readonly path: string;
+  readonly access: Access;
+}
+
+export interface WebSocketRoute extends FunctionSpec {
+  /** `$connect`, `$disconnect`, `$default` or a value of the frame's `type` (`$request.body.type`). */
+  readonly routeKey: string;
+}
+
+export type TableId = string;
+export type QueueId = string;
+
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: 'S' | 'N';
+}
+
+export interface TableSpec {
+  readonly id: TableId;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+  /** Epoch-seconds attribute DynamoDB TTL deletes on; reads still filter it (TTL deletes late). */
+  readonly ttlAttribute?: string;
+  readonly globalIndexes?: readonly IndexSpec[];
+  /** Local indexes share the partition key and allow strongly consistent reads. */
+  readonly localIndexes?: readonly LocalIndexSpec[];
+  readonly purpose: string;
+}
+
+export interface IndexSpec {
+  readonly name: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+  /** `keys` = KEYS_ONLY, `all` = ALL, or a list of non-key attributes (INCLUDE). */
+  readonly projection: 'keys' | 'all' | readonly string[];
+}
+
+export interface LocalIndexSpec {
+  readonly name: string;
+  readonly sortKey: KeyAttribute;
+  readonly projection: 'keys' | 'all' | readonly string[];
+}
+
+export interface QueueSpec {
+  readonly id: QueueId;
+  /** Receives after which a message moves to the queue's DLQ. */
+  readonly maxReceiveCount: number;
+  /** Must be at least 6× the consuming function's timeout (AWS guidance). */
+  readonly visibilityTimeoutSecs: number;
+  readonly purpose: string;
+}
+
+/** A Lambda fed by an SQS queue through an event source mapping with ReportBatchItemFailures. */
+export interface Worker extends FunctionSpec {
+  readonly id: string;
+  readonly queue: QueueId;
+  readonly batchSize: number;
+  readonly maxBatchingWindowSecs: number;
+  /** Concurrency cap of the event source mapping (protects downstream services). */
+  readonly maxConcurrency?: number;
+}
+
+/** An EventBridge rule on the service's bus whose target is a queue. */
+export interface BusRule {
+  readonly id: string;
+  readonly description: string;
+  /** An EventBridge event pattern, as AWS documents it. */
+  readonly pattern: Record<string, unknown>;
+  readonly targetQueue: QueueId;
+}
+
+/** A recurring invocation of a function (EventBridge Scheduler on AWS, a timer locally). */
+export interface RecurringSchedule extends FunctionSpec {
+  readonly id: string;
+  /** Rate in minutes. */
+  readonly everyMinutes: number;
+  readonly description: string;
+}
+
+/**
+ * A target for one-time `at()` schedules that functions create at run time (EventBridge Scheduler);
+ * the schedule sends its payload to the queue.
+ */
+export interface ScheduleTarget {
+  readonly id: string;
+  readonly targetQueue: QueueId;
+  readonly description: string;
+}
+
+export interface Wiring {
+  readonly httpRoutes: readonly HttpRoute[];
+  readonly webSocketRoutes: readonly WebSocketRoute[];
+  readonly tables: readonly TableSpec[];
+  readonly queues: readonly QueueSpec[];
+  readonly workers: readonly Worker[];
+  readonly busRules: readonly BusRule[];
+  readonly recurringSchedules: readonly RecurringSchedule[];
+  readonly scheduleTargets: readonly ScheduleTarget[];
+}
+
+export const DEFAULT_FUNCTION = { memoryMb: 256, timeoutSecs: 10 } as const;
