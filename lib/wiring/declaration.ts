@@ -1,40 +1,30 @@
-import type { HttpRoute, Wiring } from './types';
+import { platform } from './areas/platform';
+import type { Wiring, WiringPart } from './types';
 
 /**
  * The one declaration of the service's wiring. lib/stack builds AWS resources from it; local/ mounts the
- * same handler modules from it. Routes enter as their issues implement them.
+ * same handler modules from it. Each area of the service declares its part in lib/wiring/areas/;
+ * routes enter as their issues implement them.
  */
+const parts: readonly WiringPart[] = [platform];
 
-const health = (id: string, path: string, handler: string, extra: Partial<HttpRoute> = {}): HttpRoute => ({
-  id,
-  method: 'GET',
-  path,
-  handler,
-  access: { public: true },
-  memoryMb: 128,
-  timeoutSecs: 5,
-  ...extra,
-});
+const merge = <K extends keyof Wiring>(key: K): Wiring[K] =>
+  parts.flatMap((part) => (part[key] ?? []) as readonly unknown[]) as unknown as Wiring[K];
 
 export const wiring: Wiring = {
-  httpRoutes: [
-    health('health.live', '/live', 'lambdas/handlers/http/health/live.ts'),
-    health('health.ready', '/ready', 'lambdas/handlers/http/health/ready.ts', { reads: ['replay'] }),
-    health('health.health', '/health', 'lambdas/handlers/http/health/health.ts', { reads: ['replay'] }),
-    health('health.metrics', '/metrics', 'lambdas/handlers/http/health/metrics.ts'),
-  ],
-  webSocketRoutes: [],
-  tables: [
-    {
-      id: 'replay',
-      purpose: 'jti replay set shared by every function instance; an entry lives until its token expires',
-      partitionKey: { name: 'jti', type: 'S' },
-      ttlAttribute: 'ttl',
-    },
-  ],
-  queues: [],
-  workers: [],
-  busRules: [],
-  recurringSchedules: [],
-  scheduleTargets: [],
+  httpRoutes: merge('httpRoutes'),
+  webSocketRoutes: merge('webSocketRoutes'),
+  tables: merge('tables'),
+  queues: merge('queues'),
+  workers: merge('workers'),
+  busRules: merge('busRules'),
+  recurringSchedules: merge('recurringSchedules'),
+  scheduleTargets: merge('scheduleTargets'),
+};
+
+/** Looks up an HTTP route by its id; throws for an undeclared id (a wiring bug, caught by tests). */
+export const httpRouteById = (id: string) => {
+  const route = wiring.httpRoutes.find((candidate) => candidate.id === id);
+  if (!route) throw new Error(`HTTP route ${id} is not declared in lib/wiring`);
+  return route;
 };

@@ -1,3 +1,3 @@
-export { wiring } from './declaration';
+export { httpRouteById, wiring } from './declaration';
 export { envNames } from './env';
 export * from './types';

@@ -145,3 +145,6 @@ export interface Wiring {
 }
 
 export const DEFAULT_FUNCTION = { memoryMb: 256, timeoutSecs: 10 } as const;
+
+/** One area's contribution to the declaration (lib/wiring/areas/*). */
+export type WiringPart = { readonly [K in keyof Wiring]?: Wiring[K] };

