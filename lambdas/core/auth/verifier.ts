@@ -1,0 +1,181 @@
+import {
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  errors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from 'jose';
+import type { AuthConfig } from '../config';
+import { ServiceError, unauthorized, unavailable } from '../errors';
+import type { Principal, ServicePrincipal, UserPrincipal } from '../principal';
+import type { ReplayStore } from './replay-store';
+
+/** Validates bearer tokens (contract §2, interface.md §5) and turns them into principals. */
+export interface TokenVerifier {
+  /** Resolves the token's principal; throws `unauthorized` (401), or `unavailable` (503) when the key set or replay store is down. */
+  verify(token: string): Promise<Principal>;
+}
+
+export interface TokenVerifierDeps {
+  /** Required when `config.replayProtection` is on. */
+  readonly replayStore?: ReplayStore;
+  /** Current time in epoch milliseconds, for `exp`/`nbf` checks. */
+  readonly now?: () => number;
+}
+
+/** After a key set fetch, an unknown `kid` triggers no further fetch for this long (contract §2: 30 s). */
+export const JWKS_COOLDOWN_MS = 30_000;
+/** A JWKS fetch that takes longer fails the request with 503. */
+const JWKS_TIMEOUT_MS = 5_000;
+/** Far above any real access token; refuses absurd input before any parsing. */
+const MAX_TOKEN_LENGTH = 16 * 1024;
+/** Bounded so a jti fits a DynamoDB key with room to spare. */
+const MAX_JTI_LENGTH = 256;
+
+const ASYMMETRIC_ALGS = ['RS256', 'ES256'] as const;
+
+const stringsOf = (value: unknown): string[] => {
+  if (typeof value === 'string') return value.split(/\s+/).filter((part) => part !== '');
+  if (Array.isArray(value))
+    return value.filter((item): item is string => typeof item === 'string' && item !== '');
+  return [];
+};
+
+const audiencesOf = (payload: JWTPayload): string[] =>
+  typeof payload.aud === 'string' ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud : [];
+
+/** Maps a jose failure to a client message that says what is wrong without echoing keys or internals. */
+const toServiceError = (error: unknown): ServiceError => {
+  if (error instanceof ServiceError) return error;
+  if (error instanceof errors.JWTExpired) return unauthorized('The token has expired');
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'nbf') return unauthorized('The token is not valid yet');
+    if (error.claim === 'iss') return unauthorized('The token issuer is not accepted');
+    if (error.claim === 'aud') return unauthorized('The token audience is not accepted');
+    if (error.reason === 'missing') return unauthorized(`The token has no "${error.claim}" claim`);
+    return unauthorized(`The token's "${error.claim}" claim is invalid`);
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return unauthorized('The token signing algorithm is not accepted');
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return unauthorized('The token was signed with an unknown key');
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return unauthorized('The token signature is invalid');
+  if (error instanceof errors.JWKSMultipleMatchingKeys) return unauthorized('The token key id is ambiguous');
+  if (
+    error instanceof errors.JWSInvalid ||
+    error instanceof errors.JWTInvalid ||
+    error instanceof errors.JOSENotSupported
+  )
+    return unauthorized('The token is malformed');
+  // Anything else is the key set being unreachable or broken (timeout, non-200, not JSON): not the caller's fault.
+  return unavailable('The token could not be checked, try again later');
+};
+
+export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps = {}): TokenVerifier => {
+  const now = deps.now ?? Date.now;
+  if (config.replayProtection && !deps.replayStore) {
+    throw new Error('replay protection is on but no replay store was given');
+  }
+  const remoteKeys = config.jwksUrl
+    ? createRemoteJWKSet(new URL(config.jwksUrl), {
+        cacheMaxAge: config.jwksCacheTtlSecs * 1000,
+        cooldownDuration: JWKS_COOLDOWN_MS,
+        timeoutDuration: JWKS_TIMEOUT_MS,
+      })
+    : undefined;
+  const secretKey = config.hs256Secret ? new TextEncoder().encode(config.hs256Secret) : undefined;
+  const algorithms = [...(remoteKeys ? ASYMMETRIC_ALGS : []), ...(secretKey ? ['HS256'] : [])];
+
+  // The key follows from the (already allow-listed) alg: an HS256 token is only ever checked against the
+  // configured secret, never against a public key of the set, which closes the classic algorithm confusion.
+  const keyFor: JWTVerifyGetKey = async (header, token) => {
+    if (header.alg === 'HS256' && secretKey) return secretKey;
+    if ((header.alg === 'RS256' || header.alg === 'ES256') && remoteKeys) return remoteKeys(header, token);
+    throw new errors.JOSEAlgNotAllowed('unexpected "alg"');
+  };
+
+  const principalOf = (payload: JWTPayload): Principal => {
+    const audiences = audiencesOf(payload);
+    const forUser = audiences.includes(config.audience);
+    const forService = audiences.includes(config.serviceAudience);
+    // A token minted for both would be a user token that can also act as a service: refuse the ambiguity.
+    if (forUser && forService) throw unauthorized('The token audience is not accepted');
+    const subject = payload.sub as string;
+    const expiresAt = payload.exp as number;
+    if (forUser) {
+      const roles = stringsOf(payload.roles);
+      const user: UserPrincipal = {
+        kind: 'user',
+        id: subject,
+        roles,
+        isAdmin: roles.includes(config.adminRole),
+        expiresAt,
+      };
+      return user;
+    }
+    if (forService) {
+      const serviceName =
+        typeof payload.service === 'string' && payload.service !== '' ? payload.service : subject;
+      const scopes = [
+        ...new Set([...stringsOf(payload.scope), ...stringsOf(payload.scp), ...stringsOf(payload.roles)]),
+      ];
+      const service: ServicePrincipal = { kind: 'service', id: serviceName, scopes, expiresAt };
+      return service;
+    }
+    throw unauthorized('The token audience is not accepted');
+  };
+
+  const checkReplay = async (payload: JWTPayload): Promise<void> => {
+    if (!config.replayProtection || !deps.replayStore) return;
+    const jti = payload.jti;
+    if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
+      throw unauthorized('The token has no valid "jti" claim');
+    }
+    // Kept until the token can no longer pass the exp check, skew included.
+    const keepUntil = (payload.exp as number) + config.clockSkewSecs;
+    let first: boolean;
+    try {
+      first = await deps.replayStore.firstUse(jti, keepUntil);
+    } catch {
+      throw unavailable('The token could not be checked, try again later');
+    }
+    if (!first) throw unauthorized('The token has already been used');
+  };
+
+  return {
+    async verify(token: string): Promise<Principal> {
+      if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH) {
+        throw unauthorized('The token is malformed');
+      }
+      try {
+        let alg: unknown;
+        try {
+          alg = decodeProtectedHeader(token).alg;
+        } catch {
+          throw unauthorized('The token is malformed');
+        }
+        if (typeof alg !== 'string' || alg.toLowerCase() === 'none') {
+          throw unauthorized('Unsigned tokens are not accepted');
+        }
+        if (!algorithms.includes(alg)) throw unauthorized('The token signing algorithm is not accepted');
+        const { payload } = await jwtVerify(token, keyFor, {
+          algorithms,
+          issuer: config.issuer,
+          audience: [config.audience, config.serviceAudience],
+          clockTolerance: config.clockSkewSecs,
+          currentDate: new Date(now()),
+          requiredClaims: ['sub', 'exp'],
+        });
+        if (typeof payload.sub !== 'string' || payload.sub === '')
+          throw unauthorized('The token has no "sub" claim');
+        const principal = principalOf(payload);
+        await checkReplay(payload);
+        return principal;
+      } catch (error) {
+        throw toServiceError(error);
+      }
+    },
+  };
+};
