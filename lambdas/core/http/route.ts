@@ -1,0 +1,207 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { type Access, type HttpRoute, httpRouteById } from '../../../lib/wiring';
+import { bearerToken, tokenVerifier } from '../auth';
+import { forbidden, ServiceError, unauthorized, validationError } from '../errors';
+import { newId } from '../ids';
+import { logger } from '../logger';
+import type { Principal } from '../principal';
+import { parseOrThrow } from '../validation';
+import { errorBody, isServerError, toServiceError } from './errors-to-response';
+
+/** Contract §3: request bodies over 256 KiB → 413. */
+export const MAX_BODY_BYTES = 256 * 1024;
+const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+
+/** What a route handler sees: parsed, validated and authorized input, no Lambda types. */
+export interface ApiRequest<TBody, TQuery> {
+  readonly requestId: string;
+  /** Set on every non-public route. */
+  readonly principal: Principal;
+  readonly body: TBody;
+  readonly query: TQuery;
+  readonly pathParameters: Readonly<Record<string, string>>;
+  /** Lower-cased request headers. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+}
+
+export interface ApiResponse {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** A body that is not JSON (e.g. Prometheus text); sent as is. */
+  readonly text?: string;
+}
+
+export interface RouteSchemas<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
+  readonly body?: B;
+  readonly query?: Q;
+}
+
+type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** Per-invocation state the middlewares share (middy's request.context is the Lambda context). */
+interface RouteContext extends Context {
+  requestId: string;
+  startedAt: number;
+  principal?: Principal;
+  parsedBody?: unknown;
+}
+
+type Event = APIGatewayProxyEventV2;
+type Result = APIGatewayProxyStructuredResultV2;
+
+const header = (event: Event, name: string): string | undefined => event.headers?.[name];
+
+/** X-Request-Id echoed when sane, else a new UUID v7; logger keys for the request; an access log line. */
+const requestScope = (route: HttpRoute): MiddlewareObj<Event, Result, Error, RouteContext> => ({
+  before: ({ event, context }) => {
+    const incoming = header(event, 'x-request-id');
+    context.requestId = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : newId();
+    context.startedAt = performance.now();
+    logger.resetKeys();
+    logger.appendKeys({
+      request_id: context.requestId,
+      route: route.id,
+      aws_request_id: context.awsRequestId,
+    });
+  },
+  after: ({ context, response }) => {
+    if (response) response.headers = { ...response.headers, 'X-Request-Id': context.requestId };
+    accessLog(context, response?.statusCode ?? 200);
+  },
+});
+
+const accessLog = (context: RouteContext, status: number) => {
+  const principal = context.principal
+    ? { kind: context.principal.kind, id: context.principal.id }
+    : undefined;
+  logger.info('request', {
+    status,
+    principal,
+    latency_ms: Math.round((performance.now() - (context.startedAt ?? performance.now())) * 100) / 100,
+  });
+};
+
+/** Every failure becomes contract §3's error body; unexpected ones are logged, never returned. */
+const errorResponses = (): MiddlewareObj<Event, Result, Error, RouteContext> => ({
+  onError: (request) => {
+    const { context } = request;
+    const requestId = context.requestId ?? newId();
+    const error = toServiceError(request.error);
+    if (isServerError(error)) logger.error('request failed', { error: request.error as Error });
+    request.response = {
+      statusCode: error.status,
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...error.headers },
+      body: JSON.stringify(errorBody(error, requestId)),
+    };
+    accessLog(context, error.status);
+  },
+});
+
+/** Checks the caller against the route's declared access (contract §2: wrong kind or scope → 403). */
+export const authorize = (access: Access, principal: Principal): void => {
+  if ('public' in access) return;
+  if (principal.kind === 'user') {
+    if (access.users === 'any' || (access.users === 'admin' && principal.isAdmin)) return;
+    throw forbidden(
+      access.users ? 'This operation needs the admin role' : 'This operation needs a service token',
+    );
+  }
+  if (access.services === 'any' || (access.services && principal.scopes.includes(access.services))) return;
+  throw forbidden(
+    access.services
+      ? `This operation needs the ${access.services} scope`
+      : 'This operation needs a user token',
+  );
+};
+
+const authentication = (route: HttpRoute): MiddlewareObj<Event, Result, Error, RouteContext> => ({
+  before: async ({ event, context }) => {
+    if ('public' in route.access) return;
+    const token = bearerToken(header(event, 'authorization'));
+    if (!token) throw unauthorized('Missing or malformed Authorization: Bearer token');
+    const principal = await tokenVerifier().verify(token);
+    context.principal = principal;
+    logger.appendKeys({ principal: `${principal.kind}:${principal.id}` });
+    authorize(route.access, principal);
+  },
+});
+
+const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/** JSON body: 256 KiB cap (413), JSON content type (415), well-formed (400). */
+const jsonBody = (): MiddlewareObj<Event, Result, Error, RouteContext> => ({
+  before: ({ event, context }) => {
+    if (event.body === undefined || event.body === null || event.body === '') return;
+    const bytes = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+    if (bytes.length > MAX_BODY_BYTES) {
+      throw new ServiceError('payload_too_large', `Request body is over ${MAX_BODY_BYTES} bytes`);
+    }
+    if (!JSON_CONTENT_TYPE.test(header(event, 'content-type') ?? '')) {
+      throw new ServiceError(
+        'unsupported_media_type',
+        'Request body must be JSON (Content-Type: application/json)',
+      );
+    }
+    try {
+      context.parsedBody = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      throw validationError('Request body is not valid JSON', [{ field: '(body)', issue: 'malformed JSON' }]);
+    }
+  },
+});
+
+const toResult = (response: ApiResponse): Result => {
+  if (response.text !== undefined) {
+    return { statusCode: response.status, headers: { ...response.headers }, body: response.text };
+  }
+  if (response.body === undefined) return { statusCode: response.status, headers: { ...response.headers } };
+  return {
+    statusCode: response.status,
+    headers: { 'Content-Type': 'application/json', ...response.headers },
+    body: JSON.stringify(response.body),
+  };
+};
+
+/**
+ * Builds the Lambda handler of the declared HTTP route `routeId`: middleware first, handler last.
+ * Access rules come from the declaration, so a route cannot be wired with one rule and enforce another.
+ */
+export const httpRoute = <
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+>(
+  routeId: string,
+  schemas: RouteSchemas<B, Q>,
+  handle: (request: ApiRequest<Output<B>, Output<Q>>) => Promise<ApiResponse>,
+) => {
+  const route = typeof routeOrId === 'string' ? httpRouteById(routeOrId) : routeOrId;
+  return middy<Event, Result, Error, RouteContext>()
+    .use(requestScope(route))
+    .use(errorResponses())
+    .use(authentication(route))
+    .use(jsonBody())
+    .handler(async (event, context) => {
+      const body = (
+        schemas.body
+          ? parseOrThrow(schemas.body, context.parsedBody === undefined ? {} : context.parsedBody)
+          : undefined
+      ) as Output<B>;
+      const query = (
+        schemas.query
+          ? parseOrThrow(schemas.query, event.queryStringParameters ?? {}, 'query string')
+          : undefined
+      ) as Output<Q>;
+      const response = await handle({
+        requestId: context.requestId,
+        principal: context.principal as Principal,
+        body,
+        query,
+        pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
+        headers: event.headers ?? {},
+      });
+      return toResult(response);
+    });
+};

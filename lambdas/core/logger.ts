@@ -1,0 +1,7 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+
+/**
+ * The one logger of every function: structured JSON with the service name, level from LOG_LEVEL.
+ * Request-scoped keys (request id, route, principal) are appended per invocation and reset after it.
+ */
+export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'notify' });
