@@ -166,14 +166,15 @@ const toResult = (response: ApiResponse): Result => {
 };
 
 /**
- * Builds the Lambda handler of the declared HTTP route `routeId`: middleware first, handler last.
+ * Builds the Lambda handler of the declared HTTP route (by its declared id): middleware first, handler last.
  * Access rules come from the declaration, so a route cannot be wired with one rule and enforce another.
  */
 export const httpRoute = <
   B extends z.ZodType | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,
 >(
-  routeId: string,
+  /** A declared route id; tests of the plumbing itself pass a route object. */
+  routeOrId: string | HttpRoute,
   schemas: RouteSchemas<B, Q>,
   handle: (request: ApiRequest<Output<B>, Output<Q>>) => Promise<ApiResponse>,
 ) => {
