@@ -1,17 +1,14 @@
-import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../lib/wiring/env';
 
 /**
- * AWS clients, created once per process on first use (so a function only pays for the clients it uses).
+ * AWS clients, created once per process on first use. Each service's client lives in its own module
+ * (clients-*.ts) so a function's bundle carries only the SDK clients it imports (cold start).
  * Endpoints come from the SDK's own configuration: AWS_ENDPOINT_URL_<SERVICE> points them at the local
  * stand-ins, so there is no local-mode branch here (DESIGN.md principle 3).
  */
-const lazy = <T>(create: () => T): (() => T) => {
+export const lazy = <T>(create: () => T): (() => T) => {
   let value: T | undefined;
   return () => {
     value ??= create();
@@ -23,14 +20,6 @@ export const dynamoDb = lazy(() => new DynamoDBClient({}));
 export const documentClient = lazy(() =>
   DynamoDBDocumentClient.from(dynamoDb(), { marshallOptions: { removeUndefinedValues: true } }),
 );
-export const sqs = lazy(() => new SQSClient({}));
-export const eventBridge = lazy(() => new EventBridgeClient({}));
-export const scheduler = lazy(() => new SchedulerClient({}));
-/** The WebSocket API's `@connections` endpoint (the stage's callback URL). */
-export const connectionsApi = lazy(
-  () => new ApiGatewayManagementApiClient({ endpoint: requiredEnv(envNames.wsCallbackUrl) }),
-);
-
 /** Reads a variable the deployment must set; a missing one is a wiring bug, so fail loudly. */
 export const requiredEnv = (name: string): string => {
   const value = process.env[name];

@@ -1,0 +1,8 @@
+import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
+import { envNames } from '../../lib/wiring/env';
+import { lazy, requiredEnv } from './clients';
+
+/** The WebSocket API's `@connections` endpoint: the stage's callback URL, set by the stack or the local runtime. */
+export const connectionsApi = lazy(
+  () => new ApiGatewayManagementApiClient({ endpoint: requiredEnv(envNames.wsCallbackUrl) }),
+);

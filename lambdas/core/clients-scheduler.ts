@@ -1,0 +1,4 @@
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { lazy } from './clients';
+
+export const scheduler = lazy(() => new SchedulerClient({}));
