@@ -74,7 +74,7 @@ const toServiceError = (error: unknown): ServiceError => {
 };
 
 export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps = {}): TokenVerifier => {
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? (() => Date.now());
   if (config.replayProtection && !deps.replayStore) {
     throw new Error('replay protection is on but no replay store was given');
   }

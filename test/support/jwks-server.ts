@@ -1,0 +1,111 @@
+/**
+ * A real JWKS endpoint for tests: an HTTP server on 127.0.0.1 (free port) serving the public halves of
+ * generated RS256/ES256 keys at `/.well-known/jwks.json`.
+ *
+ *   const idp = await startJwksServer();            // one RS256 and one ES256 key
+ *   const env = { ...authEnvFor(idp) };              // SERVICE__AUTH__* pointing at it (see tokens.ts)
+ *   const token = await userToken(idp.key('RS256'), { sub: 'u1' });
+ *   const next = await idp.addKey('RS256');          // rotation: publish a new key
+ *   idp.removeKey(first.kid);                         // ... and retire the old one
+ *   idp.fetchCount;                                   // how many times the key set was fetched
+ *   await idp.stop();
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type CryptoKey, exportJWK, generateKeyPair, type JWK } from 'jose';
+
+export type AsymmetricAlg = 'RS256' | 'ES256';
+
+/** A key the test signs with; its public half is served while it is in the set. */
+export interface SigningKey {
+  readonly kid: string;
+  readonly alg: AsymmetricAlg;
+  readonly privateKey: CryptoKey;
+  readonly publicJwk: JWK;
+}
+
+export interface JwksServer {
+  /** Base URL, e.g. `http://127.0.0.1:40123`. */
+  readonly origin: string;
+  /** The key set address (`SERVICE__AUTH__JWKS_URL`). */
+  readonly jwksUrl: string;
+  /** Number of requests served for the key set so far. */
+  readonly fetchCount: number;
+  /** Keys currently published, oldest first. */
+  keys(): readonly SigningKey[];
+  /** The newest published key of that algorithm; throws when there is none. */
+  key(alg?: AsymmetricAlg): SigningKey;
+  /** Generates and publishes a new key (rotation). */
+  addKey(alg?: AsymmetricAlg, kid?: string): Promise<SigningKey>;
+  /** Stops publishing a key; tokens it signs are then rejected once verifiers refresh the set. */
+  removeKey(kid: string): void;
+  stop(): Promise<void>;
+}
+
+export const JWKS_PATH = '/.well-known/jwks.json';
+
+export const generateSigningKey = async (alg: AsymmetricAlg = 'RS256', kid?: string): Promise<SigningKey> => {
+  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
+  const id = kid ?? `${alg.toLowerCase()}-${randomUUID()}`;
+  const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid: id, alg, use: 'sig' };
+  return { kid: id, alg, privateKey, publicJwk };
+};
+
+export interface JwksServerOptions {
+  /** Keys to generate at start; default one RS256 and one ES256. */
+  readonly algs?: readonly AsymmetricAlg[];
+}
+
+export const startJwksServer = async (options: JwksServerOptions = {}): Promise<JwksServer> => {
+  const published: SigningKey[] = [];
+  for (const alg of options.algs ?? ['RS256', 'ES256']) published.push(await generateSigningKey(alg));
+  let fetchCount = 0;
+
+  const server: Server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url === JWKS_PATH) {
+      fetchCount += 1;
+      const body = JSON.stringify({ keys: published.map((key) => key.publicJwk) });
+      response.writeHead(200, { 'content-type': 'application/jwk-set+json', 'cache-control': 'max-age=300' });
+      response.end(body);
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'application/json' });
+    response.end('{"error":"not found"}');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+
+  return {
+    origin,
+    jwksUrl: `${origin}${JWKS_PATH}`,
+    get fetchCount() {
+      return fetchCount;
+    },
+    keys: () => [...published],
+    key: (alg = 'RS256') => {
+      const newest = published.filter((key) => key.alg === alg).at(-1);
+      if (!newest) throw new Error(`no ${alg} key is published`);
+      return newest;
+    },
+    addKey: async (alg = 'RS256', kid) => {
+      const key = await generateSigningKey(alg, kid);
+      published.push(key);
+      return key;
+    },
+    removeKey: (kid) => {
+      const index = published.findIndex((key) => key.kid === kid);
+      if (index === -1) throw new Error(`key ${kid} is not published`);
+      published.splice(index, 1);
+    },
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+};

@@ -1,0 +1,226 @@
+import { generateKeyPair, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTokenVerifier, type TokenVerifier } from '../../../lambdas/core/auth';
+import { parseAuthConfig } from '../../../lambdas/core/config';
+import { ServiceError } from '../../../lambdas/core/errors';
+import type { Principal } from '../../../lambdas/core/principal';
+import { generateSigningKey, type JwksServer, startJwksServer } from '../../support/jwks-server';
+import {
+  authEnvFor,
+  serviceToken,
+  signToken,
+  TEST_AUDIENCE,
+  TEST_HS256_SECRET,
+  TEST_SERVICE_AUDIENCE,
+  unsignedToken,
+  userClaims,
+  userToken,
+} from '../../support/tokens';
+
+/** The 401 the verifier throws, with its client message. */
+const rejection = async (verifier: TokenVerifier, token: string): Promise<ServiceError> => {
+  const error = await verifier.verify(token).then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(ServiceError);
+  const serviceError = error as ServiceError;
+  expect(serviceError.status).toBe(401);
+  expect(serviceError.headers).toEqual({ 'WWW-Authenticate': 'Bearer' });
+  return serviceError;
+};
+
+const nowSecs = () => Math.floor(Date.now() / 1000);
+
+describe('token verifier', () => {
+  let idp: JwksServer;
+  let jwksOnly: TokenVerifier;
+  let withSecret: TokenVerifier;
+
+  beforeAll(async () => {
+    idp = await startJwksServer();
+    jwksOnly = createTokenVerifier(parseAuthConfig(authEnvFor(idp)));
+    withSecret = createTokenVerifier(parseAuthConfig(authEnvFor(idp, { hs256: true })));
+  });
+  afterAll(async () => {
+    await idp.stop();
+  });
+
+  it('accepts an RS256 user token and an ES256 service token from the key set', async () => {
+    const user = await jwksOnly.verify(await userToken(idp.key('RS256'), { sub: 'alice' }));
+    const service = await jwksOnly.verify(await serviceToken(idp.key('ES256'), { sub: 'billing' }));
+    expect(user).toMatchObject({ kind: 'user', id: 'alice' });
+    expect(service).toMatchObject({ kind: 'service', id: 'billing' });
+  });
+
+  it('rejects alg none', async () => {
+    const error = await rejection(jwksOnly, unsignedToken(userClaims()));
+    expect(error.message).toBe('Unsigned tokens are not accepted');
+    await rejection(withSecret, unsignedToken(userClaims()));
+  });
+
+  it('rejects an HS256 token when only the key set is configured (algorithm confusion)', async () => {
+    const error = await rejection(jwksOnly, await userToken(TEST_HS256_SECRET));
+    expect(error.message).toBe('The token signing algorithm is not accepted');
+  });
+
+  it('rejects an HS256 token signed with a public key of the set even when HS256 is on', async () => {
+    // The classic confusion attack: HMAC keyed with the (public) RSA key's bytes.
+    const publicKeyAsSecret = JSON.stringify(idp.key('RS256').publicJwk);
+    const error = await rejection(withSecret, await userToken(publicKeyAsSecret));
+    expect(error.message).toBe('The token signature is invalid');
+  });
+
+  it('rejects an algorithm outside RS256/ES256/HS256', async () => {
+    const { privateKey } = await generateKeyPair('PS256');
+    const token = await new SignJWT(userClaims())
+      .setProtectedHeader({ alg: 'PS256', kid: idp.key('RS256').kid })
+      .sign(privateKey);
+    const error = await rejection(withSecret, token);
+    expect(error.message).toBe('The token signing algorithm is not accepted');
+  });
+
+  it('accepts HS256 when the secret is configured', async () => {
+    const principal = await withSecret.verify(await userToken(TEST_HS256_SECRET, { sub: 'dev-user' }));
+    expect(principal).toMatchObject({ kind: 'user', id: 'dev-user' });
+  });
+
+  it('rejects an HS256 token signed with another secret', async () => {
+    const error = await rejection(withSecret, await userToken('another-secret-of-thirty-two-bytes-or-more'));
+    expect(error.message).toBe('The token signature is invalid');
+  });
+
+  it('rejects a token signed by a key that is not in the set', async () => {
+    const stranger = await generateSigningKey('RS256', idp.key('RS256').kid);
+    const error = await rejection(jwksOnly, await userToken(stranger));
+    expect(error.message).toBe('The token signature is invalid');
+  });
+
+  it('rejects a wrong issuer', async () => {
+    const error = await rejection(jwksOnly, await userToken(idp.key(), { iss: 'https://evil.example' }));
+    expect(error.message).toBe('The token issuer is not accepted');
+  });
+
+  it('rejects an audience that is neither the user nor the service audience', async () => {
+    const error = await rejection(jwksOnly, await userToken(idp.key(), { aud: 'another-api' }));
+    expect(error.message).toBe('The token audience is not accepted');
+  });
+
+  it('rejects a token minted for both audiences', async () => {
+    const token = await userToken(idp.key(), { aud: [TEST_AUDIENCE, TEST_SERVICE_AUDIENCE] });
+    expect((await rejection(jwksOnly, token)).message).toBe('The token audience is not accepted');
+  });
+
+  it('derives the principal kind from the audience: user audience → user, service audience → service', async () => {
+    const claims = { sub: 'same-subject', roles: ['events:publish'] };
+    const asUser = await jwksOnly.verify(
+      await signToken(idp.key(), userClaims({ ...claims, aud: TEST_AUDIENCE })),
+    );
+    const asService = await jwksOnly.verify(
+      await signToken(idp.key(), userClaims({ ...claims, aud: ['other', TEST_SERVICE_AUDIENCE] })),
+    );
+    expect(asUser.kind).toBe('user');
+    expect(asService.kind).toBe('service');
+  });
+
+  it('requires sub', async () => {
+    const error = await rejection(jwksOnly, await userToken(idp.key(), { sub: undefined }));
+    expect(error.message).toBe('The token has no "sub" claim');
+  });
+
+  it('requires exp', async () => {
+    const error = await rejection(jwksOnly, await userToken(idp.key(), { exp: undefined }));
+    expect(error.message).toBe('The token has no "exp" claim');
+  });
+
+  it('rejects an expired token (beyond the clock skew)', async () => {
+    const token = await userToken(idp.key(), { exp: nowSecs() - 31 });
+    expect((await rejection(jwksOnly, token)).message).toBe('The token has expired');
+  });
+
+  it('rejects a token whose nbf is beyond the clock skew', async () => {
+    const token = await userToken(idp.key(), { nbf: nowSecs() + 31 });
+    expect((await rejection(jwksOnly, token)).message).toBe('The token is not valid yet');
+  });
+
+  it('accepts exp and nbf within the clock skew', async () => {
+    const recentlyExpired = await userToken(idp.key(), { exp: nowSecs() - 25 });
+    const almostValid = await userToken(idp.key(), { nbf: nowSecs() + 25 });
+    await expect(jwksOnly.verify(recentlyExpired)).resolves.toMatchObject({ kind: 'user' });
+    await expect(jwksOnly.verify(almostValid)).resolves.toMatchObject({ kind: 'user' });
+  });
+
+  it('checks exp against the injected clock', async () => {
+    const token = await userToken(idp.key(), {}, { expiresInSecs: 60 });
+    const later = createTokenVerifier(parseAuthConfig(authEnvFor(idp)), { now: () => Date.now() + 120_000 });
+    expect((await rejection(later, token)).message).toBe('The token has expired');
+  });
+
+  it('rejects malformed tokens without parsing further', async () => {
+    for (const garbage of ['', 'abc', 'a.b.c', 'x'.repeat(20_000)]) await rejection(jwksOnly, garbage);
+  });
+
+  describe('user principal', () => {
+    it('is admin when roles contain the admin role', async () => {
+      const admin = await jwksOnly.verify(
+        await userToken(idp.key(), { sub: 'root', roles: ['staff', 'admin'] }),
+      );
+      const staff = await jwksOnly.verify(await userToken(idp.key(), { sub: 'bob', roles: ['staff'] }));
+      expect(admin).toMatchObject({ kind: 'user', id: 'root', roles: ['staff', 'admin'], isAdmin: true });
+      expect(staff).toMatchObject({ kind: 'user', isAdmin: false });
+    });
+
+    it('uses the configured admin role name', async () => {
+      const verifier = createTokenVerifier(
+        parseAuthConfig({ ...authEnvFor(idp), SERVICE__AUTH__ADMIN_ROLE: 'notify-operator' }),
+      );
+      const operator = await verifier.verify(await userToken(idp.key(), { roles: ['notify-operator'] }));
+      const admin = await verifier.verify(await userToken(idp.key(), { roles: ['admin'] }));
+      expect(operator).toMatchObject({ isAdmin: true });
+      expect(admin).toMatchObject({ isAdmin: false });
+    });
+
+    it('carries expiresAt from exp', async () => {
+      const exp = nowSecs() + 100;
+      expect(await jwksOnly.verify(await userToken(idp.key(), { exp }))).toMatchObject({ expiresAt: exp });
+    });
+  });
+
+  describe('service principal', () => {
+    const scopesOf = (principal: Principal) => (principal.kind === 'service' ? principal.scopes : undefined);
+
+    it('is named by the service claim, else sub', async () => {
+      const named = await jwksOnly.verify(
+        await serviceToken(idp.key(), { service: 'billing', sub: 'client-42' }),
+      );
+      const bySub = await jwksOnly.verify(await serviceToken(idp.key(), { sub: 'client-42' }));
+      expect(named).toMatchObject({ kind: 'service', id: 'billing' });
+      expect(bySub).toMatchObject({ kind: 'service', id: 'client-42' });
+    });
+
+    it('reads scopes from a space-separated scope string', async () => {
+      const principal = await jwksOnly.verify(
+        await serviceToken(idp.key(), { scope: 'events:publish  notifications:write' }),
+      );
+      expect(scopesOf(principal)).toEqual(['events:publish', 'notifications:write']);
+    });
+
+    it('reads scopes from scp (array or string) and roles arrays', async () => {
+      const scpArray = await jwksOnly.verify(await serviceToken(idp.key(), { scp: ['webhooks:admin'] }));
+      const scpString = await jwksOnly.verify(
+        await serviceToken(idp.key(), { scp: 'broadcast:write events:publish' }),
+      );
+      const roles = await jwksOnly.verify(await serviceToken(idp.key(), { roles: ['notifications:write'] }));
+      expect(scopesOf(scpArray)).toEqual(['webhooks:admin']);
+      expect(scopesOf(scpString)).toEqual(['broadcast:write', 'events:publish']);
+      expect(scopesOf(roles)).toEqual(['notifications:write']);
+    });
+
+    it('lacks a scope the token does not carry', async () => {
+      const principal = await jwksOnly.verify(await serviceToken(idp.key(), { scope: 'events:publish' }));
+      expect(scopesOf(principal)).not.toContain('webhooks:admin');
+      const bare = await jwksOnly.verify(await serviceToken(idp.key(), {}));
+      expect(scopesOf(bare)).toEqual([]);
+    });
+  });
+});
