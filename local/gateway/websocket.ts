@@ -1,0 +1,406 @@
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import type { WebSocketRoute } from '../../lib/wiring';
+import type { InvokeFunction } from '../lambda/types';
+import { apiGatewayId, apiGatewayTime, sourceIpOf } from './ids';
+
+/** API Gateway WebSocket limits (docs/local-runtime.md cites them). */
+export const WS_FRAME_LIMIT_BYTES = 32 * 1024;
+export const WS_MESSAGE_LIMIT_BYTES = 128 * 1024;
+export const WS_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
+export const WS_MAX_CONNECTION_MS = 2 * 60 * 60 * 1000;
+
+/** Close code API Gateway uses when it ends a connection itself (idle, 2-hour limit, shutdown). */
+const GOING_AWAY = 1001;
+
+export interface WebSocketGatewayOptions {
+  readonly routes: readonly WebSocketRoute[];
+  readonly invoke: InvokeFunction;
+  /** Stage name: the `@connections` API lives under `/<stage>/@connections`. */
+  readonly stage: string;
+  readonly apiId?: string;
+  readonly idleTimeoutMs?: number;
+  readonly maxConnectionMs?: number;
+}
+
+interface Connection {
+  readonly id: string;
+  readonly socket: WebSocket;
+  readonly connectedAt: number;
+  lastActiveAt: number;
+  readonly sourceIp: string;
+  readonly userAgent: string;
+  readonly domainName: string;
+  idleTimer: NodeJS.Timeout | undefined;
+  readonly maxTimer: NodeJS.Timeout;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** WebSocket events use the 1.0 shape: header names as sent, plus the multi-value maps. */
+const headersOf = (request: IncomingMessage) => {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  const raw = request.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index] ?? '';
+    const value = raw[index + 1] ?? '';
+    headers[name] = value;
+    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
+  }
+  return { headers, multiValueHeaders };
+};
+
+const queryOf = (url: URL) => {
+  if (!url.search) return {};
+  const queryStringParameters: Record<string, string> = {};
+  const multiValueQueryStringParameters: Record<string, string[]> = {};
+  for (const [key, value] of url.searchParams) {
+    queryStringParameters[key] = value;
+    multiValueQueryStringParameters[key] = [...(multiValueQueryStringParameters[key] ?? []), value];
+  }
+  return { queryStringParameters, multiValueQueryStringParameters };
+};
+
+/**
+ * Makes the socket's frame parser close with 1009 on any single data frame over API Gateway's 32 KiB frame
+ * limit (ws itself only checks the whole message, against `maxPayload`). Relies on ws 8's Receiver internals.
+ */
+const enforceFrameLimit = (socket: WebSocket): void => {
+  const receiver = (socket as unknown as { _receiver?: Record<string, unknown> })._receiver;
+  const original = receiver?.haveLength as ((cb: unknown) => void) | undefined;
+  if (!receiver || typeof original !== 'function') {
+    throw new Error('ws internals changed: cannot enforce the 32 KiB frame limit');
+  }
+  receiver.haveLength = function (this: Record<string, unknown>, cb: (error: Error) => void) {
+    if ((this._opcode as number) < 0x08 && (this._payloadLength as number) > WS_FRAME_LIMIT_BYTES) {
+      const createError = this.createError as (...args: unknown[]) => Error;
+      cb(
+        createError.call(
+          this,
+          RangeError,
+          'Frame size exceeded',
+          false,
+          1009,
+          'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH',
+        ),
+      );
+      return;
+    }
+    original.call(this, cb);
+  };
+};
+
+/** Sends a message as API Gateway does: split into frames of at most 32 KiB. */
+const sendFragmented = (socket: WebSocket, data: Buffer, binary: boolean): void => {
+  if (data.length <= WS_FRAME_LIMIT_BYTES) {
+    socket.send(data, { binary, fin: true });
+    return;
+  }
+  for (let offset = 0; offset < data.length; offset += WS_FRAME_LIMIT_BYTES) {
+    const chunk = data.subarray(offset, offset + WS_FRAME_LIMIT_BYTES);
+    socket.send(chunk, { binary, fin: offset + WS_FRAME_LIMIT_BYTES >= data.length });
+  }
+};
+
+const managementError = (response: ServerResponse, status: number, errorType: string, message: string) => {
+  const body = JSON.stringify({ message });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'x-amzn-errortype': errorType,
+    'x-amzn-requestid': apiGatewayId(),
+  });
+  response.end(body);
+};
+
+const readLimited = (request: IncomingMessage, limit: number): Promise<Buffer | undefined> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) over = true;
+      else chunks.push(chunk);
+    });
+    request.on('end', () => resolve(over ? undefined : Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+
+/**
+ * API Gateway WebSocket API stand-in: `$connect` decides the handshake, messages are routed on
+ * `$request.body.type` (else `$default`), `$disconnect` follows every close, and the `@connections` management
+ * API (PostToConnection, GetConnection, DeleteConnection) answers as AWS does, 410 GoneException included.
+ */
+export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
+  const apiId = options.apiId ?? 'local';
+  const idleTimeoutMs = options.idleTimeoutMs ?? WS_IDLE_TIMEOUT_MS;
+  const maxConnectionMs = options.maxConnectionMs ?? WS_MAX_CONNECTION_MS;
+  const routes = new Map(options.routes.map((route) => [route.routeKey, route]));
+  const connections = new Map<string, Connection>();
+  const pending = new Set<Promise<unknown>>();
+  const chosenProtocol = new WeakMap<IncomingMessage, string>();
+  const server = new WebSocketServer({
+    noServer: true,
+    maxPayload: WS_MESSAGE_LIMIT_BYTES,
+    perMessageDeflate: false,
+    handleProtocols: (_protocols, request) => chosenProtocol.get(request) ?? false,
+  });
+  const managementPrefix = `/${options.stage}/@connections/`;
+
+  const track = <T>(promise: Promise<T>): Promise<T> => {
+    pending.add(promise);
+    promise.finally(() => pending.delete(promise)).catch(() => {});
+    return promise;
+  };
+
+  const invokeRoute = (routeKey: string, event: unknown) => {
+    const route = routes.get(routeKey);
+    if (!route) return undefined;
+    return track(options.invoke({ ...route, id: `ws.${routeKey}` }, event));
+  };
+
+  const baseContext = (
+    connection: Pick<Connection, 'id' | 'connectedAt' | 'sourceIp' | 'userAgent' | 'domainName'>,
+  ) => {
+    const now = Date.now();
+    return {
+      stage: options.stage,
+      connectedAt: connection.connectedAt,
+      requestTimeEpoch: now,
+      requestTime: apiGatewayTime(now),
+      identity: { sourceIp: connection.sourceIp, userAgent: connection.userAgent },
+      requestId: apiGatewayId(),
+      extendedRequestId: apiGatewayId(),
+      domainName: connection.domainName,
+      connectionId: connection.id,
+      apiId,
+      messageDirection: 'IN',
+    };
+  };
+
+  const touch = (connection: Connection) => {
+    connection.lastActiveAt = Date.now();
+    clearTimeout(connection.idleTimer);
+    connection.idleTimer = setTimeout(() => connection.socket.close(GOING_AWAY, 'Going away'), idleTimeoutMs);
+  };
+
+  const rejectHandshake = (socket: Duplex, status: number, body: string) => {
+    if (socket.destroyed) return;
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+        'Connection: close\r\nContent-Type: application/json\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  };
+
+  const onMessage = (connection: Connection, data: RawData, isBinary: boolean) => {
+    touch(connection);
+    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    const body = isBinary ? buffer.toString('base64') : buffer.toString('utf8');
+    let routeKey = '$default';
+    if (!isBinary) {
+      try {
+        const parsed: unknown = JSON.parse(body);
+        const type = isRecord(parsed) ? parsed.type : undefined;
+        if (typeof type === 'string' && !type.startsWith('$') && routes.has(type)) routeKey = type;
+      } catch {
+        // Not JSON: the selection expression yields nothing, so $default takes it.
+      }
+    }
+    const context = { ...baseContext(connection), routeKey, eventType: 'MESSAGE', messageId: apiGatewayId() };
+    const invocation = invokeRoute(routeKey, { requestContext: context, body, isBase64Encoded: isBinary });
+    const reply = (text: string) => {
+      if (connection.socket.readyState === WebSocket.OPEN) {
+        sendFragmented(connection.socket, Buffer.from(text, 'utf8'), false);
+      }
+    };
+    if (!invocation) {
+      // API Gateway's answer when no route matches and no $default exists.
+      reply(
+        JSON.stringify({ message: 'Forbidden', connectionId: connection.id, requestId: context.requestId }),
+      );
+      return;
+    }
+    invocation.then(
+      (result) => {
+        // A two-way route: the integration's `body` goes back to the client.
+        if (isRecord(result) && typeof result.body === 'string' && result.body !== '') reply(result.body);
+      },
+      () =>
+        reply(
+          JSON.stringify({
+            message: 'Internal server error',
+            connectionId: connection.id,
+            requestId: context.requestId,
+          }),
+        ),
+    );
+  };
+
+  const onClose = (connection: Connection, code: number, reason: Buffer) => {
+    connections.delete(connection.id);
+    clearTimeout(connection.idleTimer);
+    clearTimeout(connection.maxTimer);
+    const context = {
+      ...baseContext(connection),
+      routeKey: '$disconnect',
+      eventType: 'DISCONNECT',
+      disconnectStatusCode: code,
+      disconnectReason: reason.toString('utf8'),
+    };
+    invokeRoute('$disconnect', {
+      headers: {},
+      multiValueHeaders: {},
+      requestContext: context,
+      isBase64Encoded: false,
+    })?.catch(() => {});
+  };
+
+  const handleUpgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    socket.on('error', () => socket.destroy());
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const { headers, multiValueHeaders } = headersOf(request);
+    const identity = {
+      id: apiGatewayId(),
+      connectedAt: Date.now(),
+      sourceIp: sourceIpOf(request.socket.remoteAddress),
+      userAgent: request.headers['user-agent'] ?? '',
+      domainName: request.headers.host ?? '127.0.0.1',
+    };
+    const connectEvent = {
+      headers,
+      multiValueHeaders,
+      ...queryOf(url),
+      requestContext: { ...baseContext(identity), routeKey: '$connect', eventType: 'CONNECT' },
+      isBase64Encoded: false,
+    };
+    let result: unknown;
+    try {
+      result = await invokeRoute('$connect', connectEvent);
+    } catch {
+      rejectHandshake(socket, 500, JSON.stringify({ message: 'Internal server error' }));
+      return;
+    }
+    const status = isRecord(result) && typeof result.statusCode === 'number' ? result.statusCode : 200;
+    if (status < 200 || status > 299) {
+      const body = isRecord(result) && typeof result.body === 'string' ? result.body : '';
+      rejectHandshake(socket, status, body);
+      return;
+    }
+    if (socket.destroyed) return;
+    const responseHeaders = isRecord(result) && isRecord(result.headers) ? result.headers : {};
+    const protocol = Object.entries(responseHeaders).find(
+      ([name]) => name.toLowerCase() === 'sec-websocket-protocol',
+    )?.[1];
+    if (typeof protocol === 'string') chosenProtocol.set(request, protocol);
+    server.handleUpgrade(request, socket, head, (ws) => {
+      enforceFrameLimit(ws);
+      const connection: Connection = {
+        ...identity,
+        socket: ws,
+        lastActiveAt: identity.connectedAt,
+        idleTimer: undefined,
+        maxTimer: setTimeout(() => ws.close(GOING_AWAY, 'Going away'), maxConnectionMs),
+      };
+      touch(connection);
+      connections.set(connection.id, connection);
+      ws.on('message', (data, isBinary) => onMessage(connection, data, isBinary));
+      ws.on('error', () => {});
+      ws.once('close', (code, reason) => onClose(connection, code, reason));
+    });
+  };
+
+  /** The `@connections` management API; returns false when the path is not under this stage's prefix. */
+  const handleManagement = async (request: IncomingMessage, response: ServerResponse): Promise<boolean> => {
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    if (!path.startsWith(managementPrefix)) return false;
+    const connectionId = decodeURIComponent(path.slice(managementPrefix.length));
+    const method = request.method ?? 'GET';
+    const operation = { POST: 'PostToConnection', GET: 'GetConnection', DELETE: 'DeleteConnection' }[method];
+    if (!operation || connectionId === '' || connectionId.includes('/')) {
+      request.resume();
+      managementError(
+        response,
+        400,
+        'UnsupportedOperationException',
+        `The local @connections stand-in does not implement ${method} ${path}`,
+      );
+      return true;
+    }
+    const data = method === 'POST' ? await readLimited(request, WS_MESSAGE_LIMIT_BYTES) : Buffer.alloc(0);
+    if (method !== 'POST') request.resume();
+    const connection = connections.get(connectionId);
+    if (!connection || connection.socket.readyState !== WebSocket.OPEN) {
+      managementError(response, 410, 'GoneException', `Connection ${connectionId} is gone`);
+      return true;
+    }
+    if (operation === 'PostToConnection') {
+      if (!data) {
+        managementError(
+          response,
+          413,
+          'PayloadTooLargeException',
+          `Message exceeds the ${WS_MESSAGE_LIMIT_BYTES} byte WebSocket message limit`,
+        );
+        return true;
+      }
+      sendFragmented(connection.socket, data, !isUtf8(data));
+      touch(connection);
+      response.writeHead(200, { 'content-length': 0, 'x-amzn-requestid': apiGatewayId() });
+      response.end();
+    } else if (operation === 'GetConnection') {
+      const body = JSON.stringify({
+        connectedAt: new Date(connection.connectedAt).toISOString(),
+        identity: { sourceIp: connection.sourceIp, userAgent: connection.userAgent },
+        lastActiveAt: new Date(connection.lastActiveAt).toISOString(),
+      });
+      response.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'x-amzn-requestid': apiGatewayId(),
+      });
+      response.end(body);
+    } else {
+      connection.socket.close(1000, '');
+      response.writeHead(204, { 'x-amzn-requestid': apiGatewayId() });
+      response.end();
+    }
+    return true;
+  };
+
+  return {
+    handleUpgrade: (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+      handleUpgrade(request, socket, head).catch(() => socket.destroy());
+    },
+    handleManagement,
+    get connectionCount(): number {
+      return connections.size;
+    },
+    /** Closes every connection (1001, as API Gateway on shutdown) and waits for the `$disconnect` calls. */
+    close: async (): Promise<void> => {
+      const closing = [...connections.values()].map(
+        (connection) =>
+          new Promise<void>((resolve) => {
+            connection.socket.once('close', () => resolve());
+            connection.socket.close(GOING_AWAY, 'Going away');
+            setTimeout(() => {
+              connection.socket.terminate();
+              resolve();
+            }, 1000).unref();
+          }),
+      );
+      await Promise.all(closing);
+      await Promise.race([
+        Promise.allSettled([...pending]),
+        new Promise((resolve) => setTimeout(resolve, 5000).unref()),
+      ]);
+      server.close();
+    },
+  };
+};
