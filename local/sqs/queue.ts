@@ -1,0 +1,276 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AwsServiceError } from './aws-http';
+import { billedRequests, type MessageAttributes, type ValidatedMessage } from './message';
+
+/**
+ * One standard SQS queue held in memory: delays, visibility timeouts, receive counts, redrive to a DLQ
+ * once a message has been received maxReceiveCount times, and waiters for long polling.
+ * Standard-queue semantics: at-least-once, no ordering promise (we happen to keep send order).
+ */
+
+export interface StoredMessage {
+  readonly id: string;
+  readonly body: string;
+  readonly md5OfBody: string;
+  readonly attributes: MessageAttributes;
+  readonly md5OfMessageAttributes: string | undefined;
+  readonly sizeBytes: number;
+  readonly sentAt: number;
+  readonly senderId: string;
+  /** Epoch ms from which the message can be received (delay or visibility timeout). */
+  visibleAt: number;
+  receiveCount: number;
+  firstReceivedAt: number | undefined;
+  /** The handle of the latest receive; only it deletes the message (as on SQS). */
+  receiptHandle: string | undefined;
+}
+
+export interface QueueCounters {
+  /** Messages accepted (SendMessage, SendMessageBatch entries, in-process sends, redrives into a DLQ). */
+  sent: number;
+  /** Message receives (a redelivered message counts again). */
+  received: number;
+  deleted: number;
+  movedToDlq: number;
+  /** Billed SQS requests: every API call and every poller receive/delete, one per started 64 KiB. */
+  requests: number;
+}
+
+export interface QueueStats {
+  readonly ApproximateNumberOfMessages: number;
+  readonly ApproximateNumberOfMessagesDelayed: number;
+  readonly ApproximateNumberOfMessagesNotVisible: number;
+}
+
+export interface QueueOptions {
+  readonly name: string;
+  readonly arn: string;
+  /** Declared visibility timeout (what GetQueueAttributes reports). */
+  readonly visibilityTimeoutSecs: number;
+  /** Multiplies every duration (visibility timeout, delays) so tests need not wait for real minutes. */
+  readonly timeScale: number;
+  readonly redrive?: { readonly maxReceiveCount: number; readonly deadLetterQueue: LocalQueue };
+  readonly onChange: () => void;
+}
+
+const encodeReceiptHandle = (queueName: string, messageId: string): string =>
+  Buffer.from(`${queueName}\n${messageId}\n${randomBytes(12).toString('hex')}`, 'utf8').toString('base64');
+
+const decodeReceiptHandle = (handle: string): { queueName: string; messageId: string } | undefined => {
+  const parts = Buffer.from(handle, 'base64').toString('utf8').split('\n');
+  if (parts.length !== 3 || !parts[0] || !parts[1]) return undefined;
+  return { queueName: parts[0], messageId: parts[1] };
+};
+
+export class LocalQueue {
+  readonly name: string;
+  readonly arn: string;
+  readonly visibilityTimeoutSecs: number;
+  readonly createdAt = Date.now();
+  readonly counters: QueueCounters = { sent: 0, received: 0, deleted: 0, movedToDlq: 0, requests: 0 };
+  private readonly messages = new Map<string, StoredMessage>();
+  private readonly waiters = new Set<() => void>();
+
+  constructor(private readonly options: QueueOptions) {
+    this.name = options.name;
+    this.arn = options.arn;
+    this.visibilityTimeoutSecs = options.visibilityTimeoutSecs;
+  }
+
+  get redrive(): QueueOptions['redrive'] {
+    return this.options.redrive;
+  }
+
+  /** Seconds → milliseconds of this runtime's clock (scaled by timeScale). */
+  scaledMs(seconds: number): number {
+    return Math.round(seconds * 1000 * this.options.timeScale);
+  }
+
+  countRequest(payloadBytes: number): void {
+    this.counters.requests += billedRequests(payloadBytes);
+  }
+
+  send(message: ValidatedMessage, senderId: string): StoredMessage {
+    const now = Date.now();
+    const stored: StoredMessage = {
+      id: randomUUID(),
+      body: message.body,
+      md5OfBody: message.md5OfBody,
+      attributes: message.attributes,
+      md5OfMessageAttributes: message.md5OfMessageAttributes,
+      sizeBytes: message.sizeBytes,
+      sentAt: now,
+      senderId,
+      visibleAt: now + this.scaledMs(message.delaySeconds),
+      receiveCount: 0,
+      firstReceivedAt: undefined,
+      receiptHandle: undefined,
+    };
+    this.insert(stored);
+    return stored;
+  }
+
+  /** Adds a message as it is (restored from disk, or moved here by redrive). */
+  insert(message: StoredMessage): void {
+    this.messages.set(message.id, message);
+    this.counters.sent += 1;
+    this.changed();
+  }
+
+  /**
+   * Receives up to `max` visible messages, hiding each for `visibilityMs`. A message already received
+   * maxReceiveCount times moves to the DLQ instead of being delivered again (SQS redrive).
+   * `byteBudget` stops before the received bytes would outgrow it (a Lambda payload for the poller).
+   */
+  receive(max: number, visibilityMs: number, byteBudget = Number.POSITIVE_INFINITY): StoredMessage[] {
+    const now = Date.now();
+    const received: StoredMessage[] = [];
+    let bytes = 0;
+    for (const message of this.messages.values()) {
+      if (received.length >= max) break;
+      if (message.visibleAt > now) continue;
+      const redrive = this.options.redrive;
+      if (redrive && message.receiveCount >= redrive.maxReceiveCount) {
+        this.moveToDeadLetterQueue(message, redrive.deadLetterQueue);
+        continue;
+      }
+      if (bytes + message.sizeBytes > byteBudget) break;
+      bytes += message.sizeBytes;
+      message.receiveCount += 1;
+      message.firstReceivedAt ??= now;
+      message.visibleAt = now + visibilityMs;
+      message.receiptHandle = encodeReceiptHandle(this.name, message.id);
+      received.push(message);
+    }
+    this.counters.received += received.length;
+    if (received.length > 0) this.changed();
+    return received;
+  }
+
+  private moveToDeadLetterQueue(message: StoredMessage, deadLetterQueue: LocalQueue): void {
+    this.messages.delete(message.id);
+    this.counters.movedToDlq += 1;
+    // SQS keeps the message id, body, attributes and sent timestamp; the receive count carries over.
+    deadLetterQueue.insert({ ...message, visibleAt: Date.now(), receiptHandle: undefined });
+  }
+
+  private resolveHandle(receiptHandle: unknown): { message: StoredMessage | undefined; current: boolean } {
+    const decoded = typeof receiptHandle === 'string' ? decodeReceiptHandle(receiptHandle) : undefined;
+    if (!decoded || decoded.queueName !== this.name) {
+      throw new AwsServiceError(
+        'ReceiptHandleIsInvalid',
+        `The input receipt handle "${String(receiptHandle)}" is not a valid receipt handle.`,
+        404,
+      );
+    }
+    const message = this.messages.get(decoded.messageId);
+    return { message, current: message?.receiptHandle === receiptHandle };
+  }
+
+  /**
+   * Deletes by receipt handle. As on SQS, a handle from an earlier receive of a message that was received
+   * again since succeeds without deleting it, and a handle of an already deleted message succeeds too.
+   */
+  deleteByReceiptHandle(receiptHandle: unknown): boolean {
+    const { message, current } = this.resolveHandle(receiptHandle);
+    if (!message || !current) return false;
+    this.messages.delete(message.id);
+    this.counters.deleted += 1;
+    this.changed();
+    return true;
+  }
+
+  changeVisibility(receiptHandle: unknown, visibilityMs: number): void {
+    const { message, current } = this.resolveHandle(receiptHandle);
+    const now = Date.now();
+    if (!message || !current || message.visibleAt <= now) {
+      throw new AwsServiceError(
+        'MessageNotInflight',
+        `Value ${String(receiptHandle)} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.`,
+      );
+    }
+    message.visibleAt = now + visibilityMs;
+    this.changed();
+  }
+
+  purge(): void {
+    this.messages.clear();
+    this.changed();
+  }
+
+  hasVisibleMessage(): boolean {
+    const now = Date.now();
+    for (const message of this.messages.values()) if (message.visibleAt <= now) return true;
+    return false;
+  }
+
+  stats(): QueueStats {
+    const now = Date.now();
+    let visible = 0;
+    let delayed = 0;
+    let inFlight = 0;
+    for (const message of this.messages.values()) {
+      if (message.visibleAt <= now) visible += 1;
+      else if (message.receiveCount === 0) delayed += 1;
+      else inFlight += 1;
+    }
+    return {
+      ApproximateNumberOfMessages: visible,
+      ApproximateNumberOfMessagesDelayed: delayed,
+      ApproximateNumberOfMessagesNotVisible: inFlight,
+    };
+  }
+
+  snapshot(): StoredMessage[] {
+    return [...this.messages.values()].map((message) => ({ ...message }));
+  }
+
+  /** Restores persisted messages; messages that were in flight become visible again (their handles died). */
+  restore(messages: readonly StoredMessage[]): void {
+    const now = Date.now();
+    for (const message of messages) {
+      const wasInFlight = message.receiveCount > 0;
+      this.messages.set(message.id, {
+        ...message,
+        visibleAt: wasInFlight ? now : message.visibleAt,
+        receiptHandle: undefined,
+      });
+    }
+    this.notify();
+  }
+
+  /**
+   * Resolves when a message may have become receivable, at `deadline` (epoch ms), or on abort,
+   * whichever is first. Callers re-check with receive().
+   */
+  waitForMessages(deadline: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    const now = Date.now();
+    let nextVisibleAt = Number.POSITIVE_INFINITY;
+    for (const message of this.messages.values()) {
+      if (message.visibleAt <= now) return Promise.resolve();
+      nextVisibleAt = Math.min(nextVisibleAt, message.visibleAt);
+    }
+    const wakeAt = Math.min(deadline, nextVisibleAt);
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = Number.isFinite(wakeAt) ? setTimeout(done, Math.max(0, wakeAt - now)) : undefined;
+      this.waiters.add(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  private notify(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  private changed(): void {
+    this.notify();
+    this.options.onChange();
+  }
+}
