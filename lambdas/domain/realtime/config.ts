@@ -1,0 +1,39 @@
+/**
+ * Realtime durations. Contract §4 fixes the defaults; each can be shortened through the environment so
+ * that tests of time-dependent rules need not wait real minutes (docs/realtime.md lists them).
+ */
+const seconds = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number of seconds`);
+  return value;
+};
+
+export interface RealtimeSettings {
+  /** An unauthenticated connection must send `auth` within this (contract: 10 s). */
+  readonly authTimeoutSecs: number;
+  /** A connection silent this long is closed with 4408 (contract: 45 s). */
+  readonly idleTimeoutSecs: number;
+  /** A session can be resumed with `reconnect` this long after its connection ended (contract: 120 s). */
+  readonly sessionTtlSecs: number;
+  /** Told to clients in the `session` frame. */
+  readonly heartbeatIntervalMs: number;
+}
+
+/** Read on every call, so a test can change the environment between cases. */
+export const realtimeSettings = (): RealtimeSettings => ({
+  authTimeoutSecs: seconds('NOTIFY_WS_AUTH_TIMEOUT_SECS', 10),
+  idleTimeoutSecs: seconds('NOTIFY_WS_IDLE_TIMEOUT_SECS', 45),
+  sessionTtlSecs: seconds('NOTIFY_WS_SESSION_TTL_SECS', 120),
+  heartbeatIntervalMs: seconds('NOTIFY_WS_HEARTBEAT_INTERVAL_SECS', 20) * 1000,
+});
+
+/** Most frames a resumed session gets replayed (contract §4). */
+export const MAX_REPLAYED_FRAMES = 100;
+/** Channels one connection may hold, so one connection cannot grow its item towards 400 KB. */
+export const MAX_CHANNELS_PER_CONNECTION = 100;
+/** Partitions of the connections' `byShard` index: spreads "every open connection" and the sweeper's reads. */
+export const CONNECTION_SHARDS = 16;
+/** Longest a connection lives on API Gateway (2 h): bounds every live item's TTL. */
+export const MAX_CONNECTION_SECS = 2 * 60 * 60;

@@ -1,0 +1,156 @@
+import { PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../core/clients';
+import { connectionsApi } from '../../core/clients-connections';
+import { newId } from '../../core/ids';
+import { logger } from '../../core/logger';
+import { realtimeSettings } from './config';
+import type { OutboundFrame } from './frames';
+import { endConnection } from './lifecycle';
+import { FRAME_PREFIX, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
+
+/** A row of the channel-membership table. */
+export interface Membership {
+  readonly channel: string;
+  readonly connection_id: string;
+  readonly user_id: string;
+  readonly session_id: string;
+  /** The connection ended; frames go to its session's replay buffer until the session expires. */
+  readonly detached?: boolean;
+  readonly ttl: number;
+}
+
+export interface DeliveryResult {
+  /** Frames posted to open connections. */
+  readonly delivered: number;
+  /** Connections found closed (410): removed, and the frame kept for their session's replay. */
+  readonly gone: number;
+}
+
+/** Posts at most this many frames at once per invocation (keeps sockets and memory bounded). */
+const POST_CONCURRENCY = 32;
+/** Memberships read per Query page. */
+export const MEMBERS_PAGE = 500;
+
+const encoder = new TextEncoder();
+
+const isGone = (error: unknown): boolean =>
+  error instanceof Error &&
+  (error.name === 'GoneException' ||
+    (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410);
+
+/** Sends one frame to one connection; `gone` when API Gateway says it is closed (410). */
+export const postFrame = async (connectionId: string, frame: OutboundFrame): Promise<'sent' | 'gone'> => {
+  try {
+    await connectionsApi().send(
+      new PostToConnectionCommand({
+        ConnectionId: connectionId,
+        Data: encoder.encode(JSON.stringify(frame)),
+      }),
+    );
+    return 'sent';
+  } catch (error) {
+    if (isGone(error)) return 'gone';
+    throw error;
+  }
+};
+
+/** Keeps a frame for a session whose connection has ended, for `reconnect` (item per frame: no 400 KB item). */
+export const bufferFrame = async (sessionId: string, frame: OutboundFrame, ttl: number): Promise<void> => {
+  await documentClient().send(
+    new PutCommand({
+      TableName: table('sessions'),
+      Item: { session_id: sessionId, item: `${FRAME_PREFIX}${newId()}`, frame: JSON.stringify(frame), ttl },
+    }),
+  );
+};
+
+/** Runs `work` over `items` with at most `limit` in flight. */
+export const forEachLimited = async <T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> => {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  });
+  await Promise.all(lanes);
+};
+
+/** One page of a channel's unexpired memberships (a Query on the channel's partition). */
+export const membersPage = async (
+  channel: string,
+  startKey?: Record<string, unknown>,
+  limit = MEMBERS_PAGE,
+): Promise<{ members: Membership[]; next?: Record<string, unknown> }> => {
+  const page = await documentClient().send(
+    new QueryCommand({
+      TableName: table('channels'),
+      KeyConditionExpression: 'channel = :channel',
+      FilterExpression: NOT_EXPIRED,
+      ExpressionAttributeNames: notExpiredNames,
+      ExpressionAttributeValues: { ':channel': channel, ':now': nowSecs() },
+      ExclusiveStartKey: startKey,
+      Limit: limit,
+    }),
+  );
+  return { members: (page.Items ?? []) as Membership[], next: page.LastEvaluatedKey };
+};
+
+/**
+ * Delivers one frame to the given memberships: posted to open connections, buffered for detached sessions.
+ * A connection found gone is ended (memberships detached, presence updated) and its session keeps the frame.
+ */
+export const deliverToMembers = async (
+  members: readonly Membership[],
+  frame: OutboundFrame,
+): Promise<DeliveryResult> => {
+  let delivered = 0;
+  let gone = 0;
+  const bufferedSessions = new Set<string>();
+  const buffer = async (sessionId: string, ttl: number) => {
+    if (bufferedSessions.has(sessionId)) return;
+    bufferedSessions.add(sessionId);
+    await bufferFrame(sessionId, frame, ttl);
+  };
+  await forEachLimited(members, POST_CONCURRENCY, async (member) => {
+    if (member.detached) {
+      await buffer(member.session_id, member.ttl);
+      return;
+    }
+    const outcome = await postFrame(member.connection_id, frame);
+    if (outcome === 'sent') {
+      delivered += 1;
+      return;
+    }
+    gone += 1;
+    logger.info('connection gone during delivery', { connection_id: member.connection_id });
+    await endConnection(member.connection_id, 'gone');
+    await buffer(member.session_id, nowSecs() + realtimeSettings().sessionTtlSecs);
+  });
+  return { delivered, gone };
+};
+
+/**
+ * Sends `frame` to every connection subscribed to `channel` (`user:<id>`, `room:<id>`, `topic:<name>`).
+ * Finds them with a Query on the channel's partition, so the cost grows with that channel's connections only.
+ * Closed connections (410) are cleaned up and never fail the call; sessions whose connection ended less than
+ * the session TTL ago get the frame in their replay buffer.
+ */
+export const deliverToChannel = async (channel: string, frame: OutboundFrame): Promise<DeliveryResult> => {
+  let delivered = 0;
+  let gone = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await membersPage(channel, startKey);
+    const result = await deliverToMembers(page.members, frame);
+    delivered += result.delivered;
+    gone += result.gone;
+    startKey = page.next;
+  } while (startKey);
+  return { delivered, gone };
+};

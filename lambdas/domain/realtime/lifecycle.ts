@@ -1,0 +1,310 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../core/clients';
+import { newId } from '../../core/ids';
+import type { UserPrincipal } from '../../core/principal';
+import { CONNECTION_SHARDS, MAX_CONNECTION_SECS, realtimeSettings } from './config';
+import type { PresenceStatus, SessionFrame } from './frames';
+import { presenceOnConnect, presenceOnDisconnect } from './presence';
+import { nowSecs, SESSION_META, table } from './tables';
+
+/** A row of the connections table. */
+export interface ConnectionRecord {
+  readonly connection_id: string;
+  /** Partition of the `byShard` index. */
+  readonly shard: string;
+  /** Epoch seconds from which the sweeper must look at this connection (auth deadline, token expiry, silence). */
+  readonly check_at: number;
+  /** Epoch milliseconds. */
+  readonly connected_at: number;
+  readonly ttl: number;
+  /** Set once authenticated. */
+  readonly user_id?: string;
+  readonly session_id?: string;
+  readonly token_expires_at?: number;
+  readonly channels?: string[];
+  readonly rooms?: string[];
+  readonly status?: PresenceStatus;
+  /** Whether the `session` frame went out. */
+  readonly welcomed?: boolean;
+}
+
+export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired' | 'replaced';
+
+/** Stable, even spread of connections over the index shards. */
+export const shardOf = (connectionId: string): string => {
+  let hash = 0;
+  for (let index = 0; index < connectionId.length; index++) {
+    hash = (hash * 31 + connectionId.charCodeAt(index)) >>> 0;
+  }
+  return `s${String(hash % CONNECTION_SHARDS).padStart(2, '0')}`;
+};
+
+export const connectionTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
+/** While a session's connection is open, its meta item lives as long as a connection can. */
+const liveSessionTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
+
+export const getConnection = async (connectionId: string): Promise<ConnectionRecord | undefined> => {
+  const result = await documentClient().send(
+    new GetCommand({
+      TableName: table('connections'),
+      Key: { connection_id: connectionId },
+      ConsistentRead: true,
+    }),
+  );
+  const item = result.Item as ConnectionRecord | undefined;
+  return item && item.ttl > nowSecs() ? item : undefined;
+};
+
+export const sessionFrameOf = (connection: { session_id: string; user_id: string }): SessionFrame => ({
+  type: 'session',
+  session_id: connection.session_id,
+  user_id: connection.user_id,
+  heartbeat_interval_ms: realtimeSettings().heartbeatIntervalMs,
+});
+
+const checkAtFor = (tokenExpiresAt: number) =>
+  Math.min(tokenExpiresAt, nowSecs() + realtimeSettings().idleTimeoutSecs);
+
+/** Membership row of a live connection. */
+export const putMembership = async (
+  channel: string,
+  connectionId: string,
+  userId: string,
+  sessionId: string,
+): Promise<void> => {
+  await documentClient().send(
+    new PutCommand({
+      TableName: table('channels'),
+      Item: {
+        channel,
+        connection_id: connectionId,
+        user_id: userId,
+        session_id: sessionId,
+        ttl: connectionTtl(),
+      },
+    }),
+  );
+};
+
+/** Creates a new session for an authenticated connection: meta item, `user:<id>` membership, presence. */
+const startSession = async (connectionId: string, userId: string): Promise<string> => {
+  const sessionId = newId();
+  await documentClient().send(
+    new PutCommand({
+      TableName: table('sessions'),
+      Item: {
+        session_id: sessionId,
+        item: SESSION_META,
+        user_id: userId,
+        connection_id: connectionId,
+        ttl: liveSessionTtl(),
+      },
+    }),
+  );
+  await putMembership(`user:${userId}`, connectionId, userId, sessionId);
+  await presenceOnConnect(userId, connectionId);
+  return sessionId;
+};
+
+/**
+ * `$connect`: records the connection. With a principal it is authenticated at once; without, the sweeper
+ * closes it unless `auth` arrives within the auth timeout.
+ */
+export const openConnection = async (connectionId: string, principal?: UserPrincipal): Promise<void> => {
+  const connectedAt = Date.now();
+  const base = {
+    connection_id: connectionId,
+    shard: shardOf(connectionId),
+    connected_at: connectedAt,
+    ttl: connectionTtl(),
+  };
+  if (!principal) {
+    await documentClient().send(
+      new PutCommand({
+        TableName: table('connections'),
+        Item: { ...base, check_at: nowSecs() + realtimeSettings().authTimeoutSecs },
+      }),
+    );
+    return;
+  }
+  const sessionId = await startSession(connectionId, principal.id);
+  await documentClient().send(
+    new PutCommand({
+      TableName: table('connections'),
+      Item: {
+        ...base,
+        check_at: checkAtFor(principal.expiresAt),
+        user_id: principal.id,
+        session_id: sessionId,
+        token_expires_at: principal.expiresAt,
+        channels: [`user:${principal.id}`],
+        rooms: [],
+        status: 'online',
+      },
+    }),
+  );
+};
+
+export type AuthOutcome =
+  | { readonly kind: 'authenticated'; readonly session: SessionFrame }
+  | { readonly kind: 'refreshed' }
+  | { readonly kind: 'other_user' }
+  | { readonly kind: 'gone' };
+
+/**
+ * The `auth` frame: authenticates an anonymous connection (new session, `user:<id>` subscription), or, for the
+ * same user, replaces the token so the connection outlives the old one's expiry. Another user's token is refused.
+ */
+export const authenticateConnection = async (
+  connectionId: string,
+  principal: UserPrincipal,
+): Promise<AuthOutcome> => {
+  const connection = await getConnection(connectionId);
+  if (!connection) return { kind: 'gone' };
+  if (connection.user_id !== undefined) {
+    if (connection.user_id !== principal.id) return { kind: 'other_user' };
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('connections'),
+        Key: { connection_id: connectionId },
+        UpdateExpression: 'SET token_expires_at = :exp, check_at = :check',
+        ConditionExpression: 'attribute_exists(connection_id)',
+        ExpressionAttributeValues: { ':exp': principal.expiresAt, ':check': checkAtFor(principal.expiresAt) },
+      }),
+    );
+    return { kind: 'refreshed' };
+  }
+  try {
+    // Claim the connection first, so two racing `auth` frames cannot start two sessions.
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('connections'),
+        Key: { connection_id: connectionId },
+        UpdateExpression:
+          'SET user_id = :user, token_expires_at = :exp, check_at = :check, #status = :online',
+        ConditionExpression: 'attribute_exists(connection_id) AND attribute_not_exists(user_id)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':user': principal.id,
+          ':exp': principal.expiresAt,
+          ':check': checkAtFor(principal.expiresAt),
+          ':online': 'online',
+        },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException)
+      return authenticateConnection(connectionId, principal);
+    throw error;
+  }
+  const sessionId = await startSession(connectionId, principal.id);
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: table('connections'),
+      Key: { connection_id: connectionId },
+      UpdateExpression: 'SET session_id = :session, channels = :channels, rooms = :rooms, welcomed = :true',
+      ExpressionAttributeValues: {
+        ':session': sessionId,
+        ':channels': [`user:${principal.id}`],
+        ':rooms': [],
+        ':true': true,
+      },
+    }),
+  );
+  return { kind: 'authenticated', session: sessionFrameOf({ session_id: sessionId, user_id: principal.id }) };
+};
+
+/** Marks the `session` frame sent; false when another path sent it first. */
+export const claimWelcome = async (connectionId: string): Promise<boolean> => {
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('connections'),
+        Key: { connection_id: connectionId },
+        UpdateExpression: 'SET welcomed = :true',
+        ConditionExpression: 'attribute_exists(session_id) AND attribute_not_exists(welcomed)',
+        ExpressionAttributeValues: { ':true': true },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+};
+
+/**
+ * Ends a connection for any reason, exactly once (the conditional delete decides who does the clean-up):
+ * the connection item goes; its channel memberships become detached rows that buffer frames for the session
+ * until it expires (or are deleted when the session has moved on); the session meta keeps the channels and
+ * rooms for `reconnect`; presence rows go and its rooms see `leave`/`update`.
+ */
+export const endConnection = async (
+  connectionId: string,
+  reason: EndReason,
+): Promise<ConnectionRecord | undefined> => {
+  const deleted = await documentClient().send(
+    new DeleteCommand({
+      TableName: table('connections'),
+      Key: { connection_id: connectionId },
+      ReturnValues: 'ALL_OLD',
+    }),
+  );
+  const connection = deleted.Attributes as ConnectionRecord | undefined;
+  if (!connection?.session_id || !connection.user_id) return connection;
+  const { session_id: sessionId, user_id: userId } = connection;
+  const channels = connection.channels ?? [];
+  const rooms = connection.rooms ?? [];
+  const sessionTtl = nowSecs() + realtimeSettings().sessionTtlSecs;
+  let ownsSession = reason !== 'replaced';
+  if (ownsSession) {
+    try {
+      await documentClient().send(
+        new UpdateCommand({
+          TableName: table('sessions'),
+          Key: { session_id: sessionId, item: SESSION_META },
+          UpdateExpression: 'SET ended_at = :now, channels = :channels, rooms = :rooms, #ttl = :ttl',
+          ConditionExpression: 'connection_id = :connection',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+          ExpressionAttributeValues: {
+            ':now': Date.now(),
+            ':channels': channels,
+            ':rooms': rooms,
+            ':ttl': sessionTtl,
+            ':connection': connectionId,
+          },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      ownsSession = false;
+    }
+  }
+  await Promise.all(
+    channels.map((channel) =>
+      ownsSession
+        ? documentClient().send(
+            new PutCommand({
+              TableName: table('channels'),
+              Item: {
+                channel,
+                connection_id: connectionId,
+                user_id: userId,
+                session_id: sessionId,
+                detached: true,
+                ttl: sessionTtl,
+              },
+            }),
+          )
+        : documentClient().send(
+            new DeleteCommand({
+              TableName: table('channels'),
+              Key: { channel, connection_id: connectionId },
+            }),
+          ),
+    ),
+  );
+  await presenceOnDisconnect(userId, connectionId, rooms);
+  return connection;
+};

@@ -1,0 +1,258 @@
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../core/clients';
+import { MAX_CONNECTION_SECS } from './config';
+import { deliverToChannel } from './deliver';
+import type { PresenceFrame, PresenceState, PresenceStatus } from './frames';
+import { LAST_SEEN_MEMBER, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
+
+/**
+ * Presence rows (table `presence`):
+ * - `user:<id>` / `<connection id>`: one per open connection of the user, with that connection's status;
+ * - `user:<id>` / `~last_seen`: when the user's last connection ended;
+ * - `room:<id>` / `<user id>#<connection id>`: one per connection that joined the room.
+ * A user's status aggregates its rows: `busy` if any connection says busy (a deliberate choice wins),
+ * else `online` if any is online, else `away`; no rows → `offline`.
+ */
+interface PresenceRow {
+  readonly scope: string;
+  readonly member: string;
+  readonly user_id: string;
+  readonly connection_id: string;
+  readonly status: PresenceStatus;
+}
+
+/** Presence rows outlive their connection by at most API Gateway's 2-hour connection limit. */
+const rowTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
+/** Last-seen times are kept a month after a user's last connection. */
+const LAST_SEEN_SECS = 30 * 24 * 3600;
+
+const userScope = (userId: string) => `user:${userId}`;
+const roomMember = (userId: string, connectionId: string) => `${userId}#${connectionId}`;
+
+export const aggregateStatus = (statuses: readonly PresenceStatus[]): PresenceState => {
+  if (statuses.length === 0) return 'offline';
+  if (statuses.includes('busy')) return 'busy';
+  if (statuses.includes('online')) return 'online';
+  return 'away';
+};
+
+const rowsOf = async (scope: string, memberPrefix?: string): Promise<PresenceRow[]> => {
+  const rows: PresenceRow[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient().send(
+      new QueryCommand({
+        TableName: table('presence'),
+        KeyConditionExpression: memberPrefix
+          ? 'scope = :scope AND begins_with(#member, :prefix)'
+          : 'scope = :scope',
+        FilterExpression: NOT_EXPIRED,
+        ExpressionAttributeNames: memberPrefix
+          ? { ...notExpiredNames, '#member': 'member' }
+          : notExpiredNames,
+        ExpressionAttributeValues: {
+          ':scope': scope,
+          ':now': nowSecs(),
+          ...(memberPrefix ? { ':prefix': memberPrefix } : {}),
+        },
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    rows.push(...((page.Items ?? []) as PresenceRow[]));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return rows;
+};
+
+/** A user's rows in a room (the prefix may match a user id that extends this one, so filter exactly). */
+const userRowsInRoom = async (room: string, userId: string) =>
+  (await rowsOf(room, `${userId}#`)).filter((row) => row.user_id === userId);
+
+const userConnectionRows = async (userId: string) =>
+  (await rowsOf(userScope(userId))).filter((row) => row.member !== LAST_SEEN_MEMBER);
+
+const frame = (
+  scope: string,
+  userId: string,
+  status: PresenceState,
+  change: PresenceFrame['change'],
+): PresenceFrame => ({
+  type: 'presence',
+  scope,
+  user_id: userId,
+  status,
+  last_seen_at: new Date().toISOString(),
+  change,
+});
+
+export const presenceOnConnect = async (userId: string, connectionId: string): Promise<void> => {
+  await documentClient().send(
+    new PutCommand({
+      TableName: table('presence'),
+      Item: {
+        scope: userScope(userId),
+        member: connectionId,
+        user_id: userId,
+        connection_id: connectionId,
+        status: 'online',
+        ttl: rowTtl(),
+      },
+    }),
+  );
+};
+
+/** Makes the connection a member of `room:<id>`; the room's subscribers get `join` (first connection) or `update`. */
+export const joinRoomPresence = async (
+  room: string,
+  userId: string,
+  connectionId: string,
+  status: PresenceStatus,
+): Promise<void> => {
+  const before = await userRowsInRoom(room, userId);
+  if (before.some((row) => row.connection_id === connectionId)) return;
+  await documentClient().send(
+    new PutCommand({
+      TableName: table('presence'),
+      Item: {
+        scope: room,
+        member: roomMember(userId, connectionId),
+        user_id: userId,
+        connection_id: connectionId,
+        status,
+        ttl: rowTtl(),
+      },
+    }),
+  );
+  const previous = aggregateStatus(before.map((row) => row.status));
+  const current = aggregateStatus([...before.map((row) => row.status), status]);
+  if (before.length === 0) await deliverToChannel(room, frame(room, userId, current, 'join'));
+  else if (previous !== current) await deliverToChannel(room, frame(room, userId, current, 'update'));
+};
+
+/** Removes the connection from the room; `leave` when it was the user's last connection there. */
+export const leaveRoomPresence = async (
+  room: string,
+  userId: string,
+  connectionId: string,
+): Promise<void> => {
+  const before = await userRowsInRoom(room, userId);
+  if (!before.some((row) => row.connection_id === connectionId)) return;
+  await documentClient().send(
+    new DeleteCommand({
+      TableName: table('presence'),
+      Key: { scope: room, member: roomMember(userId, connectionId) },
+    }),
+  );
+  const remaining = before.filter((row) => row.connection_id !== connectionId);
+  const previous = aggregateStatus(before.map((row) => row.status));
+  const current = aggregateStatus(remaining.map((row) => row.status));
+  if (remaining.length === 0) {
+    const global = aggregateStatus((await userConnectionRows(userId)).map((row) => row.status));
+    await deliverToChannel(room, frame(room, userId, global, 'leave'));
+  } else if (previous !== current) {
+    await deliverToChannel(room, frame(room, userId, current, 'update'));
+  }
+};
+
+/** `presence.update`: the connection's status changes everywhere; rooms whose aggregate changed get `update`. */
+export const updatePresence = async (
+  userId: string,
+  connectionId: string,
+  rooms: readonly string[],
+  status: PresenceStatus,
+): Promise<void> => {
+  const set = (scope: string, member: string) =>
+    documentClient().send(
+      new UpdateCommand({
+        TableName: table('presence'),
+        Key: { scope, member },
+        UpdateExpression: 'SET #status = :status, user_id = :user, connection_id = :connection, #ttl = :ttl',
+        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':status': status,
+          ':user': userId,
+          ':connection': connectionId,
+          ':ttl': rowTtl(),
+        },
+      }),
+    );
+  await set(userScope(userId), connectionId);
+  for (const room of rooms) {
+    const before = await userRowsInRoom(room, userId);
+    await set(room, roomMember(userId, connectionId));
+    const previous = aggregateStatus(before.map((row) => row.status));
+    const current = aggregateStatus([
+      ...before.filter((row) => row.connection_id !== connectionId).map((row) => row.status),
+      status,
+    ]);
+    if (previous !== current) await deliverToChannel(room, frame(room, userId, current, 'update'));
+  }
+};
+
+/** The connection ended: its rows go, the user's last-seen time is kept, and its rooms see `leave`/`update`. */
+export const presenceOnDisconnect = async (
+  userId: string,
+  connectionId: string,
+  rooms: readonly string[],
+): Promise<void> => {
+  await documentClient().send(
+    new DeleteCommand({
+      TableName: table('presence'),
+      Key: { scope: userScope(userId), member: connectionId },
+    }),
+  );
+  await documentClient().send(
+    new PutCommand({
+      TableName: table('presence'),
+      Item: {
+        scope: userScope(userId),
+        member: LAST_SEEN_MEMBER,
+        user_id: userId,
+        last_seen_at: new Date().toISOString(),
+        ttl: nowSecs() + LAST_SEEN_SECS,
+      },
+    }),
+  );
+  for (const room of rooms) await leaveRoomPresence(room, userId, connectionId);
+};
+
+export interface UserPresence {
+  readonly user_id: string;
+  readonly status: PresenceState;
+  readonly last_seen_at: string | null;
+  readonly connections: number;
+}
+
+/** GET /presence/{user_id}: one Query on the user's scope. A connected user is seen now. */
+export const userPresence = async (userId: string): Promise<UserPresence> => {
+  const rows = await rowsOf(userScope(userId));
+  const connections = rows.filter((row) => row.member !== LAST_SEEN_MEMBER);
+  const lastSeen = rows.find((row) => row.member === LAST_SEEN_MEMBER) as
+    | { last_seen_at?: string }
+    | undefined;
+  return {
+    user_id: userId,
+    status: aggregateStatus(connections.map((row) => row.status)),
+    last_seen_at: connections.length > 0 ? new Date().toISOString() : (lastSeen?.last_seen_at ?? null),
+    connections: connections.length,
+  };
+};
+
+export interface ScopeMember {
+  readonly user_id: string;
+  readonly status: PresenceState;
+  readonly last_seen_at: string;
+}
+
+/** GET /presence?scope=room:<id>: the room's members (users with a connection in it), one Query. */
+export const scopePresence = async (scope: string): Promise<{ scope: string; members: ScopeMember[] }> => {
+  const byUser = new Map<string, PresenceStatus[]>();
+  for (const row of await rowsOf(scope))
+    byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), row.status]);
+  const now = new Date().toISOString();
+  const members = [...byUser]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([userId, statuses]) => ({ user_id: userId, status: aggregateStatus(statuses), last_seen_at: now }));
+  return { scope, members };
+};

@@ -1,0 +1,31 @@
+import { tableName } from '../../core/clients';
+
+/**
+ * Realtime tables (declared in lib/wiring/areas/realtime.ts; layout in docs/realtime.md).
+ * Every item carries `ttl` (epoch seconds) and every read filters it, since DynamoDB deletes late.
+ */
+export const TABLE = {
+  /** One item per WebSocket connection, keyed `connection_id`; index `byShard` (shard, check_at). */
+  connections: 'wsConnections',
+  /** Channel memberships: `channel` + `connection_id`, so delivery is one Query on the channel. */
+  channels: 'wsChannels',
+  /** Sessions: `session_id` + `item` (`meta`, or `f#<uuid v7>` for each buffered frame). */
+  sessions: 'wsSessions',
+  /** Presence rows: `scope` (`user:<id>` or `room:<id>`) + `member`. */
+  presence: 'presence',
+  /** Declared by the events area (issue 6): `name` → topic. */
+  topics: 'topics',
+} as const;
+
+export const BY_SHARD_INDEX = 'byShard';
+export const SESSION_META = 'meta';
+export const FRAME_PREFIX = 'f#';
+export const LAST_SEEN_MEMBER = '~last_seen';
+
+export const table = (id: keyof typeof TABLE): string => tableName(TABLE[id]);
+
+export const nowSecs = (): number => Math.floor(Date.now() / 1000);
+
+/** Filter for reads: items whose TTL has passed are gone even if DynamoDB has not deleted them yet. */
+export const NOT_EXPIRED = '#ttl > :now';
+export const notExpiredNames = { '#ttl': 'ttl' } as const;

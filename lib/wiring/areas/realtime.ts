@@ -1,0 +1,156 @@
+import type { HttpRoute, WebSocketRoute, WiringPart } from '../types';
+
+const WS = 'lambdas/handlers/ws';
+const STATE = ['wsConnections', 'wsChannels', 'wsSessions', 'presence'] as const;
+
+/** A frame route: every one may touch the connection, its memberships, session and presence, and post frames. */
+const frameRoute = (routeKey: string, file: string, extra: Partial<WebSocketRoute> = {}): WebSocketRoute => ({
+  routeKey,
+  handler: `${WS}/${file}.ts`,
+  memoryMb: 256,
+  timeoutSecs: 10,
+  writes: [...STATE],
+  managesConnections: true,
+  ...extra,
+});
+
+const presenceRoute = (id: string, path: string, file: string): HttpRoute => ({
+  id,
+  method: 'GET',
+  path,
+  handler: `lambdas/handlers/http/presence/${file}.ts`,
+  access: { users: 'any', services: 'any' },
+  reads: ['presence'],
+  memoryMb: 256,
+});
+
+/**
+ * Realtime: WebSocket connections, channels, rooms, presence, heartbeat, reconnect with replay, broadcast.
+ * Table layout, costs and the timing rules: docs/realtime.md.
+ */
+export const realtime: WiringPart = {
+  webSocketRoutes: [
+    frameRoute('$connect', 'connect', { sendsTo: ['wsWelcome'], writes: [...STATE, 'replay'] }),
+    frameRoute('$disconnect', 'disconnect'),
+    frameRoute('$default', 'default', { writes: [], memoryMb: 128 }),
+    frameRoute('auth', 'auth', { writes: [...STATE, 'replay'] }),
+    frameRoute('subscribe', 'subscribe', { reads: ['topics'] }),
+    frameRoute('unsubscribe', 'unsubscribe'),
+    frameRoute('join.room', 'join-room'),
+    frameRoute('join.topic', 'join-topic', { reads: ['topics'] }),
+    frameRoute('presence.update', 'presence-update'),
+    frameRoute('reconnect', 'reconnect'),
+    // Heartbeats touch no table: silence is detected by the sweeper through GetConnection's LastActiveAt.
+    frameRoute('heartbeat', 'heartbeat', { writes: [], memoryMb: 128, timeoutSecs: 3 }),
+  ],
+  httpRoutes: [
+    presenceRoute('presence.user', '/presence/{user_id}', 'user'),
+    presenceRoute('presence.scope', '/presence', 'scope'),
+    {
+      id: 'broadcast.send',
+      method: 'POST',
+      path: '/broadcast',
+      handler: 'lambdas/handlers/http/broadcast/send.ts',
+      access: { users: 'admin', services: 'broadcast:write' },
+      writes: [...STATE],
+      sendsTo: ['broadcast'],
+      managesConnections: true,
+      timeoutSecs: 15,
+    },
+  ],
+  queues: [
+    {
+      id: 'broadcast',
+      purpose:
+        'broadcast fan-out: one message per chunk of a large audience (a channel page or a connection shard)',
+      maxReceiveCount: 5,
+      visibilityTimeoutSecs: 180,
+    },
+    {
+      id: 'wsWelcome',
+      purpose:
+        'sends the `session` frame right after $connect (API Gateway forbids posting from the $connect integration)',
+      maxReceiveCount: 3,
+      visibilityTimeoutSecs: 30,
+    },
+  ],
+  workers: [
+    {
+      id: 'broadcast.fanout',
+      queue: 'broadcast',
+      handler: 'lambdas/handlers/workers/broadcast-fanout.ts',
+      batchSize: 1,
+      maxBatchingWindowSecs: 0,
+      timeoutSecs: 30,
+      memoryMb: 512,
+      writes: [...STATE],
+      sendsTo: ['broadcast'],
+      managesConnections: true,
+    },
+    {
+      id: 'ws.welcome',
+      queue: 'wsWelcome',
+      handler: 'lambdas/handlers/workers/ws-welcome.ts',
+      batchSize: 10,
+      maxBatchingWindowSecs: 0,
+      timeoutSecs: 5,
+      memoryMb: 256,
+      writes: [...STATE],
+      managesConnections: true,
+    },
+  ],
+  recurringSchedules: [
+    {
+      id: 'ws.sweeper',
+      everyMinutes: 1,
+      description:
+        'closes connections past the auth deadline, with an expired token or silent past the idle timeout, and cleans up after them',
+      handler: 'lambdas/handlers/workers/ws-sweeper.ts',
+      timeoutSecs: 55,
+      memoryMb: 512,
+      writes: [...STATE],
+      managesConnections: true,
+    },
+  ],
+  tables: [
+    {
+      id: 'wsConnections',
+      purpose:
+        'one item per WebSocket connection (user, session, channels, rooms, status); byShard lists every connection and the sweeper candidates by key',
+      partitionKey: { name: 'connection_id', type: 'S' },
+      ttlAttribute: 'ttl',
+      globalIndexes: [
+        {
+          name: 'byShard',
+          partitionKey: { name: 'shard', type: 'S' },
+          sortKey: { name: 'check_at', type: 'N' },
+          projection: ['user_id'],
+        },
+      ],
+    },
+    {
+      id: 'wsChannels',
+      purpose:
+        'channel memberships (channel, connection): delivery is one Query per channel; detached rows buffer frames for ended sessions',
+      partitionKey: { name: 'channel', type: 'S' },
+      sortKey: { name: 'connection_id', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+    {
+      id: 'wsSessions',
+      purpose:
+        "sessions ('meta': channels, rooms, current connection) and their replay buffer, one item per frame",
+      partitionKey: { name: 'session_id', type: 'S' },
+      sortKey: { name: 'item', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+    {
+      id: 'presence',
+      purpose:
+        'presence rows per scope (user:<id> per connection, room:<id> per member connection) and last-seen times',
+      partitionKey: { name: 'scope', type: 'S' },
+      sortKey: { name: 'member', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+  ],
+};
