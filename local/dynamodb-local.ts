@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { resolve } from 'node:path';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
@@ -17,6 +18,8 @@ import { envNames, type IndexSpec, type LocalIndexSpec, type TableSpec } from '.
 export interface DynamoDbLocal {
   readonly endpoint: string;
   readonly client: DynamoDBClient;
+  /** Process id of the Java process, so callers can check that stop() left nothing behind. */
+  readonly pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -57,10 +60,12 @@ export const LOCAL_AWS_ENV = {
 export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Promise<DynamoDbLocal> => {
   assertJava();
   const port = await freePort();
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  // The Java process runs in the package's folder: a relative data path must be made absolute first.
+  const dataDir = options.dataDir ? resolve(options.dataDir) : null;
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
   // DynamoDB Local's telemetry would try the network, which this machine does not have.
   process.env.DDB_LOCAL_TELEMETRY = '0';
-  const child: ChildProcess = spawn({ port, sharedDb: true, path: options.dataDir ?? null, stdio: 'ignore' });
+  const child: ChildProcess = spawn({ port, sharedDb: true, path: dataDir, stdio: 'ignore' });
   let exited = false;
   child.once('exit', () => {
     exited = true;
@@ -88,7 +93,7 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
     if (exited) throw new Error('DynamoDB Local exited during start-up');
     try {
       await client.send(new ListTablesCommand({}));
-      return { endpoint, client, stop };
+      return { endpoint, client, pid: child.pid, stop };
     } catch (error) {
       if (Date.now() > deadline) {
         await stop();

@@ -1,0 +1,119 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Wiring } from '../../lib/wiring';
+import type { InvokeFunction } from '../lambda/types';
+import { API_BASE_PATH, createHttpGateway } from './http';
+import { createWebSocketGateway } from './websocket';
+
+/** The WebSocket API's path on the local port. */
+export const WS_PATH = '/ws';
+
+export class PortInUseError extends Error {
+  constructor(readonly port: number) {
+    super(`Port ${port} is already in use: stop what runs there or choose another with --port or PORT`);
+    this.name = 'PortInUseError';
+  }
+}
+
+export interface GatewayServerOptions {
+  readonly wiring: Pick<Wiring, 'httpRoutes' | 'webSocketRoutes'>;
+  readonly invoke: InvokeFunction;
+  /** Stage of the WebSocket API; `@connections` lives under `/<stage>/@connections`. */
+  readonly stage: string;
+  readonly port: number;
+  readonly host?: string;
+  readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
+}
+
+export interface GatewayServer {
+  readonly port: number;
+  readonly server: Server;
+  /** Lets requests through; until then every request is answered 503 (the runtime is still starting). */
+  open(): void;
+  readonly webSocket: ReturnType<typeof createWebSocketGateway>;
+  close(): Promise<void>;
+}
+
+const plainError = (response: ServerResponse, status: number, code: string, message: string) => {
+  const body = JSON.stringify({ code, message, request_id: '' });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  });
+  response.end(body);
+};
+
+/**
+ * One HTTP server for both APIs, as the README promises: REST under /api/v1, the WebSocket API at /ws and its
+ * `@connections` management API under /<stage>/@connections.
+ */
+export const startGatewayServer = async (options: GatewayServerOptions): Promise<GatewayServer> => {
+  const http = createHttpGateway({ routes: options.wiring.httpRoutes, invoke: options.invoke });
+  const webSocket = createWebSocketGateway({
+    routes: options.wiring.webSocketRoutes,
+    invoke: options.invoke,
+    stage: options.stage,
+    ...options.webSocket,
+  });
+  let open = false;
+
+  const onRequest = (request: IncomingMessage, response: ServerResponse) => {
+    if (!open) {
+      request.resume();
+      plainError(response, 503, 'unavailable', 'The local runtime is starting');
+      return;
+    }
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    if (path === API_BASE_PATH || path.startsWith(`${API_BASE_PATH}/`)) {
+      void http.handle(request, response);
+      return;
+    }
+    webSocket.handleManagement(request, response).then(
+      (handled) => {
+        if (!handled) void http.handle(request, response);
+      },
+      () => {
+        if (!response.headersSent) plainError(response, 500, 'internal', 'Internal error');
+      },
+    );
+  };
+
+  const server = createServer(onRequest);
+  server.on('upgrade', (request: IncomingMessage, socket, head: Buffer) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (!open || path !== WS_PATH) {
+      socket.end(
+        `HTTP/1.1 ${open ? '404 Not Found' : '503 Service Unavailable'}\r\nConnection: close\r\n\r\n`,
+      );
+      return;
+    }
+    webSocket.handleUpgrade(request, socket, head);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      reject(error.code === 'EADDRINUSE' ? new PortInUseError(options.port) : error);
+    };
+    server.once('error', onError);
+    server.listen(options.port, options.host ?? '127.0.0.1', () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+
+  return {
+    port: (server.address() as AddressInfo).port,
+    server,
+    webSocket,
+    open: () => {
+      open = true;
+    },
+    close: async () => {
+      await webSocket.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+};
