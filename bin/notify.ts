@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+/** The CDK app: `npx cdk synth|deploy [-c stage=dev|prod] [-c config=path/to/settings.json]`. */
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { addNotifyStack } from '../lib/app';
+import { StageConfigError } from '../lib/config/stage-config';
+
+const app = new App();
+try {
+  addNotifyStack(app);
+} catch (error) {
+  if (!(error instanceof StageConfigError)) throw error;
+  // A settings mistake is the operator's to fix: say what is wrong, without a stack trace.
+  console.error(`Notify: ${error.message}`);
+  process.exit(1);
+}
+// Findings of the AWS Solutions pack fail the synth; accepted ones are acknowledged, with reasons, in lib/.
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+app.synth();

@@ -1,0 +1,175 @@
+/**
+ * Per-stage settings of the CDK app, read from a checked-in JSON file (config/<stage>.json) and validated at
+ * synth time, so a bad deployment fails in `cdk synth` and not on the first request.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { AUTH_ENV_NAMES, ConfigError, parseAuthConfig } from '../../lambdas/core/config';
+import { repoRoot } from '../paths';
+
+/** A stage's settings are missing or malformed; the message names the file and the offending keys. */
+export class StageConfigError extends Error {
+  override name = 'StageConfigError';
+}
+
+/** Where the HS256 development secret comes from (development stages only). */
+export type Hs256SecretSource =
+  | { readonly kind: 'literal'; readonly value: string }
+  /** The stack creates a random secret in Secrets Manager. */
+  | { readonly kind: 'generate' }
+  /** An existing Secrets Manager secret (name or ARN) whose SecretString is the key. */
+  | { readonly kind: 'existing'; readonly secretId: string };
+
+export type RemovalPolicyName = 'destroy' | 'retain' | 'snapshot';
+
+export interface StageSettings {
+  readonly stage: string;
+  /** Development stages accept HS256 tokens; nothing else differs in code paths. */
+  readonly development: boolean;
+  readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  readonly logRetentionDays: number;
+  readonly removalPolicy: RemovalPolicyName;
+  readonly tracing: boolean;
+  /** How long archived events are kept; 0 keeps them indefinitely. */
+  readonly archiveRetentionDays: number;
+  /** `SERVICE__AUTH__*` variables for the functions, without the HS256 secret. */
+  readonly authEnv: Readonly<Record<string, string>>;
+  readonly hs256Secret: Hs256SecretSource | undefined;
+}
+
+/** CloudWatch Logs accepts only these retention periods. */
+const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+const authSchema = z
+  .object({
+    issuer: z.string().optional(),
+    audience: z.string().optional(),
+    service_audience: z.string().optional(),
+    jwks_url: z.string().optional(),
+    jwks_cache_ttl: z.union([z.string(), z.number().int()]).optional(),
+    clock_skew_secs: z.number().int().optional(),
+    admin_role: z.string().optional(),
+    replay_protection: z.boolean().optional(),
+    hs256_secret: z.union([z.string(), z.strictObject({ secrets_manager: z.string().min(1) })]).optional(),
+  })
+  .strict();
+
+const fileSchema = z.strictObject({
+  development: z.boolean({ error: 'is required (true or false)' }),
+  log_level: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']),
+  log_retention_days: z.number().refine((days) => (LOG_RETENTION_DAYS as readonly number[]).includes(days), {
+    message: `must be one of ${LOG_RETENTION_DAYS.join(', ')}`,
+  }),
+  removal_policy: z.enum(['destroy', 'retain', 'snapshot']),
+  tracing: z.boolean(),
+  archive_retention_days: z.number().int().min(0),
+  auth: authSchema,
+});
+
+const STAGE_NAME = /^[a-z][a-z0-9-]{0,19}$/;
+
+/** Placeholder that stands for a Secrets Manager value while the other auth settings are validated. */
+const SECRET_PLACEHOLDER = 'x'.repeat(64);
+
+/** `SERVICE__AUTH__JWKS_URL` → `auth.jwks_url`, so errors name the key as it is written in the file. */
+const configKeyOf = (envName: string) => `auth.${envName.replace('SERVICE__AUTH__', '').toLowerCase()}`;
+
+/** Validates the parsed content of a stage file; `source` names the file in error messages. */
+export const parseStageConfig = (stage: string, raw: unknown, source: string): StageSettings => {
+  if (!STAGE_NAME.test(stage)) {
+    throw new StageConfigError(`stage "${stage}": expected a lower-case name matching ${STAGE_NAME}`);
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const key = issue.path.join('.') || '(file)';
+      return `${key}: ${issue.message}`;
+    });
+    throw new StageConfigError(`${source} (stage "${stage}") is invalid: ${problems.join('; ')}`);
+  }
+  const file = parsed.data;
+  const auth = file.auth;
+
+  if (auth.hs256_secret !== undefined && !file.development) {
+    throw new StageConfigError(
+      `${source} (stage "${stage}"): auth.hs256_secret is set but the stage is not marked "development": true. ` +
+        'HS256 shared secrets are for development only; remove auth.hs256_secret and set auth.jwks_url.',
+    );
+  }
+
+  const hs256Secret: Hs256SecretSource | undefined =
+    auth.hs256_secret === undefined
+      ? undefined
+      : typeof auth.hs256_secret === 'string'
+        ? { kind: 'literal', value: auth.hs256_secret }
+        : auth.hs256_secret.secrets_manager === 'generate'
+          ? { kind: 'generate' }
+          : { kind: 'existing', secretId: auth.hs256_secret.secrets_manager };
+
+  const authEnv: Record<string, string> = {};
+  const set = (name: string, value: string | number | boolean | undefined) => {
+    if (value !== undefined) authEnv[`SERVICE__AUTH__${name}`] = String(value);
+  };
+  set('ISSUER', auth.issuer);
+  set('AUDIENCE', auth.audience);
+  set('SERVICE_AUDIENCE', auth.service_audience);
+  set('JWKS_URL', auth.jwks_url);
+  set('JWKS_CACHE_TTL', auth.jwks_cache_ttl);
+  set('CLOCK_SKEW_SECS', auth.clock_skew_secs);
+  set('ADMIN_ROLE', auth.admin_role);
+  set('REPLAY_PROTECTION', auth.replay_protection);
+
+  const secretForValidation =
+    hs256Secret === undefined
+      ? undefined
+      : hs256Secret.kind === 'literal'
+        ? hs256Secret.value
+        : SECRET_PLACEHOLDER;
+  try {
+    parseAuthConfig(
+      { ...authEnv, SERVICE__AUTH__HS256_SECRET: secretForValidation },
+      { allowHs256: file.development },
+    );
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    let message = error.message;
+    for (const name of AUTH_ENV_NAMES) message = message.replaceAll(name, `${configKeyOf(name)} [${name}]`);
+    throw new StageConfigError(`${source} (stage "${stage}") has invalid auth settings: ${message}`);
+  }
+
+  return {
+    stage,
+    development: file.development,
+    logLevel: file.log_level,
+    logRetentionDays: file.log_retention_days,
+    removalPolicy: file.removal_policy,
+    tracing: file.tracing,
+    archiveRetentionDays: file.archive_retention_days,
+    authEnv,
+    hs256Secret,
+  };
+};
+
+/** Reads config/<stage>.json (or `configFile`, relative to the repository root) and validates it. */
+export const loadStageConfig = (stage: string, configFile?: string): StageSettings => {
+  const file = path.resolve(repoRoot, configFile ?? path.join('config', `${stage}.json`));
+  const source = path.relative(repoRoot, file);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new StageConfigError(
+      `stage "${stage}": no settings file ${source} (create it from config/dev.json)`,
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new StageConfigError(`${source}: not valid JSON (${(error as Error).message})`);
+  }
+  return parseStageConfig(stage, raw, source);
+};

@@ -1,0 +1,43 @@
+import { Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import { Construct } from 'constructs';
+import type { BusRule } from '../wiring';
+import { pascalCase } from './naming';
+import type { Queues } from './queues';
+
+export interface EventBusProps {
+  readonly rules: readonly BusRule[];
+  readonly queues: Queues;
+  /** 0 keeps archived events indefinitely. */
+  readonly archiveRetentionDays: number;
+}
+
+/**
+ * The service's custom bus, its archive of events published with `archive: true` (contract §3, POST /events),
+ * and the declared rules, each delivering to a queue (failed deliveries go to that queue's DLQ).
+ */
+export class ServiceEventBus extends Construct {
+  readonly bus: events.EventBus;
+  readonly archive: events.Archive;
+
+  constructor(scope: Construct, id: string, props: EventBusProps) {
+    super(scope, id);
+    this.bus = new events.EventBus(this, 'Bus', { description: 'Notify domain events' });
+    this.archive = this.bus.archive('Archive', {
+      description: 'Events published with archive: true, kept for replay',
+      eventPattern: { detail: { archive: [true] } },
+      retention: props.archiveRetentionDays === 0 ? undefined : Duration.days(props.archiveRetentionDays),
+    });
+    for (const rule of props.rules) {
+      const target = props.queues.get(rule.targetQueue, `bus rule "${rule.id}"`);
+      new events.Rule(this, pascalCase(rule.id), {
+        eventBus: this.bus,
+        description: rule.description,
+        // Declared as AWS documents patterns (`detail-type`, …); CDK passes such keys through unchanged.
+        eventPattern: rule.pattern as events.EventPattern,
+        targets: [new targets.SqsQueue(target.queue, { deadLetterQueue: target.deadLetterQueue })],
+      });
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import path from 'node:path';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { repoRoot } from '../paths';
+import { DEFAULT_FUNCTION, envNames, type FunctionSpec } from '../wiring';
+
+/** What every function of a stage shares. */
+export interface FunctionDefaults {
+  readonly stage: string;
+  readonly logLevel: string;
+  readonly logRetentionDays: number;
+  readonly removalPolicy: RemovalPolicy;
+  readonly tracing: boolean;
+}
+
+export interface NotifyFunctionProps {
+  readonly spec: FunctionSpec;
+  readonly description: string;
+  readonly defaults: FunctionDefaults;
+  /** Extra environment (auth settings for HTTP and WebSocket functions). */
+  readonly environment?: Readonly<Record<string, string>>;
+}
+
+/** Powertools reads these; the service name groups every function's logs and metrics. */
+const SERVICE_NAME = 'notify';
+const METRICS_NAMESPACE = 'Notify';
+
+/**
+ * One Lambda function of the service with the project's defaults baked in: Node.js 24 on arm64, bundled by
+ * the local esbuild (minified, ESM, source maps on), its own log group with the stage's retention, and a role
+ * that starts with nothing but writing to that log group. Resource grants are added by the caller.
+ */
+export class NotifyFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: NotifyFunctionProps) {
+    super(scope, id);
+    const { spec, defaults } = props;
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: defaults.logRetentionDays as logs.RetentionDays,
+      removalPolicy: defaults.removalPolicy,
+    });
+    // An own role instead of AWSLambdaBasicExecutionRole: log writes are limited to this function's group.
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Notify ${defaults.stage}: ${props.description}`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      description: `Notify ${defaults.stage}: ${props.description}`,
+      entry: path.join(repoRoot, spec.handler),
+      handler: 'handler',
+      projectRoot: repoRoot,
+      depsLockFilePath: path.join(repoRoot, 'package-lock.json'),
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: spec.memoryMb ?? DEFAULT_FUNCTION.memoryMb,
+      timeout: Duration.seconds(spec.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs),
+      role: this.role,
+      logGroup: this.logGroup,
+      tracing: defaults.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
+      environment: {
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        LOG_LEVEL: defaults.logLevel,
+        NODE_OPTIONS: '--enable-source-maps',
+        [envNames.stage]: defaults.stage,
+        ...props.environment,
+      },
+      bundling: {
+        // The local esbuild from devDependencies; no Docker on build machines.
+        forceDockerBundling: false,
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        target: 'node24',
+        format: OutputFormat.ESM,
+        mainFields: ['module', 'main'],
+        // The SDK v3 clients are bundled too: pinned versions, tree-shaken, and faster to load than the
+        // runtime's full copy (reference/aws-limits-and-prices.md, Lambda init).
+        externalModules: [],
+        // Some CommonJS dependencies call require(); ESM output has no require unless it is created.
+        banner:
+          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      },
+    });
+  }
+}

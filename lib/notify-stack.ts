@@ -1,0 +1,276 @@
+import {
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  SecretValue,
+  Stack,
+  type StackProps,
+  Tags,
+  Validations,
+} from 'aws-cdk-lib';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { RemovalPolicyName, StageSettings } from './config/stage-config';
+import { ServiceHttpApi, ServiceWebSocketApi } from './constructs/apis';
+import { DataTables } from './constructs/data-tables';
+import { ServiceEventBus } from './constructs/event-bus';
+import { pascalCase } from './constructs/naming';
+import { type FunctionDefaults, NotifyFunction } from './constructs/notify-function';
+import { Queues } from './constructs/queues';
+import { OneTimeScheduling } from './constructs/scheduling';
+import { acknowledgeNagFindings } from './nag-suppressions';
+import {
+  DEFAULT_FUNCTION,
+  wiring as declaredWiring,
+  envNames,
+  type FunctionSpec,
+  type Wiring,
+} from './wiring';
+
+export interface NotifyStackProps extends StackProps {
+  readonly settings: StageSettings;
+  /** The wiring to build; the project's declaration unless a test injects another. */
+  readonly wiring?: Wiring;
+}
+
+const REMOVAL_POLICIES: Record<RemovalPolicyName, RemovalPolicy> = {
+  destroy: RemovalPolicy.DESTROY,
+  retain: RemovalPolicy.RETAIN,
+  snapshot: RemovalPolicy.SNAPSHOT,
+};
+
+/** AWS guidance for SQS event sources: visibility timeout at least six times the function timeout. */
+const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+/**
+ * The whole service for one stage, built from the wiring declaration (DESIGN.md principle 1): every route,
+ * worker, rule, schedule and table comes from `wiring`; nothing here names a route or a table.
+ */
+export class NotifyStack extends Stack {
+  readonly tables: DataTables;
+  readonly queues: Queues;
+  readonly eventBus: ServiceEventBus;
+  readonly httpApi: ServiceHttpApi | undefined;
+  readonly webSocketApi: ServiceWebSocketApi | undefined;
+  readonly scheduling: OneTimeScheduling | undefined;
+  /** Every function, keyed by `<kind>:<declared id>` (e.g. `http:health.live`, `ws:$connect`). */
+  readonly functions = new Map<string, NotifyFunction>();
+
+  private readonly settings: StageSettings;
+  private readonly defaults: FunctionDefaults;
+  private readonly authEnv: Readonly<Record<string, string>>;
+
+  constructor(scope: Construct, id: string, props: NotifyStackProps) {
+    super(scope, id, {
+      description: `Notify: notifications, realtime and event delivery (stage ${props.settings.stage})`,
+      ...props,
+    });
+    const wiring = props.wiring ?? declaredWiring;
+    const { settings } = props;
+    this.settings = settings;
+    const removalPolicy = REMOVAL_POLICIES[settings.removalPolicy];
+    this.defaults = {
+      stage: settings.stage,
+      logLevel: settings.logLevel,
+      logRetentionDays: settings.logRetentionDays,
+      removalPolicy,
+      tracing: settings.tracing,
+    };
+    Tags.of(this).add('service', 'notify');
+    Tags.of(this).add('stage', settings.stage);
+
+    this.tables = new DataTables(this, 'Tables', {
+      specs: wiring.tables,
+      removalPolicy,
+      deletionProtection: removalPolicy !== RemovalPolicy.DESTROY,
+    });
+    this.queues = new Queues(this, 'Queues', { specs: wiring.queues });
+    this.eventBus = new ServiceEventBus(this, 'Events', {
+      rules: wiring.busRules,
+      queues: this.queues,
+      archiveRetentionDays: settings.archiveRetentionDays,
+    });
+    const apiProps = {
+      stageName: settings.stage,
+      logRetentionDays: settings.logRetentionDays,
+      removalPolicy,
+    };
+    this.httpApi = wiring.httpRoutes.length > 0 ? new ServiceHttpApi(this, 'Http', apiProps) : undefined;
+    // API Gateway refuses to deploy a WebSocket API without routes, so none is created until one is declared.
+    this.webSocketApi =
+      wiring.webSocketRoutes.length > 0 ? new ServiceWebSocketApi(this, 'WebSocket', apiProps) : undefined;
+    const allSpecs: FunctionSpec[] = [
+      ...wiring.httpRoutes,
+      ...wiring.webSocketRoutes,
+      ...wiring.workers,
+      ...wiring.recurringSchedules,
+    ];
+    this.scheduling =
+      wiring.scheduleTargets.length > 0 || allSpecs.some((spec) => spec.schedules)
+        ? new OneTimeScheduling(this, 'OneTimeSchedules', {
+            targets: wiring.scheduleTargets,
+            queues: this.queues,
+          })
+        : undefined;
+    this.authEnv = { ...settings.authEnv, ...this.hs256SecretEnv(removalPolicy) };
+
+    for (const route of wiring.httpRoutes) {
+      const fn = this.addFunction(`http:${route.id}`, `Http${pascalCase(route.id)}`, route, {
+        description: `${route.method} /api/v1${route.path}`,
+        withAuth: true,
+      });
+      this.httpApi?.addRoute(route.id, route.method, route.path, fn.function);
+    }
+    for (const route of wiring.webSocketRoutes) {
+      const fn = this.addFunction(`ws:${route.routeKey}`, `Ws${pascalCase(route.routeKey)}`, route, {
+        description: `WebSocket route ${route.routeKey}`,
+        withAuth: true,
+      });
+      this.webSocketApi?.addRoute(route.routeKey, fn.function);
+    }
+    for (const worker of wiring.workers) {
+      const source = this.queues.get(worker.queue, `worker "${worker.id}"`);
+      const timeoutSecs = worker.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs;
+      if (source.spec.visibilityTimeoutSecs < VISIBILITY_TIMEOUT_FACTOR * timeoutSecs) {
+        throw new Error(
+          `lib/wiring: queue "${worker.queue}" has a visibility timeout of ${source.spec.visibilityTimeoutSecs}s; ` +
+            `worker "${worker.id}" times out after ${timeoutSecs}s, so it needs at least ` +
+            `${VISIBILITY_TIMEOUT_FACTOR * timeoutSecs}s`,
+        );
+      }
+      const fn = this.addFunction(`worker:${worker.id}`, `Worker${pascalCase(worker.id)}`, worker, {
+        description: `worker ${worker.id} (queue ${worker.queue})`,
+        withAuth: false,
+      });
+      fn.function.addEventSource(
+        new SqsEventSource(source.queue, {
+          batchSize: worker.batchSize,
+          maxBatchingWindow: Duration.seconds(worker.maxBatchingWindowSecs),
+          reportBatchItemFailures: true,
+          maxConcurrency: worker.maxConcurrency,
+        }),
+      );
+    }
+    for (const recurring of wiring.recurringSchedules) {
+      const name = `Schedule${pascalCase(recurring.id)}`;
+      const fn = this.addFunction(`schedule:${recurring.id}`, name, recurring, {
+        description: recurring.description,
+        withAuth: false,
+      });
+      new scheduler.Schedule(this, `${name}Trigger`, {
+        description: recurring.description,
+        schedule: scheduler.ScheduleExpression.rate(Duration.minutes(recurring.everyMinutes)),
+        // A missed run is superseded by the next one: retry briefly instead of for a day.
+        target: new LambdaInvoke(fn.function, {
+          retryAttempts: 2,
+          maxEventAge: Duration.seconds(Math.max(60, recurring.everyMinutes * 60)),
+        }),
+      });
+    }
+
+    if (this.httpApi) {
+      new CfnOutput(this, 'HttpApiUrl', { value: this.httpApi.baseUrl, description: 'REST base URL' });
+    }
+    if (this.webSocketApi) {
+      new CfnOutput(this, 'WebSocketUrl', {
+        value: this.webSocketApi.stage.url,
+        description: 'WebSocket URL',
+      });
+    }
+    new CfnOutput(this, 'EventBusName', {
+      value: this.eventBus.bus.eventBusName,
+      description: 'EventBridge bus',
+    });
+
+    acknowledgeNagFindings(this);
+  }
+
+  /** The HS256 development secret as a function variable (development stages only; validated before). */
+  private hs256SecretEnv(removalPolicy: RemovalPolicy): Record<string, string> {
+    const source = this.settings.hs256Secret;
+    if (source === undefined) return {};
+    const name = 'SERVICE__AUTH__HS256_SECRET';
+    if (source.kind === 'literal') return { [name]: source.value };
+    if (source.kind === 'existing') {
+      // A dynamic reference: CloudFormation resolves it at deploy time; the value is in no file or template.
+      return { [name]: SecretValue.secretsManager(source.secretId).unsafeUnwrap() };
+    }
+    const secret = new secretsmanager.Secret(this, 'Hs256DevelopmentSecret', {
+      description: `Notify ${this.settings.stage}: HS256 key for development tokens`,
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy,
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Development stages only. Functions receive the key at deploy time, so a rotation would not reach ' +
+        'them before the next deploy; rotate by redeploying after `aws secretsmanager put-secret-value`.',
+    });
+    new CfnOutput(this, 'Hs256SecretArn', {
+      value: secret.secretArn,
+      description: 'Secrets Manager secret holding the HS256 key that signs development tokens',
+    });
+    return { [name]: secret.secretValue.unsafeUnwrap() };
+  }
+
+  /** Creates a function and gives it exactly the grants and variables its declaration asks for. */
+  private addFunction(
+    key: string,
+    constructId: string,
+    spec: FunctionSpec,
+    options: { readonly description: string; readonly withAuth: boolean },
+  ): NotifyFunction {
+    if (this.functions.has(key)) throw new Error(`lib/wiring: ${key} is declared twice`);
+    const usedBy = key;
+    const fn = new NotifyFunction(this, constructId, {
+      spec,
+      description: options.description,
+      defaults: this.defaults,
+      environment: options.withAuth ? this.authEnv : {},
+    });
+    const lambdaFn = fn.function;
+    const writes = new Set(spec.writes ?? []);
+    for (const tableId of new Set([...(spec.reads ?? []), ...writes])) {
+      const table = this.tables.table(tableId, usedBy);
+      if (writes.has(tableId)) table.grantReadWriteData(lambdaFn);
+      else table.grantReadData(lambdaFn);
+      lambdaFn.addEnvironment(envNames.tableName(tableId), table.tableName);
+    }
+    for (const queueId of new Set(spec.sendsTo ?? [])) {
+      const { queue } = this.queues.get(queueId, usedBy);
+      queue.grantSendMessages(lambdaFn);
+      lambdaFn.addEnvironment(envNames.queueUrl(queueId), queue.queueUrl);
+      lambdaFn.addEnvironment(envNames.queueArn(queueId), queue.queueArn);
+    }
+    if (spec.putsEvents) {
+      this.eventBus.bus.grantPutEventsTo(lambdaFn);
+      lambdaFn.addEnvironment(envNames.busName, this.eventBus.bus.eventBusName);
+    }
+    if (spec.managesConnections) {
+      if (!this.webSocketApi) {
+        throw new Error(
+          `lib/wiring: ${usedBy} manages WebSocket connections, but no WebSocket route is declared`,
+        );
+      }
+      this.webSocketApi.stage.grantManagementApiAccess(lambdaFn);
+      lambdaFn.addEnvironment(envNames.wsCallbackUrl, this.webSocketApi.stage.callbackUrl);
+    }
+    if (spec.schedules && this.scheduling) {
+      this.scheduling.grantManageSchedules(lambdaFn);
+      lambdaFn.addEnvironment(envNames.schedulerRoleArn, this.scheduling.role.roleArn);
+      lambdaFn.addEnvironment(envNames.scheduleGroup, this.scheduling.group.scheduleGroupName);
+      // A schedule names its target by ARN; the function needs no send permission of its own.
+      for (const target of this.scheduling.targets) {
+        lambdaFn.addEnvironment(
+          envNames.queueArn(target.targetQueue),
+          this.queues.get(target.targetQueue, usedBy).queue.queueArn,
+        );
+      }
+    }
+    this.functions.set(key, fn);
+    return fn;
+  }
+}
