@@ -1,0 +1,60 @@
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { sqs } from './clients-sqs';
+
+/** SQS limits per SendMessageBatch request: 10 entries and 256 KiB of bodies. */
+const MAX_ENTRIES = 10;
+const MAX_BATCH_BYTES = 256 * 1024;
+
+/** Groups bodies into the fewest batches AWS accepts (each body must fit alone). */
+export const batchesOf = (bodies: readonly string[]): string[][] => {
+  const batches: string[][] = [];
+  let current: string[] = [];
+  let bytes = 0;
+  for (const body of bodies) {
+    const size = Buffer.byteLength(body);
+    if (size > MAX_BATCH_BYTES) throw new Error(`An SQS message of ${size} bytes is over the 256 KiB limit`);
+    if (current.length === MAX_ENTRIES || bytes + size > MAX_BATCH_BYTES) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(body);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+};
+
+/**
+ * Sends every body to the queue with SendMessageBatch, retrying entries SQS reports as failed once;
+ * throws if any still fails, so the caller's own retry (an SQS redelivery or a client retry) takes over.
+ */
+export const sendAll = async (
+  queueUrl: string,
+  bodies: readonly string[],
+  delaySeconds?: number,
+): Promise<void> => {
+  await Promise.all(
+    batchesOf(bodies).map(async (batch) => {
+      let entries = batch.map((body, index) => ({
+        Id: String(index),
+        MessageBody: body,
+        DelaySeconds: delaySeconds,
+      }));
+      for (let attempt = 0; entries.length > 0; attempt += 1) {
+        const result = await sqs().send(
+          new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }),
+        );
+        const failed = new Set((result.Failed ?? []).map((failure) => failure.Id));
+        if (failed.size === 0) return;
+        if (attempt === 1) {
+          const reasons = (result.Failed ?? [])
+            .map((failure) => `${failure.Code}: ${failure.Message}`)
+            .join('; ');
+          throw new Error(`SQS rejected ${failed.size} message(s): ${reasons}`);
+        }
+        entries = entries.filter((entry) => failed.has(entry.Id));
+      }
+    }),
+  );
+};

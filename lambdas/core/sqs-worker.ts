@@ -1,0 +1,33 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { logger } from './logger';
+
+/**
+ * A queue-fed worker: each record is processed on its own and a failure is reported per message
+ * (`batchItemFailures`), so one poison message neither blocks nor repeats its batch-mates. Failures are
+ * logged with the message id and receive count; after maxReceiveCount SQS moves the message to the DLQ.
+ */
+export const sqsWorker =
+  (workerId: string, processRecord: (body: string, record: SQSRecord) => Promise<unknown>) =>
+  async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    logger.resetKeys();
+    logger.appendKeys({ worker: workerId, aws_request_id: context.awsRequestId });
+    const processor = new BatchProcessor(EventType.SQS);
+    return processPartialResponse(
+      event,
+      async (record: SQSRecord) => {
+        try {
+          return await processRecord(record.body, record);
+        } catch (error) {
+          logger.error('message failed', {
+            message_id: record.messageId,
+            receive_count: record.attributes.ApproximateReceiveCount,
+            error: error as Error,
+          });
+          throw error;
+        }
+      },
+      processor,
+      { context, throwOnFullBatchFailure: false },
+    );
+  };

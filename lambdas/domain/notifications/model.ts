@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import { validationError } from '../../core/errors';
+import type { Channel, Priority } from './schema';
+
+/** A notification as stored once in the `notifications` table. */
+export interface NotificationRecord {
+  readonly id: string;
+  readonly source: string;
+  readonly event_type: string;
+  readonly title: string;
+  readonly body: string;
+  readonly data: Record<string, unknown>;
+  readonly priority: Priority;
+  readonly channels: readonly Channel[];
+  readonly recipient_ids: readonly string[];
+  readonly scheduled_at: string | null;
+  readonly expires_at: string | null;
+  readonly created_at: string;
+  /** When fan-out delivers it (epoch ms): creation, or `scheduled_at` when later. */
+  readonly deliver_at: number;
+  readonly status: 'accepted' | 'scheduled';
+  /** `user:<id>` or `service:<name>`: who created it. */
+  readonly created_by: string;
+  readonly ttl: number;
+}
+
+/** A receiver record: one per (notification, recipient) with `in_app`, in the recipient's feed. */
+export interface ReceiverRecord {
+  readonly user_id: string;
+  readonly receiver_id: string;
+  readonly notification_id: string;
+  readonly delivered_at: string;
+  readonly expires_at?: string;
+  /** Present while unread: the sort key of the `unread` local index (equal to receiver_id). */
+  readonly unread_key?: string;
+  readonly read_at?: string;
+  /** Present until the recipient's frames went out, so a redelivery resends only unsent frames. */
+  readonly frames_pending?: boolean;
+  readonly ttl: number;
+}
+
+/** How long feed items are kept when they do not expire earlier. */
+export const FEED_RETENTION_MS = 90 * 24 * 3600 * 1000;
+
+export const isExpired = (expiresAt: string | null | undefined, now = Date.now()): boolean =>
+  expiresAt !== null && expiresAt !== undefined && Date.parse(expiresAt) <= now;
+
+/**
+ * The receiver id of (notification, recipient): a UUID v7 whose time is the delivery time and whose random
+ * bits are a hash of the pair. Deterministic, so a redelivered fan-out writes the same record (exactly one
+ * per recipient); time-ordered, so the feed sorts newest first on it.
+ */
+export const receiverIdFor = (notificationId: string, userId: string, deliverAtMs: number): string => {
+  const time = Math.max(0, Math.trunc(deliverAtMs)).toString(16).padStart(12, '0');
+  const hash = createHash('sha256').update(`${notificationId}\n${userId}`).digest('hex');
+  const variant = ((Number.parseInt(hash[3] ?? '0', 16) & 0x3) | 0x8).toString(16);
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${hash.slice(0, 3)}-${variant}${hash.slice(4, 7)}-${hash.slice(7, 19)}`;
+};
+
+const RECEIVER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const isReceiverId = (value: string): boolean => RECEIVER_ID.test(value);
+
+const cursorCheck = (userId: string, receiverId: string) =>
+  createHash('sha256').update(`feed-cursor\n${userId}\n${receiverId}`).digest('base64url').slice(0, 16);
+
+/**
+ * Feed cursors are opaque: the last receiver id with a check bound to the user, so an edited or
+ * foreign cursor is refused (400) instead of silently paging from somewhere else.
+ */
+export const encodeCursor = (userId: string, receiverId: string): string =>
+  Buffer.from(`${receiverId}.${cursorCheck(userId, receiverId)}`).toString('base64url');
+
+export const decodeCursor = (userId: string, cursor: string): string => {
+  const invalid = () =>
+    validationError('Invalid cursor', [{ field: 'cursor', issue: 'not a cursor this feed issued' }]);
+  const decoded = Buffer.from(cursor, 'base64url').toString('utf8');
+  const [receiverId, check] = decoded.split('.');
+  if (!receiverId || !check || !isReceiverId(receiverId) || check !== cursorCheck(userId, receiverId))
+    throw invalid();
+  if (Buffer.from(receiverId + '.' + check).toString('base64url') !== cursor) throw invalid();
+  return receiverId;
+};

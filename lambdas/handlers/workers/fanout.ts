@@ -1,0 +1,7 @@
+import { sqsWorker } from '../../core/sqs-worker';
+import { processFanoutMessage } from '../../domain/notifications/fanout';
+import { parseFanoutMessage } from '../../domain/notifications/fanout-messages';
+
+export const handler = sqsWorker('notifications.fanout', (body) =>
+  processFanoutMessage(parseFanoutMessage(body)),
+);

@@ -1,0 +1,125 @@
+import type { WiringPart } from '../types';
+
+const HANDLERS = 'lambdas/handlers/http/notifications';
+
+/**
+ * Notifications: create (stored once, fan-out handed to SQS), the fan-out worker, and the in-app feed.
+ * Data model and per-operation request costs: docs/notifications.md.
+ */
+export const notifications: WiringPart = {
+  httpRoutes: [
+    {
+      id: 'notifications.create',
+      method: 'POST',
+      path: '/notifications',
+      handler: `${HANDLERS}/create.ts`,
+      access: { users: 'any', services: 'notifications:write' },
+      writes: ['notifications', 'idempotency'],
+      sendsTo: ['fanout'],
+      schedules: true,
+    },
+    {
+      id: 'notifications.feed',
+      method: 'GET',
+      path: '/notifications',
+      handler: `${HANDLERS}/feed.ts`,
+      access: { users: 'any' },
+      reads: ['receivers', 'feedState', 'notifications'],
+    },
+    {
+      id: 'notifications.read',
+      method: 'POST',
+      path: '/notifications/{receiver_id}/read',
+      handler: `${HANDLERS}/read.ts`,
+      access: { users: 'any' },
+      reads: ['feedState'],
+      writes: ['receivers'],
+    },
+    {
+      id: 'notifications.readAll',
+      method: 'POST',
+      path: '/notifications/read-all',
+      handler: `${HANDLERS}/read-all.ts`,
+      access: { users: 'any' },
+      reads: ['receivers'],
+      writes: ['feedState'],
+    },
+    {
+      id: 'notifications.unreadCount',
+      method: 'GET',
+      path: '/notifications/unread-count',
+      handler: `${HANDLERS}/unread-count.ts`,
+      access: { users: 'any' },
+      reads: ['receivers', 'feedState'],
+    },
+  ],
+  tables: [
+    {
+      id: 'notifications',
+      purpose: 'each notification stored once: content, recipients, topics, status',
+      partitionKey: { name: 'id', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+    {
+      id: 'receivers',
+      purpose:
+        "per-user in-app feed: one small receiver record per (notification, recipient); 'unread' holds the unread ones",
+      partitionKey: { name: 'user_id', type: 'S' },
+      sortKey: { name: 'receiver_id', type: 'S' },
+      ttlAttribute: 'ttl',
+      localIndexes: [
+        { name: 'unread', sortKey: { name: 'unread_key', type: 'S' }, projection: ['expires_at'] },
+      ],
+    },
+    {
+      id: 'receipts',
+      purpose:
+        'delivery receipts of recipients without an in-app record, so redelivered fan-out sends no frame twice',
+      partitionKey: { name: 'notification_id', type: 'S' },
+      sortKey: { name: 'user_id', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+    {
+      id: 'feedState',
+      purpose: 'per-user feed state: the read-all watermark',
+      partitionKey: { name: 'user_id', type: 'S' },
+    },
+    {
+      id: 'idempotency',
+      purpose: 'Idempotency-Key records: first response per principal and key, kept 24 h',
+      partitionKey: { name: 'key', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+  ],
+  queues: [
+    {
+      id: 'fanout',
+      purpose:
+        'notification fan-out: plan messages (split a notification into chunks) and chunk messages (deliver)',
+      maxReceiveCount: 5,
+      visibilityTimeoutSecs: 180,
+    },
+  ],
+  workers: [
+    {
+      id: 'notifications.fanout',
+      handler: 'lambdas/handlers/workers/fanout.ts',
+      queue: 'fanout',
+      batchSize: 10,
+      maxBatchingWindowSecs: 0,
+      timeoutSecs: 30,
+      memoryMb: 512,
+      reads: ['notifications'],
+      writes: ['receivers', 'receipts'],
+      sendsTo: ['fanout'],
+      managesConnections: true,
+    },
+  ],
+  scheduleTargets: [
+    {
+      id: 'scheduledNotifications',
+      targetQueue: 'fanout',
+      description: 'one-time schedules created for notifications with a future scheduled_at',
+    },
+  ],
+};
