@@ -1,0 +1,303 @@
+import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { documentClient, tableName } from '../../../lambdas/core/clients';
+import { ServiceError } from '../../../lambdas/core/errors';
+import { newId } from '../../../lambdas/core/ids';
+import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
+import { listFeed, markRead, readAll, unreadCount } from '../../../lambdas/domain/notifications/feed';
+import {
+  FEED_RETENTION_MS,
+  type NotificationRecord,
+  receiverIdFor,
+} from '../../../lambdas/domain/notifications/model';
+import { useDynamoDbLocal } from '../../support/dynamodb';
+
+useDynamoDbLocal();
+
+let userSeq = 0;
+const newUser = () => `user-${Date.now()}-${(userSeq += 1)}`;
+
+/** Stores a notification as POST /notifications does, without its SQS hand-off. */
+const storeNotification = async (
+  recipients: readonly string[],
+  extra: Partial<NotificationRecord> = {},
+): Promise<NotificationRecord> => {
+  const now = Date.now();
+  const record: NotificationRecord = {
+    id: newId(),
+    source: 'billing',
+    event_type: 'invoice.paid',
+    title: 'Invoice paid',
+    body: '',
+    data: { amount: 12 },
+    priority: 'normal',
+    channels: ['in_app'],
+    recipient_ids: recipients,
+    scheduled_at: null,
+    expires_at: null,
+    created_at: new Date(now).toISOString(),
+    deliver_at: now,
+    status: 'accepted',
+    created_by: 'service:billing',
+    ttl: Math.ceil((now + FEED_RETENTION_MS) / 1000),
+    ...extra,
+  };
+  await documentClient().send(new PutCommand({ TableName: tableName('notifications'), Item: record }));
+  return record;
+};
+
+const deliver = (record: NotificationRecord) =>
+  processFanoutMessage({ kind: 'chunk', notification_id: record.id, recipients: record.recipient_ids });
+
+const receiverCount = async (userId: string) => {
+  const result = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName('receivers'),
+      KeyConditionExpression: 'user_id = :user',
+      ExpressionAttributeValues: { ':user': userId },
+      Select: 'COUNT',
+      ConsistentRead: true,
+    }),
+  );
+  return result.Count ?? 0;
+};
+
+const errorCode = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'ok',
+    (error: unknown) => (error instanceof ServiceError ? error.code : String(error)),
+  );
+
+describe('fan-out into feeds', () => {
+  it('writes exactly one receiver per recipient however often a chunk is redelivered', async () => {
+    const [alice, bob] = [newUser(), newUser()];
+    const record = await storeNotification([alice, bob]);
+    await Promise.all([deliver(record), deliver(record), deliver(record)]);
+    await deliver(record);
+    expect(await receiverCount(alice)).toBe(1);
+    expect(await receiverCount(bob)).toBe(1);
+    expect(await unreadCount(alice)).toBe(1);
+  });
+
+  it('does not deliver an expired notification', async () => {
+    const alice = newUser();
+    const record = await storeNotification([alice], { expires_at: new Date(Date.now() - 1).toISOString() });
+    expect(await deliver(record)).toBe('expired');
+    expect(await receiverCount(alice)).toBe(0);
+  });
+
+  it('fails loudly for a notification that does not exist (the message goes to the DLQ)', async () => {
+    await expect(
+      processFanoutMessage({ kind: 'chunk', notification_id: newId(), recipients: ['x'] }),
+    ).rejects.toThrow(/does not exist/);
+  });
+});
+
+describe('feed', () => {
+  it('lists newest first with the receiver shape of the contract, paged by an opaque cursor', async () => {
+    const alice = newUser();
+    const records: NotificationRecord[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      const record = await storeNotification([alice], { title: `n${index}`, deliver_at: Date.now() + index });
+      await deliver(record);
+      records.push(record);
+    }
+    const first = await listFeed(alice, { limit: 2 });
+    expect(first.items.map((item) => item.title)).toEqual(['n4', 'n3']);
+    expect(first.items[0]).toEqual({
+      id: receiverIdFor(records[4]!.id, alice, records[4]!.deliver_at),
+      notification_id: records[4]!.id,
+      source: 'billing',
+      event_type: 'invoice.paid',
+      title: 'n4',
+      body: '',
+      data: { amount: 12 },
+      priority: 'normal',
+      channels: ['in_app'],
+      created_at: records[4]!.created_at,
+      read_at: null,
+      expires_at: null,
+    });
+    const second = await listFeed(alice, { limit: 2, cursor: first.next_cursor! });
+    const third = await listFeed(alice, { limit: 2, cursor: second.next_cursor! });
+    expect(second.items.map((item) => item.title)).toEqual(['n2', 'n1']);
+    expect(third.items.map((item) => item.title)).toEqual(['n0']);
+    expect(third.next_cursor).toBeNull();
+  });
+
+  it('refuses a tampered cursor and another user’s cursor', async () => {
+    const alice = newUser();
+    for (let index = 0; index < 3; index += 1) await deliver(await storeNotification([alice]));
+    const { next_cursor } = await listFeed(alice, { limit: 1 });
+    const tampered = `${next_cursor!.slice(0, -2)}${next_cursor!.endsWith('AA') ? 'BB' : 'AA'}`;
+    expect(await errorCode(listFeed(alice, { limit: 1, cursor: tampered }))).toBe('validation');
+    expect(await errorCode(listFeed(newUser(), { limit: 1, cursor: next_cursor! }))).toBe('validation');
+  });
+
+  it('drops expired receivers from the feed and the count', async () => {
+    const alice = newUser();
+    await deliver(await storeNotification([alice], { expires_at: new Date(Date.now() + 400).toISOString() }));
+    await deliver(await storeNotification([alice]));
+    expect(await unreadCount(alice)).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    expect(await unreadCount(alice)).toBe(1);
+    expect((await listFeed(alice, { limit: 10 })).items).toHaveLength(1);
+  });
+});
+
+describe('read state', () => {
+  it('marks one receiver read idempotently, keeping the first read_at', async () => {
+    const alice = newUser();
+    const record = await storeNotification([alice]);
+    await deliver(record);
+    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    const first = await markRead(alice, receiverId);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await markRead(alice, receiverId);
+    expect(second).toEqual(first);
+    expect(await unreadCount(alice)).toBe(0);
+    expect((await listFeed(alice, { limit: 1 })).items[0]?.read_at).toBe(first.read_at);
+  });
+
+  it('answers 404 for another user’s receiver and for unknown ids', async () => {
+    const [alice, mallory] = [newUser(), newUser()];
+    const record = await storeNotification([alice]);
+    await deliver(record);
+    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    expect(await errorCode(markRead(mallory, receiverId))).toBe('not_found');
+    expect(await errorCode(markRead(alice, 'nope'))).toBe('not_found');
+    expect(await unreadCount(alice)).toBe(1);
+  });
+
+  it('read-all marks 10,000 unread items in one call and reports how many', async () => {
+    const alice = newUser();
+    const record = await storeNotification([alice]);
+    const base = Date.now() - 60_000;
+    const receivers = Array.from({ length: 10_000 }, (_, index) => {
+      const receiverId = receiverIdFor(`${record.id}-${index}`, alice, base + index);
+      return {
+        user_id: alice,
+        receiver_id: receiverId,
+        notification_id: record.id,
+        delivered_at: new Date(base + index).toISOString(),
+        unread_key: receiverId,
+        ttl: record.ttl,
+      };
+    });
+    for (let start = 0; start < receivers.length; start += 25 * 8) {
+      await Promise.all(
+        Array.from({ length: 8 }, (_, lane) => receivers.slice(start + lane * 25, start + (lane + 1) * 25))
+          .filter((batch) => batch.length > 0)
+          .map((batch) =>
+            documentClient().send(
+              new BatchWriteCommand({
+                RequestItems: { [tableName('receivers')]: batch.map((Item) => ({ PutRequest: { Item } })) },
+              }),
+            ),
+          ),
+      );
+    }
+    expect(await unreadCount(alice)).toBe(10_000);
+    expect(await readAll(alice)).toEqual({ updated: 10_000 });
+    expect(await unreadCount(alice)).toBe(0);
+    expect(await readAll(alice)).toEqual({ updated: 0 });
+    const page = await listFeed(alice, { limit: 100 });
+    expect(page.items.every((item) => item.read_at !== null)).toBe(true);
+  }, 120_000);
+
+  it('leaves unread what arrives after a read-all', async () => {
+    const alice = newUser();
+    await deliver(await storeNotification([alice]));
+    await readAll(alice);
+    await deliver(await storeNotification([alice], { deliver_at: Date.now() + 1 }));
+    expect(await unreadCount(alice)).toBe(1);
+  });
+});
+
+/** A small seeded PRNG, so a failing mix can be replayed from its seed. */
+const prng = (seed: number) => () => {
+  seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+  return seed / 2 ** 31;
+};
+
+describe('unread count under a random mix of operations', () => {
+  it('always equals the number of unread, unexpired receivers', async () => {
+    const seed = Number(process.env.NOTIFY_TEST_SEED ?? Date.now() % 100_000);
+    const random = prng(seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const users = [newUser(), newUser(), newUser()];
+    /** The model: per user, receiver id → read flag and expiry (epoch ms or null). */
+    const model = new Map(
+      users.map((user) => [user, new Map<string, { read: boolean; expiresAt: number | null }>()]),
+    );
+    const notifications: NotificationRecord[] = [];
+    const expectedUnread = (user: string, at: number) =>
+      [...(model.get(user)?.values() ?? [])].filter(
+        (r) => !r.read && (r.expiresAt === null || r.expiresAt > at),
+      ).length;
+    const feedUnread = async (user: string) => {
+      let unread = 0;
+      let cursor: string | undefined;
+      do {
+        const page = await listFeed(user, { limit: 100, cursor });
+        unread += page.items.filter((item) => item.read_at === null).length;
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+      return unread;
+    };
+
+    for (let step = 0; step < 150; step += 1) {
+      const roll = random();
+      if (roll < 0.35 || notifications.length === 0) {
+        const recipients = users.filter(() => random() < 0.6);
+        if (recipients.length === 0) recipients.push(pick(users));
+        const expiresAt = random() < 0.2 ? Date.now() + 300 + Math.floor(random() * 1500) : null;
+        const record = await storeNotification(recipients, {
+          deliver_at: Date.now() + step,
+          expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+        });
+        notifications.push(record);
+        if ((await deliver(record)) === 'delivered') {
+          for (const user of recipients) {
+            model
+              .get(user)
+              ?.set(receiverIdFor(record.id, user, record.deliver_at), { read: false, expiresAt });
+          }
+        }
+      } else if (roll < 0.55) {
+        await deliver(pick(notifications)); // an injected SQS redelivery
+      } else if (roll < 0.8) {
+        const user = pick(users);
+        const receivers = [...(model.get(user)?.entries() ?? [])];
+        if (receivers.length === 0) continue;
+        const [receiverId, state] = pick(receivers);
+        const outcome = await errorCode(markRead(user, receiverId));
+        if (outcome === 'ok') state.read = true;
+        else
+          expect(
+            state.expiresAt !== null && state.expiresAt <= Date.now(),
+            `seed ${seed}: read ${outcome}`,
+          ).toBe(true);
+      } else if (roll < 0.88) {
+        const user = pick(users);
+        await readAll(user);
+        for (const state of model.get(user)?.values() ?? []) state.read = true;
+      } else {
+        const user = pick(users);
+        const before = expectedUnread(user, Date.now());
+        const [count, listed] = await Promise.all([unreadCount(user), feedUnread(user)]);
+        const after = expectedUnread(user, Date.now());
+        if (before === after) {
+          // Only compare when no expiry fell between the two model readings.
+          expect(count, `seed ${seed}, step ${step}`).toBe(before);
+          expect(listed, `seed ${seed}, step ${step}`).toBe(before);
+        }
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1900)); // every expiring receiver has expired now
+    for (const user of users) {
+      expect(await unreadCount(user), `seed ${seed}`).toBe(expectedUnread(user, Date.now()));
+      expect(await feedUnread(user), `seed ${seed}`).toBe(expectedUnread(user, Date.now()));
+    }
+  }, 120_000);
+});
