@@ -1,0 +1,207 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { wiring as declaredWiring, envNames, type Wiring } from '../lib/wiring';
+import {
+  DEV_AUDIENCE,
+  DEV_SERVICE_AUDIENCE,
+  type Hs256Settings,
+  hasAuthSettings,
+  hs256FromEnv,
+  mintServiceToken,
+  mintUserToken,
+  newDevSecret,
+  type UserTokenOptions,
+} from './dev-auth';
+import { createTables, type DynamoDbLocal, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
+import { LocalEventBridge } from './eventbridge/local-eventbridge';
+import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
+import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION } from './lambda/runner';
+import type { InvokeFunction } from './lambda/types';
+import { LocalScheduler } from './scheduler/local-scheduler';
+import { LocalSqs } from './sqs/local-sqs';
+
+/** Stage name of the local WebSocket API; `@connections` lives under `/local/@connections`. */
+export const LOCAL_STAGE = 'local';
+export const LOCAL_BUS_NAME = 'notify-local';
+export const LOCAL_SCHEDULE_GROUP = 'notify-local';
+export const LOCAL_SCHEDULER_ROLE_ARN = `arn:aws:iam::${LOCAL_ACCOUNT_ID}:role/notify-local-scheduler`;
+
+export interface RuntimeOptions {
+  /** Port of both APIs; 0 picks a free one. Default 3000. */
+  readonly port?: number;
+  /** Keeps DynamoDB, queue, archive and schedule data in this folder across restarts; in memory when unset. */
+  readonly dataDir?: string;
+  /** Extra environment for the functions, e.g. `SERVICE__AUTH__*` of a test IdP. Wins over process.env. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The HS256 secret to use when no auth is configured (the CLI passes the persisted one); else random. */
+  readonly devSecret?: string;
+  /** Another wiring than the service's declaration (tests mount fixture handlers). */
+  readonly wiring?: Wiring;
+  /** No invocation errors on stderr. */
+  readonly quiet?: boolean;
+  /** API Gateway's WebSocket idle timeout and connection limit, shortened by tests. */
+  readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
+}
+
+export interface Runtime {
+  /** `http://127.0.0.1:PORT/api/v1` */
+  readonly httpUrl: string;
+  /** `ws://127.0.0.1:PORT/ws` */
+  readonly wsUrl: string;
+  readonly port: number;
+  /** Every variable the runtime set for the functions (also in process.env while it runs). */
+  readonly env: Readonly<Record<string, string>>;
+  /** The HS256 settings in effect; undefined when auth uses a JWKS URL only. */
+  readonly hs256: Hs256Settings | undefined;
+  /** Process id of DynamoDB Local's Java process. */
+  readonly javaPid: number | undefined;
+  readonly invoke: InvokeFunction;
+  mintUserToken(sub: string, options?: UserTokenOptions): Promise<string>;
+  mintServiceToken(name: string, scopes: readonly string[]): Promise<string>;
+  /** Stops everything it started (Java included) and restores process.env. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+const withoutHs256 = (): Promise<never> =>
+  Promise.reject(new Error('This runtime verifies tokens with a JWKS URL: mint tokens with that IdP'));
+
+/**
+ * Starts the whole service locally: DynamoDB Local with the declared tables, the SQS / EventBridge /
+ * Scheduler stand-ins, and one HTTP server with the REST API, the WebSocket API and `@connections`.
+ * Handlers read process.env, so the environment is set before any handler is imported; one runtime per
+ * process at a time (handler modules and their SDK clients are cached for the process's life, as in Lambda).
+ */
+export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtime> => {
+  const wiring = options.wiring ?? declaredWiring;
+  const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  // The stand-ins name their own files (sqs-messages.json, eventbridge-archive.jsonl, schedules.json) in the
+  // data folder, where `npm run replay -- --data DIR` finds them; DynamoDB Local gets a subfolder.
+  const standInData = dataDir ? { dataDir } : {};
+
+  // Stand-ins may invoke as soon as they start (e.g. messages kept by --data): hold them until the env is set.
+  let envReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    envReady = resolve;
+  });
+  const runner = createLambdaRunner(options.quiet ? { onError: () => {} } : {});
+  const invoke: InvokeFunction = async (fn, event) => {
+    await ready;
+    return runner(fn, event);
+  };
+
+  const stoppers: (() => Promise<void>)[] = [];
+  const previousEnv = new Map<string, string | undefined>();
+  const stopAll = async () => {
+    for (const stop of stoppers.splice(0).reverse()) await stop().catch(() => {});
+    for (const [name, value] of previousEnv) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    previousEnv.clear();
+  };
+
+  try {
+    const gateway: GatewayServer = await startGatewayServer({
+      wiring,
+      invoke,
+      stage: LOCAL_STAGE,
+      port: options.port ?? 3000,
+      ...(options.webSocket ? { webSocket: options.webSocket } : {}),
+    });
+    stoppers.push(() => gateway.close());
+    const origin = `http://127.0.0.1:${gateway.port}`;
+
+    const dynamo: DynamoDbLocal = await startDynamoDbLocal(
+      dataDir ? { dataDir: join(dataDir, 'dynamodb') } : {},
+    );
+    stoppers.push(() => dynamo.stop());
+    const tableEnv = await createTables(dynamo.client, wiring.tables);
+
+    const sqs = new LocalSqs({
+      queues: wiring.queues,
+      workers: wiring.workers,
+      invoke,
+      ...standInData,
+    });
+    await sqs.start();
+    stoppers.push(() => sqs.stop());
+    const eventBridge = new LocalEventBridge({
+      busName: LOCAL_BUS_NAME,
+      rules: wiring.busRules,
+      sqs,
+      ...standInData,
+    });
+    await eventBridge.start();
+    stoppers.push(() => eventBridge.stop());
+    const scheduler = new LocalScheduler({
+      targets: wiring.scheduleTargets,
+      recurring: wiring.recurringSchedules,
+      sqs,
+      invoke,
+      ...standInData,
+    });
+    await scheduler.start();
+    stoppers.push(() => scheduler.stop());
+
+    const queueEnv: Record<string, string> = {};
+    for (const queue of wiring.queues) {
+      queueEnv[envNames.queueUrl(queue.id)] = sqs.queueUrl(queue.id);
+      queueEnv[envNames.queueArn(queue.id)] = sqs.queueArn(queue.id);
+    }
+    const configured = hasAuthSettings(process.env) || hasAuthSettings(options.env ?? {});
+    const devAuthEnv: Record<string, string> = configured
+      ? {}
+      : {
+          SERVICE__AUTH__HS256_SECRET: options.devSecret ?? newDevSecret(),
+          SERVICE__AUTH__ISSUER: origin,
+          SERVICE__AUTH__AUDIENCE: DEV_AUDIENCE,
+          SERVICE__AUTH__SERVICE_AUDIENCE: DEV_SERVICE_AUDIENCE,
+        };
+    const env: Record<string, string> = {
+      ...LOCAL_AWS_ENV,
+      AWS_REGION: LOCAL_REGION,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.endpoint,
+      AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
+      ...tableEnv,
+      ...queueEnv,
+      [envNames.busName]: LOCAL_BUS_NAME,
+      [envNames.wsCallbackUrl]: `${origin}/${LOCAL_STAGE}`,
+      [envNames.schedulerRoleArn]: LOCAL_SCHEDULER_ROLE_ARN,
+      [envNames.scheduleGroup]: LOCAL_SCHEDULE_GROUP,
+      [envNames.stage]: LOCAL_STAGE,
+      ...devAuthEnv,
+      ...options.env,
+    };
+    for (const [name, value] of Object.entries(env)) {
+      previousEnv.set(name, process.env[name]);
+      process.env[name] = value;
+    }
+    envReady();
+    gateway.open();
+
+    const hs256 = hs256FromEnv(process.env);
+    let stopped: Promise<void> | undefined;
+    return {
+      httpUrl: `${origin}/api/v1`,
+      wsUrl: `ws://127.0.0.1:${gateway.port}${WS_PATH}`,
+      port: gateway.port,
+      env,
+      hs256,
+      javaPid: dynamo.pid,
+      invoke,
+      mintUserToken: (sub, tokenOptions) =>
+        hs256 ? mintUserToken(hs256, sub, tokenOptions) : withoutHs256(),
+      mintServiceToken: (name, scopes) => (hs256 ? mintServiceToken(hs256, name, scopes) : withoutHs256()),
+      stop: () => {
+        stopped ??= stopAll();
+        return stopped;
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+};
