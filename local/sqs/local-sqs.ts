@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { QueueId, QueueSpec, Worker } from '../../lib/wiring';
+import { DEFAULT_FUNCTION, type QueueId, type QueueSpec, type Worker } from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
 import {
   AwsServiceError,
@@ -132,6 +132,13 @@ export class LocalSqs {
       if (!queue) throw new Error(`Worker ${worker.id} reads undeclared queue ${worker.queue}`);
       if (!Number.isInteger(worker.batchSize) || worker.batchSize < 1 || worker.batchSize > 10_000) {
         throw new Error(`Worker ${worker.id}: batchSize must be an integer between 1 and 10000`);
+      }
+      // CreateEventSourceMapping refuses a function timeout longer than the queue's visibility timeout.
+      const timeoutSecs = worker.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs;
+      if (timeoutSecs > queue.visibilityTimeoutSecs) {
+        throw new Error(
+          `Worker ${worker.id}: queue visibility timeout ${queue.visibilityTimeoutSecs} s is less than function timeout ${timeoutSecs} s`,
+        );
       }
       if (worker.batchSize > 10 && worker.maxBatchingWindowSecs < 1) {
         throw new Error(
