@@ -1,5 +1,6 @@
 import { notifications } from './areas/notifications';
 import { platform } from './areas/platform';
+import { realtime } from './areas/realtime';
 import type { Wiring, WiringPart } from './types';
 
 /**
@@ -7,7 +8,7 @@ import type { Wiring, WiringPart } from './types';
  * same handler modules from it. Each area of the service declares its part in lib/wiring/areas/;
  * routes enter as their issues implement them.
  */
-const parts: readonly WiringPart[] = [platform, notifications];
+const parts: readonly WiringPart[] = [platform, notifications, realtime];
 
 const merge = <K extends keyof Wiring>(key: K): Wiring[K] =>
   parts.flatMap((part) => (part[key] ?? []) as readonly unknown[]) as unknown as Wiring[K];

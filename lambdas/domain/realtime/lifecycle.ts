@@ -22,8 +22,9 @@ export interface ConnectionRecord {
   readonly user_id?: string;
   readonly session_id?: string;
   readonly token_expires_at?: number;
-  readonly channels?: string[];
-  readonly rooms?: string[];
+  /** String sets (ADD/DELETE keep concurrent frames of one connection from losing each other's changes). */
+  readonly channels?: Set<string>;
+  readonly rooms?: Set<string>;
   readonly status?: PresenceStatus;
   /** Whether the `session` frame went out. */
   readonly welcomed?: boolean;
@@ -138,8 +139,7 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
         user_id: principal.id,
         session_id: sessionId,
         token_expires_at: principal.expiresAt,
-        channels: [`user:${principal.id}`],
-        rooms: [],
+        channels: new Set([`user:${principal.id}`]),
         status: 'online',
       },
     }),
@@ -203,11 +203,10 @@ export const authenticateConnection = async (
     new UpdateCommand({
       TableName: table('connections'),
       Key: { connection_id: connectionId },
-      UpdateExpression: 'SET session_id = :session, channels = :channels, rooms = :rooms, welcomed = :true',
+      UpdateExpression: 'SET session_id = :session, welcomed = :true ADD channels :channels',
       ExpressionAttributeValues: {
         ':session': sessionId,
-        ':channels': [`user:${principal.id}`],
-        ':rooms': [],
+        ':channels': new Set([`user:${principal.id}`]),
         ':true': true,
       },
     }),
@@ -254,8 +253,8 @@ export const endConnection = async (
   const connection = deleted.Attributes as ConnectionRecord | undefined;
   if (!connection?.session_id || !connection.user_id) return connection;
   const { session_id: sessionId, user_id: userId } = connection;
-  const channels = connection.channels ?? [];
-  const rooms = connection.rooms ?? [];
+  const channels = [...(connection.channels ?? [])];
+  const rooms = [...(connection.rooms ?? [])];
   const sessionTtl = nowSecs() + realtimeSettings().sessionTtlSecs;
   let ownsSession = reason !== 'replaced';
   if (ownsSession) {
@@ -307,4 +306,18 @@ export const endConnection = async (
   );
   await presenceOnDisconnect(userId, connectionId, rooms);
   return connection;
+};
+
+/** `presence.update`: the status the connection's presence rows start from in rooms it joins later. */
+export const setConnectionStatus = async (connectionId: string, status: PresenceStatus): Promise<void> => {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: table('connections'),
+      Key: { connection_id: connectionId },
+      UpdateExpression: 'SET #status = :status',
+      ConditionExpression: 'attribute_exists(connection_id)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':status': status },
+    }),
+  );
 };

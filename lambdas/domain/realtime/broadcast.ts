@@ -1,0 +1,122 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../core/clients';
+import { logger } from '../../core/logger';
+import { parseChannel } from './channels';
+import { deliverToMembers, forEachLimited, MEMBERS_PAGE, membersPage, postFrame } from './deliver';
+import type { BroadcastFrame } from './frames';
+import { endConnection } from './lifecycle';
+import { shardNames } from './sweeper';
+import { BY_SHARD_INDEX, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
+
+/** Audiences up to this size are delivered by the request itself; larger ones go through the queue. */
+export const INLINE_AUDIENCE = 100;
+
+/** One unit of broadcast work on the `broadcast` queue: a page of a channel or of one connection shard. */
+export type BroadcastChunk =
+  | {
+      readonly kind: 'channel';
+      readonly channel: string;
+      readonly frame: BroadcastFrame;
+      readonly startKey?: Record<string, unknown>;
+    }
+  | {
+      readonly kind: 'shard';
+      readonly shard: string;
+      readonly frame: BroadcastFrame;
+      readonly startKey?: Record<string, unknown>;
+    };
+
+const countQuery = async (input: ConstructorParameters<typeof QueryCommand>[0]): Promise<number> => {
+  let count = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient().send(
+      new QueryCommand({ ...input, Select: 'COUNT', ExclusiveStartKey: startKey }),
+    );
+    count += page.Count ?? 0;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return count;
+};
+
+/** Open connections subscribed to the channel (detached session rows excluded). */
+export const channelAudience = (channel: string): Promise<number> =>
+  countQuery({
+    TableName: table('channels'),
+    KeyConditionExpression: 'channel = :channel',
+    FilterExpression: `${NOT_EXPIRED} AND attribute_not_exists(detached)`,
+    ExpressionAttributeNames: notExpiredNames,
+    ExpressionAttributeValues: { ':channel': channel, ':now': nowSecs() },
+  });
+
+/** Authenticated open connections, counted shard by shard on the `byShard` index. */
+export const everyoneAudience = async (): Promise<number> => {
+  let total = 0;
+  for (const shard of shardNames()) {
+    total += await countQuery({
+      TableName: table('connections'),
+      IndexName: BY_SHARD_INDEX,
+      KeyConditionExpression: 'shard = :shard',
+      FilterExpression: 'attribute_exists(user_id)',
+      ExpressionAttributeValues: { ':shard': shard },
+    });
+  }
+  return total;
+};
+
+export interface BroadcastPlan {
+  readonly recipients: number;
+  /** Chunks to enqueue; empty when delivered inline. */
+  readonly chunks: BroadcastChunk[];
+}
+
+/**
+ * POST /broadcast: counts the audience, delivers small channel audiences at once, and turns larger ones (and
+ * "everyone") into queue chunks, one per channel or per connection shard; each chunk enqueues its own successor.
+ */
+export const planBroadcast = async (
+  channel: string | undefined,
+  frame: BroadcastFrame,
+): Promise<BroadcastPlan> => {
+  if (channel !== undefined) {
+    parseChannel(channel);
+    const recipients = await channelAudience(channel);
+    if (recipients === 0) return { recipients, chunks: [] };
+    if (recipients <= INLINE_AUDIENCE) {
+      await runChunk({ kind: 'channel', channel, frame });
+      return { recipients, chunks: [] };
+    }
+    return { recipients, chunks: [{ kind: 'channel', channel, frame }] };
+  }
+  const recipients = await everyoneAudience();
+  if (recipients === 0) return { recipients, chunks: [] };
+  return { recipients, chunks: shardNames().map((shard) => ({ kind: 'shard', shard, frame })) };
+};
+
+/** Delivers one chunk (up to MEMBERS_PAGE connections) and returns the chunk that continues it, if any. */
+export const runChunk = async (chunk: BroadcastChunk): Promise<BroadcastChunk | undefined> => {
+  if (chunk.kind === 'channel') {
+    const page = await membersPage(chunk.channel, chunk.startKey);
+    await deliverToMembers(page.members, chunk.frame);
+    return page.next ? { ...chunk, startKey: page.next } : undefined;
+  }
+  const page = await documentClient().send(
+    new QueryCommand({
+      TableName: table('connections'),
+      IndexName: BY_SHARD_INDEX,
+      KeyConditionExpression: 'shard = :shard',
+      FilterExpression: 'attribute_exists(user_id)',
+      ExpressionAttributeValues: { ':shard': chunk.shard },
+      ExclusiveStartKey: chunk.startKey,
+      Limit: MEMBERS_PAGE,
+    }),
+  );
+  const ids = (page.Items ?? []).map((item) => item.connection_id as string);
+  await forEachLimited(ids, 32, async (connectionId) => {
+    if ((await postFrame(connectionId, chunk.frame)) === 'gone') {
+      logger.info('connection gone during broadcast', { connection_id: connectionId });
+      await endConnection(connectionId, 'gone');
+    }
+  });
+  return page.LastEvaluatedKey ? { ...chunk, startKey: page.LastEvaluatedKey } : undefined;
+};

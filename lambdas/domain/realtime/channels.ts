@@ -1,0 +1,107 @@
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { envNames } from '../../../lib/wiring/env';
+import { documentClient } from '../../core/clients';
+import { forbidden, notFound, ServiceError, unavailable, validationError } from '../../core/errors';
+import { logger } from '../../core/logger';
+import { MAX_CHANNELS_PER_CONNECTION } from './config';
+import { type ConnectionRecord, putMembership } from './lifecycle';
+import { joinRoomPresence, leaveRoomPresence } from './presence';
+import { nowSecs, TABLE, table } from './tables';
+
+/** `user:<id>`, `room:<id>` or `topic:<name>`; the name: 1–256 printable characters without spaces. */
+const CHANNEL = /^(user|room|topic):([^\s]{1,256})$/;
+
+export type ChannelKind = 'user' | 'room' | 'topic';
+
+export const parseChannel = (channel: string): { kind: ChannelKind; name: string } => {
+  const match = CHANNEL.exec(channel);
+  if (!match) {
+    throw validationError('channel must be user:<id>, room:<id> or topic:<name>', [
+      { field: 'channel', issue: 'unknown channel shape' },
+    ]);
+  }
+  return { kind: match[1] as ChannelKind, name: match[2] as string };
+};
+
+/** Whether a topic exists: one GetItem on the events area's `topics` table. */
+export const topicExists = async (name: string): Promise<boolean> => {
+  if (!process.env[envNames.tableName(TABLE.topics)]) {
+    logger.error('the topics table is not wired to this function (lib/wiring/areas/realtime.ts)');
+    throw unavailable('Topics are not available yet');
+  }
+  const result = await documentClient().send(new GetCommand({ TableName: table('topics'), Key: { name } }));
+  const item = result.Item as { ttl?: number; deleted_at?: unknown } | undefined;
+  return item !== undefined && (item.ttl === undefined || item.ttl > nowSecs());
+};
+
+/** Contract §4 channel rules: `user:` only one's own, `room:` anyone, `topic:` an existing topic only. */
+export const checkChannelAccess = async (userId: string, channel: string): Promise<void> => {
+  const { kind, name } = parseChannel(channel);
+  if (kind === 'user' && name !== userId) throw forbidden("Only one's own user channel can be subscribed");
+  if (kind === 'topic' && !(await topicExists(name))) throw notFound(`Topic ${name} does not exist`);
+};
+
+export type Authenticated = ConnectionRecord & { readonly user_id: string; readonly session_id: string };
+
+/** Adds a channel to the connection (idempotent): membership row + the connection's channel set. */
+export const subscribe = async (connection: Authenticated, channel: string): Promise<void> => {
+  await checkChannelAccess(connection.user_id, channel);
+  if (connection.channels?.has(channel)) return;
+  if ((connection.channels?.size ?? 0) >= MAX_CHANNELS_PER_CONNECTION) {
+    throw new ServiceError(
+      'validation',
+      `A connection may hold at most ${MAX_CHANNELS_PER_CONNECTION} channels`,
+      [{ field: 'channel', issue: 'too many channels' }],
+    );
+  }
+  await putMembership(channel, connection.connection_id, connection.user_id, connection.session_id);
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: table('connections'),
+      Key: { connection_id: connection.connection_id },
+      UpdateExpression: 'ADD channels :channel',
+      ConditionExpression: 'attribute_exists(connection_id)',
+      ExpressionAttributeValues: { ':channel': new Set([channel]) },
+    }),
+  );
+};
+
+/** Removes a channel (idempotent); leaving `room:<id>` also ends the room's presence membership. */
+export const unsubscribe = async (connection: Authenticated, channel: string): Promise<void> => {
+  const { kind } = parseChannel(channel);
+  await documentClient().send(
+    new DeleteCommand({
+      TableName: table('channels'),
+      Key: { channel, connection_id: connection.connection_id },
+    }),
+  );
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: table('connections'),
+      Key: { connection_id: connection.connection_id },
+      UpdateExpression: 'DELETE channels :channel, rooms :channel',
+      ConditionExpression: 'attribute_exists(connection_id)',
+      ExpressionAttributeValues: { ':channel': new Set([channel]) },
+    }),
+  );
+  if (kind === 'room' && connection.rooms?.has(channel)) {
+    await leaveRoomPresence(channel, connection.user_id, connection.connection_id);
+  }
+};
+
+/** `join.room`: subscribes to `room:<id>` and makes the user a presence member of that scope. */
+export const joinRoom = async (connection: Authenticated, roomId: string): Promise<string> => {
+  const room = `room:${roomId}`;
+  await subscribe(connection, room);
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: table('connections'),
+      Key: { connection_id: connection.connection_id },
+      UpdateExpression: 'ADD rooms :room',
+      ConditionExpression: 'attribute_exists(connection_id)',
+      ExpressionAttributeValues: { ':room': new Set([room]) },
+    }),
+  );
+  await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online');
+  return room;
+};

@@ -1,0 +1,174 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../core/clients';
+import type { Authenticated } from './channels';
+import { MAX_CONNECTION_SECS, MAX_REPLAYED_FRAMES } from './config';
+import type { OutboundFrame } from './frames';
+import { endConnection, putMembership } from './lifecycle';
+import { joinRoomPresence } from './presence';
+import { FRAME_PREFIX, nowSecs, SESSION_META, table } from './tables';
+
+interface SessionMeta {
+  readonly session_id: string;
+  readonly user_id: string;
+  readonly connection_id: string;
+  readonly ended_at?: number;
+  readonly channels?: string[];
+  readonly rooms?: string[];
+  readonly ttl: number;
+}
+
+export class SessionExpiredError extends Error {
+  constructor() {
+    super('The session is unknown or has expired');
+    this.name = 'SessionExpiredError';
+  }
+}
+
+const readMeta = async (sessionId: string): Promise<SessionMeta | undefined> => {
+  const result = await documentClient().send(
+    new GetCommand({
+      TableName: table('sessions'),
+      Key: { session_id: sessionId, item: SESSION_META },
+      ConsistentRead: true,
+    }),
+  );
+  const meta = result.Item as SessionMeta | undefined;
+  return meta && meta.ttl > nowSecs() ? meta : undefined;
+};
+
+/** The session's buffered frames, oldest first, at most the newest 100. */
+const bufferedFrames = async (sessionId: string): Promise<{ keys: string[]; frames: OutboundFrame[] }> => {
+  const result = await documentClient().send(
+    new QueryCommand({
+      TableName: table('sessions'),
+      KeyConditionExpression: 'session_id = :session AND begins_with(item, :prefix)',
+      ExpressionAttributeValues: { ':session': sessionId, ':prefix': FRAME_PREFIX },
+      ScanIndexForward: false,
+      Limit: MAX_REPLAYED_FRAMES,
+      ConsistentRead: true,
+    }),
+  );
+  const items = ((result.Items ?? []) as { item: string; frame: string; ttl: number }[])
+    .filter((item) => item.ttl > nowSecs())
+    .reverse();
+  return {
+    keys: items.map((item) => item.item),
+    frames: items.map((item) => JSON.parse(item.frame) as OutboundFrame),
+  };
+};
+
+const deleteFrames = async (sessionId: string, keys: readonly string[]): Promise<void> => {
+  for (let start = 0; start < keys.length; start += 25) {
+    let requests: Record<string, unknown[]> | undefined = {
+      [table('sessions')]: keys
+        .slice(start, start + 25)
+        .map((item) => ({ DeleteRequest: { Key: { session_id: sessionId, item } } })),
+    };
+    while (requests && Object.keys(requests).length > 0) {
+      const result = await documentClient().send(new BatchWriteCommand({ RequestItems: requests as never }));
+      requests = result.UnprocessedItems as Record<string, unknown[]> | undefined;
+    }
+  }
+};
+
+/**
+ * `reconnect {session_id}`: the connection takes over a session that ended less than the session TTL ago
+ * (or whose old connection is still recorded as open: that one is ended first). Its channels and rooms are
+ * restored, then `sendAck(n)` and the up to 100 frames sent to them meanwhile, in order.
+ * Only the session's own user may resume it; anything else is `session_expired` (existence is not leaked).
+ */
+export const resumeSession = async (
+  connection: Authenticated,
+  sessionId: string,
+  sendAck: (replayed: number) => Promise<void>,
+  send: (frame: OutboundFrame) => Promise<unknown>,
+): Promise<number> => {
+  if (sessionId === connection.session_id) {
+    await sendAck(0);
+    return 0;
+  }
+  let meta = await readMeta(sessionId);
+  if (!meta || meta.user_id !== connection.user_id) throw new SessionExpiredError();
+  if (meta.ended_at === undefined) {
+    await endConnection(meta.connection_id, 'gone');
+    meta = await readMeta(sessionId);
+    if (!meta || meta.ended_at === undefined) throw new SessionExpiredError();
+  }
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('sessions'),
+        Key: { session_id: sessionId, item: SESSION_META },
+        UpdateExpression: 'SET connection_id = :connection, #ttl = :ttl REMOVE ended_at',
+        ConditionExpression: 'connection_id = :previous AND attribute_exists(ended_at)',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':connection': connection.connection_id,
+          ':previous': meta.connection_id,
+          ':ttl': nowSecs() + MAX_CONNECTION_SECS + 600,
+        },
+      }),
+    );
+  } catch (error) {
+    // Another connection resumed it first.
+    if (error instanceof ConditionalCheckFailedException) throw new SessionExpiredError();
+    throw error;
+  }
+  const previousConnection = meta.connection_id;
+  const restoredChannels = meta.channels ?? [];
+  const channels = new Set([...(connection.channels ?? []), ...restoredChannels]);
+  const rooms = meta.rooms ?? [];
+  // The connection's own fresh session is abandoned: its memberships now belong to the resumed one.
+  await Promise.all(
+    [...channels].map((channel) =>
+      putMembership(channel, connection.connection_id, connection.user_id, sessionId),
+    ),
+  );
+  await Promise.all(
+    restoredChannels.map((channel) =>
+      documentClient().send(
+        new DeleteCommand({
+          TableName: table('channels'),
+          Key: { channel, connection_id: previousConnection },
+        }),
+      ),
+    ),
+  );
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: table('connections'),
+      Key: { connection_id: connection.connection_id },
+      UpdateExpression:
+        rooms.length > 0
+          ? 'SET session_id = :session ADD channels :channels, rooms :rooms'
+          : 'SET session_id = :session ADD channels :channels',
+      ConditionExpression: 'attribute_exists(connection_id)',
+      ExpressionAttributeValues: {
+        ':session': sessionId,
+        ':channels': channels,
+        ...(rooms.length > 0 ? { ':rooms': new Set(rooms) } : {}),
+      },
+    }),
+  );
+  await documentClient().send(
+    new DeleteCommand({
+      TableName: table('sessions'),
+      Key: { session_id: connection.session_id, item: SESSION_META },
+    }),
+  );
+  for (const room of rooms) {
+    await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online');
+  }
+  const { keys, frames } = await bufferedFrames(sessionId);
+  await sendAck(frames.length);
+  for (const frame of frames) await send(frame);
+  await deleteFrames(sessionId, keys);
+  return frames.length;
+};

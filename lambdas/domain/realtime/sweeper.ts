@@ -1,0 +1,130 @@
+import { DeleteConnectionCommand, GetConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../core/clients';
+import { connectionsApi } from '../../core/clients-connections';
+import { logger } from '../../core/logger';
+import { CONNECTION_SHARDS, realtimeSettings } from './config';
+import { forEachLimited, postFrame } from './deliver';
+import { type ErrorFrame, errorFrame } from './frames';
+import { type ConnectionRecord, type EndReason, endConnection, getConnection } from './lifecycle';
+import { BY_SHARD_INDEX, table } from './tables';
+
+/** Close codes contract §4 names; API Gateway's DeleteConnection cannot carry them (see docs/realtime.md). */
+export const CLOSE_CODES = { auth_timeout: 4401, token_expired: 4401, idle: 4408 } as const;
+
+const isGone = (error: unknown) =>
+  error instanceof Error &&
+  (error.name === 'GoneException' ||
+    (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410);
+
+export const shardNames = (): string[] =>
+  Array.from({ length: CONNECTION_SHARDS }, (_, index) => `s${String(index).padStart(2, '0')}`);
+
+/** Connection ids whose `check_at` has passed, from one shard of the index (a key-range Query). */
+const dueInShard = async (shard: string, nowSecs: number): Promise<string[]> => {
+  const ids: string[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient().send(
+      new QueryCommand({
+        TableName: table('connections'),
+        IndexName: BY_SHARD_INDEX,
+        KeyConditionExpression: 'shard = :shard AND check_at <= :now',
+        ExpressionAttributeValues: { ':shard': shard, ':now': nowSecs },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) ids.push(item.connection_id as string);
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return ids;
+};
+
+/** Tells the client why (when there is something to tell), closes the socket, then cleans up ourselves. */
+export const closeConnection = async (
+  connectionId: string,
+  reason: EndReason,
+  frame?: ErrorFrame,
+): Promise<void> => {
+  try {
+    if (frame) await postFrame(connectionId, frame);
+    await connectionsApi().send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+  } catch (error) {
+    if (!isGone(error)) throw error;
+  }
+  // $disconnect may never arrive on AWS: the clean-up does not wait for it (it is idempotent).
+  await endConnection(connectionId, reason);
+};
+
+/** When API Gateway last saw traffic from the client; undefined when the connection is gone. */
+const lastActiveAt = async (connectionId: string): Promise<number | undefined> => {
+  try {
+    const result = await connectionsApi().send(new GetConnectionCommand({ ConnectionId: connectionId }));
+    return result.LastActiveAt?.getTime() ?? result.ConnectedAt?.getTime() ?? Date.now();
+  } catch (error) {
+    if (isGone(error)) return undefined;
+    throw error;
+  }
+};
+
+export type SweepVerdict = 'auth_timeout' | 'token_expired' | 'idle' | 'gone' | 'alive';
+
+const inspect = async (connection: ConnectionRecord, nowMs: number): Promise<SweepVerdict> => {
+  const settings = realtimeSettings();
+  if (!connection.user_id) {
+    if (connection.connected_at + settings.authTimeoutSecs * 1000 > nowMs) return 'alive';
+    await closeConnection(
+      connection.connection_id,
+      'auth_timeout',
+      errorFrame('unauthorized', `No auth frame within ${settings.authTimeoutSecs} s; closing (4401)`),
+    );
+    return 'auth_timeout';
+  }
+  if ((connection.token_expires_at ?? Number.POSITIVE_INFINITY) * 1000 <= nowMs) {
+    await closeConnection(
+      connection.connection_id,
+      'token_expired',
+      errorFrame('token_expired', 'The token has expired; send a fresh auth frame before it does (4401)'),
+    );
+    return 'token_expired';
+  }
+  const lastActive = await lastActiveAt(connection.connection_id);
+  if (lastActive === undefined) {
+    await endConnection(connection.connection_id, 'gone');
+    return 'gone';
+  }
+  if (lastActive + settings.idleTimeoutSecs * 1000 > nowMs) return 'alive';
+  await closeConnection(connection.connection_id, 'idle');
+  return 'idle';
+};
+
+/**
+ * One sweep: every shard's connections whose `check_at` has passed (auth deadline, token expiry, or the idle
+ * timeout since they connected) are inspected. Heartbeats write nothing, so silence is judged from API Gateway's
+ * own LastActiveAt (GetConnection). A live connection keeps its past `check_at` and is simply looked at again
+ * next sweep: that costs a Query row and a GetConnection, where moving it would cost a write.
+ */
+export const sweep = async (nowMs = Date.now()): Promise<Record<SweepVerdict, number>> => {
+  const counts: Record<SweepVerdict, number> = {
+    auth_timeout: 0,
+    token_expired: 0,
+    idle: 0,
+    gone: 0,
+    alive: 0,
+  };
+  const nowSecs = Math.floor(nowMs / 1000);
+  for (const shard of shardNames()) {
+    const due = await dueInShard(shard, nowSecs);
+    await forEachLimited(due, 16, async (connectionId) => {
+      try {
+        const connection = await getConnection(connectionId);
+        if (!connection) return;
+        counts[await inspect(connection, nowMs)] += 1;
+      } catch (error) {
+        // One connection's failure must not stop the sweep of the others; the next sweep retries it.
+        logger.error('sweep of a connection failed', { connection_id: connectionId, error: error as Error });
+      }
+    });
+  }
+  return counts;
+};

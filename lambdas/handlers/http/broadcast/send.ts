@@ -1,0 +1,39 @@
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { z } from 'zod';
+import { queueUrl } from '../../../core/clients';
+import { sqs } from '../../../core/clients-sqs';
+import { httpRoute } from '../../../core/http/route';
+import { planBroadcast } from '../../../domain/realtime/broadcast';
+import type { BroadcastFrame } from '../../../domain/realtime/frames';
+
+/** A broadcast frame must fit one WebSocket frame (API Gateway's 32 KiB). */
+const MAX_PAYLOAD_BYTES = 32 * 1024;
+
+const body = z.strictObject({
+  channel: z
+    .string()
+    .regex(/^(user|room|topic):\S{1,256}$/, 'must be user:<id>, room:<id> or topic:<name>')
+    .optional(),
+  payload: z
+    .looseObject({ type: z.string().min(1).max(64) })
+    .refine((payload) => Buffer.byteLength(JSON.stringify(payload)) <= MAX_PAYLOAD_BYTES, {
+      message: `must serialize to at most ${MAX_PAYLOAD_BYTES} bytes`,
+    }),
+});
+
+/** POST /broadcast → 202 {recipients}; large audiences are fanned out by the broadcast worker. */
+export const handler = httpRoute('broadcast.send', { body }, async (request) => {
+  const plan = await planBroadcast(request.body.channel, request.body.payload as BroadcastFrame);
+  for (let start = 0; start < plan.chunks.length; start += 10) {
+    await sqs().send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl('broadcast'),
+        Entries: plan.chunks.slice(start, start + 10).map((chunk, index) => ({
+          Id: String(start + index),
+          MessageBody: JSON.stringify(chunk),
+        })),
+      }),
+    );
+  }
+  return { status: 202, body: { recipients: plan.recipients } };
+});

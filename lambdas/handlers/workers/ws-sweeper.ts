@@ -1,0 +1,8 @@
+import { logger } from '../../core/logger';
+import { sweep } from '../../domain/realtime/sweeper';
+
+/** Every minute: auth deadlines, expired tokens, silent and vanished connections (docs/realtime.md). */
+export const handler = async (): Promise<void> => {
+  const counts = await sweep();
+  logger.info('sweep', { ...counts });
+};

@@ -1,0 +1,47 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { tokenVerifier } from '../../core/auth';
+import { queueUrl } from '../../core/clients';
+import { sqs } from '../../core/clients-sqs';
+import { ServiceError } from '../../core/errors';
+import { logger } from '../../core/logger';
+import { openConnection } from '../../domain/realtime/lifecycle';
+
+interface ConnectEvent {
+  readonly requestContext: { readonly connectionId: string };
+  readonly queryStringParameters?: Readonly<Record<string, string | undefined>> | null;
+}
+
+const reject = (statusCode: number, code: string, message: string) => ({
+  statusCode,
+  body: JSON.stringify({ code, message }),
+});
+
+/**
+ * `$connect`: `?token=` must be a valid user token (invalid → 401, a service token → 403, which fails the
+ * handshake); without a token the connection opens unauthenticated and must send `auth` in time.
+ * API Gateway forbids posting from this integration, so the `session` frame goes out from the welcome worker.
+ */
+export const handler = async (event: ConnectEvent) => {
+  const connectionId = event.requestContext.connectionId;
+  const token = event.queryStringParameters?.token;
+  if (token === undefined || token === '') {
+    await openConnection(connectionId);
+    return { statusCode: 200 };
+  }
+  try {
+    const principal = await tokenVerifier().verify(token);
+    if (principal.kind !== 'user') return reject(403, 'forbidden', 'Only user tokens may connect');
+    await openConnection(connectionId, principal);
+  } catch (error) {
+    if (error instanceof ServiceError) return reject(error.status, error.code, error.message);
+    logger.error('connect failed', { error: error as Error });
+    return reject(500, 'internal', 'Something went wrong');
+  }
+  await sqs().send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl('wsWelcome'),
+      MessageBody: JSON.stringify({ connection_id: connectionId }),
+    }),
+  );
+  return { statusCode: 200 };
+};

@@ -1,0 +1,3 @@
+import { frameHandler } from './frame';
+
+export const handler = frameHandler;
