@@ -1,0 +1,185 @@
+import { describe, expect, it } from 'vitest';
+import { compileEventPattern, InvalidEventPatternError } from '../../local/eventbridge/event-pattern';
+
+/** An EventBridge envelope as targets receive it, with a detail rich enough for every operator. */
+const event = {
+  version: '0',
+  id: '3e3c153a-8339-4e30-8c35-687ebef853fe',
+  'detail-type': 'Order Placed',
+  source: 'com.example.orders',
+  account: '000000000000',
+  time: '2026-10-02T18:43:48Z',
+  region: 'eu-west-1',
+  resources: ['arn:aws:ec2:us-east-1:123456789012:instance/i-b188560f', 'arn:aws:s3:::bucket'],
+  detail: {
+    state: 'running',
+    'c-count': 5,
+    price: 10.5,
+    archive: true,
+    cancelled: false,
+    note: null,
+    empty: '',
+    'source-ip': '10.0.0.42',
+    filename: 'photo.PNG',
+    tags: ['blue', 'green'],
+    scores: [3, 99],
+    customer: { tier: 'gold', address: { country: 'FR' } },
+    items: [
+      { sku: 'A-1', quantity: 2 },
+      { sku: 'B-2', quantity: 7 },
+    ],
+  },
+};
+
+type Case = readonly [description: string, pattern: Record<string, unknown>, matches: boolean];
+
+const cases: Record<string, readonly Case[]> = {
+  'exact values': [
+    ['string equal', { source: ['com.example.orders'] }, true],
+    ['string differs', { source: ['com.example.billing'] }, false],
+    ['one of several values', { source: ['x', 'com.example.orders'] }, true],
+    ['case sensitive', { source: ['COM.EXAMPLE.ORDERS'] }, false],
+    ['number equal', { detail: { 'c-count': [5] } }, true],
+    ['number equal written as a float', { detail: { 'c-count': [5.0] } }, true],
+    ['number is not its string', { detail: { 'c-count': ['5'] } }, false],
+    ['boolean true', { detail: { archive: [true] } }, true],
+    ['boolean mismatch', { detail: { archive: [false] } }, false],
+    ['false is a value', { detail: { cancelled: [false] } }, true],
+    ['null matches null', { detail: { note: [null] } }, true],
+    ['null is not the empty string', { detail: { empty: [null] } }, false],
+    ['empty string matches empty string', { detail: { empty: [''] } }, true],
+    ['empty string is not null', { detail: { note: [''] } }, false],
+    ['missing field does not match', { detail: { absent: ['x'] } }, false],
+    ['several fields are ANDed', { source: ['com.example.orders'], 'detail-type': ['Other'] }, false],
+  ],
+  'nested fields': [
+    ['nested equal', { detail: { customer: { tier: ['gold'] } } }, true],
+    ['deeply nested', { detail: { customer: { address: { country: ['FR'] } } } }, true],
+    ['deeply nested mismatch', { detail: { customer: { address: { country: ['DE'] } } } }, false],
+    ['object pattern on a scalar field', { detail: { state: { inner: ['x'] } } }, false],
+    ['leaf pattern on an object field', { detail: { customer: ['gold'] } }, false],
+  ],
+  'arrays in the event': [
+    ['any element matches', { resources: ['arn:aws:s3:::bucket'] }, true],
+    ['no element matches', { resources: ['arn:aws:s3:::other'] }, false],
+    ['array of strings', { detail: { tags: ['green', 'red'] } }, true],
+    ['array of numbers with numeric', { detail: { scores: [{ numeric: ['>', 50] }] } }, true],
+    ['objects in an array: one element matches', { detail: { items: { sku: ['B-2'] } } }, true],
+    [
+      'objects in an array: fields must match within one element',
+      { detail: { items: { sku: ['A-1'], quantity: [7] } } },
+      false,
+    ],
+    ['objects in an array: same element', { detail: { items: { sku: ['B-2'], quantity: [7] } } }, true],
+  ],
+  prefix: [
+    ['prefix matches', { region: [{ prefix: 'eu-' }] }, true],
+    ['prefix does not match', { region: [{ prefix: 'us-' }] }, false],
+    ['prefix on time', { time: [{ prefix: '2026-10-02' }] }, true],
+    ['prefix only on strings', { detail: { 'c-count': [{ prefix: '5' }] } }, false],
+    ['prefix ignoring case', { source: [{ prefix: { 'equals-ignore-case': 'COM.EXAMPLE' } }] }, true],
+    ['prefix ignoring case mismatch', { source: [{ prefix: { 'equals-ignore-case': 'ORG.' } }] }, false],
+  ],
+  suffix: [
+    ['suffix matches', { source: [{ suffix: '.orders' }] }, true],
+    ['suffix is case sensitive', { detail: { filename: [{ suffix: '.png' }] } }, false],
+    ['suffix ignoring case', { detail: { filename: [{ suffix: { 'equals-ignore-case': '.png' } }] } }, true],
+    ['suffix does not match', { source: [{ suffix: '.billing' }] }, false],
+  ],
+  'equals-ignore-case': [
+    ['same letters other case', { 'detail-type': [{ 'equals-ignore-case': 'order placed' }] }, true],
+    ['other letters', { 'detail-type': [{ 'equals-ignore-case': 'order shipped' }] }, false],
+  ],
+  wildcard: [
+    ['star in the middle', { source: [{ wildcard: 'com.*.orders' }] }, true],
+    ['star does not match', { source: [{ wildcard: 'org.*' }] }, false],
+    ['regex characters are literal', { source: [{ wildcard: 'com.example.order?' }] }, false],
+  ],
+  'anything-but': [
+    ['single string excluded', { detail: { state: [{ 'anything-but': 'running' }] } }, false],
+    ['single string other', { detail: { state: [{ 'anything-but': 'stopped' }] } }, true],
+    ['number excluded', { detail: { 'c-count': [{ 'anything-but': 5 }] } }, false],
+    ['number other', { detail: { 'c-count': [{ 'anything-but': 6 }] } }, true],
+    ['list excluding the value', { detail: { state: [{ 'anything-but': ['stopped', 'running'] }] } }, false],
+    ['list not holding the value', { detail: { state: [{ 'anything-but': ['stopped', 'pending'] }] } }, true],
+    ['prefix excluded', { region: [{ 'anything-but': { prefix: 'eu-' } }] }, false],
+    ['prefix not excluded', { region: [{ 'anything-but': { prefix: 'us-' } }] }, true],
+    ['suffix excluded', { detail: { filename: [{ 'anything-but': { suffix: '.PNG' } }] } }, false],
+    [
+      'ignore-case list excluded',
+      { detail: { state: [{ 'anything-but': { 'equals-ignore-case': ['RUNNING', 'x'] } }] } },
+      false,
+    ],
+    ['missing field never matches anything-but', { detail: { absent: [{ 'anything-but': 'x' }] } }, false],
+  ],
+  exists: [
+    ['exists true on a present leaf', { detail: { state: [{ exists: true }] } }, true],
+    ['exists true on a missing field', { detail: { absent: [{ exists: true }] } }, false],
+    ['exists false on a missing field', { detail: { absent: [{ exists: false }] } }, true],
+    ['exists false on a present leaf', { detail: { state: [{ exists: false }] } }, false],
+    ['exists true on a null leaf', { detail: { note: [{ exists: true }] } }, true],
+    ['exists only works on leaves', { detail: { customer: [{ exists: true }] } }, false],
+    ['exists false under a missing object', { detail: { nothing: { here: [{ exists: false }] } } }, true],
+  ],
+  numeric: [
+    ['in range', { detail: { 'c-count': [{ numeric: ['>', 0, '<=', 5] }] } }, true],
+    ['upper bound exclusive', { detail: { 'c-count': [{ numeric: ['>', 0, '<', 5] }] } }, false],
+    ['equal', { detail: { price: [{ numeric: ['=', 10.5] }] } }, true],
+    ['greater or equal', { detail: { price: [{ numeric: ['>=', 11] }] } }, false],
+    ['below', { detail: { price: [{ numeric: ['<', 100] }] } }, true],
+    ['not on strings', { detail: { state: [{ numeric: ['>', 0] }] } }, false],
+  ],
+  cidr: [
+    ['inside the block', { detail: { 'source-ip': [{ cidr: '10.0.0.0/24' }] } }, true],
+    ['outside the block', { detail: { 'source-ip': [{ cidr: '10.0.1.0/24' }] } }, false],
+  ],
+  $or: [
+    [
+      'second alternative matches',
+      {
+        source: ['com.example.orders'],
+        $or: [{ region: ['us-east-1'] }, { detail: { state: ['running'] } }],
+      },
+      true,
+    ],
+    [
+      'no alternative matches',
+      { $or: [{ region: ['us-east-1'] }, { detail: { state: ['stopped'] } }] },
+      false,
+    ],
+    [
+      'alternatives nested under detail',
+      { detail: { $or: [{ 'c-count': [{ numeric: ['>', 100] }] }, { tags: ['blue'] }] } },
+      true,
+    ],
+  ],
+};
+
+describe('EventBridge event patterns (AWS content filtering semantics)', () => {
+  for (const [operator, table] of Object.entries(cases)) {
+    describe(operator, () => {
+      it.each(table)('%s', (_description, pattern, expected) => {
+        expect(compileEventPattern(pattern).matches(event)).toBe(expected);
+      });
+    });
+  }
+
+  it('matches several matchers of one field as OR', () => {
+    const pattern = compileEventPattern({ detail: { state: [{ prefix: 'stop' }, { suffix: 'ing' }] } });
+    expect(pattern.matches(event)).toBe(true);
+    expect(pattern.matches({ detail: { state: 'idle' } })).toBe(false);
+  });
+
+  it.each([
+    ['an unknown operator', { source: [{ contains: 'x' }] }],
+    ['a leaf that is not a list', { source: 'com.example.orders' }],
+    ['an empty matcher list', { source: [] }],
+    ['a malformed numeric range', { detail: { n: [{ numeric: ['>', 'zero'] }] } }],
+    ['an anything-but list mixing types', { detail: { n: [{ 'anything-but': ['a', 1] }] } }],
+    ['an IPv6 cidr', { ip: [{ cidr: '2001:db8::/32' }] }],
+    ['$or with one alternative', { $or: [{ source: ['x'] }] }],
+    ['an operator object with two operators', { source: [{ prefix: 'a', suffix: 'b' }] }],
+  ])('rejects %s at compile time', (_description, pattern) => {
+    expect(() => compileEventPattern(pattern)).toThrow(InvalidEventPatternError);
+  });
+});
