@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 90_000,
     reporters: ['default'],
+    // Handlers log one JSON line per request; tests that read logs raise the level themselves.
+    env: { POWERTOOLS_LOG_LEVEL: 'WARN', AWS_SDK_JS_SUPPRESS_NODE_VERSION_WARNING: '1' },
   },
 });

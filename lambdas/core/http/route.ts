@@ -60,6 +60,9 @@ const requestScope = (route: HttpRoute): MiddlewareObj<Event, Result, Error, Rou
     const incoming = header(event, 'x-request-id');
     context.requestId = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : newId();
     context.startedAt = performance.now();
+    // Lambda reuses nothing of a context between invocations, but a test or a local runner may.
+    context.principal = undefined;
+    context.parsedBody = undefined;
     logger.resetKeys();
     logger.appendKeys({
       request_id: context.requestId,
@@ -73,13 +76,10 @@ const requestScope = (route: HttpRoute): MiddlewareObj<Event, Result, Error, Rou
   },
 });
 
+/** One line per request; once authenticated, the principal is among the request's log keys. */
 const accessLog = (context: RouteContext, status: number) => {
-  const principal = context.principal
-    ? { kind: context.principal.kind, id: context.principal.id }
-    : undefined;
   logger.info('request', {
     status,
-    principal,
     latency_ms: Math.round((performance.now() - (context.startedAt ?? performance.now())) * 100) / 100,
   });
 };
