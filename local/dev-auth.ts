@@ -10,6 +10,9 @@ import { REPO_ROOT } from './lambda/runner';
  */
 export const DEV_AUTH_FILE = resolve(REPO_ROOT, '.data', 'dev-auth.json');
 
+/** The dev auth file in effect: NOTIFY_DEV_AUTH_FILE (tests point it elsewhere), else DEV_AUTH_FILE. */
+export const devAuthFile = (): string => process.env.NOTIFY_DEV_AUTH_FILE || DEV_AUTH_FILE;
+
 export const AUTH_ENV_PREFIX = 'SERVICE__AUTH__';
 export const DEV_AUDIENCE = 'notify';
 export const DEV_SERVICE_AUDIENCE = 'notify.s2s';
@@ -31,7 +34,7 @@ export interface Hs256Settings {
 export const newDevSecret = (): string => randomBytes(48).toString('base64url');
 
 /** Reads the persisted dev settings; undefined when `npm start` has not written them yet. */
-export const readDevAuth = (file = DEV_AUTH_FILE): Hs256Settings | undefined => {
+export const readDevAuth = (file = devAuthFile()): Hs256Settings | undefined => {
   if (!existsSync(file)) return undefined;
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<Hs256Settings>;
   if (!parsed.secret || !parsed.issuer) return undefined;
@@ -43,7 +46,7 @@ export const readDevAuth = (file = DEV_AUTH_FILE): Hs256Settings | undefined => 
   };
 };
 
-export const writeDevAuth = (settings: Hs256Settings, file = DEV_AUTH_FILE): void => {
+export const writeDevAuth = (settings: Hs256Settings, file = devAuthFile()): void => {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
 };

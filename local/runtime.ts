@@ -57,7 +57,11 @@ export interface Runtime {
   readonly javaPid: number | undefined;
   readonly invoke: InvokeFunction;
   mintUserToken(sub: string, options?: UserTokenOptions): Promise<string>;
-  mintServiceToken(name: string, scopes: readonly string[]): Promise<string>;
+  mintServiceToken(
+    name: string,
+    scopes: readonly string[],
+    options?: { expiresInSecs?: number },
+  ): Promise<string>;
   /** Stops everything it started (Java included) and restores process.env. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -194,7 +198,8 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       invoke,
       mintUserToken: (sub, tokenOptions) =>
         hs256 ? mintUserToken(hs256, sub, tokenOptions) : withoutHs256(),
-      mintServiceToken: (name, scopes) => (hs256 ? mintServiceToken(hs256, name, scopes) : withoutHs256()),
+      mintServiceToken: (name, scopes, tokenOptions) =>
+        hs256 ? mintServiceToken(hs256, name, scopes, tokenOptions) : withoutHs256(),
       stop: () => {
         stopped ??= stopAll();
         return stopped;

@@ -4,7 +4,7 @@
  *   npm start [-- --port 3000] [-- --data .data/local]      (or PORT / NOTIFY_DATA_DIR)
  */
 import { ConfigError } from '../../lambdas/core/config';
-import { ALL_SCOPES, DEV_AUTH_FILE, hasAuthSettings, readDevAuth, writeDevAuth } from '../dev-auth';
+import { ALL_SCOPES, devAuthFile, hasAuthSettings, readDevAuth, writeDevAuth } from '../dev-auth';
 import { JavaMissingError } from '../dynamodb-local';
 import { PortInUseError } from '../gateway/server';
 import { type Runtime, startRuntime } from '../runtime';
@@ -68,14 +68,16 @@ const lines = [
 if (devAuth && running.hs256) {
   writeDevAuth(running.hs256);
   const user = await running.mintUserToken('dev-user', { expiresInSecs: PRINTED_TOKEN_SECS });
-  const service = await running.mintServiceToken('dev-service', ALL_SCOPES);
+  const service = await running.mintServiceToken('dev-service', ALL_SCOPES, {
+    expiresInSecs: PRINTED_TOKEN_SECS,
+  });
   lines.push(
     '',
     'No SERVICE__AUTH__* settings: development HS256 auth',
     `  issuer ${running.hs256.issuer}, audiences ${running.hs256.audience} / ${running.hs256.serviceAudience}`,
-    `  secret         ${running.hs256.secret}   (saved in ${DEV_AUTH_FILE})`,
+    `  secret         ${running.hs256.secret}   (saved in ${devAuthFile()})`,
     `  user token     (sub dev-user, 24 h): ${user}`,
-    `  service token  (dev-service, ${ALL_SCOPES.join(' ')}, 1 h): ${service}`,
+    `  service token  (dev-service, ${ALL_SCOPES.join(' ')}, 24 h): ${service}`,
     '  more tokens:   npm run token -- --user alice [--roles admin]',
   );
 }

@@ -10,8 +10,8 @@
 import {
   AUTH_ENV_PREFIX,
   DEV_AUDIENCE,
-  DEV_AUTH_FILE,
   DEV_SERVICE_AUDIENCE,
+  devAuthFile,
   type Hs256Settings,
   mintServiceToken,
   mintUserToken,
@@ -44,7 +44,7 @@ const saved = readDevAuth();
 const secret = env('HS256_SECRET') ?? saved?.secret;
 if (!secret) {
   fail(
-    `no HS256 secret: run npm start once (it writes ${DEV_AUTH_FILE}) or set ${AUTH_ENV_PREFIX}HS256_SECRET`,
+    `no HS256 secret: run npm start once (it writes ${devAuthFile()}) or set ${AUTH_ENV_PREFIX}HS256_SECRET`,
   );
 }
 const settings: Hs256Settings = {
