@@ -1,4 +1,5 @@
 import type { WiringPart } from '../types';
+import { realtimeStateTables } from './realtime';
 
 const HANDLERS = 'lambdas/handlers/http/notifications';
 
@@ -110,7 +111,7 @@ export const notifications: WiringPart = {
       timeoutSecs: 30,
       memoryMb: 512,
       reads: ['notifications'],
-      writes: ['receivers', 'receipts'],
+      writes: ['receivers', 'receipts', ...realtimeStateTables],
       sendsTo: ['fanout'],
       managesConnections: true,
     },

@@ -2,6 +2,8 @@ import type { HttpRoute, WebSocketRoute, WiringPart } from '../types';
 
 const WS = 'lambdas/handlers/ws';
 const STATE = ['wsConnections', 'wsChannels', 'wsSessions', 'presence'] as const;
+/** Tables a function touches when it delivers frames (deliverToChannel cleans up closed connections). */
+export const realtimeStateTables = STATE;
 
 /** A frame route: every one may touch the connection, its memberships, session and presence, and post frames. */
 const frameRoute = (routeKey: string, file: string, extra: Partial<WebSocketRoute> = {}): WebSocketRoute => ({
