@@ -160,6 +160,7 @@ export class LocalSqs {
 
   async start(): Promise<void> {
     if (this.server) return;
+    if (this.longPolls.signal.aborted) throw new Error('A stopped LocalSqs cannot restart: create a new one');
     this.restore();
     this.server = await startLoopbackServer('LocalSqs', (request) => this.handle(request), errorReply);
     for (const mapping of this.mappings) mapping.start();
