@@ -27,7 +27,7 @@ export class ServiceEventBus extends Construct {
     this.archive = this.bus.archive('Archive', {
       description: 'Events published with archive: true, kept for replay',
       eventPattern: { detail: { archive: [true] } },
-      retention: props.archiveRetentionDays === 0 ? undefined : Duration.days(props.archiveRetentionDays),
+      retention: Duration.days(props.archiveRetentionDays),
     });
     for (const rule of props.rules) {
       const target = props.queues.get(rule.targetQueue, `bus rule "${rule.id}"`);

@@ -1,0 +1,520 @@
+/**
+ * The synthesized template and the wiring declaration agree both ways, grants follow the declaration and
+ * nothing else, IAM has no wildcards beyond AWS-mandated ones, and cdk-nag's AWS Solutions pack passes.
+ * Runs on the project's declaration and on a fixture declaration holding every kind of element.
+ */
+
+import type { CfnElement } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { StageSettings } from '../../lib/config/stage-config';
+import {
+  DEFAULT_FUNCTION,
+  wiring as declaredWiring,
+  envNames,
+  type FunctionSpec,
+  type IndexSpec,
+  type KeyAttribute,
+  type LocalIndexSpec,
+  type Wiring,
+} from '../../lib/wiring';
+import { richWiring } from './fixtures/rich-wiring';
+import { devSettings, prodSettings, type SynthesizedStack, synthesize } from './synth';
+
+type Json = Record<string, unknown>;
+interface Resource {
+  readonly Type: string;
+  readonly Properties: Json;
+}
+interface Statement {
+  readonly Effect: string;
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+}
+
+const cases: readonly { name: string; wiring: Wiring; settings: () => StageSettings }[] = [
+  {
+    name: 'fixture declaration with every element kind (development stage)',
+    wiring: richWiring,
+    settings: devSettings,
+  },
+  { name: 'project declaration (production-like stage)', wiring: declaredWiring, settings: prodSettings },
+];
+
+const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+/** Logical ids a CloudFormation value refers to (Ref and Fn::GetAtt), anywhere inside it. */
+const referencedIds = (value: unknown, into = new Set<string>()): Set<string> => {
+  if (Array.isArray(value)) for (const item of value) referencedIds(item, into);
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === 'Ref' && typeof inner === 'string') {
+        if (!inner.startsWith('AWS::')) into.add(inner);
+      } else if (key === 'Fn::GetAtt' && Array.isArray(inner) && typeof inner[0] === 'string')
+        into.add(inner[0]);
+      else referencedIds(inner, into);
+    }
+  }
+  return into;
+};
+
+const attributeType = (key: KeyAttribute) => ({ AttributeName: key.name, AttributeType: key.type });
+const projectionOf = (projection: IndexSpec['projection'] | LocalIndexSpec['projection']) =>
+  projection === 'keys'
+    ? { ProjectionType: 'KEYS_ONLY' }
+    : projection === 'all'
+      ? { ProjectionType: 'ALL' }
+      : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...projection] };
+
+describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
+  let synth: SynthesizedStack;
+  let resources: Record<string, Resource>;
+  const logicalId = (construct: IConstruct) =>
+    synth.stack.getLogicalId(construct.node.defaultChild as CfnElement);
+  const ofType = (type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+  const functionId = (key: string) => {
+    const fn = synth.stack.functions.get(key);
+    if (!fn) throw new Error(`no function ${key}`);
+    return logicalId(fn.function);
+  };
+  const tableId = (id: string) => logicalId(synth.stack.tables.table(id, 'test'));
+  const queueIds = (id: string) => {
+    const { queue, deadLetterQueue } = synth.stack.queues.get(id, 'test');
+    return { queue: logicalId(queue), dlq: logicalId(deadLetterQueue) };
+  };
+  /** Every function of the declaration with the key NotifyStack files it under. */
+  const declaredFunctions = (): [string, FunctionSpec][] => [
+    ...wiring.httpRoutes.map((route): [string, FunctionSpec] => [`http:${route.id}`, route]),
+    ...wiring.webSocketRoutes.map((route): [string, FunctionSpec] => [`ws:${route.routeKey}`, route]),
+    ...wiring.workers.map((worker): [string, FunctionSpec] => [`worker:${worker.id}`, worker]),
+    ...wiring.recurringSchedules.map((schedule): [string, FunctionSpec] => [
+      `schedule:${schedule.id}`,
+      schedule,
+    ]),
+  ];
+  const variablesOf = (key: string): Json => {
+    const fn = resources[functionId(key)];
+    if (!fn) throw new Error(`no function resource for ${key}`);
+    return (fn.Properties.Environment as { Variables: Json }).Variables;
+  };
+  /** Statements of the policies attached to a function's role. */
+  const statementsOf = (key: string): Statement[] => {
+    const fn = synth.stack.functions.get(key);
+    if (!fn) throw new Error(`no function ${key}`);
+    const roleId = logicalId(fn.role);
+    return ofType('AWS::IAM::Policy')
+      .filter(([, policy]) => referencedIds(policy.Properties.Roles).has(roleId))
+      .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  };
+
+  beforeAll(() => {
+    synth = synthesize(settings(), wiring);
+    resources = synth.template.toJSON().Resources as Record<string, Resource>;
+  });
+
+  describe('declaration → template', () => {
+    it('gives every HTTP route an /api/v1 route with a payload 2.0 Lambda integration of its own function', () => {
+      for (const route of wiring.httpRoutes) {
+        const integrations = synth.template.findResources('AWS::ApiGatewayV2::Integration', {
+          Properties: {
+            IntegrationType: 'AWS_PROXY',
+            PayloadFormatVersion: '2.0',
+            IntegrationUri: { 'Fn::GetAtt': [functionId(`http:${route.id}`), 'Arn'] },
+          },
+        });
+        const [integrationId] = Object.keys(integrations);
+        expect(integrationId, route.id).toBeDefined();
+        synth.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+          RouteKey: `${route.method} /api/v1${route.path}`,
+          Target: { 'Fn::Join': ['', ['integrations/', { Ref: integrationId }]] },
+        });
+      }
+    });
+
+    it('gives every WebSocket route key a route integrated with its own function', () => {
+      if (wiring.webSocketRoutes.length === 0) {
+        synth.template.resourceCountIs('AWS::ApiGatewayV2::Api', wiring.httpRoutes.length > 0 ? 1 : 0);
+        return;
+      }
+      synth.template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+        ProtocolType: 'WEBSOCKET',
+        RouteSelectionExpression: '$request.body.type',
+      });
+      synth.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'ws', AutoDeploy: true });
+      for (const route of wiring.webSocketRoutes) {
+        const integrations = synth.template.findResources('AWS::ApiGatewayV2::Integration', {
+          Properties: {
+            IntegrationType: 'AWS_PROXY',
+            IntegrationUri: Match.objectLike({
+              'Fn::Join': Match.arrayWith([
+                Match.arrayWith([{ 'Fn::GetAtt': [functionId(`ws:${route.routeKey}`), 'Arn'] }]),
+              ]),
+            }),
+          },
+        });
+        const [integrationId] = Object.keys(integrations);
+        expect(integrationId, route.routeKey).toBeDefined();
+        synth.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+          RouteKey: route.routeKey,
+          Target: { 'Fn::Join': ['', ['integrations/', { Ref: integrationId }]] },
+        });
+      }
+    });
+
+    it('builds every function with the project defaults and its declared size', () => {
+      for (const [key, spec] of declaredFunctions()) {
+        synth.template.hasResource('AWS::Lambda::Function', {
+          Properties: Match.objectLike({
+            Runtime: 'nodejs24.x',
+            Architectures: ['arm64'],
+            Handler: 'index.handler',
+            MemorySize: spec.memoryMb ?? DEFAULT_FUNCTION.memoryMb,
+            Timeout: spec.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs,
+            TracingConfig: { Mode: 'Active' },
+            Environment: {
+              Variables: Match.objectLike({
+                POWERTOOLS_SERVICE_NAME: 'notify',
+                LOG_LEVEL: settings().logLevel,
+                NODE_OPTIONS: '--enable-source-maps',
+                NOTIFY_STAGE: settings().stage,
+              }),
+            },
+            LoggingConfig: { LogGroup: { Ref: Match.anyValue() } },
+          }),
+        });
+        const fnResource = resources[functionId(key)];
+        if (!fnResource) throw new Error(`no function resource for ${key}`);
+        const logGroupId = (fnResource.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup
+          .Ref;
+        expect(resources[logGroupId]?.Properties.RetentionInDays, key).toBe(settings().logRetentionDays);
+        expect(fnResource.Properties.MemorySize, key).toBe(spec.memoryMb ?? DEFAULT_FUNCTION.memoryMb);
+      }
+    });
+
+    it('feeds every worker from its declared queue with the declared batching and partial batch failures', () => {
+      for (const worker of wiring.workers) {
+        synth.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+          EventSourceArn: { 'Fn::GetAtt': [queueIds(worker.queue).queue, 'Arn'] },
+          FunctionName: { Ref: functionId(`worker:${worker.id}`) },
+          BatchSize: worker.batchSize,
+          MaximumBatchingWindowInSeconds: worker.maxBatchingWindowSecs,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          ScalingConfig:
+            worker.maxConcurrency === undefined
+              ? Match.absent()
+              : { MaximumConcurrency: worker.maxConcurrency },
+        });
+      }
+    });
+
+    it('creates every table as declared: keys, indexes, TTL, on-demand, PITR, encryption, removal policy', () => {
+      const retained = settings().removalPolicy === 'retain';
+      for (const table of wiring.tables) {
+        const keys = [
+          table.partitionKey,
+          table.sortKey,
+          ...(table.globalIndexes ?? []).flatMap((index) => [index.partitionKey, index.sortKey]),
+          ...(table.localIndexes ?? []).map((index) => index.sortKey),
+        ].filter((key): key is KeyAttribute => key !== undefined);
+        const uniqueKeys = [...new Map(keys.map((key) => [key.name, key])).values()];
+        synth.template.hasResource('AWS::DynamoDB::Table', {
+          DeletionPolicy: retained ? 'Retain' : 'Delete',
+          Properties: Match.objectLike({
+            KeySchema: [
+              { AttributeName: table.partitionKey.name, KeyType: 'HASH' },
+              ...(table.sortKey ? [{ AttributeName: table.sortKey.name, KeyType: 'RANGE' }] : []),
+            ],
+            AttributeDefinitions: Match.arrayEquals(uniqueKeys.map(attributeType)),
+            BillingMode: 'PAY_PER_REQUEST',
+            PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+            SSESpecification: { SSEEnabled: true },
+            DeletionProtectionEnabled: retained,
+            TimeToLiveSpecification: table.ttlAttribute
+              ? { AttributeName: table.ttlAttribute, Enabled: true }
+              : Match.absent(),
+            GlobalSecondaryIndexes: table.globalIndexes?.length
+              ? Match.arrayEquals(
+                  table.globalIndexes.map((index) => ({
+                    IndexName: index.name,
+                    KeySchema: [
+                      { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
+                      ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' }] : []),
+                    ],
+                    Projection: projectionOf(index.projection),
+                  })),
+                )
+              : Match.absent(),
+            LocalSecondaryIndexes: table.localIndexes?.length
+              ? Match.arrayEquals(
+                  table.localIndexes.map((index) => ({
+                    IndexName: index.name,
+                    KeySchema: [
+                      { AttributeName: table.partitionKey.name, KeyType: 'HASH' },
+                      { AttributeName: index.sortKey.name, KeyType: 'RANGE' },
+                    ],
+                    Projection: projectionOf(index.projection),
+                  })),
+                )
+              : Match.absent(),
+          }),
+        });
+      }
+    });
+
+    it('gives every queue its own encrypted DLQ with the declared redrive and visibility timeout, TLS only', () => {
+      for (const queue of wiring.queues) {
+        const ids = queueIds(queue.id);
+        expect(resources[ids.queue]?.Properties).toMatchObject({
+          VisibilityTimeout: queue.visibilityTimeoutSecs,
+          SqsManagedSseEnabled: true,
+          RedrivePolicy: {
+            deadLetterTargetArn: { 'Fn::GetAtt': [ids.dlq, 'Arn'] },
+            maxReceiveCount: queue.maxReceiveCount,
+          },
+        });
+        expect(resources[ids.dlq]?.Properties).toMatchObject({ SqsManagedSseEnabled: true });
+        for (const id of [ids.queue, ids.dlq]) {
+          synth.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+            Queues: Match.arrayWith([{ Ref: id }]),
+            PolicyDocument: {
+              Statement: Match.arrayWith([
+                Match.objectLike({
+                  Effect: 'Deny',
+                  Action: 'sqs:*',
+                  Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+                }),
+              ]),
+            },
+          });
+        }
+      }
+    });
+
+    it('routes every bus rule to its queue on the service bus, with the declared pattern', () => {
+      for (const rule of wiring.busRules) {
+        const ids = queueIds(rule.targetQueue);
+        synth.template.hasResourceProperties('AWS::Events::Rule', {
+          EventBusName: { Ref: logicalId(synth.stack.eventBus.bus) },
+          EventPattern: rule.pattern,
+          Description: rule.description,
+          Targets: [
+            Match.objectLike({
+              Arn: { 'Fn::GetAtt': [ids.queue, 'Arn'] },
+              DeadLetterConfig: { Arn: { 'Fn::GetAtt': [ids.dlq, 'Arn'] } },
+            }),
+          ],
+        });
+      }
+    });
+
+    it('archives the events published with archive: true', () => {
+      synth.template.hasResourceProperties('AWS::Events::Archive', {
+        SourceArn: { 'Fn::GetAtt': [logicalId(synth.stack.eventBus.bus), 'Arn'] },
+        EventPattern: { detail: { archive: [true] } },
+        // 0 keeps archived events indefinitely.
+        RetentionDays: settings().archiveRetentionDays,
+      });
+    });
+
+    it('invokes every recurring schedule’s function at its declared rate', () => {
+      for (const schedule of wiring.recurringSchedules) {
+        const unit = schedule.everyMinutes === 1 ? 'minute' : 'minutes';
+        synth.template.hasResourceProperties('AWS::Scheduler::Schedule', {
+          ScheduleExpression: `rate(${schedule.everyMinutes} ${unit})`,
+          Target: Match.objectLike({ Arn: { 'Fn::GetAtt': [functionId(`schedule:${schedule.id}`), 'Arn'] } }),
+        });
+      }
+    });
+
+    it('lets the one-time scheduler role send to every declared schedule target queue and nothing else', () => {
+      const scheduling = synth.stack.scheduling;
+      const needed =
+        wiring.scheduleTargets.length > 0 || declaredFunctions().some(([, spec]) => spec.schedules);
+      expect(scheduling !== undefined).toBe(needed);
+      if (!scheduling) return;
+      const roleId = logicalId(scheduling.role);
+      synth.template.hasResourceProperties('AWS::IAM::Role', {
+        AssumeRolePolicyDocument: {
+          Statement: [Match.objectLike({ Principal: { Service: 'scheduler.amazonaws.com' } })],
+        },
+      });
+      const statements = ofType('AWS::IAM::Policy')
+        .filter(([, policy]) => referencedIds(policy.Properties.Roles).has(roleId))
+        .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+      const queues = new Set(statements.flatMap((statement) => [...referencedIds(statement.Resource)]));
+      expect(queues).toEqual(
+        new Set(wiring.scheduleTargets.map((target) => queueIds(target.targetQueue).queue)),
+      );
+    });
+
+    it('outputs the REST base URL, the WebSocket URL and the bus name', () => {
+      const outputs = synth.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+      expect(JSON.stringify(outputs.HttpApiUrl?.Value)).toContain('api/v1');
+      expect(outputs.EventBusName?.Value).toEqual({ Ref: logicalId(synth.stack.eventBus.bus) });
+      expect(outputs.WebSocketUrl !== undefined).toBe(wiring.webSocketRoutes.length > 0);
+    });
+  });
+
+  describe('template → declaration (nothing undeclared)', () => {
+    it('has exactly the declared number of routes, tables, queues, mappings, rules, schedules and functions', () => {
+      synth.template.resourceCountIs(
+        'AWS::ApiGatewayV2::Route',
+        wiring.httpRoutes.length + wiring.webSocketRoutes.length,
+      );
+      synth.template.resourceCountIs('AWS::DynamoDB::Table', wiring.tables.length);
+      synth.template.resourceCountIs('AWS::SQS::Queue', 2 * wiring.queues.length);
+      synth.template.resourceCountIs('AWS::Lambda::EventSourceMapping', wiring.workers.length);
+      synth.template.resourceCountIs('AWS::Events::Rule', wiring.busRules.length);
+      synth.template.resourceCountIs('AWS::Scheduler::Schedule', wiring.recurringSchedules.length);
+      synth.template.resourceCountIs('AWS::Lambda::Function', declaredFunctions().length);
+      synth.template.resourceCountIs('AWS::Events::EventBus', 1);
+    });
+  });
+
+  describe('least privilege', () => {
+    it('grants each function exactly the resources its declaration names, with write actions only where declared', () => {
+      for (const [key, spec] of declaredFunctions()) {
+        const fn = synth.stack.functions.get(key);
+        if (!fn) throw new Error(`no function ${key}`);
+        const expected = new Set<string>([logicalId(fn.logGroup)]);
+        const writes = new Set(spec.writes ?? []);
+        for (const table of [...(spec.reads ?? []), ...writes]) expected.add(tableId(table));
+        for (const queue of spec.sendsTo ?? []) expected.add(queueIds(queue).queue);
+        if (key.startsWith('worker:')) {
+          const worker = wiring.workers.find((candidate) => `worker:${candidate.id}` === key);
+          if (worker) expected.add(queueIds(worker.queue).queue);
+        }
+        if (spec.putsEvents) expected.add(logicalId(synth.stack.eventBus.bus));
+        if (spec.managesConnections && synth.stack.webSocketApi)
+          expected.add(logicalId(synth.stack.webSocketApi.api));
+        if (spec.schedules && synth.stack.scheduling) expected.add(logicalId(synth.stack.scheduling.role));
+
+        const statements = statementsOf(key);
+        const granted = new Set(statements.flatMap((statement) => [...referencedIds(statement.Resource)]));
+        expect(granted, key).toEqual(expected);
+
+        for (const table of spec.reads ?? []) {
+          if (writes.has(table)) continue;
+          const onTable = statements.filter((statement) =>
+            referencedIds(statement.Resource).has(tableId(table)),
+          );
+          const actions = onTable.flatMap((statement) => list(statement.Action));
+          expect(actions, `${key} reads ${table}`).toContain('dynamodb:Query');
+          expect(actions, `${key} only reads ${table}`).not.toContain('dynamodb:PutItem');
+        }
+        for (const table of writes) {
+          const onTable = statements.filter((statement) =>
+            referencedIds(statement.Resource).has(tableId(table)),
+          );
+          expect(
+            onTable.flatMap((statement) => list(statement.Action)),
+            `${key} writes ${table}`,
+          ).toContain('dynamodb:PutItem');
+        }
+        if (spec.schedules) {
+          const actions = statements.flatMap((statement) => list(statement.Action));
+          expect(actions).toEqual(
+            expect.arrayContaining(['scheduler:CreateSchedule', 'scheduler:DeleteSchedule', 'iam:PassRole']),
+          );
+        }
+      }
+    });
+
+    it('tells each function where its declared resources are, and nothing more', () => {
+      for (const [key, spec] of declaredFunctions()) {
+        const variables = variablesOf(key);
+        const resourceNames = Object.keys(variables).filter(
+          (name) => name.startsWith('NOTIFY_') && name !== envNames.stage,
+        );
+        const expected = new Set<string>();
+        for (const table of [...(spec.reads ?? []), ...(spec.writes ?? [])])
+          expected.add(envNames.tableName(table));
+        for (const queue of spec.sendsTo ?? []) {
+          expected.add(envNames.queueUrl(queue));
+          expected.add(envNames.queueArn(queue));
+        }
+        if (spec.putsEvents) expected.add(envNames.busName);
+        if (spec.managesConnections) expected.add(envNames.wsCallbackUrl);
+        if (spec.schedules) {
+          expected.add(envNames.schedulerRoleArn);
+          expected.add(envNames.scheduleGroup);
+          for (const target of wiring.scheduleTargets) expected.add(envNames.queueArn(target.targetQueue));
+        }
+        expect(new Set(resourceNames), key).toEqual(expected);
+        for (const table of [...(spec.reads ?? []), ...(spec.writes ?? [])]) {
+          expect(variables[envNames.tableName(table)]).toEqual({ Ref: tableId(table) });
+        }
+        if (spec.managesConnections) {
+          expect(JSON.stringify(variables[envNames.wsCallbackUrl])).toMatch(
+            /^\{"Fn::Join":\["",\["https:\/\/",/,
+          );
+          expect(JSON.stringify(variables[envNames.wsCallbackUrl])).toContain('/ws');
+        }
+      }
+    });
+
+    it('uses no wildcard action, and a "*" resource only where AWS offers nothing narrower', () => {
+      // The only "*" resource AWS mandates here: X-Ray trace uploads have no resource-level permissions.
+      const starResourceAllowed = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
+      const policies = ofType('AWS::IAM::Policy');
+      expect(policies.length).toBeGreaterThan(0);
+      for (const [policyId, policy] of policies) {
+        for (const statement of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
+          if (statement.Effect !== 'Allow') continue;
+          for (const action of list(statement.Action)) {
+            expect(action, policyId).not.toMatch(/^\*$|:\*$/);
+          }
+          if (list(statement.Resource).includes('*')) {
+            for (const action of list(statement.Action))
+              expect(starResourceAllowed, `${policyId} ${action}`).toContain(action);
+          }
+        }
+      }
+      for (const [roleId, role] of ofType('AWS::IAM::Role')) {
+        expect(role.Properties.Policies, roleId).toBeUndefined();
+        expect(role.Properties.ManagedPolicyArns, roleId).toBeUndefined();
+      }
+    });
+  });
+
+  describe('settings', () => {
+    it('passes the auth settings to HTTP and WebSocket functions, and the HS256 key never as plain text', () => {
+      const keys = declaredFunctions().filter(([key]) => key.startsWith('http:') || key.startsWith('ws:'));
+      for (const [key] of keys) {
+        const variables = variablesOf(key);
+        for (const [name, value] of Object.entries(settings().authEnv))
+          expect(variables[name], `${key} ${name}`).toBe(value);
+        const secret = variables.SERVICE__AUTH__HS256_SECRET;
+        if (settings().hs256Secret === undefined) expect(secret, key).toBeUndefined();
+        else expect(JSON.stringify(secret)).toContain('{{resolve:secretsmanager:');
+      }
+    });
+  });
+
+  describe('cdk-nag AwsSolutions', () => {
+    it('reports no finding that is not acknowledged', () => {
+      const report = new AwsSolutionsChecks(synth.app).validateScope(synth.stack);
+      const findings = report.violations.map(
+        (violation) => `${violation.ruleName}: ${violation.description}`,
+      );
+      expect(findings).toEqual([]);
+      expect(Annotations.fromStack(synth.stack).findError('*', Match.anyValue())).toEqual([]);
+    });
+
+    it('gives every acknowledgement a written reason', () => {
+      const acknowledgements = synth.stack.node
+        .findAll()
+        .flatMap((construct) => construct.node.metadata)
+        .filter((entry) => entry.type === 'aws:cdk:acknowledged-rules')
+        .flatMap((entry) => Object.entries(entry.data as Record<string, string>));
+      expect(acknowledgements.length).toBeGreaterThan(0);
+      for (const [id, reason] of acknowledgements) {
+        // aws-cdk-lib records acknowledgements under its annotation namespace.
+        expect(id).toMatch(/^Annotation::AwsSolutions-/);
+        expect(reason.length, id).toBeGreaterThan(40);
+      }
+    });
+  });
+});

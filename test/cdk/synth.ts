@@ -1,0 +1,64 @@
+/** Builds a NotifyStack once for a test file and hands out its template (bundling every function is slow). */
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { parseStageConfig, type StageSettings } from '../../lib/config/stage-config';
+import { NotifyStack } from '../../lib/notify-stack';
+import type { Wiring } from '../../lib/wiring';
+
+export interface SynthesizedStack {
+  readonly app: App;
+  readonly stack: NotifyStack;
+  readonly template: Template;
+}
+
+export const synthesize = (settings: StageSettings, wiring?: Wiring): SynthesizedStack => {
+  const app = new App();
+  const stack = new NotifyStack(app, `notify-test-${settings.stage}`, { settings, wiring });
+  return { app, stack, template: Template.fromStack(stack) };
+};
+
+/** The settings of a development stage: HS256 key generated in Secrets Manager, tracing on, data destroyed. */
+export const devSettings = (): StageSettings =>
+  parseStageConfig(
+    'devtest',
+    {
+      development: true,
+      log_level: 'DEBUG',
+      log_retention_days: 7,
+      removal_policy: 'destroy',
+      tracing: true,
+      archive_retention_days: 3,
+      auth: {
+        issuer: 'https://issuer.test/',
+        audience: 'notify',
+        service_audience: 'notify.s2s',
+        hs256_secret: { secrets_manager: 'generate' },
+      },
+    },
+    'test settings',
+  );
+
+/** The settings of a production-like stage: JWKS only, data retained, archive kept indefinitely. */
+export const prodSettings = (): StageSettings =>
+  parseStageConfig(
+    'prodtest',
+    {
+      development: false,
+      log_level: 'INFO',
+      log_retention_days: 90,
+      removal_policy: 'retain',
+      tracing: true,
+      archive_retention_days: 0,
+      auth: {
+        issuer: 'https://idp.test/',
+        audience: 'notify',
+        service_audience: 'notify.s2s',
+        jwks_url: 'https://idp.test/.well-known/jwks.json',
+        jwks_cache_ttl: '10m',
+        clock_skew_secs: 10,
+        admin_role: 'ops',
+        replay_protection: true,
+      },
+    },
+    'test settings',
+  );
