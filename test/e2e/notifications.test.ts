@@ -1,0 +1,321 @@
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentClient, tableName } from '../../lambdas/core/clients';
+import { envNames } from '../../lib/wiring';
+import { type Runtime, startTestRuntime } from '../support/runtime';
+import { TestClient } from './realtime-client';
+
+let runtime: Runtime;
+let service: string;
+let run = 0;
+/** Users unique to this run, so tests never see each other's feeds. */
+const user = (name: string) => `${name}-${process.pid}-${run}`;
+
+beforeAll(async () => {
+  runtime = await startTestRuntime();
+  run = Date.now();
+  service = await runtime.mintServiceToken('billing', ['notifications:write']);
+});
+afterAll(() => runtime?.stop());
+
+const api = async (
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) => {
+  const response = await fetch(`${runtime.httpUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+};
+
+const eventually = async <T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+
+const unread = async (token: string) =>
+  (await api('GET', '/notifications/unread-count', token)).body.count as number;
+
+const receiverCount = async (userId: string) => {
+  const result = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName('receivers'),
+      KeyConditionExpression: 'user_id = :user',
+      ExpressionAttributeValues: { ':user': userId },
+      Select: 'COUNT',
+      ConsistentRead: true,
+    }),
+  );
+  return result.Count ?? 0;
+};
+
+const fanoutQueueIdle = async () => {
+  const sqs = new SQSClient({});
+  const attributes = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: process.env[envNames.queueUrl('fanout')],
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  sqs.destroy();
+  return (
+    attributes.Attributes?.ApproximateNumberOfMessages === '0' &&
+    attributes.Attributes?.ApproximateNumberOfMessagesNotVisible === '0'
+  );
+};
+
+describe('notifications end to end', () => {
+  it('delivers in_app + toast to three users: frames on every open connection, one feed item each', async () => {
+    const [alice, bob, carol] = [user('alice'), user('bob'), user('carol')];
+    const tokens = Object.fromEntries(
+      await Promise.all(
+        [alice, bob, carol].map(async (id) => [id, await runtime.mintUserToken(id)] as const),
+      ),
+    );
+    const sockets = await Promise.all([
+      TestClient.open(`${runtime.wsUrl}?token=${tokens[alice]}`),
+      TestClient.open(`${runtime.wsUrl}?token=${tokens[alice]}`),
+      TestClient.open(`${runtime.wsUrl}?token=${tokens[bob]}`),
+    ]);
+    await Promise.all(sockets.map((socket) => socket.nextOfType('session')));
+
+    const created = await api('POST', '/notifications', service, {
+      event_type: 'invoice.paid',
+      title: 'Invoice paid',
+      body: 'Thank you',
+      data: { invoice: 'INV-1' },
+      channels: ['in_app', 'toast'],
+      recipient_ids: [alice, bob, carol],
+    });
+    expect(created.status).toBe(202);
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      status: 'accepted',
+      recipient_count: 3,
+      scheduled_at: null,
+    });
+    expect(created.headers.get('x-request-id')).toBeTruthy();
+
+    const frames = await Promise.all(sockets.map((socket) => socket.nextOfType('notification')));
+    for (const frame of frames) {
+      expect(frame).toMatchObject({
+        type: 'notification',
+        notification_id: created.body.id,
+        event_type: 'invoice.paid',
+        source: 'billing',
+        title: 'Invoice paid',
+        body: 'Thank you',
+        data: { invoice: 'INV-1' },
+        priority: 'normal',
+        channel: 'toast',
+      });
+    }
+    for (const id of [alice, bob, carol]) {
+      expect(
+        await eventually(
+          () => unread(tokens[id]!),
+          (count) => count === 1,
+        ),
+      ).toBe(1);
+      const feed = await api('GET', '/notifications', tokens[id]!);
+      expect(feed.body.items).toHaveLength(1);
+      expect(feed.body.items[0]).toMatchObject({ notification_id: created.body.id, read_at: null });
+    }
+    // The frame's id is the receiver id the feed uses, so a toast can be marked read.
+    const aliceItem = (await api('GET', '/notifications', tokens[alice]!)).body.items[0];
+    expect(frames[0]?.id).toBe(aliceItem.id);
+
+    const read = await api('POST', `/notifications/${aliceItem.id}/read`, tokens[alice]!);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({ id: aliceItem.id, read_at: expect.any(String) });
+    expect((await api('POST', `/notifications/${aliceItem.id}/read`, tokens[alice]!)).body).toEqual(
+      read.body,
+    );
+    expect(await unread(tokens[alice]!)).toBe(0);
+    expect((await api('POST', `/notifications/${aliceItem.id}/read`, tokens[bob]!)).status).toBe(404);
+
+    expect((await api('POST', '/notifications/read-all', tokens[bob]!)).body).toEqual({ updated: 1 });
+    expect(await unread(tokens[bob]!)).toBe(0);
+    expect(await unread(tokens[carol]!)).toBe(1);
+    for (const socket of sockets) socket.socket.close();
+  });
+
+  it('reaches every one of 1,000 recipients exactly once, and a redelivered message changes nothing', async () => {
+    const recipients = Array.from({ length: 1000 }, (_, index) => user(`crowd${index}`));
+    const created = await api('POST', '/notifications', service, {
+      event_type: 'system.maintenance',
+      title: 'Maintenance tonight',
+      recipient_ids: recipients,
+    });
+    expect(created.status).toBe(202);
+    expect(created.body.recipient_count).toBe(1000);
+    await eventually(fanoutQueueIdle, (idle) => idle, 60_000);
+    await eventually(
+      () => receiverCount(recipients.at(-1)!),
+      (count) => count === 1,
+    );
+    const counts = await Promise.all(recipients.map(receiverCount));
+    expect(counts.filter((count) => count !== 1)).toEqual([]);
+
+    // Redeliver a chunk and the plan as SQS would after a lost acknowledgement.
+    const sqs = new SQSClient({});
+    const queueUrl = process.env[envNames.queueUrl('fanout')];
+    for (const body of [
+      { kind: 'chunk', notification_id: created.body.id, recipients: recipients.slice(0, 100) },
+      { kind: 'plan', notification_id: created.body.id },
+    ]) {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(body) }));
+    }
+    sqs.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(fanoutQueueIdle, (idle) => idle, 60_000);
+    const after = await Promise.all(recipients.map(receiverCount));
+    expect(after.filter((count) => count !== 1)).toEqual([]);
+    expect(await unread(await runtime.mintUserToken(recipients[0]!))).toBe(1);
+  }, 120_000);
+
+  it('lets a user notify itself but nobody else', async () => {
+    const dave = user('dave');
+    const token = await runtime.mintUserToken(dave);
+    const own = await api('POST', '/notifications', token, {
+      event_type: 'note.self',
+      title: 'Remember',
+      recipient_ids: [dave],
+    });
+    expect(own.status).toBe(202);
+    const other = await api('POST', '/notifications', token, {
+      event_type: 'note.self',
+      title: 'Hi',
+      recipient_ids: [dave, user('erin')],
+    });
+    expect(other.status).toBe(403);
+    expect(other.body.code).toBe('forbidden');
+    const unscoped = await runtime.mintServiceToken('reports', ['events:publish']);
+    expect(
+      (
+        await api('POST', '/notifications', unscoped, {
+          event_type: 'a.b',
+          title: 't',
+          recipient_ids: [dave],
+        })
+      ).status,
+    ).toBe(403);
+    const source = (
+      await eventually(
+        () => api('GET', '/notifications', token),
+        (feed) => feed.body.items.length === 1,
+      )
+    ).body.items[0].source;
+    expect(source).toBe('user');
+  });
+
+  it('returns the first response for a repeated Idempotency-Key and 409 for a different body', async () => {
+    const frank = user('frank');
+    const body = { event_type: 'order.shipped', title: 'Shipped', recipient_ids: [frank] };
+    const key = { 'idempotency-key': `order-${run}` };
+    const first = await api('POST', '/notifications', service, body, key);
+    const second = await api('POST', '/notifications', service, body, key);
+    expect(second.status).toBe(202);
+    expect(second.body).toEqual(first.body);
+    const different = await api('POST', '/notifications', service, { ...body, title: 'Changed' }, key);
+    expect(different.status).toBe(409);
+    expect(different.body.code).toBe('conflict');
+    await eventually(fanoutQueueIdle, (idle) => idle);
+    expect(await receiverCount(frank)).toBe(1);
+  });
+
+  it('schedules a notification: not delivered before scheduled_at, delivered once after', async () => {
+    const gina = user('gina');
+    const token = await runtime.mintUserToken(gina);
+    const scheduledAt = new Date(Date.now() + 2500);
+    const created = await api('POST', '/notifications', service, {
+      event_type: 'reminder.due',
+      title: 'Reminder',
+      recipient_ids: [gina],
+      scheduled_at: scheduledAt.toISOString(),
+    });
+    expect(created.status).toBe(202);
+    expect(created.body.status).toBe('scheduled');
+    expect(Date.parse(created.body.scheduled_at)).toBe(scheduledAt.getTime());
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await unread(token)).toBe(0);
+    expect(
+      await eventually(
+        () => unread(token),
+        (count) => count === 1,
+        15_000,
+      ),
+    ).toBe(1);
+    expect(Date.now()).toBeGreaterThanOrEqual(scheduledAt.getTime());
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await receiverCount(gina)).toBe(1);
+  });
+
+  it('does not list, count or deliver an expired notification', async () => {
+    const hank = user('hank');
+    const token = await runtime.mintUserToken(hank);
+    await api('POST', '/notifications', service, {
+      event_type: 'flash.sale',
+      title: 'Ends soon',
+      recipient_ids: [hank],
+      expires_at: new Date(Date.now() + 1200).toISOString(),
+    });
+    expect(
+      await eventually(
+        () => unread(token),
+        (count) => count === 1,
+      ),
+    ).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    expect(await unread(token)).toBe(0);
+    expect((await api('GET', '/notifications', token)).body.items).toEqual([]);
+    const late = await api('POST', '/notifications', service, {
+      event_type: 'flash.sale',
+      title: 'Too late',
+      recipient_ids: [hank],
+      scheduled_at: new Date(Date.now() + 1500).toISOString(),
+      expires_at: new Date(Date.now() + 1600).toISOString(),
+    });
+    expect(late.body.status).toBe('scheduled');
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await receiverCount(hank)).toBe(1); // only the first one, which expired but is not yet deleted by TTL
+  });
+
+  it('pages the feed with an opaque cursor and refuses a tampered one', async () => {
+    const ivy = user('ivy');
+    const token = await runtime.mintUserToken(ivy);
+    for (let index = 0; index < 3; index += 1) {
+      await api('POST', '/notifications', service, {
+        event_type: 'x.y',
+        title: `n${index}`,
+        recipient_ids: [ivy],
+      });
+    }
+    await eventually(
+      () => unread(token),
+      (count) => count === 3,
+    );
+    const first = await api('GET', '/notifications?limit=2', token);
+    expect(first.body.items.map((item: { title: string }) => item.title)).toEqual(['n2', 'n1']);
+    const second = await api('GET', `/notifications?limit=2&cursor=${first.body.next_cursor}`, token);
+    expect(second.body).toMatchObject({ items: [{ title: 'n0' }], next_cursor: null });
+    const tampered = await api('GET', `/notifications?cursor=${first.body.next_cursor}x`, token);
+    expect(tampered.status).toBe(400);
+    expect((await api('GET', '/notifications?limit=101', token)).status).toBe(400);
+  });
+});
