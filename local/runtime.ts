@@ -66,6 +66,9 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
+/** Set once a runtime has started in this process (see startRuntime). */
+let runtimeStarted = false;
+
 const withoutHs256 = (): Promise<never> =>
   Promise.reject(new Error('This runtime verifies tokens with a JWKS URL: mint tokens with that IdP'));
 
@@ -76,6 +79,12 @@ const withoutHs256 = (): Promise<never> =>
  * process at a time (handler modules and their SDK clients are cached for the process's life, as in Lambda).
  */
 export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtime> => {
+  if (runtimeStarted) {
+    throw new Error(
+      'startRuntime: one runtime per process. Handler modules keep the clients and settings of the first ' +
+        '(as a Lambda environment does); start another runtime in a child process (e.g. npm start).',
+    );
+  }
   const wiring = options.wiring ?? declaredWiring;
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
   if (dataDir) mkdirSync(dataDir, { recursive: true });
@@ -185,6 +194,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     }
     envReady();
     gateway.open();
+    runtimeStarted = true;
 
     const hs256 = hs256FromEnv(process.env);
     let stopped: Promise<void> | undefined;
