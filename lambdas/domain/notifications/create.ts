@@ -8,7 +8,8 @@ import { forbidden } from '../../core/errors';
 import type { Principal } from '../../core/principal';
 import { sendAll } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
-import { CHUNK_SIZE, chunksOf, type FanoutMessage } from './fanout-messages';
+import { subscriberCounts } from '../topics/topics';
+import { type Audience, CHUNK_SIZE, type FanoutMessage, planMessages } from './fanout-messages';
 import { FEED_RETENTION_MS, type NotificationRecord } from './model';
 import type { CreateNotificationInput } from './schema';
 
@@ -17,7 +18,8 @@ const SCHEDULE_THRESHOLD_MS = 1000;
 
 /** Contract §2/§3: a user may notify only itself; a service needs `notifications:write` (checked by the route). */
 const assertMayNotify = (principal: Principal, input: CreateNotificationInput) => {
-  if (principal.kind === 'user' && input.recipient_ids.some((id) => id !== principal.id)) {
+  if (principal.kind !== 'user') return;
+  if (input.recipient_ids.some((id) => id !== principal.id) || input.topics.length > 0) {
     throw forbidden('A user may create notifications only for itself');
   }
 };
@@ -41,7 +43,9 @@ export const createNotification = async (
   const scheduled = scheduledAt !== null && scheduledAt > now + SCHEDULE_THRESHOLD_MS;
   const deliverAt = scheduled ? scheduledAt : now;
   const expiresAt = input.expires_at ? Date.parse(input.expires_at) : null;
-  const record: NotificationRecord = {
+  // Unknown topics are a 404 before anything is stored; their counts bound recipient_count from above.
+  const topicCounts = await subscriberCounts(input.topics);
+  const record: NotificationRecord & Audience = {
     id,
     source: input.source ?? (principal.kind === 'service' ? principal.id : 'user'),
     event_type: input.event_type,
@@ -51,6 +55,7 @@ export const createNotification = async (
     priority: input.priority,
     channels: input.channels,
     recipient_ids: input.recipient_ids,
+    topics: input.topics.length > 0 ? input.topics : undefined,
     scheduled_at: scheduled ? new Date(deliverAt).toISOString() : null,
     expires_at: input.expires_at ? new Date(Date.parse(input.expires_at)).toISOString() : null,
     created_at: new Date(now).toISOString(),
@@ -67,14 +72,22 @@ export const createNotification = async (
     body: {
       id: stored.id,
       status: stored.status,
-      recipient_count: stored.recipient_ids.length,
+      recipient_count: recipientCount(stored, topicCounts),
       scheduled_at: stored.scheduled_at,
     },
   };
 };
 
+/**
+ * The recipients plus, per named topic, its subscriber count at request time: an upper bound of the users
+ * reached (a user in several of them is counted each time but delivered once). docs/events-topics-devices.md.
+ */
+const recipientCount = (record: Audience, topicCounts: ReadonlyMap<string, number>): number =>
+  record.recipient_ids.length +
+  (record.topics ?? []).reduce((sum, topic) => sum + Math.max(0, topicCounts.get(topic) ?? 0), 0);
+
 /** Writes the record unless an earlier attempt with this id did; then the stored one wins. */
-const storeOnce = async (record: NotificationRecord): Promise<NotificationRecord> => {
+const storeOnce = async <R extends NotificationRecord>(record: R): Promise<R> => {
   try {
     await documentClient().send(
       new PutCommand({
@@ -90,17 +103,20 @@ const storeOnce = async (record: NotificationRecord): Promise<NotificationRecord
     const existing = await documentClient().send(
       new GetCommand({ TableName: tableName('notifications'), Key: { id: record.id }, ConsistentRead: true }),
     );
-    return (existing.Item as NotificationRecord | undefined) ?? record;
+    return (existing.Item as R | undefined) ?? record;
   }
 };
 
-/** Small audiences go straight out as one chunk; larger ones as a plan the worker splits. */
-export const fanoutMessagesFor = (record: NotificationRecord): FanoutMessage[] =>
+/**
+ * Small recipient lists go straight out as one chunk (plus the first page of each topic); larger ones as a
+ * plan the worker splits.
+ */
+export const fanoutMessagesFor = (record: Audience): FanoutMessage[] =>
   record.recipient_ids.length <= CHUNK_SIZE
-    ? [{ kind: 'chunk', notification_id: record.id, recipients: record.recipient_ids }]
+    ? planMessages(record)
     : [{ kind: 'plan', notification_id: record.id }];
 
-const enqueueFanout = (record: NotificationRecord) =>
+const enqueueFanout = (record: Audience) =>
   sendAll(
     queueUrl('fanout'),
     fanoutMessagesFor(record).map((message) => JSON.stringify(message)),

@@ -1,11 +1,20 @@
 /**
- * Messages on the `fanout` queue. A `plan` splits a notification's audience into `chunk`s; each chunk is
- * delivered by one worker invocation, so a large audience is processed in parallel and no single request
- * walks the whole list.
+ * Messages on the `fanout` queue. A `plan` splits a notification's audience into `chunk`s and one
+ * `topic-page` per named topic; each chunk is delivered by one worker invocation and each topic page enqueues
+ * its subscribers' chunks and the next page, so a large audience is processed in parallel and no single
+ * request walks the whole list.
  */
 export type FanoutMessage =
   | { readonly kind: 'plan'; readonly notification_id: string }
-  | { readonly kind: 'chunk'; readonly notification_id: string; readonly recipients: readonly string[] };
+  | { readonly kind: 'chunk'; readonly notification_id: string; readonly recipients: readonly string[] }
+  | {
+      /** One page of a topic's subscribers (a Query): enqueues their chunks, then the next page. */
+      readonly kind: 'topic-page';
+      readonly notification_id: string;
+      readonly topic: string;
+      /** The last subscriber of the previous page; absent for the first page. */
+      readonly after?: string;
+    };
 
 /** Recipients per chunk: 100 × 256-character ids stays far below SQS's 256 KiB message limit. */
 export const CHUNK_SIZE = 100;
@@ -23,5 +32,33 @@ export const parseFanoutMessage = (body: string): FanoutMessage => {
   if (message.kind === 'chunk' && Array.isArray(message.recipients)) {
     return { kind: 'chunk', notification_id: message.notification_id, recipients: message.recipients };
   }
+  if (message.kind === 'topic-page' && typeof message.topic === 'string') {
+    return typeof message.after === 'string'
+      ? {
+          kind: 'topic-page',
+          notification_id: message.notification_id,
+          topic: message.topic,
+          after: message.after,
+        }
+      : { kind: 'topic-page', notification_id: message.notification_id, topic: message.topic };
+  }
   throw new Error(`unknown fan-out message kind ${String(message.kind)}`);
 };
+
+/** The audience of a stored notification: its recipients and the topics whose subscribers it also reaches. */
+export interface Audience {
+  readonly id: string;
+  readonly recipient_ids: readonly string[];
+  /** Absent on notifications stored before topic fan-out existed. */
+  readonly topics?: readonly string[];
+}
+
+/** What a `plan` turns into: chunks of the recipients, and the first page of each topic's subscribers. */
+export const planMessages = (audience: Audience): FanoutMessage[] => [
+  ...chunksOf(audience.recipient_ids, CHUNK_SIZE).map(
+    (recipients): FanoutMessage => ({ kind: 'chunk', notification_id: audience.id, recipients }),
+  ),
+  ...(audience.topics ?? []).map(
+    (topic): FanoutMessage => ({ kind: 'topic-page', notification_id: audience.id, topic }),
+  ),
+];

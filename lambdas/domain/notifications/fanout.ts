@@ -7,7 +7,8 @@ import { logger } from '../../core/logger';
 import { sendAll } from '../../core/sqs-send';
 import { deliverToChannel, forEachLimited } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
-import { CHUNK_SIZE, chunksOf, type FanoutMessage } from './fanout-messages';
+import { subscribersPage } from '../topics/subscriptions';
+import { type Audience, CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
 import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 
 /** Recipients of one chunk handled at once (DynamoDB writes and `@connections` posts in flight). */
@@ -19,12 +20,12 @@ const RECEIPT_RETENTION_SECS = 5 * 24 * 3600;
 
 export type FanoutOutcome = 'planned' | 'delivered' | 'expired' | 'postponed';
 
-const loadNotification = async (id: string): Promise<NotificationRecord> => {
+const loadNotification = async (id: string): Promise<NotificationRecord & Audience> => {
   const result = await documentClient().send(
     new GetCommand({ TableName: tableName('notifications'), Key: { id }, ConsistentRead: true }),
   );
   if (!result.Item) throw new Error(`notification ${id} does not exist`);
-  return result.Item as NotificationRecord;
+  return result.Item as NotificationRecord & Audience;
 };
 
 /**
@@ -42,19 +43,37 @@ export const processFanoutMessage = async (
     return 'postponed';
   }
   if (message.kind === 'plan') {
-    const chunks = chunksOf(notification.recipient_ids, CHUNK_SIZE).map(
-      (recipients): FanoutMessage => ({ kind: 'chunk', notification_id: notification.id, recipients }),
-    );
     await sendAll(
       queueUrl('fanout'),
-      chunks.map((chunk) => JSON.stringify(chunk)),
+      planMessages(notification).map((planned) => JSON.stringify(planned)),
     );
+    return 'planned';
+  }
+  if (message.kind === 'topic-page') {
+    await planTopicPage(message);
     return 'planned';
   }
   await forEachLimited(message.recipients, RECIPIENT_CONCURRENCY, (userId) =>
     deliverTo(notification, userId),
   );
   return 'delivered';
+};
+
+/**
+ * One page of a topic's subscribers: their chunks and, when more follow, the next page go out in the same
+ * sends. A redelivered page sends the same chunks again, which deliver nothing twice (receivers are keyed).
+ * A user who is also a recipient, or subscribes to two named topics, gets the same receiver id: once.
+ */
+const planTopicPage = async (message: Extract<FanoutMessage, { kind: 'topic-page' }>) => {
+  const page = await subscribersPage(message.topic, message.after);
+  const next: FanoutMessage[] = page.lastUserId === undefined ? [] : [{ ...message, after: page.lastUserId }];
+  const chunks = chunksOf(page.userIds, CHUNK_SIZE).map(
+    (recipients): FanoutMessage => ({ kind: 'chunk', notification_id: message.notification_id, recipients }),
+  );
+  await sendAll(
+    queueUrl('fanout'),
+    [...chunks, ...next].map((planned) => JSON.stringify(planned)),
+  );
 };
 
 /** Early (a schedule firing ahead of time, a clock skew): back on the queue with SQS's delay (≤ 15 min). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TOPIC_NAME } from '../topics/schema';
 
 /** Contract §3 "Notifications": sizes, enumerations and defaults of POST /notifications. */
 export const PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
@@ -6,6 +7,8 @@ export const CHANNELS = ['in_app', 'toast', 'realtime'] as const;
 export const MAX_RECIPIENTS = 1000;
 export const MAX_DATA_BYTES = 16 * 1024;
 export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
+/** Topics one notification may name (each fans out to all its subscribers). */
+export const MAX_TOPICS = 10;
 
 export type Priority = (typeof PRIORITIES)[number];
 export type Channel = (typeof CHANNELS)[number];
@@ -42,14 +45,37 @@ export const createNotificationSchema = z
       .min(1)
       .superRefine((items, context) => uniqueStrings(items, context, 'channel'))
       .default(['in_app']),
+    // Required unless `topics` names an audience; then it may be empty or absent.
     recipient_ids: z
       .array(z.string().min(1).max(256))
-      .min(1)
       .max(MAX_RECIPIENTS)
-      .superRefine((items, context) => uniqueStrings(items, context, 'recipient')),
+      .superRefine((items, context) => uniqueStrings(items, context, 'recipient'))
+      .optional(),
+    topics: z
+      .array(z.string().regex(TOPIC_NAME, 'must be a topic name'))
+      .min(1)
+      .max(MAX_TOPICS)
+      .superRefine((items, context) => uniqueStrings(items, context, 'topic'))
+      .optional(),
     scheduled_at: timestamp.nullable().default(null),
     expires_at: timestamp.nullable().default(null),
   })
+  // Runs even when other fields failed, so a body missing everything hears about recipient_ids too.
+  .superRefine(
+    (input, context) => {
+      const { recipient_ids: recipients, topics } = input as { recipient_ids?: unknown; topics?: unknown };
+      if (recipients === undefined && topics === undefined) {
+        context.addIssue({ code: 'custom', path: ['recipient_ids'], message: 'required' });
+      } else if (Array.isArray(recipients) && recipients.length === 0 && topics === undefined) {
+        context.addIssue({
+          code: 'custom',
+          path: ['recipient_ids'],
+          message: 'must name at least one recipient (or give topics)',
+        });
+      }
+    },
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+  )
   .superRefine((input, context) => {
     const now = Date.now();
     const scheduledAt = input.scheduled_at ? Date.parse(input.scheduled_at) : null;
@@ -63,7 +89,12 @@ export const createNotificationSchema = z
     if (expiresAt !== null && scheduledAt !== null && expiresAt <= scheduledAt) {
       context.addIssue({ code: 'custom', path: ['expires_at'], message: 'must be after scheduled_at' });
     }
-  });
+  })
+  .transform(({ recipient_ids, topics, ...rest }) => ({
+    ...rest,
+    recipient_ids: recipient_ids ?? [],
+    topics: topics ?? [],
+  }));
 
 export type CreateNotificationInput = z.output<typeof createNotificationSchema>;
 

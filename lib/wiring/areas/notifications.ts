@@ -15,6 +15,7 @@ export const notifications: WiringPart = {
       path: '/notifications',
       handler: `${HANDLERS}/create.ts`,
       access: { users: 'any', services: 'notifications:write' },
+      reads: ['topics'],
       writes: ['notifications', 'idempotency'],
       sendsTo: ['fanout'],
       schedules: true,
@@ -96,7 +97,7 @@ export const notifications: WiringPart = {
     {
       id: 'fanout',
       purpose:
-        'notification fan-out: plan messages (split a notification into chunks) and chunk messages (deliver)',
+        "notification fan-out: plan messages (split a notification into chunks), topic-page messages (a page of a topic's subscribers) and chunk messages (deliver)",
       maxReceiveCount: 5,
       visibilityTimeoutSecs: 180,
     },
@@ -110,7 +111,7 @@ export const notifications: WiringPart = {
       maxBatchingWindowSecs: 0,
       timeoutSecs: 30,
       memoryMb: 512,
-      reads: ['notifications'],
+      reads: ['notifications', 'subscriptions'],
       writes: ['receivers', 'receipts', ...realtimeStateTables],
       sendsTo: ['fanout'],
       managesConnections: true,

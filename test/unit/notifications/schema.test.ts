@@ -22,6 +22,7 @@ describe('POST /notifications body', () => {
       data: {},
       priority: 'normal',
       channels: ['in_app'],
+      topics: [],
       scheduled_at: null,
       expires_at: null,
     });

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { PRIORITIES } from '../notifications/schema';
+
+/** `data` of an event: at most 16 KiB serialized, so its `event` frame stays under API Gateway's 32 KiB frame. */
+export const MAX_EVENT_DATA_BYTES = 16 * 1024;
+
+/** Contract §3 "Events": the body of POST /events. */
+export const publishEventSchema = z.strictObject({
+  event_type: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
+  source: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    // EventBridge refuses sources starting with `aws.` (they belong to AWS services).
+    .refine((source) => !source.toLowerCase().startsWith('aws.'), { message: 'must not start with aws.' }),
+  version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  data: z
+    .record(z.string(), z.unknown())
+    .refine((data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_EVENT_DATA_BYTES, {
+      message: `must serialize to at most ${MAX_EVENT_DATA_BYTES} bytes`,
+    }),
+  priority: z.enum(PRIORITIES).default('normal'),
+  archive: z.boolean().default(false),
+});
+
+export type PublishEventInput = z.output<typeof publishEventSchema>;
+
+/** What an accepted event carries on the bus as `detail` (source and event_type are the envelope's). */
+export interface EventDetail {
+  readonly id: string;
+  readonly version: number;
+  readonly data: Record<string, unknown>;
+  readonly priority: PublishEventInput['priority'];
+  readonly archive: boolean;
+}

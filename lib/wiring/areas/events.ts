@@ -1,0 +1,172 @@
+import type { HttpRoute, WiringPart } from '../types';
+import { realtimeStateTables } from './realtime';
+
+const HTTP = 'lambdas/handlers/http';
+
+/** Events go onto the bus as `detail` = { id, version, data, priority, archive } (lambdas/domain/events/publish.ts). */
+const PRIORITIES = ['low', 'normal', 'high', 'urgent'];
+
+/**
+ * What POST /events puts on the bus, as an EventBridge pattern: other publishers of the bus (none yet) do not
+ * reach the `event` frame worker by accident.
+ */
+export const PUBLISHED_EVENT_PATTERN = {
+  detail: {
+    id: [{ exists: true }],
+    version: [{ numeric: ['>=', 1] }],
+    priority: PRIORITIES,
+  },
+} as const;
+
+/** The archive keeps only events published with `archive: true` (the CDK archive and the local stand-in's). */
+export const ARCHIVE_PATTERN = { detail: { archive: [true] } } as const;
+
+const route = (route: HttpRoute): HttpRoute => ({ memoryMb: 256, ...route });
+
+/**
+ * Events onto the bus (and from it to `topic:<event_type>` WebSocket subscribers), topics, subscriptions
+ * and device tokens. Data model, choices and request costs: docs/events-topics-devices.md.
+ */
+export const events: WiringPart = {
+  httpRoutes: [
+    route({
+      id: 'events.publish',
+      method: 'POST',
+      path: '/events',
+      handler: `${HTTP}/events/publish.ts`,
+      access: { services: 'events:publish' },
+      writes: ['idempotency'],
+      putsEvents: true,
+    }),
+    route({
+      id: 'topics.create',
+      method: 'POST',
+      path: '/topics',
+      handler: `${HTTP}/topics/create.ts`,
+      access: { users: 'admin', services: 'any' },
+      writes: ['topics'],
+    }),
+    route({
+      id: 'topics.get',
+      method: 'GET',
+      path: '/topics/{name}',
+      handler: `${HTTP}/topics/get.ts`,
+      access: { users: 'any', services: 'any' },
+      reads: ['topics'],
+    }),
+    route({
+      id: 'subscriptions.create',
+      method: 'POST',
+      path: '/subscriptions',
+      handler: `${HTTP}/subscriptions/create.ts`,
+      access: { users: 'any', services: 'notifications:write' },
+      writes: ['topics', 'subscriptions'],
+    }),
+    route({
+      id: 'subscriptions.list',
+      method: 'GET',
+      path: '/subscriptions',
+      handler: `${HTTP}/subscriptions/list.ts`,
+      access: { users: 'any' },
+      reads: ['subscriptions'],
+    }),
+    route({
+      id: 'subscriptions.delete',
+      method: 'DELETE',
+      path: '/subscriptions/{id}',
+      handler: `${HTTP}/subscriptions/delete.ts`,
+      access: { users: 'any', services: 'notifications:write' },
+      writes: ['topics', 'subscriptions'],
+    }),
+    route({
+      id: 'devices.register',
+      method: 'POST',
+      path: '/devices',
+      handler: `${HTTP}/devices/register.ts`,
+      access: { users: 'any' },
+      writes: ['devices'],
+    }),
+    route({
+      id: 'devices.delete',
+      method: 'DELETE',
+      path: '/devices',
+      handler: `${HTTP}/devices/delete.ts`,
+      access: { users: 'any' },
+      writes: ['devices'],
+    }),
+    route({
+      id: 'devices.list',
+      method: 'GET',
+      path: '/devices',
+      handler: `${HTTP}/devices/list.ts`,
+      access: { users: 'any' },
+      reads: ['devices'],
+    }),
+  ],
+  tables: [
+    {
+      // Keyed by `name` under the id `topics`: realtime reads it to check that `topic:<name>` channels exist.
+      id: 'topics',
+      purpose: 'topics by name, with an exact subscriber_count kept in the same transaction as (un)subscribe',
+      partitionKey: { name: 'name', type: 'S' },
+    },
+    {
+      id: 'subscriptions',
+      purpose:
+        "one item per (topic, user): notification fan-out pages a topic's subscribers by key; byUser lists a user's own",
+      partitionKey: { name: 'topic', type: 'S' },
+      sortKey: { name: 'user_id', type: 'S' },
+      globalIndexes: [
+        {
+          name: 'byUser',
+          partitionKey: { name: 'user_id', type: 'S' },
+          sortKey: { name: 'topic', type: 'S' },
+          projection: 'all',
+        },
+      ],
+    },
+    {
+      id: 'devices',
+      purpose: 'push device tokens, one owner per token (keyed by token); byUser lists a user’s own',
+      partitionKey: { name: 'token', type: 'S' },
+      globalIndexes: [
+        {
+          name: 'byUser',
+          partitionKey: { name: 'user_id', type: 'S' },
+          sortKey: { name: 'token', type: 'S' },
+          projection: 'all',
+        },
+      ],
+    },
+  ],
+  queues: [
+    {
+      id: 'eventFrames',
+      purpose:
+        'events from the bus on their way to `topic:<event_type>` WebSocket subscribers as `event` frames',
+      maxReceiveCount: 5,
+      visibilityTimeoutSecs: 180,
+    },
+  ],
+  workers: [
+    {
+      id: 'events.frames',
+      queue: 'eventFrames',
+      handler: 'lambdas/handlers/workers/event-frames.ts',
+      batchSize: 10,
+      maxBatchingWindowSecs: 0,
+      timeoutSecs: 30,
+      memoryMb: 256,
+      writes: [...realtimeStateTables],
+      managesConnections: true,
+    },
+  ],
+  busRules: [
+    {
+      id: 'events.toTopicSubscribers',
+      description: 'events published through POST /events, to the worker that sends `event` frames',
+      pattern: PUBLISHED_EVENT_PATTERN,
+      targetQueue: 'eventFrames',
+    },
+  ],
+};
