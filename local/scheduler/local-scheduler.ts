@@ -12,6 +12,7 @@ import {
   startLoopbackServer,
 } from '../sqs/aws-http';
 import type { LocalSqs } from '../sqs/local-sqs';
+import { resolveTimeScale } from '../sqs/time-scale';
 import { parseAtExpression } from './at-expression';
 
 /**
@@ -38,6 +39,7 @@ export interface LocalSchedulerOptions {
   /**
    * Multiplies the period of recurring schedules (everyMinutes): 1 (default) is real time, tests use e.g.
    * 0.001 so a 5-minute schedule runs every 0.3 s. One-time `at()` schedules always fire at their time.
+   * Defaults to NOTIFY_LOCAL_TIME_SCALE when that is set.
    */
   readonly timeScale?: number;
   /** Schedule groups that exist; when omitted, any group name is accepted. */
@@ -101,8 +103,7 @@ export class LocalScheduler {
   constructor(private readonly opts: LocalSchedulerOptions) {
     this.region = opts.region ?? 'us-east-1';
     this.accountId = opts.accountId ?? '000000000000';
-    this.timeScale = opts.timeScale ?? 1;
-    if (!(this.timeScale > 0)) throw new Error('LocalScheduler timeScale must be a positive number');
+    this.timeScale = resolveTimeScale(opts.timeScale, 'LocalScheduler');
     this.log = opts.log ?? ((line) => console.warn(`[scheduler] ${line}`));
     for (const target of opts.targets) opts.sqs.queueArn(target.targetQueue);
     for (const schedule of opts.recurring) {

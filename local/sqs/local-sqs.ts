@@ -16,6 +16,7 @@ import {
 import { EventSourceMapping } from './event-source-mapping';
 import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES, type MessageAttributes, validateMessage } from './message';
 import { LocalQueue, type QueueCounters, type QueueStats, type StoredMessage } from './queue';
+import { resolveTimeScale } from './time-scale';
 
 /**
  * A local, wire-compatible stand-in for Amazon SQS (standard queues) plus the Lambda event source mappings
@@ -55,6 +56,7 @@ export interface LocalSqsOptions {
   /**
    * Multiplies every SQS/Lambda duration: visibility timeouts, DelaySeconds, batching windows.
    * 1 (default) is AWS time; tests use e.g. 0.01 so a 60 s visibility timeout lasts 0.6 s.
+   * Defaults to NOTIFY_LOCAL_TIME_SCALE when that is set.
    */
   readonly timeScale?: number;
   /** How long stop() waits for running worker invocations to settle (default 2000 ms). */
@@ -101,8 +103,7 @@ export class LocalSqs {
   constructor(private readonly opts: LocalSqsOptions) {
     this.region = opts.region ?? 'us-east-1';
     this.accountId = opts.accountId ?? '000000000000';
-    this.timeScale = opts.timeScale ?? 1;
-    if (!(this.timeScale > 0)) throw new Error('LocalSqs timeScale must be a positive number');
+    this.timeScale = resolveTimeScale(opts.timeScale, 'LocalSqs');
     this.log = opts.log ?? ((line) => console.warn(`[sqs] ${line}`));
     const onChange = () => this.scheduleSave();
     for (const spec of opts.queues) {
