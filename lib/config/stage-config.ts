@@ -100,6 +100,17 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     );
   }
 
+  // parseAuthConfig stops at the first missing key; name everything a deployable stage lacks at once.
+  const missing = [
+    auth.issuer?.trim() ? undefined : `${configKeyOf('SERVICE__AUTH__ISSUER')} [SERVICE__AUTH__ISSUER]`,
+    file.development || auth.jwks_url?.trim()
+      ? undefined
+      : `${configKeyOf('SERVICE__AUTH__JWKS_URL')} [SERVICE__AUTH__JWKS_URL] (the identity provider's key set)`,
+  ].filter((problem) => problem !== undefined);
+  if (missing.length > 0) {
+    throw new StageConfigError(`${source} (stage "${stage}") is incomplete: missing ${missing.join(', ')}`);
+  }
+
   const hs256Secret: Hs256SecretSource | undefined =
     auth.hs256_secret === undefined
       ? undefined

@@ -1,0 +1,184 @@
+/**
+ * Stage settings: the checked-in files are valid, and a stage that could be deployed insecurely or
+ * half-configured fails `cdk synth` with a message naming the setting to fix.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { App, Stack } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { addNotifyStack } from '../../lib/app';
+import { loadStageConfig, parseStageConfig, StageConfigError } from '../../lib/config/stage-config';
+import { repoRoot } from '../../lib/paths';
+
+const run = promisify(execFile);
+
+const base = {
+  development: false,
+  log_level: 'INFO',
+  log_retention_days: 30,
+  removal_policy: 'retain',
+  tracing: false,
+  archive_retention_days: 30,
+  auth: { issuer: 'https://idp.test/', jwks_url: 'https://idp.test/jwks.json' },
+};
+
+const errorOf = (action: () => unknown): StageConfigError => {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof StageConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a StageConfigError');
+};
+
+describe('checked-in stage files', () => {
+  it('config/dev.json is a development stage whose HS256 key is generated in Secrets Manager', () => {
+    const settings = loadStageConfig('dev');
+    expect(settings.development).toBe(true);
+    expect(settings.hs256Secret).toEqual({ kind: 'generate' });
+    expect(settings.authEnv.SERVICE__AUTH__HS256_SECRET).toBeUndefined();
+  });
+
+  it('config/prod.json verifies tokens against a JWKS and keeps its data', () => {
+    const settings = loadStageConfig('prod');
+    expect(settings.development).toBe(false);
+    expect(settings.hs256Secret).toBeUndefined();
+    expect(settings.authEnv.SERVICE__AUTH__JWKS_URL).toMatch(/^https:\/\//);
+    expect(settings.removalPolicy).toBe('retain');
+  });
+});
+
+describe('stage settings validation', () => {
+  it('turns the file into SERVICE__AUTH__* variables as the functions read them', () => {
+    const settings = parseStageConfig(
+      'staging',
+      {
+        ...base,
+        auth: {
+          ...base.auth,
+          jwks_cache_ttl: '5m',
+          clock_skew_secs: 15,
+          admin_role: 'ops',
+          replay_protection: true,
+        },
+      },
+      'inline',
+    );
+    expect(settings.authEnv).toEqual({
+      SERVICE__AUTH__ISSUER: 'https://idp.test/',
+      SERVICE__AUTH__JWKS_URL: 'https://idp.test/jwks.json',
+      SERVICE__AUTH__JWKS_CACHE_TTL: '5m',
+      SERVICE__AUTH__CLOCK_SKEW_SECS: '15',
+      SERVICE__AUTH__ADMIN_ROLE: 'ops',
+      SERVICE__AUTH__REPLAY_PROTECTION: 'true',
+    });
+  });
+
+  it('refuses an HS256 secret on a stage not marked development, whatever its form', () => {
+    for (const secret of ['x'.repeat(40), { secrets_manager: 'generate' }]) {
+      const error = errorOf(() =>
+        parseStageConfig(
+          'prod',
+          { ...base, auth: { ...base.auth, hs256_secret: secret } },
+          'config/prod.json',
+        ),
+      );
+      expect(error.message).toContain('config/prod.json');
+      expect(error.message).toContain('auth.hs256_secret');
+      expect(error.message).toContain('"development": true');
+    }
+  });
+
+  it('names every missing auth setting of an incomplete stage', () => {
+    const error = errorOf(() => parseStageConfig('prod', { ...base, auth: {} }, 'config/prod.json'));
+    expect(error.message).toContain('config/prod.json (stage "prod") is incomplete');
+    expect(error.message).toContain('auth.issuer [SERVICE__AUTH__ISSUER]');
+    expect(error.message).toContain('auth.jwks_url [SERVICE__AUTH__JWKS_URL]');
+  });
+
+  it('names missing and malformed stage settings', () => {
+    const { log_level: _omitted, ...withoutLogLevel } = base;
+    const error = errorOf(() =>
+      parseStageConfig(
+        'prod',
+        { ...withoutLogLevel, log_retention_days: 10, surprise: 1 },
+        'config/prod.json',
+      ),
+    );
+    expect(error.message).toContain('log_level');
+    expect(error.message).toContain('log_retention_days: must be one of');
+    expect(error.message).toContain('surprise');
+  });
+
+  it('rejects a short development HS256 key without echoing it', () => {
+    const error = errorOf(() =>
+      parseStageConfig(
+        'dev',
+        { ...base, development: true, auth: { issuer: 'https://idp.test/', hs256_secret: 'short-secret' } },
+        'config/dev.json',
+      ),
+    );
+    expect(error.message).toContain('auth.hs256_secret');
+    expect(error.message).not.toContain('short-secret');
+  });
+
+  it('rejects plain http key sets and stage names CloudFormation cannot carry', () => {
+    expect(
+      errorOf(() =>
+        parseStageConfig(
+          'prod',
+          { ...base, auth: { ...base.auth, jwks_url: 'http://idp.test/jwks' } },
+          'file',
+        ),
+      ).message,
+    ).toContain('auth.jwks_url');
+    expect(errorOf(() => parseStageConfig('Prod_1', base, 'file')).message).toContain('stage "Prod_1"');
+  });
+
+  it('says which file is missing for an unknown stage', () => {
+    expect(errorOf(() => loadStageConfig('qa')).message).toContain('config/qa.json');
+  });
+});
+
+describe('the CDK app', () => {
+  it('adds no stack when the stage settings are refused', () => {
+    const app = new App({ context: { stage: 'prod', config: 'test/cdk/fixtures/prod-incomplete.json' } });
+    expect(() => addNotifyStack(app)).toThrow(/auth\.issuer/);
+    expect(app.node.children).toHaveLength(0);
+  });
+
+  it('fails synth of a production stage configured with an HS256 secret, with a message and no stack trace', async () => {
+    const failure = await run(process.execPath, ['--import', 'tsx', 'bin/notify.ts'], {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        // How the CDK CLI hands `-c stage=prod -c config=…` to the app.
+        CDK_CONTEXT_JSON: JSON.stringify({ stage: 'prod', config: 'test/cdk/fixtures/prod-with-hs256.json' }),
+        CDK_OUTDIR: '/nonexistent-never-written',
+      },
+    }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain(
+      'auth.hs256_secret is set but the stage is not marked "development": true',
+    );
+    expect(failure?.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('the cdk-nag harness', () => {
+  it('does report a finding (so an empty report in stack.test.ts means something)', () => {
+    const app = new App();
+    const stack = new Stack(app, 'nag-probe');
+    new sqs.Queue(stack, 'QueueWithoutDlqOrTls');
+    const report = new AwsSolutionsChecks(app).validateScope(stack);
+    expect(report.violations.map((violation) => violation.ruleName)).toEqual(
+      expect.arrayContaining(['AwsSolutions-SQS3', 'AwsSolutions-SQS4']),
+    );
+  });
+});
