@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { wiring as declaredWiring, envNames, type Wiring } from '../lib/wiring';
+import { EVENT_ARCHIVE_PATTERN } from '../lib/wiring/areas/events';
 import {
   DEV_AUDIENCE,
   DEV_SERVICE_AUDIENCE,
@@ -142,6 +143,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     const eventBridge = new LocalEventBridge({
       busName: LOCAL_BUS_NAME,
       rules: wiring.busRules,
+      archivePattern: EVENT_ARCHIVE_PATTERN,
       sqs,
       ...standInData,
     });

@@ -3,6 +3,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { Construct } from 'constructs';
 import type { BusRule } from '../wiring';
+import { EVENT_ARCHIVE_PATTERN } from '../wiring/areas/events';
 import { pascalCase } from './naming';
 import type { Queues } from './queues';
 
@@ -26,7 +27,7 @@ export class ServiceEventBus extends Construct {
     this.bus = new events.EventBus(this, 'Bus', { description: 'Notify domain events' });
     this.archive = this.bus.archive('Archive', {
       description: 'Events published with archive: true, kept for replay',
-      eventPattern: { detail: { archive: [true] } },
+      eventPattern: EVENT_ARCHIVE_PATTERN as events.EventPattern,
       retention: Duration.days(props.archiveRetentionDays),
     });
     for (const rule of props.rules) {

@@ -19,7 +19,7 @@ export const PUBLISHED_EVENT_PATTERN = {
 } as const;
 
 /** The archive keeps only events published with `archive: true` (the CDK archive and the local stand-in's). */
-export const ARCHIVE_PATTERN = { detail: { archive: [true] } } as const;
+export const EVENT_ARCHIVE_PATTERN = { detail: { archive: [true] } } as const;
 
 const route = (route: HttpRoute): HttpRoute => ({ memoryMb: 256, ...route });
 
