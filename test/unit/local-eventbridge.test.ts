@@ -13,13 +13,14 @@ import {
 } from '@aws-sdk/client-eventbridge';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BusRule, QueueSpec } from '../../lib/wiring';
+import { type BusRule, type QueueSpec, wiring } from '../../lib/wiring';
 import {
   LocalEventBridge,
   type LocalEventBridgeOptions,
   putEventsEntrySize,
   STATE_FILE,
 } from '../../local/eventbridge/local-eventbridge';
+import { LocalScheduler } from '../../local/scheduler/local-scheduler';
 import { LocalSqs } from '../../local/sqs/local-sqs';
 
 const BUS = 'notify-test';
@@ -238,6 +239,23 @@ describe('LocalEventBridge PutEvents (real @aws-sdk/client-eventbridge)', () => 
     expect(
       () => new LocalEventBridge({ busName: BUS, sqs, rules: [{ ...rules[0]!, targetQueue: 'nope' }] }),
     ).toThrow(/nope/);
+  });
+});
+
+describe('the service declaration', () => {
+  it('is accepted by the stand-ins: every bus rule pattern compiles and every target queue exists', () => {
+    const invoke = async () => undefined;
+    const sqs = new LocalSqs({ queues: wiring.queues, workers: wiring.workers, invoke });
+    expect(() => new LocalEventBridge({ busName: BUS, rules: wiring.busRules, sqs })).not.toThrow();
+    expect(
+      () =>
+        new LocalScheduler({
+          targets: wiring.scheduleTargets,
+          recurring: wiring.recurringSchedules,
+          sqs,
+          invoke,
+        }),
+    ).not.toThrow();
   });
 });
 
