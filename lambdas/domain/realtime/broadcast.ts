@@ -56,7 +56,8 @@ export const everyoneAudience = async (): Promise<number> => {
     total += await countQuery({
       TableName: table('connections'),
       IndexName: BY_SHARD_INDEX,
-      KeyConditionExpression: 'shard = :shard',
+      KeyConditionExpression: '#shard = :shard',
+      ExpressionAttributeNames: { '#shard': 'shard' },
       FilterExpression: 'attribute_exists(user_id)',
       ExpressionAttributeValues: { ':shard': shard },
     });
@@ -104,7 +105,8 @@ export const runChunk = async (chunk: BroadcastChunk): Promise<BroadcastChunk | 
     new QueryCommand({
       TableName: table('connections'),
       IndexName: BY_SHARD_INDEX,
-      KeyConditionExpression: 'shard = :shard',
+      KeyConditionExpression: '#shard = :shard',
+      ExpressionAttributeNames: { '#shard': 'shard' },
       FilterExpression: 'attribute_exists(user_id)',
       ExpressionAttributeValues: { ':shard': chunk.shard },
       ExclusiveStartKey: chunk.startKey,

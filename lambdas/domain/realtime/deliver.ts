@@ -1,5 +1,5 @@
 import { PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
 import { newId } from '../../core/ids';
@@ -129,7 +129,16 @@ export const deliverToMembers = async (
     }
     gone += 1;
     logger.info('connection gone during delivery', { connection_id: member.connection_id });
-    await endConnection(member.connection_id, 'gone');
+    const ended = await endConnection(member.connection_id, 'gone');
+    // No connection record (already cleaned up, or never fully written): drop the orphaned membership itself.
+    if (!ended) {
+      await documentClient().send(
+        new DeleteCommand({
+          TableName: table('channels'),
+          Key: { channel: member.channel, connection_id: member.connection_id },
+        }),
+      );
+    }
     await buffer(member.session_id, nowSecs() + realtimeSettings().sessionTtlSecs);
   });
   return { delivered, gone };

@@ -56,6 +56,8 @@ class FrameError extends Error {
   constructor(
     readonly code: WsErrorCode,
     message: string,
+    /** The client frame's id, when it is known only where the error is raised. */
+    readonly frameId?: string,
   ) {
     super(message);
   }
@@ -80,7 +82,13 @@ export const parseFrameBody = (
 ): { type?: unknown; id?: string; value: unknown } => {
   const text = body ?? '';
   if (Buffer.byteLength(text) > MAX_CLIENT_FRAME_BYTES) {
-    throw new FrameError('payload_too_large', `Frames are limited to ${MAX_CLIENT_FRAME_BYTES} bytes`);
+    let id: string | undefined;
+    try {
+      id = idOf(JSON.parse(text));
+    } catch {
+      // No usable id in a message that is not JSON.
+    }
+    throw new FrameError('payload_too_large', `Frames are limited to ${MAX_CLIENT_FRAME_BYTES} bytes`, id);
   }
   let value: unknown;
   try {
@@ -203,7 +211,7 @@ export const handleClientFrame = async (
 };
 
 const toErrorFrame = (error: unknown, id: string | undefined): OutboundFrame => {
-  if (error instanceof FrameError) return errorFrame(error.code, error.message, id);
+  if (error instanceof FrameError) return errorFrame(error.code, error.message, id ?? error.frameId);
   if (error instanceof ServiceError) {
     const code: WsErrorCode =
       error.code === 'method_not_allowed' ||

@@ -44,12 +44,14 @@ const rowsOf = async (scope: string, memberPrefix?: string): Promise<PresenceRow
       new QueryCommand({
         TableName: table('presence'),
         KeyConditionExpression: memberPrefix
-          ? 'scope = :scope AND begins_with(#member, :prefix)'
-          : 'scope = :scope',
+          ? '#scope = :scope AND begins_with(#member, :prefix)'
+          : '#scope = :scope',
         FilterExpression: NOT_EXPIRED,
-        ExpressionAttributeNames: memberPrefix
-          ? { ...notExpiredNames, '#member': 'member' }
-          : notExpiredNames,
+        ExpressionAttributeNames: {
+          ...notExpiredNames,
+          '#scope': 'scope',
+          ...(memberPrefix ? { '#member': 'member' } : {}),
+        },
         ExpressionAttributeValues: {
           ':scope': scope,
           ':now': nowSecs(),

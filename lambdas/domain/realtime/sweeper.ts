@@ -29,7 +29,8 @@ const dueInShard = async (shard: string, nowSecs: number): Promise<string[]> => 
       new QueryCommand({
         TableName: table('connections'),
         IndexName: BY_SHARD_INDEX,
-        KeyConditionExpression: 'shard = :shard AND check_at <= :now',
+        KeyConditionExpression: '#shard = :shard AND check_at <= :now',
+        ExpressionAttributeNames: { '#shard': 'shard' },
         ExpressionAttributeValues: { ':shard': shard, ':now': nowSecs },
         ExclusiveStartKey: startKey,
       }),

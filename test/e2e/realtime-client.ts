@@ -1,0 +1,98 @@
+import { WebSocket } from 'ws';
+
+export type Frame = Record<string, unknown> & { type: string };
+
+/** A WebSocket test client that keeps every frame it receives and waits for the ones a test expects. */
+export class TestClient {
+  readonly frames: Frame[] = [];
+  closed: { code: number; reason: string } | undefined;
+  private waiters: (() => void)[] = [];
+
+  private constructor(readonly socket: WebSocket) {
+    socket.on('message', (data) => {
+      this.frames.push(JSON.parse(data.toString()) as Frame);
+      this.wake();
+    });
+    socket.on('close', (code, reason) => {
+      this.closed = { code, reason: reason.toString() };
+      this.wake();
+    });
+    socket.on('error', () => {});
+  }
+
+  private wake() {
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+
+  /** Opens a connection; rejects with the handshake's HTTP status when the server refuses it. */
+  static open(url: string): Promise<TestClient> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(url);
+      socket.once('open', () => resolve(new TestClient(socket)));
+      socket.once('unexpected-response', (_request, response) =>
+        reject(new HandshakeError(response.statusCode ?? 0)),
+      );
+      socket.once('error', reject);
+    });
+  }
+
+  send(frame: unknown): void {
+    this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  /** Waits until a received frame (not taken before) matches, and takes it. */
+  async next(match: (frame: Frame) => boolean, timeoutMs = 10_000): Promise<Frame> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.frames.findIndex(match);
+      if (index >= 0) return this.frames.splice(index, 1)[0] as Frame;
+      if (this.closed)
+        throw new Error(
+          `closed (${this.closed.code}) before the frame arrived: ${JSON.stringify(this.frames)}`,
+        );
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no matching frame; received ${JSON.stringify(this.frames)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  nextOfType(type: string, timeoutMs?: number): Promise<Frame> {
+    return this.next((frame) => frame.type === type, timeoutMs);
+  }
+
+  /** Sends a frame with an id and waits for its ack or error. */
+  async request(frame: Record<string, unknown>): Promise<Frame> {
+    const id = `r-${Math.random().toString(36).slice(2)}`;
+    this.send({ ...frame, id });
+    return this.next((answer) => answer.id === id && (answer.type === 'ack' || answer.type === 'error'));
+  }
+
+  async waitClosed(timeoutMs = 10_000): Promise<{ code: number; reason: string }> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed) {
+      if (Date.now() > deadline) throw new Error('the connection stayed open');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return this.closed;
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.socket.once('close', () => resolve());
+      this.socket.close(1000);
+    });
+  }
+}
+
+export class HandshakeError extends Error {
+  constructor(readonly status: number) {
+    super(`handshake refused with ${status}`);
+  }
+}

@@ -1,0 +1,439 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { documentClient } from '../../lambdas/core/clients';
+import { deliverToChannel } from '../../lambdas/domain/realtime/deliver';
+import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
+import { sweep } from '../../lambdas/domain/realtime/sweeper';
+import { table } from '../../lambdas/domain/realtime/tables';
+import { wiring } from '../../lib/wiring';
+import { type Runtime, startTestRuntime } from '../support/runtime';
+import { HandshakeError, TestClient } from './realtime-client';
+
+/** Shortened deadlines (docs/realtime.md): the sweeper is run by the tests instead of waiting for its minute. */
+const AUTH_TIMEOUT_SECS = 1;
+const IDLE_TIMEOUT_SECS = 2;
+
+let runtime: Runtime;
+const open: TestClient[] = [];
+
+beforeAll(async () => {
+  runtime = await startTestRuntime({
+    env: {
+      NOTIFY_WS_AUTH_TIMEOUT_SECS: String(AUTH_TIMEOUT_SECS),
+      NOTIFY_WS_IDLE_TIMEOUT_SECS: String(IDLE_TIMEOUT_SECS),
+    },
+  });
+}, 60_000);
+afterAll(() => runtime?.stop());
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((client) => client.close()));
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const connect = async (query = ''): Promise<TestClient> => {
+  const client = await TestClient.open(`${runtime.wsUrl}${query}`);
+  open.push(client);
+  return client;
+};
+
+/** A connection authenticated with `?token=`, after its `session` frame. */
+const connectAs = async (
+  userId: string,
+): Promise<{ client: TestClient; session: Record<string, unknown> }> => {
+  const client = await connect(`?token=${await runtime.mintUserToken(userId)}`);
+  const session = await client.nextOfType('session');
+  return { client, session };
+};
+
+const notification = (id: string): NotificationFrame => ({
+  type: 'notification',
+  id,
+  notification_id: id,
+  event_type: 'test.event',
+  source: 'tests',
+  title: `title ${id}`,
+  body: '',
+  data: {},
+  priority: 'normal',
+  created_at: new Date().toISOString(),
+  channel: 'realtime',
+});
+
+const api = async (path: string, token: string, init: RequestInit = {}) => {
+  const response = await fetch(`${runtime.httpUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+};
+
+describe('connecting', () => {
+  it('with ?token= sends the session frame and subscribes user:<id>', async () => {
+    const { client, session } = await connectAs('alice');
+    expect(session).toMatchObject({ user_id: 'alice', heartbeat_interval_ms: 20_000 });
+    expect(typeof session.session_id).toBe('string');
+    const result = await deliverToChannel('user:alice', notification('n-1'));
+    expect(result.delivered).toBe(1);
+    expect(await client.nextOfType('notification')).toMatchObject({ id: 'n-1', title: 'title n-1' });
+  });
+
+  it('fails the handshake with 401 for an invalid token and 403 for a service token', async () => {
+    await expect(TestClient.open(`${runtime.wsUrl}?token=not-a-jwt`)).rejects.toEqual(
+      new HandshakeError(401),
+    );
+    const service = await runtime.mintServiceToken('billing', ['broadcast:write']);
+    await expect(TestClient.open(`${runtime.wsUrl}?token=${service}`)).rejects.toEqual(
+      new HandshakeError(403),
+    );
+  });
+
+  it('without a token, authenticates with an auth frame and refuses other frames before it', async () => {
+    const client = await connect();
+    expect(await client.request({ type: 'subscribe', channel: 'room:a' })).toMatchObject({
+      type: 'error',
+      code: 'unauthorized',
+    });
+    expect(await client.request({ type: 'auth', token: 'garbage' })).toMatchObject({
+      type: 'error',
+      code: 'unauthorized',
+    });
+    const service = await runtime.mintServiceToken('billing', []);
+    expect(await client.request({ type: 'auth', token: service })).toMatchObject({
+      type: 'error',
+      code: 'forbidden',
+    });
+    expect(await client.request({ type: 'auth', token: await runtime.mintUserToken('carol') })).toMatchObject(
+      {
+        type: 'ack',
+        op: 'auth',
+      },
+    );
+    expect(await client.nextOfType('session')).toMatchObject({ user_id: 'carol' });
+    await deliverToChannel('user:carol', notification('n-carol'));
+    expect(await client.nextOfType('notification')).toMatchObject({ id: 'n-carol' });
+  });
+
+  it('closes a connection that sends no auth frame in time, with an error frame first', async () => {
+    const client = await connect();
+    await sleep(AUTH_TIMEOUT_SECS * 1000 + 1100);
+    await sweep();
+    expect(await client.nextOfType('error')).toMatchObject({ code: 'unauthorized' });
+    await client.waitClosed();
+  });
+
+  it('closes a connection whose token expires with token_expired, unless a fresh auth frame came first', async () => {
+    const expiring = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs: 2 })}`);
+    await expiring.nextOfType('session');
+    const refreshed = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs: 2 })}`);
+    await refreshed.nextOfType('session');
+    expect(
+      await refreshed.request({ type: 'auth', token: await runtime.mintUserToken('dave') }),
+    ).toMatchObject({
+      type: 'ack',
+      op: 'auth',
+    });
+    await sleep(3100);
+    refreshed.send({ type: 'heartbeat' });
+    await refreshed.nextOfType('heartbeat.ack');
+    await sweep();
+    expect(await expiring.nextOfType('error')).toMatchObject({ code: 'token_expired' });
+    await expiring.waitClosed();
+    expect(refreshed.closed).toBeUndefined();
+  });
+});
+
+describe('frames', () => {
+  it('answers invalid JSON, unknown types and missing fields with validation errors carrying the id', async () => {
+    const { client } = await connectAs('erin');
+    client.send('{not json');
+    expect(await client.nextOfType('error')).toMatchObject({ code: 'validation' });
+    expect(await client.request({ type: 'dance' })).toMatchObject({ type: 'error', code: 'validation' });
+    expect(await client.request({ type: 'subscribe' })).toMatchObject({ type: 'error', code: 'validation' });
+    expect(await client.request({ type: 'presence.update', status: 'sleeping' })).toMatchObject({
+      type: 'error',
+      code: 'validation',
+    });
+    expect(client.closed).toBeUndefined();
+  });
+
+  it('answers a fragmented message over 32 KiB with payload_too_large and closes a single big frame with 1009', async () => {
+    const { client } = await connectAs('erin');
+    const big = JSON.stringify({ type: 'subscribe', id: 'big', channel: `room:${'x'.repeat(40 * 1024)}` });
+    const half = Math.ceil(big.length / 2);
+    client.socket.send(big.slice(0, half), { fin: false });
+    client.socket.send(big.slice(half), { fin: true });
+    expect(await client.next((frame) => frame.id === 'big')).toMatchObject({
+      type: 'error',
+      code: 'payload_too_large',
+    });
+    client.send(big);
+    expect((await client.waitClosed()).code).toBe(1009);
+  });
+
+  it('applies the channel rules', async () => {
+    const { client } = await connectAs('frank');
+    expect(await client.request({ type: 'subscribe', channel: 'user:someone-else' })).toMatchObject({
+      type: 'error',
+      code: 'forbidden',
+    });
+    expect(await client.request({ type: 'subscribe', channel: 'user:frank' })).toMatchObject({
+      type: 'ack',
+      op: 'subscribe',
+    });
+    expect(await client.request({ type: 'subscribe', channel: 'room:lobby' })).toMatchObject({
+      type: 'ack',
+      op: 'subscribe',
+    });
+    expect(await client.request({ type: 'subscribe', channel: 'chat:1' })).toMatchObject({
+      type: 'error',
+      code: 'validation',
+    });
+    await deliverToChannel('room:lobby', { type: 'custom', n: 1 });
+    expect(await client.nextOfType('custom')).toMatchObject({ n: 1 });
+    expect(await client.request({ type: 'unsubscribe', channel: 'room:lobby' })).toMatchObject({
+      type: 'ack',
+      op: 'unsubscribe',
+    });
+    expect(await deliverToChannel('room:lobby', { type: 'custom', n: 2 })).toEqual({ delivered: 0, gone: 0 });
+  });
+
+  it.skipIf(!wiring.tables.some((spec) => spec.id === 'topics'))(
+    'refuses a topic that does not exist',
+    async () => {
+      const { client } = await connectAs('frank');
+      expect(await client.request({ type: 'join.topic', topic: 'no.such.topic' })).toMatchObject({
+        type: 'error',
+        code: 'not_found',
+      });
+    },
+  );
+});
+
+describe('heartbeat and silence', () => {
+  it('answers heartbeat with heartbeat.ack', async () => {
+    const { client } = await connectAs('gina');
+    client.send({ type: 'heartbeat', id: 'hb-1' });
+    expect(await client.nextOfType('heartbeat.ack')).toEqual({ type: 'heartbeat.ack', id: 'hb-1' });
+  });
+
+  it('closes a silent connection and cleans up its memberships and presence, keeping a live one', async () => {
+    const silent = await connectAs('hank');
+    const lively = await connectAs('ivy');
+    await silent.client.request({ type: 'join.room', room_id: 'quiet' });
+    const deadline = Date.now() + IDLE_TIMEOUT_SECS * 1000 + 1100;
+    while (Date.now() < deadline) {
+      lively.client.send({ type: 'heartbeat' });
+      await lively.client.nextOfType('heartbeat.ack');
+      await sleep(300);
+    }
+    await sweep();
+    await silent.client.waitClosed();
+    expect(lively.client.closed).toBeUndefined();
+    expect(await deliverToChannel('room:quiet', { type: 'custom' })).toMatchObject({ delivered: 0 });
+    const token = await runtime.mintUserToken('observer');
+    expect((await api('/presence/hank', token)).body).toMatchObject({ status: 'offline', connections: 0 });
+    expect((await api('/presence?scope=room:quiet', token)).body).toEqual({
+      scope: 'room:quiet',
+      members: [],
+    });
+    expect((await api('/presence/ivy', token)).body).toMatchObject({ status: 'online', connections: 1 });
+  });
+});
+
+describe('presence', () => {
+  it('shows two users in a room each other’s joins, updates and leaves', async () => {
+    const alice = await connectAs('p-alice');
+    const bob = await connectAs('p-bob');
+    expect(await alice.client.request({ type: 'join.room', room_id: 'r1' })).toMatchObject({
+      type: 'ack',
+      op: 'join.room',
+    });
+    expect(await bob.client.request({ type: 'join.room', room_id: 'r1' })).toMatchObject({
+      type: 'ack',
+      op: 'join.room',
+    });
+    expect(
+      await alice.client.next((frame) => frame.type === 'presence' && frame.user_id === 'p-bob'),
+    ).toMatchObject({ scope: 'room:r1', status: 'online', change: 'join' });
+    expect(await bob.client.request({ type: 'presence.update', status: 'busy' })).toMatchObject({
+      type: 'ack',
+    });
+    expect(
+      await alice.client.next((frame) => frame.type === 'presence' && frame.user_id === 'p-bob'),
+    ).toMatchObject({ status: 'busy', change: 'update' });
+    expect(await alice.client.request({ type: 'presence.update', status: 'away' })).toMatchObject({
+      type: 'ack',
+    });
+    expect(
+      await bob.client.next(
+        (frame) => frame.type === 'presence' && frame.user_id === 'p-alice' && frame.change === 'update',
+      ),
+    ).toMatchObject({ status: 'away' });
+
+    const token = await runtime.mintServiceToken('dashboard', []);
+    expect((await api('/presence?scope=room:r1', token)).body).toMatchObject({
+      scope: 'room:r1',
+      members: [
+        { user_id: 'p-alice', status: 'away' },
+        { user_id: 'p-bob', status: 'busy' },
+      ],
+    });
+    expect((await api('/presence/p-bob', token)).body).toMatchObject({
+      user_id: 'p-bob',
+      status: 'busy',
+      connections: 1,
+    });
+
+    await bob.client.close();
+    expect(
+      await alice.client.next(
+        (frame) => frame.type === 'presence' && frame.user_id === 'p-bob' && frame.change === 'leave',
+      ),
+    ).toMatchObject({ status: 'offline' });
+    const bobNow = (await api('/presence/p-bob', token)).body;
+    expect(bobNow).toMatchObject({ status: 'offline', connections: 0 });
+    expect(typeof bobNow.last_seen_at).toBe('string');
+  });
+
+  it('aggregates a user’s status over its connections', async () => {
+    const first = await connectAs('multi');
+    const second = await connectAs('multi');
+    await first.client.request({ type: 'presence.update', status: 'away' });
+    const token = await runtime.mintUserToken('observer');
+    expect((await api('/presence/multi', token)).body).toMatchObject({ status: 'online', connections: 2 });
+    await second.client.request({ type: 'presence.update', status: 'away' });
+    expect((await api('/presence/multi', token)).body).toMatchObject({ status: 'away', connections: 2 });
+    expect((await api('/presence?scope=lobby', token)).status).toBe(400);
+  });
+});
+
+describe('reconnect', () => {
+  it('restores channels and rooms and replays, in order, what was missed', async () => {
+    const first = await connectAs('rita');
+    await first.client.request({ type: 'join.room', room_id: 'replay' });
+    await first.client.request({ type: 'subscribe', channel: 'room:news' });
+    const sessionId = first.session.session_id as string;
+    await first.client.close();
+    await sleep(200);
+    await deliverToChannel('room:news', { type: 'custom', seq: 1 });
+    await deliverToChannel('user:rita', notification('missed-1'));
+    await deliverToChannel('room:news', { type: 'custom', seq: 2 });
+
+    const second = await connectAs('rita');
+    const ack = await second.client.request({ type: 'reconnect', session_id: sessionId });
+    expect(ack).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 3 });
+    const replayed = [
+      await second.client.next((frame) => frame.type === 'custom' || frame.type === 'notification'),
+      await second.client.next((frame) => frame.type === 'custom' || frame.type === 'notification'),
+      await second.client.next((frame) => frame.type === 'custom' || frame.type === 'notification'),
+    ];
+    expect(replayed.map((frame) => frame.seq ?? frame.id)).toEqual([1, 'missed-1', 2]);
+    expect(await deliverToChannel('room:news', { type: 'custom', seq: 3 })).toMatchObject({ delivered: 1 });
+    expect(await second.client.nextOfType('custom')).toMatchObject({ seq: 3 });
+    const token = await runtime.mintUserToken('observer');
+    expect((await api('/presence?scope=room:replay', token)).body).toMatchObject({
+      members: [{ user_id: 'rita' }],
+    });
+  });
+
+  it('answers session_expired for an unknown, foreign or expired session', async () => {
+    const owner = await connectAs('sam');
+    const other = await connectAs('tom');
+    expect(
+      await other.client.request({ type: 'reconnect', session_id: owner.session.session_id }),
+    ).toMatchObject({
+      type: 'error',
+      code: 'session_expired',
+    });
+    expect(await other.client.request({ type: 'reconnect', session_id: 'no-such-session' })).toMatchObject({
+      type: 'error',
+      code: 'session_expired',
+    });
+    process.env.NOTIFY_WS_SESSION_TTL_SECS = '1';
+    try {
+      await owner.client.close();
+      await sleep(2100);
+    } finally {
+      delete process.env.NOTIFY_WS_SESSION_TTL_SECS;
+    }
+    const again = await connectAs('sam');
+    expect(
+      await again.client.request({ type: 'reconnect', session_id: owner.session.session_id }),
+    ).toMatchObject({
+      type: 'error',
+      code: 'session_expired',
+    });
+  });
+});
+
+describe('delivery', () => {
+  it('treats a vanished connection (410) as stale: removed, never an error, and its session keeps the frame', async () => {
+    const { client, session } = await connectAs('uma');
+    await client.request({ type: 'subscribe', channel: 'room:stale' });
+    // A membership whose connection API Gateway no longer knows, as when $disconnect never arrived.
+    await documentClient().send(
+      new PutCommand({
+        TableName: table('channels'),
+        Item: {
+          channel: 'room:stale',
+          connection_id: 'vanished-connection',
+          user_id: 'uma',
+          session_id: 'vanished-session',
+          ttl: Math.floor(Date.now() / 1000) + 3600,
+        },
+      }),
+    );
+    expect(await deliverToChannel('room:stale', { type: 'custom' })).toEqual({ delivered: 1, gone: 1 });
+    expect(await deliverToChannel('room:stale', { type: 'custom' })).toMatchObject({ delivered: 1, gone: 0 });
+    expect(session.user_id).toBe('uma');
+  });
+});
+
+describe('broadcast', () => {
+  it('is for broadcast:write services and admins, to a channel', async () => {
+    const { client } = await connectAs('vic');
+    await client.request({ type: 'join.room', room_id: 'stage' });
+    const service = await runtime.mintServiceToken('ops', ['broadcast:write']);
+    const post = (token: string, body: unknown) =>
+      api('/broadcast', token, { method: 'POST', body: JSON.stringify(body) });
+    expect((await post(await runtime.mintUserToken('vic'), { payload: { type: 'x' } })).status).toBe(403);
+    expect((await post(await runtime.mintServiceToken('ops', []), { payload: { type: 'x' } })).status).toBe(
+      403,
+    );
+    expect((await post(service, { channel: 'room:stage', payload: { kind: 'no type' } })).status).toBe(400);
+    const sent = await post(service, {
+      channel: 'room:stage',
+      payload: { type: 'announcement', text: 'hi' },
+    });
+    expect(sent).toEqual({ status: 202, body: { recipients: 1 } });
+    expect(await client.nextOfType('announcement')).toEqual({ type: 'announcement', text: 'hi' });
+    const admin = await runtime.mintUserToken('root', { roles: ['admin'] });
+    expect((await post(admin, { channel: 'room:empty', payload: { type: 'x' } })).body).toEqual({
+      recipients: 0,
+    });
+  });
+
+  it('reaches every one of 500 concurrent connections', async () => {
+    const clients: TestClient[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const opened = await Promise.all(
+        Array.from({ length: 50 }, async (_, index) => {
+          const client = await connect(`?token=${await runtime.mintUserToken(`crowd-${batch}-${index}`)}`);
+          await client.nextOfType('session', 30_000);
+          return client;
+        }),
+      );
+      clients.push(...opened);
+    }
+    const service = await runtime.mintServiceToken('ops', ['broadcast:write']);
+    const sent = await api('/broadcast', service, {
+      method: 'POST',
+      body: JSON.stringify({ payload: { type: 'maintenance', at: 'now' } }),
+    });
+    expect(sent.status).toBe(202);
+    expect(sent.body.recipients).toBeGreaterThanOrEqual(500);
+    const received = await Promise.all(clients.map((client) => client.nextOfType('maintenance', 60_000)));
+    expect(received).toHaveLength(500);
+  }, 120_000);
+});
