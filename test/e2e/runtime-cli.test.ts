@@ -1,0 +1,171 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { freePort } from '../../local/dynamodb-local';
+import { REPO_ROOT } from '../../local/lambda/runner';
+
+/**
+ * `npm start` exactly as the README says, as a child process: printed URLs and tokens, the API, a WebSocket,
+ * `--data` across a restart, `npm run token`, and a clean stop on SIGTERM and SIGINT with no process left.
+ */
+const work = mkdtempSync(join(tmpdir(), 'notify-cli-'));
+const dataDir = join(work, 'data');
+// Keep the developer's own .data/dev-auth.json out of this.
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  NOTIFY_DEV_AUTH_FILE: join(work, 'dev-auth.json'),
+  PORT: '',
+};
+for (const name of Object.keys(env)) if (name.startsWith('SERVICE__AUTH__')) delete env[name];
+
+const started: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of started) if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** Every process below `pid` (npm, tsx, node, java...), read from ps. */
+const descendants = (pid: number): number[] => {
+  const table = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number) as [number, number]);
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length) {
+    const parent = queue.shift();
+    for (const [child, ppid] of table) {
+      if (ppid === parent) {
+        found.push(child);
+        queue.push(child);
+      }
+    }
+  }
+  return found;
+};
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const startCli = async (port: number) => {
+  const child = spawn('npm', ['start', '--', '--port', String(port), '--data', dataDir], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', () => {});
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  for (let waited = 0; !/Ctrl-C stops everything/.test(output); waited += 100) {
+    if (child.exitCode !== null || waited > 90_000) throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const line = (label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(output)?.[1];
+  const token = (label: string) => new RegExp(`${label} token .*?\\): (\\S+)`).exec(output)?.[1];
+  return {
+    child,
+    exited,
+    restUrl: line('REST'),
+    wsUrl: line('WebSocket'),
+    userToken: token('user'),
+    serviceToken: token('service'),
+  };
+};
+
+const stopCli = async (cli: Awaited<ReturnType<typeof startCli>>, signal: NodeJS.Signals) => {
+  const tree = descendants(cli.child.pid as number);
+  expect(tree.length).toBeGreaterThan(0);
+  cli.child.kill(signal);
+  // npm forwards the signal to the runtime, then reports it in its own exit code (128 + signal number).
+  expect([0, 128 + os.constants.signals[signal]]).toContain(await cli.exited);
+  for (let attempt = 0; attempt < 50 && tree.some(isAlive); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(tree.filter(isAlive)).toEqual([]);
+};
+
+const unreadCount = async (restUrl: string, token: string) => {
+  const response = await fetch(`${restUrl}/notifications/unread-count`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { count: number }).count;
+};
+
+describe('npm start', () => {
+  it('runs the service, keeps --data across a restart and leaves no process behind', async () => {
+    const port = await freePort();
+    const first = await startCli(port);
+    expect(first.restUrl).toBe(`http://127.0.0.1:${port}/api/v1`);
+    expect(first.wsUrl).toBe(`ws://127.0.0.1:${port}/ws`);
+    expect((await fetch(`${first.restUrl}/ready`)).status).toBe(200);
+
+    const socket = new WebSocket(`${first.wsUrl}?token=${first.userToken}`);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    socket.close();
+
+    const created = await fetch(`${first.restUrl}/notifications`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${first.serviceToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ event_type: 'cli.test', title: 'kept', recipient_ids: ['dev-user'] }),
+    });
+    expect(created.status).toBe(202);
+    let count = 0;
+    for (let attempt = 0; attempt < 200 && count === 0; attempt += 1) {
+      count = await unreadCount(first.restUrl as string, first.userToken as string);
+      if (count === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(count).toBe(1);
+    await stopCli(first, 'SIGTERM');
+
+    const second = await startCli(port);
+    const minted = execFileSync('npm', ['run', '--silent', 'token', '--', '--user', 'dev-user'], {
+      cwd: REPO_ROOT,
+      env,
+      encoding: 'utf8',
+    }).trim();
+    expect(await unreadCount(second.restUrl as string, minted)).toBe(1);
+    await stopCli(second, 'SIGINT');
+  }, 240_000);
+
+  it('explains a port in use in one line and exits 1', async () => {
+    const port = await freePort();
+    const holder = (await import('node:net')).createServer();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    try {
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn('npm', ['start', '--', '--port', String(port)], { cwd: REPO_ROOT, env });
+        started.push(child);
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+        });
+        child.once('exit', (code) => resolve({ code, stderr }));
+      });
+      expect(result.code).toBe(1);
+      const lines = result.stderr.split('\n').filter((line) => line.startsWith('notify:'));
+      expect(lines).toEqual([
+        `notify: Port ${port} is already in use: stop what runs there or choose another with --port or PORT`,
+      ]);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      holder.close();
+    }
+  }, 60_000);
+});
