@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../../../lambdas/core/errors';
+import { parseOrThrow } from '../../../lambdas/core/validation';
+import {
+  deleteDevice,
+  listDevices,
+  registerDevice,
+  registerDeviceSchema,
+} from '../../../lambdas/domain/devices/devices';
+import { useDynamoDbLocal } from '../../support/dynamodb';
+
+useDynamoDbLocal();
+
+let seq = 0;
+const unique = (prefix: string) => `${prefix}-${Date.now()}-${(seq += 1)}`;
+
+const statusOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error: unknown) => (error instanceof ServiceError ? error.status : error),
+  );
+
+describe('device bodies', () => {
+  it('accepts the three platforms and refuses anything else', () => {
+    for (const platform of ['ios', 'android', 'web']) {
+      expect(parseOrThrow(registerDeviceSchema, { token: 't', platform })).toEqual({ token: 't', platform });
+    }
+    expect(() => parseOrThrow(registerDeviceSchema, { token: 't', platform: 'windows' })).toThrow(
+      ServiceError,
+    );
+    expect(() => parseOrThrow(registerDeviceSchema, { token: '', platform: 'ios' })).toThrow(ServiceError);
+    expect(() => parseOrThrow(registerDeviceSchema, { token: 't', platform: 'ios', x: 1 })).toThrow(
+      ServiceError,
+    );
+  });
+});
+
+describe('devices', () => {
+  it('registers a token and lists it for its owner only', async () => {
+    const [alice, bob] = [unique('alice'), unique('bob')];
+    const token = unique('tok');
+    const device = await registerDevice(alice, { token, platform: 'ios', app_id: 'com.example' });
+    expect(device).toEqual({ token, platform: 'ios', app_id: 'com.example', created_at: expect.any(String) });
+    expect(await listDevices(alice)).toEqual([device]);
+    expect(await listDevices(bob)).toEqual([]);
+  });
+
+  it('updates a token registered again by its owner and keeps created_at', async () => {
+    const alice = unique('alice');
+    const token = unique('tok');
+    const first = await registerDevice(alice, { token, platform: 'android' });
+    expect(first.app_id).toBeNull();
+    const second = await registerDevice(alice, { token, platform: 'web', app_id: 'web-app' });
+    expect(second).toEqual({ token, platform: 'web', app_id: 'web-app', created_at: first.created_at });
+    expect(await listDevices(alice)).toEqual([second]);
+  });
+
+  it('moves a token registered by another user: one owner per token', async () => {
+    const [alice, bob] = [unique('alice'), unique('bob')];
+    const token = unique('tok');
+    await registerDevice(alice, { token, platform: 'ios' });
+    const kept = await registerDevice(alice, { token: unique('other'), platform: 'ios' });
+    const moved = await registerDevice(bob, { token, platform: 'ios' });
+    expect(await listDevices(bob)).toEqual([moved]);
+    expect(await listDevices(alice)).toEqual([kept]);
+    expect(await statusOf(deleteDevice(alice, token))).toBe(404);
+  });
+
+  it('deletes only one’s own token; unknown or another’s is 404', async () => {
+    const [alice, bob] = [unique('alice'), unique('bob')];
+    const token = unique('tok');
+    await registerDevice(alice, { token, platform: 'ios' });
+    expect(await statusOf(deleteDevice(bob, token))).toBe(404);
+    expect(await statusOf(deleteDevice(alice, unique('unknown')))).toBe(404);
+    expect(await listDevices(alice)).toHaveLength(1);
+    expect(await statusOf(deleteDevice(alice, token))).toBe('resolved');
+    expect(await listDevices(alice)).toEqual([]);
+    expect(await statusOf(deleteDevice(alice, token))).toBe(404);
+  });
+});
