@@ -65,6 +65,9 @@ export const bufferFrame = async (sessionId: string, frame: OutboundFrame, ttl: 
   );
 };
 
+const isOwnPresence = (frame: OutboundFrame, userId: string): boolean =>
+  frame.type === 'presence' && (frame as { user_id?: unknown }).user_id === userId;
+
 /** Runs `work` over `items` with at most `limit` in flight. */
 export const forEachLimited = async <T>(
   items: readonly T[],
@@ -119,7 +122,8 @@ export const deliverToMembers = async (
   };
   await forEachLimited(members, POST_CONCURRENCY, async (member) => {
     if (member.detached) {
-      await buffer(member.session_id, member.ttl);
+      // A session's own presence changes (its leave while away) are not news to it on reconnect.
+      if (!isOwnPresence(frame, member.user_id)) await buffer(member.session_id, member.ttl);
       return;
     }
     const outcome = await postFrame(member.connection_id, frame);

@@ -48,7 +48,8 @@ const bufferedFrames = async (sessionId: string): Promise<{ keys: string[]; fram
   const result = await documentClient().send(
     new QueryCommand({
       TableName: table('sessions'),
-      KeyConditionExpression: 'session_id = :session AND begins_with(item, :prefix)',
+      KeyConditionExpression: 'session_id = :session AND begins_with(#item, :prefix)',
+      ExpressionAttributeNames: { '#item': 'item' },
       ExpressionAttributeValues: { ':session': sessionId, ':prefix': FRAME_PREFIX },
       ScanIndexForward: false,
       Limit: MAX_REPLAYED_FRAMES,
