@@ -36,12 +36,11 @@ export const realtime: WiringPart = {
     frameRoute('$disconnect', 'disconnect'),
     frameRoute('$default', 'default', { writes: [], memoryMb: 128 }),
     frameRoute('auth', 'auth', { writes: [...STATE, 'replay'] }),
-    // subscribe and join.topic read the events area's `topics` table (issue 6): add `reads: ['topics']` to both
-    // once that area declares it (the stack refuses reads of undeclared tables); until then topics are unavailable.
-    frameRoute('subscribe', 'subscribe'),
+    // subscribe and join.topic read the events area's `topics` table (lib/wiring/areas/events.ts).
+    frameRoute('subscribe', 'subscribe', { reads: ['topics'] }),
     frameRoute('unsubscribe', 'unsubscribe'),
     frameRoute('join.room', 'join-room'),
-    frameRoute('join.topic', 'join-topic'),
+    frameRoute('join.topic', 'join-topic', { reads: ['topics'] }),
     frameRoute('presence.update', 'presence-update'),
     frameRoute('reconnect', 'reconnect'),
     // Heartbeats touch no table: silence is detected by the sweeper through GetConnection's LastActiveAt.
