@@ -2,6 +2,7 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { queueUrl } from '../../../core/clients';
 import { sqs } from '../../../core/clients-sqs';
+import { unavailable } from '../../../core/errors';
 import { httpRoute } from '../../../core/http/route';
 import { planBroadcast } from '../../../domain/realtime/broadcast';
 import type { BroadcastFrame } from '../../../domain/realtime/frames';
@@ -25,7 +26,7 @@ const body = z.strictObject({
 export const handler = httpRoute('broadcast.send', { body }, async (request) => {
   const plan = await planBroadcast(request.body.channel, request.body.payload as BroadcastFrame);
   for (let start = 0; start < plan.chunks.length; start += 10) {
-    await sqs().send(
+    const result = await sqs().send(
       new SendMessageBatchCommand({
         QueueUrl: queueUrl('broadcast'),
         Entries: plan.chunks.slice(start, start + 10).map((chunk, index) => ({
@@ -34,6 +35,8 @@ export const handler = httpRoute('broadcast.send', { body }, async (request) => 
         })),
       }),
     );
+    // A chunk that did not reach the queue would silently shrink the audience: fail instead.
+    if (result.Failed?.length) throw unavailable('The broadcast could not be queued, try again later');
   }
   return { status: 202, body: { recipients: plan.recipients } };
 });
