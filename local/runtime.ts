@@ -20,6 +20,7 @@ import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION } from './lambda/run
 import type { InvokeFunction } from './lambda/types';
 import { LocalScheduler } from './scheduler/local-scheduler';
 import { LocalSqs } from './sqs/local-sqs';
+import { localWebhookEnv } from './webhook-key';
 
 /** Stage name of the local WebSocket API; `@connections` lives under `/local/@connections`. */
 export const LOCAL_STAGE = 'local';
@@ -188,6 +189,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       [envNames.scheduleGroup]: LOCAL_SCHEDULE_GROUP,
       [envNames.stage]: LOCAL_STAGE,
       ...devAuthEnv,
+      ...localWebhookEnv(dataDir),
       ...options.env,
     };
     for (const [name, value] of Object.entries(env)) {

@@ -15,4 +15,6 @@ export const envNames = {
   schedulerRoleArn: 'NOTIFY_SCHEDULER_ROLE_ARN',
   scheduleGroup: 'NOTIFY_SCHEDULE_GROUP',
   stage: 'NOTIFY_STAGE',
+  /** KMS key that envelope-encrypts webhook secrets (AWS); locally NOTIFY_WEBHOOK_LOCAL_KEY instead. */
+  webhookKmsKeyId: 'NOTIFY_WEBHOOK_KMS_KEY_ID',
 } as const;

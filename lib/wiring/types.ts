@@ -35,6 +35,8 @@ export interface FunctionSpec {
   readonly schedules?: boolean;
   /** Whether it posts to / closes WebSocket connections through `@connections`. */
   readonly managesConnections?: boolean;
+  /** Use of the key that envelope-encrypts webhook secrets (KMS GenerateDataKey / Decrypt on AWS). */
+  readonly webhookSecretKey?: 'encrypt' | 'decrypt';
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

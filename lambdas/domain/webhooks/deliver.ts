@@ -1,0 +1,236 @@
+import { logger } from '../../core/logger';
+import { AddressRefused } from './address-policy';
+import {
+  type AttemptLog,
+  type DeliveryMessage,
+  type DeliveryRecord,
+  enqueueAttempts,
+  getDelivery,
+  MAX_LOGGED_ATTEMPTS,
+  ttlFrom,
+  updateDelivery,
+} from './deliveries';
+import { openSecret } from './secret-box';
+import { postTo, type SendResult } from './sender';
+import { webhookSettings } from './settings';
+import { signatureHeader } from './signature';
+import { checkWebhookUrl } from './url-policy';
+import { disableWebhook, getWebhook, noteFailure, noteSuccess, type WebhookRecord } from './webhooks';
+
+/**
+ * A claim older than this belongs to an invocation that died mid-attempt (SQS redelivers only after the
+ * 180 s visibility timeout, well past the worker's 30 s timeout), so a redelivered message may take it over.
+ */
+const STALE_CLAIM_MS = 90_000;
+/** Longest wait a Retry-After can ask for. */
+const MAX_RETRY_AFTER_SECS = 24 * 3600;
+
+export const parseDeliveryMessage = (body: string): DeliveryMessage => {
+  const message = JSON.parse(body) as Partial<DeliveryMessage>;
+  if (
+    typeof message.webhook_id !== 'string' ||
+    typeof message.delivery_id !== 'string' ||
+    !Number.isInteger(message.run) ||
+    !Number.isInteger(message.attempt)
+  ) {
+    throw new Error('not a webhook delivery message');
+  }
+  return message as DeliveryMessage;
+};
+
+/** Contract §3 body: `{"type", "timestamp", "data": {id, event_type, source, version, data, priority, time}}`. */
+export const webhookBody = (record: DeliveryRecord): string =>
+  JSON.stringify({ type: record.event.event_type, timestamp: record.event.time, data: record.event });
+
+/** Retry-After as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
+export const retryAfterSecs = (value: string | undefined, now: Date): number | undefined => {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed), MAX_RETRY_AFTER_SECS);
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.min(Math.max(0, (at - now.getTime()) / 1000), MAX_RETRY_AFTER_SECS);
+};
+
+/** Delay before attempt `attempt + 1`: the schedule's step with ±20 % jitter, never shorter than Retry-After. */
+export const retryDelaySecs = (
+  schedule: readonly number[],
+  attempt: number,
+  retryAfter: number | undefined,
+  random: () => number = Math.random,
+): number => {
+  const base = schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 0;
+  const jittered = base * (0.8 + 0.4 * random());
+  return Math.max(jittered, retryAfter ?? 0);
+};
+
+type Outcome =
+  | { readonly kind: 'succeeded' }
+  | { readonly kind: 'retry'; readonly delaySecs: number }
+  | { readonly kind: 'dead_letter'; readonly reason: string };
+
+const describe = (result: SendResult): string =>
+  result.status !== undefined ? `HTTP ${result.status}` : (result.error ?? 'no answer');
+
+/**
+ * Makes attempt `message.attempt` of a delivery, at most once: a conditional claim on (run, attempt) turns
+ * duplicate and stale messages into no-ops. Records the attempt, then schedules the next one or dead-letters.
+ */
+export const deliverAttempt = async (message: DeliveryMessage, now = new Date()): Promise<void> => {
+  const record = await getDelivery(message.webhook_id, message.delivery_id);
+  if (!record || record.run !== message.run) return;
+  if (record.status === 'succeeded' || record.status === 'dead_letter') return;
+  if (record.status === 'retrying' && record.attempt_count === message.attempt) {
+    // This message's run recorded the failure but may have stopped before scheduling the next attempt.
+    const at = record.next_attempt_at ? Date.parse(record.next_attempt_at) : now.getTime();
+    await enqueueAttempts(
+      [{ ...message, attempt: message.attempt + 1 }],
+      Math.max(0, (at - now.getTime()) / 1000),
+    );
+    return;
+  }
+  const key = { webhook_id: record.webhook_id, delivery_id: record.delivery_id };
+  const webhook = await getWebhook(message.webhook_id);
+  if (!webhook) return; // deleted: its deliveries expire with their TTL
+  if (!webhook.enabled) {
+    await finishRun(record, message, { kind: 'dead_letter', reason: 'webhook disabled' }, undefined, now);
+    return;
+  }
+  const claimed = await updateDelivery(key, {
+    set: {
+      status: 'sending',
+      attempt_count: message.attempt,
+      claimed_at: now.toISOString(),
+      updated_at: now.toISOString(),
+    },
+    condition:
+      '#run = :run AND ((attempt_count = :previous AND #status IN (:pending, :retrying)) OR ' +
+      '(attempt_count = :attempt AND #status = :sending AND claimed_at < :stale))',
+    names: { '#run': 'run', '#status': 'status' },
+    values: {
+      ':run': message.run,
+      ':previous': message.attempt - 1,
+      ':attempt': message.attempt,
+      ':pending': 'pending',
+      ':retrying': 'retrying',
+      ':sending': 'sending',
+      ':stale': new Date(now.getTime() - STALE_CLAIM_MS).toISOString(),
+    },
+  });
+  if (!claimed) return;
+
+  const result = await send(webhook, record, now);
+  const outcome = await decide(webhook, message, result, now);
+  await finishRun(record, message, outcome, result, now);
+  logger.info('webhook attempt', {
+    webhook_id: webhook.id,
+    delivery_id: record.delivery_id,
+    attempt: message.attempt,
+    status_code: result.status,
+    error: result.error,
+    outcome: outcome.kind,
+  });
+};
+
+const send = async (webhook: WebhookRecord, record: DeliveryRecord, now: Date): Promise<SendResult> => {
+  const settings = webhookSettings();
+  let target: Awaited<ReturnType<typeof checkWebhookUrl>>;
+  try {
+    target = await checkWebhookUrl(webhook.url, settings.allowLoopback);
+  } catch (error) {
+    if (error instanceof AddressRefused) return { error: `refused: ${error.message}`, durationMs: 0 };
+    throw error;
+  }
+  const secret = await openSecret(webhook.secret, webhook.id);
+  const body = webhookBody(record);
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const headers = {
+    'webhook-id': record.delivery_id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(secret, record.delivery_id, timestamp, body),
+  };
+  return postTo(target.url, target.resolved, headers, body, settings.timeoutMs);
+};
+
+const decide = async (
+  webhook: WebhookRecord,
+  message: DeliveryMessage,
+  result: SendResult,
+  now: Date,
+): Promise<Outcome> => {
+  const settings = webhookSettings();
+  if (result.status !== undefined && result.status >= 200 && result.status < 300) {
+    await noteSuccess(webhook);
+    return { kind: 'succeeded' };
+  }
+  if (result.status === 410) {
+    await disableWebhook(webhook, 'the endpoint answered 410 Gone', now);
+    return { kind: 'dead_letter', reason: 'HTTP 410: webhook disabled' };
+  }
+  const failingSince = Date.parse(await noteFailure(webhook, now));
+  if (now.getTime() - failingSince >= settings.disableAfterSecs * 1000) {
+    await disableWebhook(webhook, 'failing without a success for too long', now);
+    return { kind: 'dead_letter', reason: `${describe(result)}: webhook disabled after failing too long` };
+  }
+  const attempts = settings.retryScheduleSecs.length + 1;
+  if (message.attempt >= attempts)
+    return { kind: 'dead_letter', reason: `${describe(result)} on the last attempt` };
+  const delaySecs = retryDelaySecs(
+    settings.retryScheduleSecs,
+    message.attempt,
+    retryAfterSecs(result.retryAfter, now),
+  );
+  return { kind: 'retry', delaySecs };
+};
+
+/** Records the attempt (if one was made) and the run's state, then queues the next attempt. */
+const finishRun = async (
+  record: DeliveryRecord,
+  message: DeliveryMessage,
+  outcome: Outcome,
+  result: SendResult | undefined,
+  now: Date,
+): Promise<void> => {
+  const attempts: AttemptLog[] = [...record.attempts];
+  if (result) {
+    attempts.push({
+      attempt: (record.attempts.at(-1)?.attempt ?? 0) + 1,
+      at: now.toISOString(),
+      status_code: result.status ?? null,
+      duration_ms: result.durationMs,
+      error:
+        result.error ??
+        (result.status !== undefined && (result.status < 200 || result.status >= 300)
+          ? `HTTP ${result.status}`
+          : null),
+    });
+  }
+  const nextAt =
+    outcome.kind === 'retry' ? new Date(now.getTime() + outcome.delaySecs * 1000).toISOString() : null;
+  const status = outcome.kind === 'retry' ? 'retrying' : outcome.kind;
+  const recorded = await updateDelivery(
+    { webhook_id: record.webhook_id, delivery_id: record.delivery_id },
+    {
+      set: {
+        status,
+        attempt_count: result ? message.attempt : record.attempt_count,
+        attempts: attempts.slice(-MAX_LOGGED_ATTEMPTS),
+        next_attempt_at: nextAt,
+        last_error: outcome.kind === 'dead_letter' ? outcome.reason : (attempts.at(-1)?.error ?? null),
+        updated_at: now.toISOString(),
+        ttl: ttlFrom(now),
+      },
+      // Only the holder of this run's claim (or, without an attempt, a run not yet claimed) records.
+      condition: result
+        ? '#run = :run AND attempt_count = :attempt AND #status = :sending'
+        : '#run = :run AND #status IN (:pending, :retrying)',
+      names: { '#run': 'run', '#status': 'status' },
+      values: result
+        ? { ':run': message.run, ':attempt': message.attempt, ':sending': 'sending' }
+        : { ':run': message.run, ':pending': 'pending', ':retrying': 'retrying' },
+    },
+  );
+  if (recorded && outcome.kind === 'retry') {
+    await enqueueAttempts([{ ...message, attempt: message.attempt + 1 }], outcome.delaySecs);
+  }
+};

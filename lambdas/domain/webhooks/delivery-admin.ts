@@ -1,0 +1,120 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '../../core/clients';
+import { conflict, notFound, validationError } from '../../core/errors';
+import { type DeliveryRecord, enqueueAttempts, getDelivery, ttlFrom, updateDelivery } from './deliveries';
+import { requireWebhook } from './webhooks';
+
+export interface DeliveryView {
+  readonly id: string;
+  readonly event_id: string;
+  readonly event_type: string;
+  readonly status: DeliveryRecord['status'];
+  readonly attempts: DeliveryRecord['attempts'];
+  readonly next_attempt_at: string | null;
+  readonly last_error: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export const toDeliveryView = (record: DeliveryRecord): DeliveryView => ({
+  id: record.delivery_id,
+  event_id: record.event.id,
+  event_type: record.event.event_type,
+  status: record.status,
+  attempts: record.attempts,
+  next_attempt_at: record.next_attempt_at ?? null,
+  last_error: record.last_error ?? null,
+  created_at: record.created_at,
+  updated_at: record.updated_at,
+});
+
+const encodeCursor = (webhookId: string, key: Record<string, unknown>) =>
+  Buffer.from(JSON.stringify({ w: webhookId, d: key.delivery_id })).toString('base64url');
+
+const decodeCursor = (webhookId: string, cursor: string): Record<string, unknown> => {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
+      w?: unknown;
+      d?: unknown;
+    };
+    if (parsed.w === webhookId && typeof parsed.d === 'string' && parsed.d.length <= 256) {
+      return { webhook_id: webhookId, delivery_id: parsed.d };
+    }
+  } catch {
+    // fall through
+  }
+  throw validationError('Invalid query', [{ field: 'cursor', issue: 'is not a cursor of this listing' }]);
+};
+
+/**
+ * A webhook's deliveries, newest first (delivery ids are time-ordered event ids), each with its attempts.
+ * `status=dead_letter` lists the dead-letter store. A Query on the webhook's partition, never a Scan.
+ */
+export const listDeliveries = async (
+  webhookId: string,
+  query: { limit: number; cursor?: string | undefined; status?: DeliveryRecord['status'] | undefined },
+): Promise<{ items: DeliveryView[]; next_cursor: string | null }> => {
+  await requireWebhook(webhookId);
+  const items: DeliveryView[] = [];
+  let startKey = query.cursor ? decodeCursor(webhookId, query.cursor) : undefined;
+  // With a status filter a page may hold few matches: read on, a bounded number of pages.
+  for (let page = 0; page < 10 && items.length < query.limit; page += 1) {
+    const out = await documentClient().send(
+      new QueryCommand({
+        TableName: tableName('webhookDeliveries'),
+        KeyConditionExpression: 'webhook_id = :webhook',
+        ...(query.status
+          ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } }
+          : {}),
+        ExpressionAttributeValues: {
+          ':webhook': webhookId,
+          ...(query.status ? { ':status': query.status } : {}),
+        },
+        ScanIndexForward: false,
+        Limit: query.limit - items.length,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of out.Items ?? []) items.push(toDeliveryView(item as DeliveryRecord));
+    startKey = out.LastEvaluatedKey;
+    if (!startKey) break;
+  }
+  return { items, next_cursor: startKey ? encodeCursor(webhookId, startKey) : null };
+};
+
+/**
+ * Re-sends a dead-lettered delivery: a new run of the whole retry schedule with the same `webhook-id`, so a
+ * receiver that did get it after all can drop the repeat.
+ */
+export const retryDelivery = async (webhookId: string, deliveryId: string, now = new Date()) => {
+  const webhook = await requireWebhook(webhookId);
+  if (!webhook.enabled) throw conflict('The webhook is disabled; create it again to receive deliveries');
+  const record = await getDelivery(webhookId, deliveryId);
+  if (!record) throw notFound('No such delivery');
+  if (record.status === 'pending' && record.attempt_count === 0) {
+    // A re-send accepted before whose message may have been lost: sending it again is harmless.
+    await enqueueAttempts([{ webhook_id: webhookId, delivery_id: deliveryId, run: record.run, attempt: 1 }]);
+    return { id: deliveryId, status: 'pending' as const };
+  }
+  if (record.status !== 'dead_letter') throw conflict('Only a dead-lettered delivery can be re-sent');
+  const run = record.run + 1;
+  const moved = await updateDelivery(
+    { webhook_id: webhookId, delivery_id: deliveryId },
+    {
+      set: {
+        status: 'pending',
+        run,
+        attempt_count: 0,
+        next_attempt_at: null,
+        updated_at: now.toISOString(),
+        ttl: ttlFrom(now),
+      },
+      condition: '#status = :dead AND #run = :run',
+      names: { '#status': 'status', '#run': 'run' },
+      values: { ':dead': 'dead_letter', ':run': record.run },
+    },
+  );
+  if (!moved) throw conflict('The delivery changed meanwhile; list it again');
+  await enqueueAttempts([{ webhook_id: webhookId, delivery_id: deliveryId, run, attempt: 1 }]);
+  return { id: deliveryId, status: 'pending' as const };
+};

@@ -1,0 +1,97 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '../../core/clients';
+import { logger } from '../../core/logger';
+import { createDelivery, type DeliveryMessage, type EventSnapshot, enqueueAttempts } from './deliveries';
+import { filterKeysFor } from './schema';
+
+/** The EventBridge envelope a bus rule delivers to the matcher queue (what POST /events put on the bus). */
+interface BusEnvelope {
+  readonly 'detail-type': string;
+  readonly source: string;
+  readonly time: string;
+  readonly 'replay-name'?: string;
+  readonly detail: {
+    readonly id: string;
+    readonly version: number;
+    readonly data: Record<string, unknown>;
+    readonly priority?: string;
+  };
+}
+
+export const eventFromEnvelope = (body: string): { event: EventSnapshot; replayName?: string } => {
+  const envelope = JSON.parse(body) as Partial<BusEnvelope>;
+  const detail = envelope.detail;
+  if (
+    typeof envelope['detail-type'] !== 'string' ||
+    typeof envelope.source !== 'string' ||
+    typeof envelope.time !== 'string' ||
+    typeof detail?.id !== 'string' ||
+    typeof detail.version !== 'number' ||
+    typeof detail.data !== 'object' ||
+    detail.data === null
+  ) {
+    throw new Error('not an event published through POST /events');
+  }
+  return {
+    event: {
+      id: detail.id,
+      event_type: envelope['detail-type'],
+      source: envelope.source,
+      version: detail.version,
+      data: detail.data,
+      priority: detail.priority ?? 'normal',
+      time: envelope.time,
+    },
+    ...(envelope['replay-name'] ? { replayName: envelope['replay-name'] } : {}),
+  };
+};
+
+/** Ids of the enabled webhooks whose filters match the event type: one Query per filter key, never a Scan. */
+export const matchingWebhookIds = async (eventType: string): Promise<string[]> => {
+  const ids = new Set<string>();
+  await Promise.all(
+    filterKeysFor(eventType).map(async (filter) => {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await documentClient().send(
+          new QueryCommand({
+            TableName: tableName('webhookFilters'),
+            KeyConditionExpression: '#filter = :filter',
+            ExpressionAttributeNames: { '#filter': 'filter' },
+            ExpressionAttributeValues: { ':filter': filter },
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of page.Items ?? []) ids.add(String(item.webhook_id));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+    }),
+  );
+  return [...ids];
+};
+
+/**
+ * One delivery per matching webhook, created once per (event, webhook) and handed to the delivery queue.
+ * The delivery id is the event id, so a receiver sees one `webhook-id` per event; an archive replay is a
+ * new delivery (`<event id>~<replay name>`), as replaying means sending again.
+ */
+export const matchEvent = async (body: string, now = new Date()): Promise<number> => {
+  const { event, replayName } = eventFromEnvelope(body);
+  const deliveryId = replayName ? `${event.id}~${replayName}` : event.id;
+  const webhookIds = await matchingWebhookIds(event.event_type);
+  const messages: DeliveryMessage[] = [];
+  await Promise.all(
+    webhookIds.map(async (webhookId) => {
+      if (await createDelivery(webhookId, deliveryId, event, now)) {
+        messages.push({ webhook_id: webhookId, delivery_id: deliveryId, run: 0, attempt: 1 });
+      }
+    }),
+  );
+  await enqueueAttempts(messages);
+  logger.info('event matched', {
+    event_id: event.id,
+    event_type: event.event_type,
+    webhooks: messages.length,
+  });
+  return messages.length;
+};

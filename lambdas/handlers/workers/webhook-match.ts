@@ -1,0 +1,4 @@
+import { sqsWorker } from '../../core/sqs-worker';
+import { matchEvent } from '../../domain/webhooks/matcher';
+
+export const handler = sqsWorker('webhooks.match', (body) => matchEvent(body));

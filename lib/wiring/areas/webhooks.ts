@@ -1,0 +1,148 @@
+import type { HttpRoute, WiringPart } from '../types';
+import { PUBLISHED_EVENT_PATTERN } from './events';
+
+const HTTP = 'lambdas/handlers/http/webhooks';
+const WORKERS = 'lambdas/handlers/workers';
+
+const route = (route: HttpRoute): HttpRoute => ({ memoryMb: 256, ...route });
+
+/**
+ * Webhooks: managed endpoints, the matcher (bus → one delivery per matching webhook) and the delivery worker
+ * (signed POST, retries through SQS delays and one-time schedules, dead letters). Choices: docs/webhooks.md.
+ */
+export const webhooks: WiringPart = {
+  httpRoutes: [
+    route({
+      id: 'webhooks.create',
+      method: 'POST',
+      path: '/webhooks',
+      handler: `${HTTP}/create.ts`,
+      access: { services: 'webhooks:admin' },
+      writes: ['webhooks', 'webhookFilters'],
+      webhookSecretKey: 'encrypt',
+    }),
+    route({
+      id: 'webhooks.list',
+      method: 'GET',
+      path: '/webhooks',
+      handler: `${HTTP}/list.ts`,
+      access: { services: 'webhooks:admin' },
+      reads: ['webhooks'],
+    }),
+    route({
+      id: 'webhooks.delete',
+      method: 'DELETE',
+      path: '/webhooks/{id}',
+      handler: `${HTTP}/delete.ts`,
+      access: { services: 'webhooks:admin' },
+      writes: ['webhooks', 'webhookFilters'],
+    }),
+    route({
+      id: 'webhooks.deliveries',
+      method: 'GET',
+      path: '/webhooks/{id}/deliveries',
+      handler: `${HTTP}/deliveries.ts`,
+      access: { services: 'webhooks:admin' },
+      reads: ['webhooks', 'webhookDeliveries'],
+    }),
+    route({
+      id: 'webhooks.retry',
+      method: 'POST',
+      path: '/webhooks/{id}/deliveries/{delivery_id}/retry',
+      handler: `${HTTP}/retry.ts`,
+      access: { services: 'webhooks:admin' },
+      reads: ['webhooks'],
+      writes: ['webhookDeliveries'],
+      sendsTo: ['webhookDeliveries'],
+    }),
+  ],
+  tables: [
+    {
+      id: 'webhooks',
+      purpose:
+        'webhook endpoints by id (secret envelope-encrypted); byList lists them all by key, newest first',
+      partitionKey: { name: 'id', type: 'S' },
+      globalIndexes: [
+        {
+          name: 'byList',
+          partitionKey: { name: 'list', type: 'S' },
+          sortKey: { name: 'id', type: 'S' },
+          projection: ['name', 'url', 'event_filters', 'created_at', 'enabled', 'disabled_reason'],
+        },
+      ],
+    },
+    {
+      id: 'webhookFilters',
+      purpose:
+        'one item per (filter, enabled webhook): an event looks up its type, each `prefix.*` of it and `*` by key',
+      partitionKey: { name: 'filter', type: 'S' },
+      sortKey: { name: 'webhook_id', type: 'S' },
+    },
+    {
+      id: 'webhookDeliveries',
+      purpose:
+        'one item per (webhook, event): the claim that makes delivery exactly-once, its attempts, and dead letters',
+      partitionKey: { name: 'webhook_id', type: 'S' },
+      sortKey: { name: 'delivery_id', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+  ],
+  queues: [
+    {
+      id: 'webhookEvents',
+      purpose: 'events from the bus on their way to the webhook matcher',
+      maxReceiveCount: 5,
+      visibilityTimeoutSecs: 180,
+    },
+    {
+      id: 'webhookDeliveries',
+      purpose:
+        'one message per delivery attempt (first tries, short retries by DelaySeconds, long ones by schedule)',
+      maxReceiveCount: 5,
+      visibilityTimeoutSecs: 180,
+    },
+  ],
+  workers: [
+    {
+      id: 'webhooks.match',
+      queue: 'webhookEvents',
+      handler: `${WORKERS}/webhook-match.ts`,
+      batchSize: 10,
+      maxBatchingWindowSecs: 0,
+      timeoutSecs: 30,
+      memoryMb: 256,
+      reads: ['webhookFilters'],
+      writes: ['webhookDeliveries'],
+      sendsTo: ['webhookDeliveries'],
+    },
+    {
+      id: 'webhooks.deliver',
+      queue: 'webhookDeliveries',
+      handler: `${WORKERS}/webhook-deliver.ts`,
+      // Each POST may take its 15 s timeout; a small batch keeps one slow receiver from holding many messages.
+      batchSize: 5,
+      maxBatchingWindowSecs: 0,
+      timeoutSecs: 30,
+      memoryMb: 256,
+      writes: ['webhooks', 'webhookFilters', 'webhookDeliveries'],
+      sendsTo: ['webhookDeliveries'],
+      schedules: true,
+      webhookSecretKey: 'decrypt',
+    },
+  ],
+  busRules: [
+    {
+      id: 'webhooks.toMatcher',
+      description: 'events published through POST /events, to the webhook matcher',
+      pattern: PUBLISHED_EVENT_PATTERN,
+      targetQueue: 'webhookEvents',
+    },
+  ],
+  scheduleTargets: [
+    {
+      id: 'webhookRetries',
+      targetQueue: 'webhookDeliveries',
+      description: 'one-time schedules for webhook retries later than SQS’s 15-minute DelaySeconds limit',
+    },
+  ],
+};
