@@ -18,6 +18,7 @@ import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
 import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION } from './lambda/runner';
 import type { InvokeFunction } from './lambda/types';
+import type { GatewayMeter } from './metering/gateway-meter';
 import { LocalScheduler } from './scheduler/local-scheduler';
 import { LocalSqs } from './sqs/local-sqs';
 import { localWebhookEnv } from './webhook-key';
@@ -43,6 +44,12 @@ export interface RuntimeOptions {
   readonly quiet?: boolean;
   /** API Gateway's WebSocket idle timeout and connection limit, shortened by tests. */
   readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
+  /** Benchmarks (bench/, local/metering/): hooks that count billable operations. */
+  readonly meter?: {
+    readonly gateway?: GatewayMeter;
+    /** Puts a proxy (the DynamoDB metering proxy) between the functions and DynamoDB Local. */
+    readonly dynamoDbProxy?: (endpoint: string) => Promise<{ endpoint: string; stop(): Promise<void> }>;
+  };
 }
 
 export interface Runtime {
@@ -58,6 +65,12 @@ export interface Runtime {
   /** Process id of DynamoDB Local's Java process. */
   readonly javaPid: number | undefined;
   readonly invoke: InvokeFunction;
+  /** The stand-ins, for their counters and queue stats (benchmarks). */
+  readonly standIns: {
+    readonly sqs: LocalSqs;
+    readonly eventBridge: LocalEventBridge;
+    readonly scheduler: LocalScheduler;
+  };
   mintUserToken(sub: string, options?: UserTokenOptions): Promise<string>;
   mintServiceToken(
     name: string,
@@ -123,6 +136,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       stage: LOCAL_STAGE,
       port: options.port ?? 3000,
       ...(options.webSocket ? { webSocket: options.webSocket } : {}),
+      ...(options.meter?.gateway ? { meter: options.meter.gateway } : {}),
     });
     stoppers.push(() => gateway.close());
     const origin = `http://127.0.0.1:${gateway.port}`;
@@ -132,6 +146,12 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     );
     stoppers.push(() => dynamo.stop());
     const tableEnv = await createTables(dynamo.client, wiring.tables);
+    let dynamoEndpoint = dynamo.endpoint;
+    if (options.meter?.dynamoDbProxy) {
+      const proxy = await options.meter.dynamoDbProxy(dynamo.endpoint);
+      stoppers.push(() => proxy.stop());
+      dynamoEndpoint = proxy.endpoint;
+    }
 
     const sqs = new LocalSqs({
       queues: wiring.queues,
@@ -177,7 +197,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     const env: Record<string, string> = {
       ...LOCAL_AWS_ENV,
       AWS_REGION: LOCAL_REGION,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.endpoint,
       AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
@@ -210,6 +230,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       hs256,
       javaPid: dynamo.pid,
       invoke,
+      standIns: { sqs, eventBridge, scheduler },
       mintUserToken: (sub, tokenOptions) =>
         hs256 ? mintUserToken(hs256, sub, tokenOptions) : withoutHs256(),
       mintServiceToken: (name, scopes, tokenOptions) =>

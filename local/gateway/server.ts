@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Wiring } from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
+import type { GatewayMeter } from '../metering/gateway-meter';
 import { API_BASE_PATH, createHttpGateway } from './http';
 import { createWebSocketGateway } from './websocket';
 
@@ -23,6 +24,8 @@ export interface GatewayServerOptions {
   readonly port: number;
   readonly host?: string;
   readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
+  /** Counts billable requests, messages and connection time (benchmarks). */
+  readonly meter?: GatewayMeter;
 }
 
 export interface GatewayServer {
@@ -54,6 +57,7 @@ export const startGatewayServer = async (options: GatewayServerOptions): Promise
     invoke: options.invoke,
     stage: options.stage,
     ...options.webSocket,
+    ...(options.meter ? { meter: options.meter } : {}),
   });
   let open = false;
 
@@ -65,6 +69,7 @@ export const startGatewayServer = async (options: GatewayServerOptions): Promise
     }
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     if (path === API_BASE_PATH || path.startsWith(`${API_BASE_PATH}/`)) {
+      options.meter?.httpRequest();
       void http.handle(request, response);
       return;
     }

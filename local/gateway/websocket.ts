@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { WebSocketRoute } from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
+import type { GatewayMeter } from '../metering/gateway-meter';
 import { apiGatewayId, apiGatewayTime, sourceIpOf } from './ids';
 
 /** API Gateway WebSocket limits (docs/local-runtime.md cites them). */
@@ -24,6 +25,8 @@ export interface WebSocketGatewayOptions {
   readonly apiId?: string;
   readonly idleTimeoutMs?: number;
   readonly maxConnectionMs?: number;
+  /** Counts messages (both ways) and connection time, as API Gateway bills them (benchmarks). */
+  readonly meter?: GatewayMeter;
 }
 
 interface Connection {
@@ -202,6 +205,7 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
   const onMessage = (connection: Connection, data: RawData, isBinary: boolean) => {
     touch(connection);
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    options.meter?.webSocketMessage('in', buffer.length);
     const body = isBinary ? buffer.toString('base64') : buffer.toString('utf8');
     let routeKey = '$default';
     if (!isBinary) {
@@ -217,7 +221,9 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
     const invocation = invokeRoute(routeKey, { requestContext: context, body, isBase64Encoded: isBinary });
     const reply = (text: string) => {
       if (connection.socket.readyState === WebSocket.OPEN) {
-        sendFragmented(connection.socket, Buffer.from(text, 'utf8'), false);
+        const data = Buffer.from(text, 'utf8');
+        options.meter?.webSocketMessage('out', data.length);
+        sendFragmented(connection.socket, data, false);
       }
     };
     if (!invocation) {
@@ -245,6 +251,7 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
 
   const onClose = (connection: Connection, code: number, reason: Buffer) => {
     connections.delete(connection.id);
+    options.meter?.webSocketClosed(connection.id);
     clearTimeout(connection.idleTimer);
     clearTimeout(connection.maxTimer);
     const context = {
@@ -310,6 +317,7 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
       };
       touch(connection);
       connections.set(connection.id, connection);
+      options.meter?.webSocketOpened(connection.id);
       ws.on('message', (data, isBinary) => onMessage(connection, data, isBinary));
       ws.on('error', () => {});
       ws.once('close', (code, reason) => onClose(connection, code, reason));
@@ -350,6 +358,7 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
         );
         return true;
       }
+      options.meter?.webSocketMessage('out', data.length);
       sendFragmented(connection.socket, data, !isUtf8(data));
       touch(connection);
       response.writeHead(200, { 'content-length': 0, 'x-amzn-requestid': apiGatewayId() });

@@ -1,0 +1,162 @@
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as zlib from 'node:zlib';
+
+/** One DynamoDB data-plane call as billed: request units by table, as DynamoDB reports them. */
+export interface DynamoDbCall {
+  readonly operation: string;
+  /** Read or write request units per table (table plus its indexes). */
+  readonly units: ReadonlyMap<string, number>;
+  readonly kind: 'read' | 'write';
+  /** True when the units were computed here instead of being reported (see docs/performance.md). */
+  readonly computed: boolean;
+}
+
+export interface DynamoDbMeteringProxy {
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+
+interface ConsumedCapacity {
+  TableName?: string;
+  CapacityUnits?: number;
+  Table?: unknown;
+  LocalSecondaryIndexes?: unknown;
+  GlobalSecondaryIndexes?: unknown;
+}
+
+const readBody = (request: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+
+const tableOfRequest = (body: Record<string, unknown>): string | undefined =>
+  typeof body.TableName === 'string' ? body.TableName : undefined;
+
+/** A TOTAL answer has no per-index breakdown: what the caller would get from DynamoDB. */
+const asTotal = (capacity: ConsumedCapacity): ConsumedCapacity => ({
+  TableName: capacity.TableName,
+  CapacityUnits: capacity.CapacityUnits,
+});
+
+/** zlib.crc32 exists from Node 20.15 / 22.2; without it the checksum header is dropped (the SDK then skips it). */
+const crc32 = (zlib as { crc32?: (data: Buffer) => number }).crc32;
+
+/**
+ * An HTTP proxy in front of DynamoDB Local that meters every data-plane call: it asks for
+ * `ReturnConsumedCapacity: INDEXES`, reports the request units DynamoDB Local computes (it does so for
+ * every data-plane operation, transactions doubled, indexes included), and hands the caller back the
+ * answer it asked for (no ConsumedCapacity unless requested, the TOTAL form when TOTAL was requested).
+ * A conditional write that fails returns no ConsumedCapacity; DynamoDB still bills it (at least 1 WCU),
+ * so such a call is counted as 1 WCU per failed item, marked `computed`.
+ */
+export const startDynamoDbMeteringProxy = async (
+  target: string,
+  onCall: (call: DynamoDbCall) => void,
+): Promise<DynamoDbMeteringProxy> => {
+  const targetUrl = new URL(target);
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const raw = await readBody(request);
+    const operation = String(request.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+    const metered = READS.has(operation) || WRITES.has(operation);
+    let body = raw;
+    let asked: string | undefined;
+    let parsedRequest: Record<string, unknown> = {};
+    if (metered) {
+      parsedRequest = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+      asked =
+        typeof parsedRequest.ReturnConsumedCapacity === 'string'
+          ? parsedRequest.ReturnConsumedCapacity
+          : undefined;
+      body = Buffer.from(JSON.stringify({ ...parsedRequest, ReturnConsumedCapacity: 'INDEXES' }), 'utf8');
+    }
+    const headers = { ...request.headers, host: targetUrl.host, 'content-length': String(body.length) };
+    const upstream = await new Promise<IncomingMessage>((resolve, reject) => {
+      const outgoing = httpRequest(
+        {
+          host: targetUrl.hostname,
+          port: targetUrl.port,
+          path: request.url,
+          method: request.method,
+          headers,
+        },
+        resolve,
+      );
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+    let answer = await readBody(upstream);
+    const answerHeaders = { ...upstream.headers };
+    if (metered) {
+      const kind = READS.has(operation) ? 'read' : 'write';
+      const status = upstream.statusCode ?? 500;
+      if (status === 200) {
+        const parsed = JSON.parse(answer.toString('utf8')) as {
+          ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[];
+        };
+        const capacities = parsed.ConsumedCapacity === undefined ? [] : [parsed.ConsumedCapacity].flat();
+        const units = new Map<string, number>();
+        for (const capacity of capacities) {
+          const table = capacity.TableName ?? '?';
+          units.set(table, (units.get(table) ?? 0) + (capacity.CapacityUnits ?? 0));
+        }
+        onCall({ operation, units, kind, computed: false });
+        if (asked === undefined || asked === 'NONE') delete parsed.ConsumedCapacity;
+        else if (asked === 'TOTAL' && parsed.ConsumedCapacity !== undefined) {
+          parsed.ConsumedCapacity = Array.isArray(parsed.ConsumedCapacity)
+            ? parsed.ConsumedCapacity.map(asTotal)
+            : asTotal(parsed.ConsumedCapacity);
+        }
+        answer = Buffer.from(JSON.stringify(parsed), 'utf8');
+        if (crc32) answerHeaders['x-amz-crc32'] = String(crc32(answer) >>> 0);
+        else delete answerHeaders['x-amz-crc32'];
+        answerHeaders['content-length'] = String(answer.length);
+      } else if (
+        kind === 'write' &&
+        /ConditionalCheckFailed|TransactionCanceled/.test(answer.toString('utf8'))
+      ) {
+        const items = Array.isArray(parsedRequest.TransactItems) ? parsedRequest.TransactItems.length : 1;
+        const firstItem = Array.isArray(parsedRequest.TransactItems)
+          ? parsedRequest.TransactItems[0]
+          : undefined;
+        const table =
+          tableOfRequest(parsedRequest) ??
+          (firstItem
+            ? tableOfRequest(Object.values(firstItem as Record<string, Record<string, unknown>>)[0] ?? {})
+            : undefined) ??
+          'transaction';
+        onCall({ operation, units: new Map([[table, items]]), kind, computed: true });
+      } else {
+        onCall({ operation, units: new Map(), kind, computed: false });
+      }
+    }
+    response.writeHead(upstream.statusCode ?? 500, answerHeaders);
+    response.end(answer);
+  };
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (response.headersSent) {
+        response.destroy();
+        return;
+      }
+      response.writeHead(502, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ __type: 'MeteringProxyError', message: String(error) }));
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+};

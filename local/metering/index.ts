@@ -1,0 +1,3 @@
+export * from './dynamodb-proxy';
+export * from './gateway-meter';
+export * from './usage-meter';
