@@ -58,6 +58,11 @@ const shutdown = (signal: string) => {
 };
 process.on('SIGINT', () => shutdown('SIGINT'));
 process.on('SIGTERM', () => shutdown('SIGTERM'));
+// For supervisors (tests) that may die without a signal: stop when the stdin pipe they hold closes.
+if (process.env.NOTIFY_STOP_ON_STDIN_END === '1') {
+  process.stdin.on('end', () => shutdown('stdin closed'));
+  process.stdin.resume();
+}
 
 const lines = [
   'Notify is running on local stand-ins',

@@ -23,7 +23,16 @@ for (const name of Object.keys(env)) if (name.startsWith('SERVICE__AUTH__')) del
 
 const started: ChildProcess[] = [];
 afterAll(() => {
-  for (const child of started) if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
+  // Each child leads its own process group: a failed test still takes npm, tsx, node and Java down.
+  for (const child of started) {
+    if (child.exitCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -60,7 +69,8 @@ const startCli = async (port: number) => {
   const child = spawn('npm', ['start', '--', '--port', String(port), '--data', dataDir], {
     cwd: REPO_ROOT,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
   });
   started.push(child);
   let output = '';
@@ -150,7 +160,11 @@ describe('npm start', () => {
     await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
     try {
       const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn('npm', ['start', '--', '--port', String(port)], { cwd: REPO_ROOT, env });
+        const child = spawn('npm', ['start', '--', '--port', String(port)], {
+          cwd: REPO_ROOT,
+          env,
+          detached: true,
+        });
         started.push(child);
         let stderr = '';
         child.stderr.on('data', (chunk: Buffer) => {
