@@ -1,0 +1,459 @@
+import { randomBytes } from 'node:crypto';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentClient, tableName } from '../../lambdas/core/clients';
+import { envNames } from '../../lib/wiring';
+import { type Runtime, startTestRuntime } from '../support/runtime';
+import { type Answer, WebhookReceiver } from './webhook-receiver';
+
+/**
+ * Webhooks on the local runtime, end to end: POST /events → bus → matcher → delivery worker → a real receiver
+ * on 127.0.0.1 that checks every signature with the `standardwebhooks` package. The retry schedule is
+ * shortened by configuration (1 s, 1 s, 2 s: four attempts, the last one through a one-time schedule).
+ */
+let runtime: Runtime;
+let admin: string;
+let publisher: string;
+const receiver = new WebhookReceiver();
+let endpointCount = 0;
+
+beforeAll(async () => {
+  await receiver.start();
+  runtime = await startTestRuntime({
+    env: {
+      NOTIFY_WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s',
+      NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS: '1.5',
+      NOTIFY_WEBHOOK_TIMEOUT_MS: '500',
+    },
+  });
+  admin = await runtime.mintServiceToken('ops', ['webhooks:admin']);
+  publisher = await runtime.mintServiceToken('shop', ['events:publish']);
+});
+afterAll(async () => {
+  await runtime?.stop();
+  await receiver.stop();
+});
+
+const api = async (method: string, path: string, token: string, body?: unknown) => {
+  const response = await fetch(`${runtime.httpUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+};
+
+const eventually = async <T>(read: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 25_000) => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+
+/** A fresh endpoint path on the receiver and a webhook pointing at it. */
+const webhookFor = async (
+  filters: string[],
+  answers: Answer[] = [{ status: 200 }],
+  secret = `s3cret-${randomBytes(8).toString('hex')}`,
+) => {
+  endpointCount += 1;
+  const path = `/hook/${endpointCount}`;
+  const url = receiver.endpoint(path, secret, answers);
+  const created = await api('POST', '/webhooks', admin, {
+    url,
+    secret,
+    event_filters: filters,
+    name: `hook ${endpointCount}`,
+  });
+  expect(created.status).toBe(201);
+  return { id: created.body.id as string, path, secret, url, view: created.body };
+};
+
+const publish = async (eventType: string, data: Record<string, unknown> = { n: 1 }) => {
+  const published = await api('POST', '/events', publisher, {
+    event_type: eventType,
+    source: 'shop',
+    version: 2,
+    data,
+  });
+  expect(published.status).toBe(202);
+  return published.body.id as string;
+};
+
+const deliveries = async (webhookId: string, query = '') =>
+  (await api('GET', `/webhooks/${webhookId}/deliveries${query}`, admin)).body;
+
+describe('webhook management', () => {
+  it('creates a webhook without ever returning or storing the secret in clear', async () => {
+    const hook = await webhookFor(['orders.*']);
+    expect(hook.view).toEqual({
+      id: hook.id,
+      name: `hook ${endpointCount}`,
+      url: hook.url,
+      event_filters: ['orders.*'],
+      created_at: expect.any(String),
+      enabled: true,
+    });
+    const listed = await api('GET', '/webhooks', admin);
+    expect(listed.status).toBe(200);
+    const item = listed.body.items.find((entry: { id: string }) => entry.id === hook.id);
+    expect(item).toEqual(hook.view);
+    expect(JSON.stringify(listed.body)).not.toContain(hook.secret);
+    // A dump of the table holds only the sealed secret.
+    const stored = await documentClient().send(
+      new GetCommand({ TableName: tableName('webhooks'), Key: { id: hook.id } }),
+    );
+    expect(JSON.stringify(stored.Item)).not.toContain(hook.secret);
+    expect(JSON.stringify(stored.Item)).not.toContain(Buffer.from(hook.secret).toString('base64'));
+  });
+
+  it('refuses bad bodies with field details', async () => {
+    const url = receiver.endpoint('/hook/invalid', 'x'.repeat(16));
+    const short = await api('POST', '/webhooks', admin, {
+      url,
+      secret: 'short',
+      event_filters: ['*'],
+      name: 'x',
+    });
+    expect(short.status).toBe(400);
+    expect(short.body.details).toContainEqual({ field: 'secret', issue: expect.any(String) });
+    const filters = await api('POST', '/webhooks', admin, {
+      url,
+      secret: 'x'.repeat(16),
+      event_filters: ['orders.*.created'],
+      name: 'x',
+    });
+    expect(filters.status).toBe(400);
+    expect(filters.body.details).toContainEqual({ field: 'event_filters[0]', issue: expect.any(String) });
+    const empty = await api('POST', '/webhooks', admin, {
+      url,
+      secret: 'x'.repeat(16),
+      event_filters: [],
+      name: 'x',
+    });
+    expect(empty.status).toBe(400);
+    const unknown = await api('POST', '/webhooks', admin, {
+      url,
+      secret: 'x'.repeat(16),
+      event_filters: ['*'],
+      name: 'x',
+      extra: 1,
+    });
+    expect(unknown.body.details).toContainEqual({ field: 'extra', issue: 'unknown field' });
+  });
+
+  it.each([
+    'http://93.184.216.34/hook', // plain http off loopback
+    'ftp://127.0.0.1/hook',
+    'https://10.1.2.3/hook',
+    'https://192.168.0.10/hook',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[fd00:ec2::254]/hook',
+    'https://[fe80::1]/hook',
+    'https://[fc00::1]/hook',
+    'https://[::ffff:169.254.169.254]/hook',
+    'https://user:pw@127.0.0.1/hook',
+  ])('refuses %s even with loopback allowed', async (url) => {
+    const refused = await api('POST', '/webhooks', admin, {
+      url,
+      secret: 'x'.repeat(16),
+      event_filters: ['*'],
+      name: 'x',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('validation');
+    expect(refused.body.details).toEqual([{ field: 'url', issue: expect.any(String) }]);
+  });
+
+  it('needs the webhooks:admin scope', async () => {
+    const other = await runtime.mintServiceToken('shop', ['events:publish']);
+    expect((await api('GET', '/webhooks', other)).status).toBe(403);
+    const user = await runtime.mintUserToken('alice');
+    expect((await api('GET', '/webhooks', user)).status).toBe(403);
+  });
+
+  it('deletes a webhook: gone from the list, 404 afterwards', async () => {
+    const hook = await webhookFor(['deleted.thing']);
+    expect((await api('DELETE', `/webhooks/${hook.id}`, admin)).status).toBe(204);
+    const listed = await api('GET', '/webhooks', admin);
+    expect(listed.body.items.map((entry: { id: string }) => entry.id)).not.toContain(hook.id);
+    expect((await api('DELETE', `/webhooks/${hook.id}`, admin)).status).toBe(404);
+    expect((await api('GET', `/webhooks/${hook.id}/deliveries`, admin)).status).toBe(404);
+    await publish('deleted.thing');
+    const other = await webhookFor(['deleted.thing']);
+    await publish('deleted.thing');
+    await eventually(
+      () => receiver.at(other.path),
+      (got) => got.length === 1,
+    );
+    expect(receiver.at(hook.path)).toHaveLength(0);
+  });
+});
+
+describe('delivery', () => {
+  it('delivers a matching event once per webhook, signed and shaped as the contract states', async () => {
+    const prefix = await webhookFor(['orders.*']);
+    const exact = await webhookFor(['orders.created', 'invoices.paid']);
+    const other = await webhookFor(['invoices.paid']);
+    const nested = await webhookFor(['orders.created.*']);
+    const eventId = await publish('orders.created', { order: 42 });
+
+    const got = await eventually(
+      () => [receiver.at(prefix.path), receiver.at(exact.path)],
+      (lists) => lists.every((list) => list.length >= 1),
+    );
+    for (const list of got) {
+      expect(list).toHaveLength(1);
+      const [request] = list;
+      expect(request?.verifyError).toBeUndefined();
+      expect(request?.headers['webhook-id']).toBe(eventId);
+      expect(request?.headers['webhook-timestamp']).toMatch(/^\d+$/);
+      expect(request?.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+      expect(request?.headers['content-type']).toBe('application/json');
+      expect(request?.verified).toEqual({
+        type: 'orders.created',
+        timestamp: expect.any(String),
+        data: {
+          id: eventId,
+          event_type: 'orders.created',
+          source: 'shop',
+          version: 2,
+          data: { order: 42 },
+          priority: 'normal',
+          time: expect.any(String),
+        },
+      });
+    }
+    // The matcher created every delivery before the first was sent: the others have none.
+    expect((await deliveries(other.id)).items).toEqual([]);
+    expect((await deliveries(nested.id)).items).toEqual([]);
+    const listed = await eventually(
+      () => deliveries(exact.id),
+      (body) => body.items[0]?.status === 'succeeded',
+    );
+    expect(listed.items).toEqual([
+      expect.objectContaining({
+        id: eventId,
+        event_id: eventId,
+        event_type: 'orders.created',
+        status: 'succeeded',
+        attempts: [
+          {
+            attempt: 1,
+            at: expect.any(String),
+            status_code: 200,
+            duration_ms: expect.any(Number),
+            error: null,
+          },
+        ],
+      }),
+    ]);
+  });
+
+  it('matches `prefix.*` at any depth but not the prefix itself, and `*` everything', async () => {
+    const prefix = await webhookFor(['billing.*']);
+    const all = await webhookFor(['*']);
+    const bare = await publish('billing');
+    const deep = await publish('billing.invoice.paid');
+    await eventually(
+      () => receiver.at(all.path).map((request) => request.headers['webhook-id']),
+      (ids) => ids.includes(bare) && ids.includes(deep),
+    );
+    await eventually(
+      () => receiver.at(prefix.path),
+      (list) => list.length >= 1,
+    );
+    expect(receiver.at(prefix.path).map((request) => request.headers['webhook-id'])).toEqual([deep]);
+  });
+
+  it('signs with the base64-decoded key of a whsec_ secret', async () => {
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const hook = await webhookFor(['keys.rotated'], [{ status: 204 }], secret);
+    await publish('keys.rotated');
+    const [request] = await eventually(
+      () => receiver.at(hook.path),
+      (list) => list.length === 1,
+    );
+    expect(request?.verifyError).toBeUndefined();
+    expect(request?.verified).toMatchObject({ type: 'keys.rotated' });
+  });
+
+  it('delivers once however often the bus message is redelivered', async () => {
+    const hook = await webhookFor(['dup.event']);
+    const envelope = {
+      version: '0',
+      id: randomBytes(8).toString('hex'),
+      'detail-type': 'dup.event',
+      source: 'shop',
+      account: '000000000000',
+      time: new Date().toISOString(),
+      region: 'us-east-1',
+      resources: [],
+      detail: {
+        id: `evt-${randomBytes(6).toString('hex')}`,
+        version: 1,
+        data: {},
+        priority: 'normal',
+        archive: false,
+      },
+    };
+    const sqs = new SQSClient({});
+    const queue = runtime.env[envNames.queueUrl('webhookEvents')];
+    for (let copy = 0; copy < 3; copy += 1) {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queue, MessageBody: JSON.stringify(envelope) }));
+    }
+    // Once both webhook queues are drained, every copy has been matched and every attempt made.
+    const inFlight = async () => {
+      let count = 0;
+      for (const id of ['webhookEvents', 'webhookDeliveries']) {
+        const attributes = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: runtime.env[envNames.queueUrl(id)],
+            AttributeNames: [
+              'ApproximateNumberOfMessages',
+              'ApproximateNumberOfMessagesNotVisible',
+              'ApproximateNumberOfMessagesDelayed',
+            ],
+          }),
+        );
+        for (const value of Object.values(attributes.Attributes ?? {})) count += Number(value);
+      }
+      return count;
+    };
+    await eventually(
+      () => receiver.at(hook.path),
+      (list) => list.length >= 1,
+    );
+    await eventually(inFlight, (count) => count === 0);
+    expect(receiver.at(hook.path)).toHaveLength(1);
+    expect((await deliveries(hook.id)).items).toHaveLength(1);
+  });
+});
+
+describe('retries, disabling and dead letters', () => {
+  it('retries after 500s with the same webhook-id until a success', async () => {
+    const hook = await webhookFor(['retry.me'], [{ status: 500 }, { status: 500 }, { status: 200 }]);
+    const eventId = await publish('retry.me');
+    const got = await eventually(
+      () => receiver.at(hook.path),
+      (list) => list.length >= 3,
+    );
+    expect(got.map((request) => request.headers['webhook-id'])).toEqual([eventId, eventId, eventId]);
+    expect(got.every((request) => request.verifyError === undefined)).toBe(true);
+    const listed = await eventually(
+      () => deliveries(hook.id),
+      (body) => body.items[0]?.status === 'succeeded',
+    );
+    expect(listed.items[0].attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([
+      500, 500, 200,
+    ]);
+    expect(listed.items[0].attempts[0].error).toBe('HTTP 500');
+  });
+
+  it('counts a timeout as a failure and tries again', async () => {
+    const hook = await webhookFor(['slow.receiver'], [{ status: 200, delayMs: 3000 }, { status: 200 }]);
+    await publish('slow.receiver');
+    const listed = await eventually(
+      () => deliveries(hook.id),
+      (body) => body.items[0]?.status === 'succeeded',
+    );
+    const attempts = listed.items[0].attempts;
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]).toMatchObject({ status_code: null, error: expect.stringContaining('timed out') });
+    expect(attempts[1]).toMatchObject({ status_code: 200, error: null });
+  });
+
+  it('disables a webhook that answers 410 and sends it nothing more', async () => {
+    const hook = await webhookFor(['gone.endpoint'], [{ status: 410 }]);
+    const first = await publish('gone.endpoint');
+    const listed = await eventually(
+      () => deliveries(hook.id),
+      (body) => body.items[0]?.status === 'dead_letter',
+    );
+    expect(listed.items[0]).toMatchObject({
+      id: first,
+      status: 'dead_letter',
+      last_error: expect.stringContaining('410'),
+    });
+    const webhooks = await api('GET', '/webhooks', admin);
+    expect(webhooks.body.items.find((entry: { id: string }) => entry.id === hook.id)).toMatchObject({
+      enabled: false,
+      disabled_reason: expect.stringContaining('410'),
+    });
+    const marker = await webhookFor(['gone.endpoint']);
+    await publish('gone.endpoint');
+    await eventually(
+      () => receiver.at(marker.path),
+      (list) => list.length === 1,
+    );
+    expect(receiver.at(hook.path)).toHaveLength(1);
+    expect((await deliveries(hook.id)).items).toHaveLength(1);
+    expect((await api('POST', `/webhooks/${hook.id}/deliveries/${first}/retry`, admin)).status).toBe(409);
+  });
+
+  it('dead-letters after the last attempt (the long wait through a schedule) and re-sends on request', async () => {
+    const hook = await webhookFor(['always.failing'], [{ status: 503 }]);
+    const eventId = await publish('always.failing');
+    const dead = await eventually(
+      () => deliveries(hook.id, '?status=dead_letter'),
+      (body) => body.items.length === 1,
+      30_000,
+    );
+    expect(dead.items[0]).toMatchObject({
+      id: eventId,
+      status: 'dead_letter',
+      last_error: expect.stringContaining('503'),
+    });
+    expect(dead.items[0].attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([
+      503, 503, 503, 503,
+    ]);
+    expect(receiver.at(hook.path)).toHaveLength(4);
+
+    receiver.answer(hook.path, [{ status: 200 }]);
+    const retried = await api('POST', `/webhooks/${hook.id}/deliveries/${eventId}/retry`, admin);
+    expect(retried).toEqual({ status: 202, body: { id: eventId, status: 'pending' } });
+    const done = await eventually(
+      () => deliveries(hook.id),
+      (body) => body.items[0]?.status === 'succeeded',
+    );
+    expect(
+      done.items[0].attempts.map((attempt: { attempt: number; status_code: number }) => [
+        attempt.attempt,
+        attempt.status_code,
+      ]),
+    ).toEqual([
+      [1, 503],
+      [2, 503],
+      [3, 503],
+      [4, 503],
+      [5, 200],
+    ]);
+    const requests = receiver.at(hook.path);
+    expect(requests).toHaveLength(5);
+    expect(requests.at(-1)?.headers['webhook-id']).toBe(eventId);
+    expect(requests.at(-1)?.verifyError).toBeUndefined();
+    // Only dead letters can be re-sent; unknown ones are 404.
+    expect((await api('POST', `/webhooks/${hook.id}/deliveries/${eventId}/retry`, admin)).status).toBe(409);
+    expect((await api('POST', `/webhooks/${hook.id}/deliveries/nope/retry`, admin)).status).toBe(404);
+  }, 60_000);
+
+  it('waits at least as long as Retry-After asks', async () => {
+    const hook = await webhookFor(
+      ['busy.receiver'],
+      [{ status: 429, headers: { 'retry-after': '3' } }, { status: 200 }],
+    );
+    await publish('busy.receiver');
+    const listed = await eventually(
+      () => deliveries(hook.id),
+      (body) => body.items[0]?.status === 'succeeded',
+    );
+    const [first, second] = listed.items[0].attempts as { at: string; status_code: number }[];
+    expect(first?.status_code).toBe(429);
+    // The second attempt was scheduled 3 s (not the schedule's ~1 s) after the first.
+    expect(Date.parse(second?.at ?? '') - Date.parse(first?.at ?? '')).toBeGreaterThanOrEqual(2900);
+  });
+});
