@@ -68,7 +68,8 @@ describe('the runtime on the service wiring', () => {
     expect(process.env.AWS_ENDPOINT_URL_DYNAMODB).toBeUndefined();
 
     await expect(startTestRuntime()).rejects.toThrow(/one runtime per process/);
-  });
+    // Starts a JVM inside the test body: a generous ceiling for a loaded 2-core machine, not a timing check.
+  }, 120_000);
 });
 
 const emptyWiring: Wiring = {
