@@ -1,0 +1,121 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { documentClient, tableName } from '../../lambdas/core/clients';
+import { newId } from '../../lambdas/core/ids';
+import { sealSecret } from '../../lambdas/domain/webhooks/secret-box';
+import { type Runtime, startTestRuntime } from '../support/runtime';
+
+/**
+ * SSRF refusals as on AWS: loopback is not allowed here (NOTIFY_WEBHOOK_ALLOW_LOOPBACK=false), so every
+ * loopback, private, link-local and metadata target is refused at create time, names included after DNS
+ * resolution, and again at delivery time for a webhook that got into the table anyway.
+ */
+let runtime: Runtime;
+let admin: string;
+let publisher: string;
+let target: Server;
+let hits = 0;
+
+beforeAll(async () => {
+  target = createServer((_req, res) => {
+    hits += 1;
+    res.writeHead(200).end();
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  runtime = await startTestRuntime({
+    env: { NOTIFY_WEBHOOK_ALLOW_LOOPBACK: 'false', NOTIFY_WEBHOOK_RETRY_SCHEDULE: '1s' },
+  });
+  admin = await runtime.mintServiceToken('ops', ['webhooks:admin']);
+  publisher = await runtime.mintServiceToken('shop', ['events:publish']);
+});
+afterAll(async () => {
+  await runtime?.stop();
+  target?.closeAllConnections();
+  await new Promise<void>((resolve) => (target ? target.close(() => resolve()) : resolve()));
+});
+
+const api = async (method: string, path: string, token: string, body?: unknown) => {
+  const response = await fetch(`${runtime.httpUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+};
+
+it.each([
+  ['loopback over http', () => `http://127.0.0.1:${(target.address() as AddressInfo).port}/hook`],
+  ['loopback', () => 'https://127.0.0.1/hook'],
+  ['another loopback address', () => 'https://127.8.9.10/hook'],
+  ['a name that resolves to loopback', () => 'https://localhost/hook'],
+  ['IPv6 loopback', () => 'https://[::1]/hook'],
+  ['IPv4-mapped IPv6 loopback', () => 'https://[::ffff:127.0.0.1]/hook'],
+  ['the unspecified address', () => 'https://0.0.0.0/hook'],
+  ['a private address', () => 'https://10.0.0.8/hook'],
+  ['a private address', () => 'https://172.20.1.1/hook'],
+  ['carrier-grade NAT', () => 'https://100.64.1.1/hook'],
+  ['instance metadata', () => 'https://169.254.169.254/latest/meta-data/'],
+  ['IPv6 instance metadata', () => 'https://[fd00:ec2::254]/hook'],
+  ['IPv6 link-local', () => 'https://[fe80::1]/hook'],
+  ['IPv6 unique-local', () => 'https://[fd12:3456::1]/hook'],
+  ['a decimal-encoded loopback', () => 'https://2130706433/hook'],
+])('refuses %s at create time', async (_what, url) => {
+  const refused = await api('POST', '/webhooks', admin, {
+    url: url(),
+    secret: 'x'.repeat(16),
+    event_filters: ['*'],
+    name: 'ssrf',
+  });
+  expect(refused.status).toBe(400);
+  expect(refused.body.details).toEqual([{ field: 'url', issue: expect.any(String) }]);
+});
+
+it('checks the address again at delivery time and records the refusal', async () => {
+  // A webhook stored while loopback was allowed (or before a DNS change): the delivery must not connect.
+  const id = newId();
+  await documentClient().send(
+    new PutCommand({
+      TableName: tableName('webhooks'),
+      Item: {
+        id,
+        list: 'all',
+        name: 'stale',
+        url: `https://localhost:${(target.address() as AddressInfo).port}/hook`,
+        event_filters: ['ssrf.check'],
+        created_at: new Date().toISOString(),
+        enabled: true,
+        secret: await sealSecret('x'.repeat(16), id),
+      },
+    }),
+  );
+  await documentClient().send(
+    new PutCommand({
+      TableName: tableName('webhookFilters'),
+      Item: { filter: 'ssrf.check', webhook_id: id },
+    }),
+  );
+  const published = await api('POST', '/events', publisher, {
+    event_type: 'ssrf.check',
+    source: 'shop',
+    version: 1,
+    data: {},
+  });
+  expect(published.status).toBe(202);
+  const deadline = Date.now() + 25_000;
+  let items: { status: string; attempts: { status_code: number | null; error: string }[] }[] = [];
+  while (Date.now() < deadline) {
+    items = (await api('GET', `/webhooks/${id}/deliveries`, admin)).body.items;
+    if (items[0]?.status === 'dead_letter') break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(items[0]?.status).toBe('dead_letter');
+  expect(items[0]?.attempts).toHaveLength(2);
+  for (const attempt of items[0]?.attempts ?? []) {
+    expect(attempt.status_code).toBeNull();
+    expect(attempt.error).toMatch(/^refused: host localhost resolves to .*loopback/);
+  }
+  expect(hits).toBe(0);
+});
