@@ -1,0 +1,150 @@
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { addressRefusal } from '../../../lambdas/domain/webhooks/address-policy';
+import { retryAfterSecs, retryDelaySecs } from '../../../lambdas/domain/webhooks/deliver';
+import { createWebhookSchema, filterKeysFor, filterMatches } from '../../../lambdas/domain/webhooks/schema';
+import { parseWebhookSettings } from '../../../lambdas/domain/webhooks/settings';
+import { signatureHeader } from '../../../lambdas/domain/webhooks/signature';
+
+describe('event filters', () => {
+  it('looks an event type up under itself, each prefix.* and *', () => {
+    expect(filterKeysFor('orders.created.eu').sort()).toEqual(
+      ['*', 'orders.*', 'orders.created.*', 'orders.created.eu'].sort(),
+    );
+    expect(filterKeysFor('orders').sort()).toEqual(['*', 'orders']);
+  });
+
+  it.each([
+    ['*', 'anything.at.all', true],
+    ['orders.created', 'orders.created', true],
+    ['orders.created', 'orders.created.eu', false],
+    ['orders.*', 'orders.created', true],
+    ['orders.*', 'orders.created.eu', true],
+    ['orders.*', 'orders', false],
+    ['orders.*', 'ordersx.created', false],
+    ['orders.created.*', 'orders.created', false],
+  ])('%s against %s → %s, the same as the key lookups', (filter, type, expected) => {
+    expect(filterMatches(filter, type)).toBe(expected);
+    expect(filterKeysFor(type).includes(filter)).toBe(expected);
+  });
+
+  it.each(['orders.*.created', '*.created', 'orders*', 'orders.', '.orders', 'a b', '**'])(
+    'refuses the filter %s',
+    (filter) => {
+      const parsed = createWebhookSchema.safeParse({
+        url: 'https://example.com',
+        secret: 'x'.repeat(16),
+        event_filters: [filter],
+        name: 'n',
+      });
+      expect(parsed.success).toBe(false);
+    },
+  );
+});
+
+describe('address policy', () => {
+  it.each([
+    '127.0.0.1',
+    '127.255.0.9',
+    '::1',
+    '::ffff:127.0.0.1',
+    '10.0.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.100.100.200',
+    '0.0.0.0',
+    'fd00:ec2::254',
+    'fe80::1',
+    'fc00::1',
+    '::ffff:10.0.0.1',
+    '::',
+    '224.0.0.1',
+  ])('refuses %s', (address) => {
+    expect(addressRefusal(address, false)).toBeDefined();
+  });
+
+  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '172.32.0.1'])('allows %s', (address) => {
+    expect(addressRefusal(address, false)).toBeUndefined();
+  });
+
+  it('allows loopback only when configured, and nothing else private', () => {
+    expect(addressRefusal('127.0.0.1', true)).toBeUndefined();
+    expect(addressRefusal('::1', true)).toBeUndefined();
+    expect(addressRefusal('10.0.0.1', true)).toBeDefined();
+    expect(addressRefusal('169.254.169.254', true)).toBeDefined();
+  });
+});
+
+describe('signature', () => {
+  const body = JSON.stringify({ type: 't', timestamp: '2026-01-01T00:00:00.000Z', data: {} });
+  const now = Math.floor(Date.now() / 1000);
+
+  it('verifies with standardwebhooks for a plain secret (UTF-8 bytes as given)', () => {
+    const secret = 'plain-secret-ünïcode-1234';
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(now),
+      'webhook-signature': signatureHeader(secret, 'msg_1', now, body),
+    };
+    expect(new Webhook(new TextEncoder().encode(secret), { format: 'raw' }).verify(body, headers)).toEqual(
+      JSON.parse(body),
+    );
+  });
+
+  it('verifies with standardwebhooks for a whsec_ secret (base64-decoded)', () => {
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const headers = {
+      'webhook-id': 'msg_2',
+      'webhook-timestamp': String(now),
+      'webhook-signature': signatureHeader(secret, 'msg_2', now, body),
+    };
+    expect(() => new Webhook(secret).verify(body, headers)).not.toThrow();
+    expect(() => new Webhook(secret).verify(`${body} `, headers)).toThrow();
+  });
+});
+
+describe('retry timing', () => {
+  const schedule = [5, 300, 1800];
+
+  it('jitters each step by ±20 %', () => {
+    expect(retryDelaySecs(schedule, 1, undefined, () => 0)).toBeCloseTo(4);
+    expect(retryDelaySecs(schedule, 1, undefined, () => 1)).toBeCloseTo(6);
+    expect(retryDelaySecs(schedule, 2, undefined, () => 0.5)).toBeCloseTo(300);
+  });
+
+  it('never retries sooner than Retry-After', () => {
+    expect(retryDelaySecs(schedule, 1, 120, () => 0.5)).toBe(120);
+    expect(retryDelaySecs(schedule, 3, 10, () => 0.5)).toBeCloseTo(1800);
+  });
+
+  it('reads Retry-After as seconds or an HTTP date, capped at a day', () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    expect(retryAfterSecs('30', now)).toBe(30);
+    expect(retryAfterSecs('Thu, 01 Jan 2026 00:01:00 GMT', now)).toBe(60);
+    expect(retryAfterSecs('999999', now)).toBe(86400);
+    expect(retryAfterSecs('soon', now)).toBeUndefined();
+    expect(retryAfterSecs(undefined, now)).toBeUndefined();
+  });
+});
+
+describe('settings', () => {
+  it('defaults to the Standard Webhooks schedule, a 15 s timeout and no loopback', () => {
+    const settings = parseWebhookSettings({});
+    expect(settings.retryScheduleSecs).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
+    expect(settings.timeoutMs).toBe(15000);
+    expect(settings.allowLoopback).toBe(false);
+    expect(settings.maxQueueDelaySecs).toBe(900);
+    expect(settings.disableAfterSecs).toBe(5 * 86400);
+  });
+
+  it('takes a shortened schedule and refuses a malformed one', () => {
+    expect(
+      parseWebhookSettings({ NOTIFY_WEBHOOK_RETRY_SCHEDULE: '1s,2s,500ms,1m' }).retryScheduleSecs,
+    ).toEqual([1, 2, 0.5, 60]);
+    expect(() => parseWebhookSettings({ NOTIFY_WEBHOOK_RETRY_SCHEDULE: '1s,soon' })).toThrow(
+      /NOTIFY_WEBHOOK_RETRY_SCHEDULE/,
+    );
+    expect(parseWebhookSettings({ NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS: '5000' }).maxQueueDelaySecs).toBe(900);
+  });
+});

@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { documentClient, tableName } from '../../../lambdas/core/clients';
+import { newId } from '../../../lambdas/core/ids';
+import { createDelivery, type EventSnapshot } from '../../../lambdas/domain/webhooks/deliveries';
+import { matchingWebhookIds } from '../../../lambdas/domain/webhooks/matcher';
+import { LOCAL_KEY_ENV, openSecret, sealSecret } from '../../../lambdas/domain/webhooks/secret-box';
+import { useDynamoDbLocal } from '../../support/dynamodb';
+
+useDynamoDbLocal();
+
+beforeAll(() => {
+  process.env[LOCAL_KEY_ENV] = randomBytes(32).toString('base64');
+});
+
+describe('secret sealing', () => {
+  it('round-trips, and the sealed form reveals nothing of the secret', async () => {
+    const secret = 'a-webhook-secret-of-some-length';
+    const sealed = await sealSecret(secret, 'wh-1');
+    const dump = JSON.stringify(sealed);
+    expect(dump).not.toContain(secret);
+    expect(dump).not.toContain(Buffer.from(secret).toString('base64'));
+    expect(await openSecret(sealed, 'wh-1')).toBe(secret);
+  });
+
+  it('cannot be opened under another webhook id or with a tampered ciphertext', async () => {
+    const sealed = await sealSecret('another-secret-0123456', 'wh-2');
+    await expect(openSecret(sealed, 'wh-3')).rejects.toThrow();
+    const bytes = Buffer.from(sealed.ct, 'base64');
+    bytes[14] = (bytes[14] ?? 0) ^ 1;
+    await expect(openSecret({ ...sealed, ct: bytes.toString('base64') }, 'wh-2')).rejects.toThrow();
+  });
+
+  it('seals each secret under a fresh data key', async () => {
+    const first = await sealSecret('same-secret-0123456789', 'wh-4');
+    const second = await sealSecret('same-secret-0123456789', 'wh-4');
+    expect(first.dk).not.toBe(second.dk);
+    expect(first.ct).not.toBe(second.ct);
+  });
+});
+
+describe('matching by key lookups', () => {
+  it('finds the webhooks indexed under the type, its prefixes and *, each once', async () => {
+    const tag = randomBytes(4).toString('hex');
+    const put = (filter: string, webhookId: string) =>
+      documentClient().send(
+        new PutCommand({ TableName: tableName('webhookFilters'), Item: { filter, webhook_id: webhookId } }),
+      );
+    await put(`${tag}.created`, 'exact');
+    await put(`${tag}.*`, 'prefix');
+    await put(`${tag}.*`, 'both');
+    await put(`${tag}.created`, 'both');
+    await put(`${tag}.other`, 'other');
+    await put(`${tag}.created.*`, 'deeper');
+    const ids = await matchingWebhookIds(`${tag}.created`);
+    expect(ids.sort()).toEqual(['both', 'exact', 'prefix']);
+  });
+});
+
+describe('deliveries', () => {
+  const event: EventSnapshot = {
+    id: newId(),
+    event_type: 'x.y',
+    source: 's',
+    version: 1,
+    data: {},
+    priority: 'normal',
+    time: new Date().toISOString(),
+  };
+
+  it('creates one delivery per (webhook, event), however often asked', async () => {
+    const webhookId = newId();
+    const now = new Date();
+    const results = await Promise.all([1, 2, 3].map(() => createDelivery(webhookId, event.id, event, now)));
+    // Every call may enqueue the first attempt while none was made; only one item exists.
+    expect(results.every((fresh) => fresh)).toBe(true);
+    const stored = await documentClient().send(
+      new GetCommand({
+        TableName: tableName('webhookDeliveries'),
+        Key: { webhook_id: webhookId, delivery_id: event.id },
+      }),
+    );
+    expect(stored.Item).toMatchObject({ status: 'pending', attempt_count: 0, run: 0, attempts: [] });
+  });
+
+  it('does not hand out the first attempt again once it was made', async () => {
+    const webhookId = newId();
+    const now = new Date();
+    expect(await createDelivery(webhookId, event.id, event, now)).toBe(true);
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName('webhookDeliveries'),
+        Item: {
+          webhook_id: webhookId,
+          delivery_id: event.id,
+          event,
+          status: 'succeeded',
+          attempt_count: 1,
+          run: 0,
+          attempts: [],
+        },
+      }),
+    );
+    expect(await createDelivery(webhookId, event.id, event, now)).toBe(false);
+  });
+});
