@@ -24,7 +24,10 @@ const api = async (method: string, path: string, token: string | undefined, body
 };
 
 let seq = 0;
-const deviceToken = () => `device-${run}-${(seq += 1)}`;
+const deviceToken = () => {
+  seq += 1;
+  return `device-${run}-${seq}`;
+};
 const tokenOf = (name: string) => runtime.mintUserToken(`${name}-${run}`);
 
 describe('devices', () => {

@@ -49,7 +49,10 @@ const api = async (
 
 /** A unique event type per test, which is also the name of its topic. */
 let seq = 0;
-const eventType = (name: string) => `${name}.e2e${run}x${(seq += 1)}`;
+const eventType = (name: string) => {
+  seq += 1;
+  return `${name}.e2e${run}x${seq}`;
+};
 
 const event = (type: string, extra: Record<string, unknown> = {}) => ({
   event_type: type,

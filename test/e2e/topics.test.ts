@@ -30,7 +30,10 @@ const api = async (method: string, path: string, token: string | undefined, body
 };
 
 let seq = 0;
-const topicName = (name: string) => `${name}-${run}-${(seq += 1)}`;
+const topicName = (name: string) => {
+  seq += 1;
+  return `${name}-${run}-${seq}`;
+};
 const userId = (name: string) => `${name}-${run}`;
 const tokenOf = (name: string) => runtime.mintUserToken(userId(name));
 

@@ -12,7 +12,10 @@ import { useDynamoDbLocal } from '../../support/dynamodb';
 useDynamoDbLocal();
 
 let seq = 0;
-const unique = (prefix: string) => `${prefix}-${Date.now()}-${(seq += 1)}`;
+const unique = (prefix: string) => {
+  seq += 1;
+  return `${prefix}-${Date.now()}-${seq}`;
+};
 
 const statusOf = (promise: Promise<unknown>) =>
   promise.then(

@@ -77,7 +77,10 @@ const receiversOf = async (userId: string, notificationId: string) => {
 };
 
 let seq = 0;
-const unique = (prefix: string) => `${prefix}-${Date.now()}-${(seq += 1)}`;
+const unique = (prefix: string) => {
+  seq += 1;
+  return `${prefix}-${Date.now()}-${seq}`;
+};
 
 const body = (extra: Record<string, unknown>) =>
   parseOrThrow(createNotificationSchema, { event_type: 'digest.ready', title: 'Digest', ...extra });

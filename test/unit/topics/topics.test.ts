@@ -27,7 +27,10 @@ const service = (scopes: string[] = ['notifications:write']): Principal => ({
 });
 
 let seq = 0;
-const unique = (prefix: string) => `${prefix}-${Date.now()}-${(seq += 1)}`;
+const unique = (prefix: string) => {
+  seq += 1;
+  return `${prefix}-${Date.now()}-${seq}`;
+};
 
 const newTopic = async () => (await createTopic(service(), { name: unique('topic') })).name;
 
