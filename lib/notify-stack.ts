@@ -8,6 +8,7 @@ import {
   Tags,
   Validations,
 } from 'aws-cdk-lib';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
@@ -56,6 +57,8 @@ export class NotifyStack extends Stack {
   readonly httpApi: ServiceHttpApi | undefined;
   readonly webSocketApi: ServiceWebSocketApi | undefined;
   readonly scheduling: OneTimeScheduling | undefined;
+  /** The KMS key that envelope-encrypts webhook secrets, when a function declares `webhookSecretKey`. */
+  readonly webhookSecretKey: kms.Key | undefined;
   /** Every function, keyed by `<kind>:<declared id>` (e.g. `http:health.live`, `ws:$connect`). */
   readonly functions = new Map<string, NotifyFunction>();
 
@@ -116,6 +119,13 @@ export class NotifyStack extends Stack {
           })
         : undefined;
     this.authEnv = { ...settings.authEnv, ...this.hs256SecretEnv(removalPolicy) };
+    this.webhookSecretKey = allSpecs.some((spec) => spec.webhookSecretKey)
+      ? new kms.Key(this, 'WebhookSecretKey', {
+          description: 'Notify: envelope encryption of webhook signing secrets',
+          enableKeyRotation: true,
+          removalPolicy,
+        })
+      : undefined;
 
     for (const route of wiring.httpRoutes) {
       const fn = this.addFunction(`http:${route.id}`, `Http${pascalCase(route.id)}`, route, {
@@ -269,6 +279,11 @@ export class NotifyStack extends Stack {
           this.queues.get(target.targetQueue, usedBy).queue.queueArn,
         );
       }
+    }
+    if (spec.webhookSecretKey && this.webhookSecretKey) {
+      if (spec.webhookSecretKey === 'encrypt') this.webhookSecretKey.grant(lambdaFn, 'kms:GenerateDataKey');
+      else this.webhookSecretKey.grantDecrypt(lambdaFn);
+      lambdaFn.addEnvironment(envNames.webhookKmsKeyId, this.webhookSecretKey.keyArn);
     }
     this.functions.set(key, fn);
     return fn;

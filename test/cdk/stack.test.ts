@@ -370,6 +370,9 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
       synth.template.resourceCountIs('AWS::Scheduler::Schedule', wiring.recurringSchedules.length);
       synth.template.resourceCountIs('AWS::Lambda::Function', declaredFunctions().length);
       synth.template.resourceCountIs('AWS::Events::EventBus', 1);
+      const usesWebhookKey = declaredFunctions().some(([, spec]) => spec.webhookSecretKey);
+      synth.template.resourceCountIs('AWS::KMS::Key', usesWebhookKey ? 1 : 0);
+      if (usesWebhookKey) synth.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     });
   });
 
@@ -390,6 +393,10 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (spec.managesConnections && synth.stack.webSocketApi)
           expected.add(logicalId(synth.stack.webSocketApi.api));
         if (spec.schedules && synth.stack.scheduling) expected.add(logicalId(synth.stack.scheduling.role));
+        if (spec.webhookSecretKey && synth.stack.webhookSecretKey)
+          expected.add(logicalId(synth.stack.webhookSecretKey));
+        if (spec.webhookSecretKey && synth.stack.webhookSecretKey)
+          expected.add(logicalId(synth.stack.webhookSecretKey));
 
         const statements = statementsOf(key);
         const granted = new Set(statements.flatMap((statement) => [...referencedIds(statement.Resource)]));
@@ -412,6 +419,27 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
             onTable.flatMap((statement) => list(statement.Action)),
             `${key} writes ${table}`,
           ).toContain('dynamodb:PutItem');
+        }
+        if (spec.webhookSecretKey) {
+          const key = synth.stack.webhookSecretKey;
+          if (!key) throw new Error('no webhook secret key');
+          const onKey = statements.filter((statement) =>
+            referencedIds(statement.Resource).has(logicalId(key)),
+          );
+          const expectedAction = spec.webhookSecretKey === 'encrypt' ? 'kms:GenerateDataKey' : 'kms:Decrypt';
+          expect(
+            onKey.flatMap((statement) => list(statement.Action)),
+            key.node.path,
+          ).toEqual([expectedAction]);
+        }
+        if (spec.webhookSecretKey) {
+          const actions = statements.flatMap((statement) => list(statement.Action));
+          const [needed, forbidden] =
+            spec.webhookSecretKey === 'encrypt'
+              ? ['kms:GenerateDataKey', 'kms:Decrypt']
+              : ['kms:Decrypt', 'kms:GenerateDataKey'];
+          expect(actions, `${key} ${spec.webhookSecretKey}s webhook secrets`).toContain(needed);
+          expect(actions, `${key} ${spec.webhookSecretKey}s webhook secrets only`).not.toContain(forbidden);
         }
         if (spec.schedules) {
           const actions = statements.flatMap((statement) => list(statement.Action));
@@ -437,11 +465,13 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         }
         if (spec.putsEvents) expected.add(envNames.busName);
         if (spec.managesConnections) expected.add(envNames.wsCallbackUrl);
+        if (spec.webhookSecretKey) expected.add(envNames.webhookKmsKeyId);
         if (spec.schedules) {
           expected.add(envNames.schedulerRoleArn);
           expected.add(envNames.scheduleGroup);
           for (const target of wiring.scheduleTargets) expected.add(envNames.queueArn(target.targetQueue));
         }
+        if (spec.webhookSecretKey) expected.add(envNames.webhookKmsKeyId);
         expect(new Set(resourceNames), key).toEqual(expected);
         for (const table of [...(spec.reads ?? []), ...(spec.writes ?? [])]) {
           expect(variables[envNames.tableName(table)]).toEqual({ Ref: tableId(table) });
