@@ -2,6 +2,7 @@ import { events } from './areas/events';
 import { notifications } from './areas/notifications';
 import { platform } from './areas/platform';
 import { realtime } from './areas/realtime';
+import { webhooks } from './areas/webhooks';
 import type { Wiring, WiringPart } from './types';
 
 /**
@@ -9,7 +10,7 @@ import type { Wiring, WiringPart } from './types';
  * same handler modules from it. Each area of the service declares its part in lib/wiring/areas/;
  * routes enter as their issues implement them.
  */
-const parts: readonly WiringPart[] = [platform, notifications, realtime, events];
+const parts: readonly WiringPart[] = [platform, notifications, realtime, events, webhooks];
 
 const merge = <K extends keyof Wiring>(key: K): Wiring[K] =>
   parts.flatMap((part) => (part[key] ?? []) as readonly unknown[]) as unknown as Wiring[K];
