@@ -395,8 +395,6 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (spec.schedules && synth.stack.scheduling) expected.add(logicalId(synth.stack.scheduling.role));
         if (spec.webhookSecretKey && synth.stack.webhookSecretKey)
           expected.add(logicalId(synth.stack.webhookSecretKey));
-        if (spec.webhookSecretKey && synth.stack.webhookSecretKey)
-          expected.add(logicalId(synth.stack.webhookSecretKey));
 
         const statements = statementsOf(key);
         const granted = new Set(statements.flatMap((statement) => [...referencedIds(statement.Resource)]));
@@ -432,15 +430,6 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
             key.node.path,
           ).toEqual([expectedAction]);
         }
-        if (spec.webhookSecretKey) {
-          const actions = statements.flatMap((statement) => list(statement.Action));
-          const [needed, forbidden] =
-            spec.webhookSecretKey === 'encrypt'
-              ? ['kms:GenerateDataKey', 'kms:Decrypt']
-              : ['kms:Decrypt', 'kms:GenerateDataKey'];
-          expect(actions, `${key} ${spec.webhookSecretKey}s webhook secrets`).toContain(needed);
-          expect(actions, `${key} ${spec.webhookSecretKey}s webhook secrets only`).not.toContain(forbidden);
-        }
         if (spec.schedules) {
           const actions = statements.flatMap((statement) => list(statement.Action));
           expect(actions).toEqual(
@@ -471,7 +460,6 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
           expected.add(envNames.scheduleGroup);
           for (const target of wiring.scheduleTargets) expected.add(envNames.queueArn(target.targetQueue));
         }
-        if (spec.webhookSecretKey) expected.add(envNames.webhookKmsKeyId);
         expect(new Set(resourceNames), key).toEqual(expected);
         for (const table of [...(spec.reads ?? []), ...(spec.writes ?? [])]) {
           expect(variables[envNames.tableName(table)]).toEqual({ Ref: tableId(table) });
