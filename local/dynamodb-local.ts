@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn as spawnProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
@@ -57,6 +57,21 @@ export const LOCAL_AWS_ENV = {
   AWS_SECRET_ACCESS_KEY: 'local',
 } as const;
 
+/**
+ * A parent killed without running its clean-up (SIGKILL, a test worker torn down) would leave Java running:
+ * a tiny detached watcher kills it once this process is gone.
+ */
+const watchParent = (javaPid: number): void => {
+  const script = `const [parent, java] = process.argv.slice(1).map(Number);
+setInterval(() => { try { process.kill(parent, 0); } catch { try { process.kill(java, 'SIGKILL'); } catch {} process.exit(0); }
+  try { process.kill(java, 0); } catch { process.exit(0); } }, 1000);`;
+  const watcher = spawnProcess(process.execPath, ['-e', script, String(process.pid), String(javaPid)], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  watcher.unref();
+};
+
 export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Promise<DynamoDbLocal> => {
   assertJava();
   const port = await freePort();
@@ -66,6 +81,7 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
   // DynamoDB Local's telemetry would try the network, which this machine does not have.
   process.env.DDB_LOCAL_TELEMETRY = '0';
   const child: ChildProcess = spawn({ port, sharedDb: true, path: dataDir, stdio: 'ignore' });
+  if (child.pid) watchParent(child.pid);
   let exited = false;
   child.once('exit', () => {
     exited = true;
