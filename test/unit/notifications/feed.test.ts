@@ -15,7 +15,10 @@ import { useDynamoDbLocal } from '../../support/dynamodb';
 useDynamoDbLocal();
 
 let userSeq = 0;
-const newUser = () => `user-${Date.now()}-${(userSeq += 1)}`;
+const newUser = () => {
+  userSeq += 1;
+  return `user-${Date.now()}-${userSeq}`;
+};
 
 /** Stores a notification as POST /notifications does, without its SQS hand-off. */
 const storeNotification = async (
@@ -136,10 +139,10 @@ describe('feed', () => {
 
   it('drops expired receivers from the feed and the count', async () => {
     const alice = newUser();
-    await deliver(await storeNotification([alice], { expires_at: new Date(Date.now() + 400).toISOString() }));
+    await deliver(await storeNotification([alice], { expires_at: new Date(Date.now() + 1500).toISOString() }));
     await deliver(await storeNotification([alice]));
     expect(await unreadCount(alice)).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 450));
+    await new Promise((resolve) => setTimeout(resolve, 1600));
     expect(await unreadCount(alice)).toBe(1);
     expect((await listFeed(alice, { limit: 10 })).items).toHaveLength(1);
   });
