@@ -139,7 +139,9 @@ describe('feed', () => {
 
   it('drops expired receivers from the feed and the count', async () => {
     const alice = newUser();
-    await deliver(await storeNotification([alice], { expires_at: new Date(Date.now() + 1500).toISOString() }));
+    await deliver(
+      await storeNotification([alice], { expires_at: new Date(Date.now() + 1500).toISOString() }),
+    );
     await deliver(await storeNotification([alice]));
     expect(await unreadCount(alice)).toBe(2);
     await new Promise((resolve) => setTimeout(resolve, 1600));
