@@ -44,7 +44,9 @@ describe('the wiring declaration', () => {
 
   it('lets every HTTP handler build itself from its own declared route', () => {
     for (const route of wiring.httpRoutes) {
-      expect(readFileSync(route.handler, 'utf8'), route.id).toMatch(new RegExp(`httpRoute\\(\\s*'${route.id}'`));
+      expect(readFileSync(route.handler, 'utf8'), route.id).toMatch(
+        new RegExp(`httpRoute\\(\\s*'${route.id}'`),
+      );
     }
   });
 
