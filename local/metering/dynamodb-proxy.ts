@@ -28,6 +28,33 @@ interface ConsumedCapacity {
   GlobalSecondaryIndexes?: unknown;
 }
 
+/**
+ * The least a read bills on DynamoDB: an item that does not exist, or a Query that finds nothing, still
+ * consumes 0.5 RRU (eventually consistent), 1 (strongly consistent) or 2 (transactional) per item read
+ * ("Capacity unit consumption for read operations"). DynamoDB Local reports 0 for those reads.
+ */
+const minimumReadUnits = (operation: string, body: Record<string, unknown>): Map<string, number> => {
+  const minimum = new Map<string, number>();
+  const perRead = (consistent: unknown) => (consistent === true ? 1 : 0.5);
+  const table = tableOfRequest(body);
+  if ((operation === 'GetItem' || operation === 'Query' || operation === 'Scan') && table) {
+    minimum.set(table, perRead(body.ConsistentRead));
+  } else if (operation === 'BatchGetItem' && typeof body.RequestItems === 'object' && body.RequestItems) {
+    for (const [name, request] of Object.entries(
+      body.RequestItems as Record<string, Record<string, unknown>>,
+    )) {
+      const keys = Array.isArray(request.Keys) ? request.Keys.length : 0;
+      minimum.set(name, keys * perRead(request.ConsistentRead));
+    }
+  } else if (operation === 'TransactGetItems' && Array.isArray(body.TransactItems)) {
+    for (const item of body.TransactItems as { Get?: Record<string, unknown> }[]) {
+      const name = item.Get ? tableOfRequest(item.Get) : undefined;
+      if (name) minimum.set(name, (minimum.get(name) ?? 0) + 2);
+    }
+  }
+  return minimum;
+};
+
 const readBody = (request: IncomingMessage): Promise<Buffer> =>
   new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -106,7 +133,16 @@ export const startDynamoDbMeteringProxy = async (
           const table = capacity.TableName ?? '?';
           units.set(table, (units.get(table) ?? 0) + (capacity.CapacityUnits ?? 0));
         }
-        onCall({ operation, units, kind, computed: false });
+        let computed = false;
+        if (kind === 'read') {
+          for (const [table, least] of minimumReadUnits(operation, parsedRequest)) {
+            if ((units.get(table) ?? 0) < least) {
+              units.set(table, least);
+              computed = true;
+            }
+          }
+        }
+        onCall({ operation, units, kind, computed });
         if (asked === undefined || asked === 'NONE') delete parsed.ConsumedCapacity;
         else if (asked === 'TOTAL' && parsed.ConsumedCapacity !== undefined) {
           parsed.ConsumedCapacity = Array.isArray(parsed.ConsumedCapacity)

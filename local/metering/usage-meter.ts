@@ -25,6 +25,8 @@ export interface DynamoDbTableUsage {
   writeUnits: number;
   /** Write units computed here for failed conditional writes (DynamoDB Local reports none for them). */
   computedWriteUnits: number;
+  /** Reads whose units were raised to DynamoDB's minimum (empty results, which DynamoDB Local reports as 0). */
+  computedReads: number;
 }
 
 /** Everything AWS would bill for, as counters; a difference of two snapshots is a scenario's usage. */
@@ -106,12 +108,20 @@ export class UsageMeter implements GatewayMeter {
     for (const [table, units] of call.units.size ? call.units : new Map([['?', 0]])) {
       let usage = this.dynamoDb.get(table);
       if (!usage) {
-        usage = { readRequests: 0, writeRequests: 0, readUnits: 0, writeUnits: 0, computedWriteUnits: 0 };
+        usage = {
+          readRequests: 0,
+          writeRequests: 0,
+          readUnits: 0,
+          writeUnits: 0,
+          computedWriteUnits: 0,
+          computedReads: 0,
+        };
         this.dynamoDb.set(table, usage);
       }
       if (call.kind === 'read') {
         usage.readRequests += 1;
         usage.readUnits += units;
+        if (call.computed) usage.computedReads += 1;
       } else {
         usage.writeRequests += 1;
         usage.writeUnits += units;

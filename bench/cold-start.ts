@@ -1,0 +1,169 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, type Metafile } from 'esbuild';
+import { envNames, type FunctionSpec, wiring } from '../lib/wiring';
+
+/** The repository root; handler paths in the declaration are relative to it. */
+const REPO_ROOT = resolve(import.meta.dirname, '..');
+/** Outside the repository, so that no linter or test runner walks the minified bundles. */
+const OUT_DIR = join(tmpdir(), 'notify-bench-bundles');
+
+export interface ColdStart {
+  readonly functionId: string;
+  readonly handler: string;
+  readonly memoryMb: number;
+  /** Minified bundle, as the stack ships it (source map not counted: it is not loaded without a stack trace). */
+  readonly bundleKiB: number;
+  /** Median wall time of importing the bundle in a fresh `node`, minus a bare `node` start. */
+  readonly initMs: number;
+  /** Median time of the `import()` itself, timed inside that process (less noise from process start-up). */
+  readonly importMs: number;
+  /** The largest contributors to the bundle, by package (or first-party folder), in KiB. */
+  readonly largestInputs: readonly { readonly name: string; readonly kib: number }[];
+}
+
+export interface ColdStartReport {
+  readonly nodeVersion: string;
+  readonly runs: number;
+  readonly bareNodeMs: number;
+  readonly functions: readonly ColdStart[];
+}
+
+/** Every declared function, by the id the local runtime (and the stack) know it under. */
+const declaredFunctions = (): { id: string; spec: FunctionSpec }[] => [
+  ...wiring.httpRoutes.map((route) => ({ id: route.id, spec: route })),
+  ...wiring.webSocketRoutes.map((route) => ({ id: `ws.${route.routeKey}`, spec: route })),
+  ...wiring.workers.map((worker) => ({ id: worker.id, spec: worker })),
+  ...wiring.recurringSchedules.map((schedule) => ({ id: schedule.id, spec: schedule })),
+];
+
+/** The environment a deployed function finds (names from lib/wiring/env.ts, values shaped like AWS's). */
+const functionEnv = (): Record<string, string> => {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    POWERTOOLS_SERVICE_NAME: 'notify',
+    POWERTOOLS_METRICS_NAMESPACE: 'Notify',
+    LOG_LEVEL: 'WARN',
+    [envNames.busName]: 'notify-bench',
+    [envNames.wsCallbackUrl]: 'https://example.execute-api.us-east-1.amazonaws.com/prod',
+    [envNames.schedulerRoleArn]: 'arn:aws:iam::000000000000:role/bench',
+    [envNames.scheduleGroup]: 'notify-bench',
+    [envNames.stage]: 'bench',
+    SERVICE__AUTH__HS256_SECRET: 'bench-secret-bench-secret-bench-secret',
+    SERVICE__AUTH__ISSUER: 'https://issuer.example',
+    SERVICE__AUTH__AUDIENCE: 'notify',
+    SERVICE__AUTH__SERVICE_AUDIENCE: 'notify.s2s',
+  };
+  for (const table of wiring.tables) env[envNames.tableName(table.id)] = `notify-${table.id}`;
+  for (const queue of wiring.queues) {
+    env[envNames.queueUrl(queue.id)] = `https://sqs.us-east-1.amazonaws.com/000000000000/${queue.id}`;
+    env[envNames.queueArn(queue.id)] = `arn:aws:sqs:us-east-1:000000000000:${queue.id}`;
+  }
+  return env;
+};
+
+const fileName = (id: string) => id.replace(/[^\w.-]/g, '_');
+
+/** A package name (or first-party folder) for a metafile input path. */
+const packageOf = (input: string): string => {
+  const modules = input.lastIndexOf('node_modules/');
+  if (modules < 0) return input.split('/').slice(0, 2).join('/');
+  const rest = input.slice(modules + 'node_modules/'.length).split('/');
+  return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? input);
+};
+
+const largestInputs = (metafile: Metafile, outFile: string) => {
+  const output = Object.entries(metafile.outputs).find(([path]) => resolve(process.cwd(), path) === outFile)?.[1];
+  const byPackage = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+    byPackage.set(packageOf(input), (byPackage.get(packageOf(input)) ?? 0) + bytesInOutput);
+  }
+  return [...byPackage]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([name, bytes]) => ({ name, kib: Math.round(bytes / 102.4) / 10 }));
+};
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
+/** Runs `node -e script`; returns the wall time and the number the script printed (if any). */
+const timeNode = (script: string, env: Record<string, string>): { wallMs: number; printed: number } => {
+  const started = performance.now();
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' });
+  const wallMs = performance.now() - started;
+  if (run.status !== 0) throw new Error(`node exited ${run.status}: ${run.stderr.slice(0, 500)}`);
+  return { wallMs, printed: Number.parseFloat(run.stdout) };
+};
+
+/**
+ * Bundles every function with the options of lib/constructs/notify-function.ts (NodejsFunction: esbuild,
+ * minified, ESM, node24 target, main fields module/main, source maps without sources, the createRequire
+ * banner, nothing external) and times a cold import of each bundle in a fresh Node process.
+ */
+export const measureColdStarts = async (options: { runs: number }): Promise<ColdStartReport> => {
+  rmSync(OUT_DIR, { recursive: true, force: true });
+  mkdirSync(OUT_DIR, { recursive: true });
+  const functions = declaredFunctions();
+  const entryPoints = Object.fromEntries(
+    functions.map(({ id, spec }) => [fileName(id), resolve(REPO_ROOT, spec.handler)]),
+  );
+  const { metafile } = await build({
+    entryPoints,
+    outdir: OUT_DIR,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'esm',
+    mainFields: ['module', 'main'],
+    minify: true,
+    sourcemap: true,
+    sourcesContent: false,
+    metafile: true,
+    logLevel: 'error',
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+  });
+  const env = functionEnv();
+  const bareRuns: number[] = [];
+  for (let run = 0; run < options.runs; run++) bareRuns.push(timeNode('', env).wallMs);
+  const bareNodeMs = median(bareRuns);
+  const results: ColdStart[] = [];
+  for (const { id, spec } of functions) {
+    const outFile = join(OUT_DIR, `${fileName(id)}.mjs`);
+    const script =
+      'const started = performance.now();' +
+      `await import(${JSON.stringify(pathToFileURL(outFile).href)});` +
+      'process.stdout.write(String(performance.now() - started));';
+    const runs: number[] = [];
+    const imports: number[] = [];
+    for (let run = 0; run < options.runs; run++) {
+      const { wallMs, printed } = timeNode(script, env);
+      runs.push(wallMs);
+      imports.push(printed);
+    }
+    results.push({
+      functionId: id,
+      handler: spec.handler,
+      memoryMb: spec.memoryMb ?? 256,
+      bundleKiB: Math.round(statSync(outFile).size / 102.4) / 10,
+      initMs: Math.max(0, median(runs) - bareNodeMs),
+      importMs: median(imports),
+      largestInputs: largestInputs(metafile, outFile),
+    });
+  }
+  return { nodeVersion: process.version, runs: options.runs, bareNodeMs, functions: results };
+};

@@ -1,0 +1,96 @@
+import { wiring } from '../lib/wiring';
+import { metering as lambdaMetering } from '../local/lambda/runner';
+import {
+  functionMemoryMb,
+  startDynamoDbMeteringProxy,
+  type Usage,
+  UsageMeter,
+  usageBetween,
+} from '../local/metering';
+import { type Runtime, startRuntime } from '../local/runtime';
+
+export interface MeteredRuntime {
+  readonly runtime: Runtime;
+  readonly meter: UsageMeter;
+  /** Waits until no queue holds a message and no counter moved for a while: the work has finished. */
+  settle(maxMs?: number): Promise<void>;
+  /** Runs `work`, settles, and returns the usage it caused. */
+  measure(work: () => Promise<void>): Promise<Usage>;
+  api(path: string, token: string, init?: RequestInit): Promise<Response>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The local runtime with every billable operation metered (gateways, DynamoDB proxy, runner, stand-ins). */
+export const startMeteredRuntime = async (): Promise<MeteredRuntime> => {
+  const meter = new UsageMeter(functionMemoryMb(wiring));
+  const runtime = await startRuntime({
+    port: 0,
+    quiet: true,
+    meter: {
+      gateway: meter,
+      dynamoDbProxy: (endpoint) => startDynamoDbMeteringProxy(endpoint, (call) => meter.dynamoDbCall(call)),
+    },
+  });
+  const { sqs, eventBridge, scheduler } = runtime.standIns;
+  meter.attach({
+    lambda: () => lambdaMetering.snapshot(),
+    sqs: () => sqs.counters(),
+    eventBridge: () => eventBridge.counters(),
+    scheduler: () => scheduler.counters(),
+  });
+
+  const activity = (): string => {
+    const usage = meter.snapshot();
+    const invocations = Object.values(usage.lambda).reduce((total, fn) => total + fn.invocations, 0);
+    const dynamo = Object.values(usage.dynamoDb).reduce(
+      (total, table) => total + table.readRequests + table.writeRequests,
+      0,
+    );
+    const queued = wiring.queues.reduce((total, queue) => {
+      const stats = sqs.stats(queue.id);
+      return (
+        total +
+        stats.ApproximateNumberOfMessages +
+        stats.ApproximateNumberOfMessagesNotVisible +
+        stats.ApproximateNumberOfMessagesDelayed
+      );
+    }, 0);
+    return `${invocations}/${dynamo}/${usage.wsMessagesOut}/${queued === 0 ? 'empty' : queued}`;
+  };
+
+  const settle = async (maxMs = 30_000) => {
+    const deadline = Date.now() + maxMs;
+    let previous = activity();
+    let quietSince = Date.now();
+    while (Date.now() < deadline) {
+      await sleep(40);
+      const now = activity();
+      if (now !== previous) {
+        previous = now;
+        quietSince = Date.now();
+      } else if (now.endsWith('/empty') && Date.now() - quietSince >= 150) {
+        return;
+      }
+    }
+    throw new Error(`the runtime did not settle within ${maxMs} ms (${previous})`);
+  };
+
+  return {
+    runtime,
+    meter,
+    settle,
+    measure: async (work) => {
+      await settle();
+      const before = meter.snapshot();
+      await work();
+      await settle();
+      return usageBetween(before, meter.snapshot());
+    },
+    api: (path, token, init = {}) =>
+      fetch(`${runtime.httpUrl}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
+      }),
+  };
+};

@@ -1,0 +1,133 @@
+import type { ColdStartReport } from './cold-start';
+import type { ServiceUnits } from './cost';
+import type { LatencyResult } from './latency';
+import { PRICES } from './prices';
+import type { ScenarioResult, SkippedScenario } from './scenarios';
+
+const table = (headers: readonly string[], rows: readonly (readonly string[])[]): string => {
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) =>
+        column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0),
+      )
+      .join('  ');
+  return [line(headers), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
+};
+
+/** Up to 3 significant digits, without exponent noise for small counts. */
+const n = (value: number): string => {
+  if (value === 0) return '0';
+  if (Math.abs(value) >= 100) return value.toFixed(0);
+  if (Math.abs(value) >= 1) return value.toFixed(2).replace(/\.?0+$/, '');
+  return value.toPrecision(2);
+};
+const usd = (value: number): string => `$${value >= 100 ? value.toFixed(0) : value.toFixed(2)}`;
+
+const isSkipped = (scenario: ScenarioResult | SkippedScenario): scenario is SkippedScenario =>
+  'skipped' in scenario;
+
+const unitColumns: readonly [keyof ServiceUnits, string][] = [
+  ['httpApiRequests', 'HTTP'],
+  ['wsMessages', 'WS msg'],
+  ['wsConnectionMinutes', 'WS min'],
+  ['lambdaInvocations', 'λ inv'],
+  ['lambdaGbSeconds', 'λ GB-s'],
+  ['dynamoDbRequests', 'DDB req'],
+  ['dynamoDbReadUnits', 'RRU'],
+  ['dynamoDbWriteUnits', 'WRU'],
+  ['sqsRequests', 'SQS'],
+  ['eventBridgeEvents', 'EB'],
+  ['schedulerInvocations', 'Sched'],
+];
+
+export const printResults = (results: Record<string, unknown>): void => {
+  const out: string[] = [];
+  const scenarios = (results.scenarios ?? []) as (ScenarioResult | SkippedScenario)[];
+  if (scenarios.length) {
+    out.push(
+      `\nCost per operation (billable units, measured on the local runtime; prices us-east-1 as of ${PRICES.asOf})\n`,
+    );
+    const measured = scenarios.filter((scenario): scenario is ScenarioResult => !isSkipped(scenario));
+    out.push(
+      table(
+        ['scenario', 'per', ...unitColumns.map(([, label]) => label)],
+        measured.map((scenario) => [
+          scenario.id,
+          scenario.operation,
+          ...unitColumns.map(([key]) => n(scenario.unitsPerOperation[key])),
+        ]),
+      ),
+    );
+    out.push('\nDollars per million operations\n');
+    out.push(
+      table(
+        ['scenario', 'API GW', 'Lambda', 'DynamoDB', 'SQS', 'EventBridge', 'Scheduler', 'total', 'what'],
+        measured.map((scenario) => {
+          const d = scenario.dollarsPerMillion;
+          return [
+            scenario.id,
+            usd(d.apiGateway),
+            usd(d.lambda),
+            usd(d.dynamoDb),
+            usd(d.sqs),
+            usd(d.eventBridge),
+            usd(d.scheduler),
+            usd(d.total),
+            scenario.title,
+          ];
+        }),
+      ),
+    );
+    for (const scenario of scenarios) {
+      if (isSkipped(scenario))
+        out.push(`(${scenario.id}) ${scenario.title}: not measured — ${scenario.skipped}`);
+      else for (const note of scenario.notes ?? []) out.push(`(${scenario.id}) ${note}`);
+    }
+  }
+  const cold = results.coldStarts as ColdStartReport | undefined;
+  if (cold) {
+    out.push(
+      `\nCold start: bundle size and init (import in a fresh node ${cold.nodeVersion}, median of ${cold.runs}, minus bare node ${cold.bareNodeMs.toFixed(0)} ms)\n`,
+    );
+    const sorted = [...cold.functions].sort((a, b) => b.initMs - a.initMs);
+    out.push(
+      table(
+        ['function', 'KiB', 'init ms', 'import ms', 'MB', 'largest inputs (KiB)'],
+        sorted.map((fn) => [
+          fn.functionId,
+          fn.bundleKiB.toFixed(0),
+          fn.initMs.toFixed(0),
+          fn.importMs.toFixed(0),
+          String(fn.memoryMb),
+          fn.largestInputs
+            .slice(0, 3)
+            .map((input) => `${input.name} ${input.kib.toFixed(0)}`)
+            .join(', '),
+        ]),
+      ),
+    );
+  }
+  const latency = results.latency as LatencyResult[] | undefined;
+  if (latency) {
+    out.push('\nLatency: POST /notifications → notification frame on the client (local runtime, 2 cores)\n');
+    out.push(
+      table(
+        ['recipients', 'notifications', 'frames', 'p50 ms', 'p99 ms', 'max ms', 'last frame p50 ms'],
+        latency.map((row) => [
+          String(row.recipients),
+          String(row.notifications),
+          String(row.frames),
+          row.p50Ms.toFixed(0),
+          row.p99Ms.toFixed(0),
+          row.maxMs.toFixed(0),
+          row.lastFrameP50Ms.toFixed(0),
+        ]),
+      ),
+    );
+  }
+  out.push(`\nbench took ${(results.benchSeconds as number).toFixed(0)} s; figures in bench/results.json\n`);
+  console.log(out.join('\n'));
+};

@@ -1,0 +1,79 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { measureColdStarts } from './cold-start';
+import { startMeteredRuntime } from './harness';
+import { measureLatency, openClients, thousandConnectedCost } from './latency';
+import { PRICES } from './prices';
+import { printResults } from './report';
+import {
+  connectedHour,
+  feedPage,
+  oneConnectedRecipient,
+  oneWebhookDelivery,
+  thousandRecipients,
+} from './scenarios';
+
+const quick = process.argv.includes('--quick');
+const only = process.argv
+  .find((arg) => arg.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
+const wanted = (part: string) => !only || only.includes(part);
+
+const main = async () => {
+  const started = performance.now();
+  const results: Record<string, unknown> = { generatedAt: new Date().toISOString(), prices: PRICES };
+  if (wanted('cold')) {
+    console.error("bench: cold starts (bundling with the stack's esbuild options, importing each bundle)…");
+    results.coldStarts = await measureColdStarts({ runs: quick ? 3 : 7 });
+  }
+  if (wanted('cost') || wanted('latency')) {
+    // The sweeper (every minute) would run inside measurements: a time scale of 60 makes it hourly.
+    process.env.NOTIFY_LOCAL_TIME_SCALE ??= '60';
+    // Handlers log at INFO on AWS; here the lines would bury the table (their cost is CloudWatch's, not metered).
+    process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+    const bench = await startMeteredRuntime();
+    try {
+      const service = await bench.runtime.mintServiceToken('bench', ['notifications:write']);
+      const scenarios: unknown[] = [];
+      if (wanted('cost')) {
+        console.error('bench: cost scenarios…');
+        scenarios.push(await oneConnectedRecipient(bench, service, quick ? 5 : 20));
+        scenarios.push(await thousandRecipients(bench, service, quick ? 1 : 2));
+        const hour = await connectedHour(bench, quick ? 5 : 30, quick ? 10 : 50);
+        scenarios.push(hour.scenario);
+        results.sweeper = hour.sweeper;
+        scenarios.push(await oneWebhookDelivery(bench, quick ? 3 : 10));
+        scenarios.push(await feedPage(bench, service, quick ? 5 : 20));
+      }
+      if (wanted('latency')) {
+        console.error('bench: opening 1,000 WebSocket connections…');
+        const connections = quick ? 100 : 1000;
+        const clients = await openClients(bench, connections);
+        await bench.settle(60_000);
+        console.error('bench: latency…');
+        const latency = [];
+        latency.push(await measureLatency(bench, service, clients, 1, quick ? 10 : 40));
+        latency.push(await measureLatency(bench, service, clients, 100, quick ? 2 : 6));
+        latency.push(await measureLatency(bench, service, clients, connections, quick ? 1 : 3));
+        results.latency = latency;
+        if (wanted('cost')) scenarios.push(await thousandConnectedCost(bench, service, clients));
+        await Promise.all(clients.map((client) => client.close()));
+      }
+      results.scenarios = scenarios;
+    } finally {
+      await bench.runtime.stop();
+    }
+  }
+  results.benchSeconds = (performance.now() - started) / 1000;
+  printResults(results);
+  writeFileSync(join(import.meta.dirname, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+};
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,333 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { wiring } from '../lib/wiring';
+import type { Usage } from '../local/metering';
+import { addUnits, dollarsOf, type ServiceDollars, type ServiceUnits, scaleUnits, unitsOf } from './cost';
+import type { MeteredRuntime } from './harness';
+import { BenchClient } from './ws-client';
+
+export interface ScenarioResult {
+  readonly id: string;
+  readonly title: string;
+  /** What one "operation" is (the dollars are per million of these). */
+  readonly operation: string;
+  /** How many operations were measured (after a warm-up, so no cold start is in the figures). */
+  readonly measured: number;
+  /** Billable units per operation, by service. */
+  readonly unitsPerOperation: ServiceUnits;
+  readonly dollarsPerMillion: ServiceDollars;
+  /** Raw usage of the measured runs (per function, per table, per queue), for results.json. */
+  readonly usage?: Usage;
+  readonly notes?: readonly string[];
+}
+
+export interface SkippedScenario {
+  readonly id: string;
+  readonly title: string;
+  readonly skipped: string;
+}
+
+/** Units per operation; the minutes of connections that were merely open during the run are not the operation's. */
+const perOperation = (usage: Usage, operations: number): ServiceUnits => ({
+  ...scaleUnits(unitsOf(usage), 1 / operations),
+  wsConnectionMinutes: 0,
+});
+
+const result = (
+  id: string,
+  title: string,
+  operation: string,
+  measured: number,
+  units: ServiceUnits,
+  usage?: Usage,
+  notes?: string[],
+): ScenarioResult => ({
+  id,
+  title,
+  operation,
+  measured,
+  unitsPerOperation: units,
+  dollarsPerMillion: scaleDollars(dollarsOf(units), 1e6),
+  ...(usage ? { usage } : {}),
+  ...(notes ? { notes } : {}),
+});
+
+const scaleDollars = (dollars: ServiceDollars, factor: number): ServiceDollars =>
+  Object.fromEntries(Object.entries(dollars).map(([key, value]) => [key, value * factor])) as ServiceDollars;
+
+const expectStatus = async (response: Response, status: number, what: string) => {
+  if (response.status !== status) {
+    throw new Error(`${what}: expected ${status}, got ${response.status} ${await response.text()}`);
+  }
+  return response;
+};
+
+export const sendNotification = async (
+  bench: MeteredRuntime,
+  serviceToken: string,
+  recipients: readonly string[],
+  channels: readonly string[] = ['in_app', 'toast'],
+): Promise<string> => {
+  const response = await bench.api('/notifications', serviceToken, {
+    method: 'POST',
+    body: JSON.stringify({
+      event_type: 'bench.ping',
+      title: 'Benchmark',
+      body: 'A notification of typical size for the benchmark.',
+      data: { order_id: 'o-123456', amount: 42 },
+      channels,
+      recipient_ids: recipients,
+    }),
+  });
+  await expectStatus(response, 202, 'POST /notifications');
+  return ((await response.json()) as { id: string }).id;
+};
+
+/** (a) One notification, in_app + toast, to one recipient with one open connection. */
+export const oneConnectedRecipient = async (
+  bench: MeteredRuntime,
+  serviceToken: string,
+  repetitions: number,
+): Promise<ScenarioResult> => {
+  const user = 'bench-a';
+  const client = await BenchClient.open(bench.runtime.wsUrl, await bench.runtime.mintUserToken(user));
+  const once = async () => {
+    const id = await sendNotification(bench, serviceToken, [user]);
+    await client.waitForNotification(id);
+  };
+  await once();
+  const usage = await bench.measure(async () => {
+    for (let run = 0; run < repetitions; run++) await once();
+  });
+  await client.close();
+  return result(
+    'a',
+    'one notification, one connected recipient (in_app+toast)',
+    'notification',
+    repetitions,
+    perOperation(usage, repetitions),
+    usage,
+  );
+};
+
+/** (b) One notification, in_app + toast, to 1,000 recipients with no open connection. */
+export const thousandRecipients = async (
+  bench: MeteredRuntime,
+  serviceToken: string,
+  repetitions: number,
+): Promise<ScenarioResult> => {
+  const recipients = Array.from({ length: 1000 }, (_, index) => `bench-b-${index}`);
+  await sendNotification(bench, serviceToken, recipients);
+  const usage = await bench.measure(async () => {
+    for (let run = 0; run < repetitions; run++) await sendNotification(bench, serviceToken, recipients);
+  });
+  return result(
+    'b',
+    'one notification to 1,000 recipients, none connected (in_app+toast)',
+    'notification',
+    repetitions,
+    perOperation(usage, repetitions),
+    usage,
+  );
+};
+
+/** The sweeper's scheduled event, as EventBridge Scheduler sends it. */
+const scheduledEvent = () => ({
+  version: '0',
+  id: crypto.randomUUID(),
+  'detail-type': 'Scheduled Event',
+  source: 'aws.scheduler',
+  account: '000000000000',
+  time: new Date().toISOString(),
+  region: 'us-east-1',
+  resources: [],
+  detail: {},
+});
+
+/**
+ * (c) One client connected for an hour with a heartbeat every 20 s. An hour is not waited for: the connect,
+ * a heartbeat, the sweeper per connection and the disconnect are measured, and the hour is their sum:
+ * connect + 180 heartbeats + 60 connection-minutes + 60 sweeper runs' share + disconnect.
+ */
+export const connectedHour = async (
+  bench: MeteredRuntime,
+  heartbeats: number,
+  extraConnections: number,
+): Promise<{
+  scenario: ScenarioResult;
+  sweeper: { perRunFixed: ServiceUnits; perConnection: ServiceUnits };
+}> => {
+  const sweeperSpec = wiring.recurringSchedules.find((schedule) => schedule.id === 'ws.sweeper');
+  if (!sweeperSpec) throw new Error('no ws.sweeper in the wiring');
+  const sweep = () => bench.runtime.invoke({ ...sweeperSpec, id: sweeperSpec.id }, scheduledEvent());
+  const token = await bench.runtime.mintUserToken('bench-c');
+  // Warm every function on the path first, so no init is in the figures.
+  const warm = await BenchClient.open(bench.runtime.wsUrl, token);
+  warm.send({ type: 'heartbeat', id: 'warm' });
+  await warm.next((frame) => frame.type === 'heartbeat.ack');
+  await sweep();
+  await warm.close();
+
+  let client: BenchClient | undefined;
+  const connect = await bench.measure(async () => {
+    client = await BenchClient.open(bench.runtime.wsUrl, token);
+  });
+  const open = client as unknown as BenchClient;
+  const beat = await bench.measure(async () => {
+    for (let index = 0; index < heartbeats; index++) {
+      open.send({ type: 'heartbeat', id: `h${index}` });
+      await open.next((frame) => frame.type === 'heartbeat.ack');
+    }
+  });
+  const sweeps = 3;
+  const sweepOne = await bench.measure(async () => {
+    for (let run = 0; run < sweeps; run++) await sweep();
+  });
+  const others = [];
+  for (let index = 0; index < extraConnections; index++) {
+    others.push(
+      await BenchClient.open(bench.runtime.wsUrl, await bench.runtime.mintUserToken(`bench-c-${index}`)),
+    );
+  }
+  const sweepMany = await bench.measure(async () => {
+    for (let run = 0; run < sweeps; run++) await sweep();
+  });
+  await Promise.all(others.map((other) => other.close()));
+  const disconnect = await bench.measure(() => open.close());
+
+  const noMinutes = (units: ServiceUnits): ServiceUnits => ({ ...units, wsConnectionMinutes: 0 });
+  // Timing noise can make the difference of two durations negative: a connection never makes a sweep cheaper.
+  const atLeastZero = (units: ServiceUnits): ServiceUnits =>
+    Object.fromEntries(
+      Object.entries(units).map(([key, value]) => [key, Math.max(0, value)]),
+    ) as unknown as ServiceUnits;
+  const perSweepOne = scaleUnits(noMinutes(unitsOf(sweepOne)), 1 / sweeps);
+  const perSweepMany = scaleUnits(noMinutes(unitsOf(sweepMany)), 1 / sweeps);
+  const perConnection = atLeastZero(
+    scaleUnits(addUnits(perSweepMany, scaleUnits(perSweepOne, -1)), 1 / extraConnections),
+  );
+  const perRunFixed = atLeastZero(addUnits(perSweepOne, scaleUnits(perConnection, -1)));
+  const perHeartbeat = scaleUnits(noMinutes(unitsOf(beat)), 1 / heartbeats);
+  let hour = addUnits(noMinutes(unitsOf(connect)), noMinutes(unitsOf(disconnect)));
+  hour = addUnits(hour, scaleUnits(perHeartbeat, 180));
+  hour = addUnits(hour, scaleUnits(perConnection, 60));
+  hour = { ...hour, wsConnectionMinutes: 60 };
+  const scenario = result(
+    'c',
+    'one client connected for an hour, heartbeat every 20 s',
+    'connection-hour',
+    heartbeats,
+    hour,
+    undefined,
+    [
+      `measured: connect, ${heartbeats} heartbeats, ${sweeps} sweeps with 1 and with ${1 + extraConnections} connections, disconnect`,
+      'hour = connect + 180 × heartbeat + 60 connection-minutes + 60 × sweeper share per connection + disconnect',
+      `per heartbeat: ${perHeartbeat.wsMessages.toFixed(2)} messages, ${perHeartbeat.lambdaInvocations.toFixed(2)} invocations, ${perHeartbeat.dynamoDbRequests.toFixed(2)} DynamoDB requests`,
+    ],
+  );
+  return { scenario, sweeper: { perRunFixed, perConnection } };
+};
+
+/** (e) One feed page (default limit 20) plus the unread count, for a user with 30 notifications. */
+export const feedPage = async (
+  bench: MeteredRuntime,
+  serviceToken: string,
+  repetitions: number,
+): Promise<ScenarioResult> => {
+  const user = 'bench-e';
+  for (let index = 0; index < 30; index++) await sendNotification(bench, serviceToken, [user], ['in_app']);
+  await bench.settle();
+  const token = await bench.runtime.mintUserToken(user);
+  const once = async () => {
+    await expectStatus(await bench.api('/notifications', token), 200, 'GET /notifications');
+    await expectStatus(await bench.api('/notifications/unread-count', token), 200, 'GET unread-count');
+  };
+  await once();
+  const usage = await bench.measure(async () => {
+    for (let run = 0; run < repetitions; run++) await once();
+  });
+  return result(
+    'e',
+    'one feed page (20 of 30) plus unread-count',
+    'page + count',
+    repetitions,
+    perOperation(usage, repetitions),
+    usage,
+  );
+};
+
+/**
+ * (d) One event delivered to one webhook: POST /events matched by one webhook, its signed POST answered 200
+ * by a local receiver. Skipped, with the reason, while webhooks are not in the service.
+ */
+export const oneWebhookDelivery = async (
+  bench: MeteredRuntime,
+  repetitions: number,
+): Promise<ScenarioResult | SkippedScenario> => {
+  const title = 'one event delivered to one webhook';
+  const route = wiring.httpRoutes.find(
+    (candidate) => candidate.method === 'POST' && candidate.path === '/webhooks',
+  );
+  if (!route) return { id: 'd', title, skipped: 'POST /webhooks is not in the wiring yet' };
+  let received = 0;
+  let onDelivery: (() => void) | undefined;
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received += 1;
+      response.writeHead(200).end();
+      onDelivery?.();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  try {
+    const admin = await bench.runtime.mintServiceToken('bench', ['webhooks:admin', 'events:publish']);
+    const created = await bench.api('/webhooks', admin, {
+      method: 'POST',
+      body: JSON.stringify({
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+        secret: 'bench-secret-0123456789abcdef',
+        event_filters: ['bench.webhook'],
+        name: 'bench',
+      }),
+    });
+    if (created.status !== 201) {
+      return {
+        id: 'd',
+        title,
+        skipped: `POST /webhooks answered ${created.status}: ${await created.text()}`,
+      };
+    }
+    const once = async () => {
+      const delivered = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no webhook delivery within 15 s')), 15_000);
+        onDelivery = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      const response = await bench.api('/events', admin, {
+        method: 'POST',
+        body: JSON.stringify({
+          event_type: 'bench.webhook',
+          source: 'bench',
+          version: 1,
+          data: { n: received },
+        }),
+      });
+      await expectStatus(response, 202, 'POST /events');
+      await delivered;
+    };
+    try {
+      await once();
+    } catch (error) {
+      return { id: 'd', title, skipped: `webhook delivery did not work: ${(error as Error).message}` };
+    }
+    const usage = await bench.measure(async () => {
+      for (let run = 0; run < repetitions; run++) await once();
+    });
+    return result('d', title, 'delivered event', repetitions, perOperation(usage, repetitions), usage);
+  } finally {
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  }
+};
