@@ -1,37 +1,13 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { logger } from '../../core/logger';
+import { parseBusEnvelope } from '../events/envelope';
 import { createDelivery, type DeliveryMessage, type EventSnapshot, enqueueAttempts } from './deliveries';
 import { filterKeysFor } from './schema';
 
-/** The EventBridge envelope a bus rule delivers to the matcher queue (what POST /events put on the bus). */
-interface BusEnvelope {
-  readonly 'detail-type': string;
-  readonly source: string;
-  readonly time: string;
-  readonly 'replay-name'?: string;
-  readonly detail: {
-    readonly id: string;
-    readonly version: number;
-    readonly data: Record<string, unknown>;
-    readonly priority?: string;
-  };
-}
-
 export const eventFromEnvelope = (body: string): { event: EventSnapshot; replayName?: string } => {
-  const envelope = JSON.parse(body) as Partial<BusEnvelope>;
+  const envelope = parseBusEnvelope(body);
   const detail = envelope.detail;
-  if (
-    typeof envelope['detail-type'] !== 'string' ||
-    typeof envelope.source !== 'string' ||
-    typeof envelope.time !== 'string' ||
-    typeof detail?.id !== 'string' ||
-    typeof detail.version !== 'number' ||
-    typeof detail.data !== 'object' ||
-    detail.data === null
-  ) {
-    throw new Error('not an event published through POST /events');
-  }
   return {
     event: {
       id: detail.id,
