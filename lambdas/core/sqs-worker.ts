@@ -1,6 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from './logger';
+import { withMetrics } from './metrics';
 
 /**
  * A queue-fed worker: each record is processed on its own and a failure is reported per message
@@ -13,7 +14,8 @@ export const sqsWorker =
     logger.resetKeys();
     logger.appendKeys({ worker: workerId, aws_request_id: context.awsRequestId });
     const processor = new BatchProcessor(EventType.SQS);
-    return processPartialResponse(
+    // The counters of the whole batch go out as one EMF line when it is done.
+    return withMetrics(processPartialResponse)(
       event,
       async (record: SQSRecord) => {
         try {

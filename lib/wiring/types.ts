@@ -39,13 +39,20 @@ export interface FunctionSpec {
   readonly webhookSecretKey?: 'encrypt' | 'decrypt';
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** `ANY` is only for the catch-all route (path `$default`): it answers requests no other route matches. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
+
+/** Path of the catch-all route (API Gateway's `$default` route key), declared with method `ANY`. */
+export const DEFAULT_ROUTE_PATH = '$default';
 
 export interface HttpRoute extends FunctionSpec {
   /** Stable id, used by the handler to find its own declaration (e.g. `notifications.create`). */
   readonly id: string;
   readonly method: HttpMethod;
-  /** Path under /api/v1, API Gateway syntax for parameters: `/notifications/{receiver_id}/read`. */
+  /**
+   * Path under /api/v1, API Gateway syntax for parameters: `/notifications/{receiver_id}/read`; or
+   * DEFAULT_ROUTE_PATH (with method `ANY`) for the route that gets every request no other route matches.
+   */
   readonly path: string;
   readonly access: Access;
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { v7 as uuidv7 } from 'uuid';
-import type { HttpRoute } from '../../lib/wiring';
+import { DEFAULT_ROUTE_PATH, type HttpRoute } from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
 import { apiGatewayId, apiGatewayTime, sourceIpOf } from './ids';
 
@@ -175,7 +175,9 @@ const sendError = (
  * route's function and its result into the response, following AWS's rules for both directions.
  */
 export const createHttpGateway = (options: HttpGatewayOptions) => {
-  const compiled = options.routes.map(compile);
+  // The declared catch-all (`ANY $default`) gets what no route matches, as on AWS; it has no path of its own.
+  const catchAll = options.routes.find((route) => route.path === DEFAULT_ROUTE_PATH);
+  const compiled = options.routes.filter((route) => route !== catchAll).map(compile);
   const apiId = options.apiId ?? 'local';
   const accountId = options.accountId ?? '000000000000';
 
@@ -192,9 +194,13 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
     const pathMatches = compiled
       .map((candidate) => matchPath(candidate, segments))
       .filter((match): match is PathMatch => match !== undefined);
-    const best = pathMatches
-      .filter((match) => match.compiled.route.method === method)
-      .sort((a, b) => b.score - a.score)[0];
+    const best: Pick<PathMatch, 'compiled' | 'pathParameters'> | undefined =
+      pathMatches
+        .filter((match) => match.compiled.route.method === method)
+        .sort((a, b) => b.score - a.score)[0] ??
+      (catchAll
+        ? { compiled: { route: catchAll, routeKey: DEFAULT_ROUTE_PATH, segments: [] }, pathParameters: {} }
+        : undefined);
     if (!best) {
       request.resume();
       if (pathMatches.length) {

@@ -6,6 +6,7 @@ import { bearerToken, tokenVerifier } from '../auth';
 import { forbidden, ServiceError, unauthorized, validationError } from '../errors';
 import { newId } from '../ids';
 import { logger } from '../logger';
+import { flushMetrics } from '../metrics';
 import type { Principal } from '../principal';
 import { parseOrThrow } from '../validation';
 import { errorBody, isServerError, toServiceError } from './errors-to-response';
@@ -73,6 +74,7 @@ const requestScope = (route: HttpRoute): MiddlewareObj<Event, Result, Error, Rou
   after: ({ context, response }) => {
     if (response) response.headers = { ...response.headers, 'X-Request-Id': context.requestId };
     accessLog(context, response?.statusCode ?? 200);
+    flushMetrics();
   },
 });
 
@@ -97,6 +99,7 @@ const errorResponses = (): MiddlewareObj<Event, Result, Error, RouteContext> => 
       body: JSON.stringify(errorBody(error, requestId)),
     };
     accessLog(context, error.status);
+    flushMetrics();
   },
 });
 

@@ -5,6 +5,7 @@ import { envNames } from '../../../lib/wiring/env';
 import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
 import { forbidden } from '../../core/errors';
+import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import type { Principal } from '../../core/principal';
 import { sendAll } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
@@ -65,6 +66,8 @@ export const createNotification = async (
     ttl: Math.ceil(Math.max(expiresAt ?? 0, deliverAt + FEED_RETENTION_MS) / 1000),
   };
   const stored = await storeOnce(record);
+  // A retried request finds the earlier record: only the first store counts as a created notification.
+  if (stored === record) countMetric(SERVICE_METRICS.notificationsCreated);
   if (stored.status === 'scheduled') await scheduleFanout(stored);
   else await enqueueFanout(stored);
   return {

@@ -4,6 +4,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, queueUrl, tableName } from '../../core/clients';
 import { sqs } from '../../core/clients-sqs';
 import { logger } from '../../core/logger';
+import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { sendAll } from '../../core/sqs-send';
 import { deliverToChannel, forEachLimited } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
@@ -141,6 +142,7 @@ const recordDelivery = async (
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
+    if (inApp) countMetric(SERVICE_METRICS.receiversWritten);
     return { table, key, framesPending };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;

@@ -4,6 +4,7 @@ import { documentClient } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
 import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
+import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { realtimeSettings } from './config';
 import type { OutboundFrame } from './frames';
 import { endConnection } from './lifecycle';
@@ -145,6 +146,7 @@ export const deliverToMembers = async (
     }
     await buffer(member.session_id, nowSecs() + realtimeSettings().sessionTtlSecs);
   });
+  countMetric(SERVICE_METRICS.framesSent, delivered);
   return { delivered, gone };
 };
 

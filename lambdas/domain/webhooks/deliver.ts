@@ -1,4 +1,5 @@
 import { logger } from '../../core/logger';
+import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { AddressRefused } from './address-policy';
 import {
   type AttemptLog,
@@ -122,6 +123,11 @@ export const deliverAttempt = async (message: DeliveryMessage, now = new Date())
   const result = await send(webhook, record, now);
   const outcome = await decide(webhook, message, result, now);
   await finishRun(record, message, outcome, result, now);
+  countMetric(
+    outcome.kind === 'succeeded'
+      ? SERVICE_METRICS.webhookDeliveries
+      : SERVICE_METRICS.webhookDeliveryFailures,
+  );
   logger.info('webhook attempt', {
     webhook_id: webhook.id,
     delivery_id: record.delivery_id,

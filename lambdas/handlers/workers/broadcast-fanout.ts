@@ -3,10 +3,11 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { queueUrl } from '../../core/clients';
 import { sqs } from '../../core/clients-sqs';
 import { logger } from '../../core/logger';
+import { withMetrics } from '../../core/metrics';
 import { type BroadcastChunk, runChunk } from '../../domain/realtime/broadcast';
 
 /** One broadcast chunk per message: deliver a page, then enqueue the rest of the audience as the next chunk. */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+export const handler = withMetrics(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const batchItemFailures: { itemIdentifier: string }[] = [];
   for (const record of event.Records) {
     try {
@@ -22,4 +23,4 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     }
   }
   return { batchItemFailures };
-};
+});

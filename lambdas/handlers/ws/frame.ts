@@ -1,4 +1,5 @@
 import { tokenVerifier } from '../../core/auth';
+import { withMetrics } from '../../core/metrics';
 import { postFrame } from '../../domain/realtime/deliver';
 import { handleClientFrame } from '../../domain/realtime/operations';
 
@@ -13,14 +14,16 @@ export interface WebSocketMessageEvent {
  * The handler of every frame route: answers go out through `@connections` (not as route responses), so each
  * route is one-way and the same code serves AWS and the local gateway.
  */
-export const frameHandler = async (event: WebSocketMessageEvent): Promise<{ statusCode: number }> => {
-  const { connectionId, routeKey } = event.requestContext;
-  const body =
-    event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-  await handleClientFrame(routeKey, body, {
-    connectionId,
-    send: (frame) => postFrame(connectionId, frame),
-    verifyToken: (token) => tokenVerifier().verify(token),
-  });
-  return { statusCode: 200 };
-};
+export const frameHandler = withMetrics(
+  async (event: WebSocketMessageEvent): Promise<{ statusCode: number }> => {
+    const { connectionId, routeKey } = event.requestContext;
+    const body =
+      event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+    await handleClientFrame(routeKey, body, {
+      connectionId,
+      send: (frame) => postFrame(connectionId, frame),
+      verifyToken: (token) => tokenVerifier().verify(token),
+    });
+    return { statusCode: 200 };
+  },
+);

@@ -1,4 +1,4 @@
-import type { HttpRoute, WiringPart } from '../types';
+import { DEFAULT_ROUTE_PATH, type HttpRoute, type WiringPart } from '../types';
 
 const health = (id: string, path: string, handler: string, extra: Partial<HttpRoute> = {}): HttpRoute => ({
   id,
@@ -18,6 +18,16 @@ export const platform: WiringPart = {
     health('health.ready', '/ready', 'lambdas/handlers/http/health/ready.ts', { reads: ['replay'] }),
     health('health.health', '/health', 'lambdas/handlers/http/health/health.ts', { reads: ['replay'] }),
     health('health.metrics', '/metrics', 'lambdas/handlers/http/health/metrics.ts'),
+    // Unmatched requests get the contract's 404 / 405 bodies instead of API Gateway's own {"message"}.
+    {
+      id: 'platform.fallback',
+      method: 'ANY',
+      path: DEFAULT_ROUTE_PATH,
+      handler: 'lambdas/handlers/http/fallback.ts',
+      access: { public: true },
+      memoryMb: 128,
+      timeoutSecs: 5,
+    },
   ],
   tables: [
     {
