@@ -1,13 +1,4 @@
-import {
-  CfnOutput,
-  Duration,
-  RemovalPolicy,
-  SecretValue,
-  Stack,
-  type StackProps,
-  Tags,
-  Validations,
-} from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
@@ -18,6 +9,7 @@ import type { RemovalPolicyName, StageSettings } from './config/stage-config';
 import { ServiceHttpApi, ServiceWebSocketApi } from './constructs/apis';
 import { DataTables } from './constructs/data-tables';
 import { ServiceEventBus } from './constructs/event-bus';
+import { Monitoring } from './constructs/monitoring';
 import { pascalCase } from './constructs/naming';
 import { type FunctionDefaults, NotifyFunction } from './constructs/notify-function';
 import { Queues } from './constructs/queues';
@@ -25,6 +17,7 @@ import { OneTimeScheduling } from './constructs/scheduling';
 import { acknowledgeNagFindings } from './nag-suppressions';
 import {
   DEFAULT_FUNCTION,
+  DEFAULT_ROUTE_PATH,
   wiring as declaredWiring,
   envNames,
   type FunctionSpec,
@@ -59,12 +52,16 @@ export class NotifyStack extends Stack {
   readonly scheduling: OneTimeScheduling | undefined;
   /** The KMS key that envelope-encrypts webhook secrets, when a function declares `webhookSecretKey`. */
   readonly webhookSecretKey: kms.Key | undefined;
+  /** Alarms, the optional alarm topic and the dashboard. */
+  readonly monitoring: Monitoring;
   /** Every function, keyed by `<kind>:<declared id>` (e.g. `http:health.live`, `ws:$connect`). */
   readonly functions = new Map<string, NotifyFunction>();
 
   private readonly settings: StageSettings;
   private readonly defaults: FunctionDefaults;
   private readonly authEnv: Readonly<Record<string, string>>;
+  /** The HS256 key of a development stage (Secrets Manager); undefined on other stages. */
+  readonly hs256Secret: secretsmanager.ISecret | undefined;
 
   constructor(scope: Construct, id: string, props: NotifyStackProps) {
     super(scope, id, {
@@ -101,10 +98,15 @@ export class NotifyStack extends Stack {
       logRetentionDays: settings.logRetentionDays,
       removalPolicy,
     };
-    this.httpApi = wiring.httpRoutes.length > 0 ? new ServiceHttpApi(this, 'Http', apiProps) : undefined;
+    this.httpApi =
+      wiring.httpRoutes.length > 0
+        ? new ServiceHttpApi(this, 'Http', { ...apiProps, throttle: settings.throttling.http })
+        : undefined;
     // API Gateway refuses to deploy a WebSocket API without routes, so none is created until one is declared.
     this.webSocketApi =
-      wiring.webSocketRoutes.length > 0 ? new ServiceWebSocketApi(this, 'WebSocket', apiProps) : undefined;
+      wiring.webSocketRoutes.length > 0
+        ? new ServiceWebSocketApi(this, 'WebSocket', { ...apiProps, throttle: settings.throttling.webSocket })
+        : undefined;
     const allSpecs: FunctionSpec[] = [
       ...wiring.httpRoutes,
       ...wiring.webSocketRoutes,
@@ -118,7 +120,8 @@ export class NotifyStack extends Stack {
             queues: this.queues,
           })
         : undefined;
-    this.authEnv = { ...settings.authEnv, ...this.hs256SecretEnv(removalPolicy) };
+    this.authEnv = settings.authEnv;
+    this.hs256Secret = this.developmentHs256Secret(removalPolicy);
     this.webhookSecretKey = allSpecs.some((spec) => spec.webhookSecretKey)
       ? new kms.Key(this, 'WebhookSecretKey', {
           description: 'Notify: envelope encryption of webhook signing secrets',
@@ -129,7 +132,10 @@ export class NotifyStack extends Stack {
 
     for (const route of wiring.httpRoutes) {
       const fn = this.addFunction(`http:${route.id}`, `Http${pascalCase(route.id)}`, route, {
-        description: `${route.method} /api/v1${route.path}`,
+        description:
+          route.path === DEFAULT_ROUTE_PATH
+            ? 'HTTP $default route (requests no other route matches)'
+            : `${route.method} /api/v1${route.path}`,
         withAuth: true,
       });
       this.httpApi?.addRoute(route.id, route.method, route.path, fn.function);
@@ -195,18 +201,37 @@ export class NotifyStack extends Stack {
       description: 'EventBridge bus',
     });
 
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      stage: settings.stage,
+      functions: this.functions,
+      queues: this.queues.all,
+      httpApi: this.httpApi,
+      webSocketApi: this.webSocketApi,
+      alarmEmail: settings.alarms.email,
+      alarmTopicArn: settings.alarms.topicArn,
+      removalPolicy,
+    });
+    if (this.monitoring.topic) {
+      new CfnOutput(this, 'AlarmTopicArn', {
+        value: this.monitoring.topic.topicArn,
+        description: 'SNS topic of the alarms (confirm the e-mail subscription it sends)',
+      });
+    }
+
     acknowledgeNagFindings(this);
   }
 
-  /** The HS256 development secret as a function variable (development stages only; validated before). */
-  private hs256SecretEnv(removalPolicy: RemovalPolicy): Record<string, string> {
+  /**
+   * The Secrets Manager secret holding a development stage's HS256 key (validated before: development stages
+   * only). Functions get its ARN and read it at cold start; the key is in no template, variable or file.
+   */
+  private developmentHs256Secret(removalPolicy: RemovalPolicy): secretsmanager.ISecret | undefined {
     const source = this.settings.hs256Secret;
-    if (source === undefined) return {};
-    const name = 'SERVICE__AUTH__HS256_SECRET';
-    if (source.kind === 'literal') return { [name]: source.value };
+    if (source === undefined) return undefined;
     if (source.kind === 'existing') {
-      // A dynamic reference: CloudFormation resolves it at deploy time; the value is in no file or template.
-      return { [name]: SecretValue.secretsManager(source.secretId).unsafeUnwrap() };
+      return source.secretId.startsWith('arn:')
+        ? secretsmanager.Secret.fromSecretCompleteArn(this, 'Hs256DevelopmentSecret', source.secretId)
+        : secretsmanager.Secret.fromSecretNameV2(this, 'Hs256DevelopmentSecret', source.secretId);
     }
     const secret = new secretsmanager.Secret(this, 'Hs256DevelopmentSecret', {
       description: `Notify ${this.settings.stage}: HS256 key for development tokens`,
@@ -216,14 +241,15 @@ export class NotifyStack extends Stack {
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'Development stages only. Functions receive the key at deploy time, so a rotation would not reach ' +
-        'them before the next deploy; rotate by redeploying after `aws secretsmanager put-secret-value`.',
+        'Development stages only. Each function instance reads the key once at cold start, so a rotation ' +
+        'would leave running instances on the old key; rotate by `aws secretsmanager put-secret-value` and a ' +
+        'redeploy (which replaces every instance).',
     });
     new CfnOutput(this, 'Hs256SecretArn', {
       value: secret.secretArn,
       description: 'Secrets Manager secret holding the HS256 key that signs development tokens',
     });
-    return { [name]: secret.secretValue.unsafeUnwrap() };
+    return secret;
   }
 
   /** Creates a function and gives it exactly the grants and variables its declaration asks for. */
@@ -242,6 +268,10 @@ export class NotifyStack extends Stack {
       environment: options.withAuth ? this.authEnv : {},
     });
     const lambdaFn = fn.function;
+    if (options.withAuth && this.hs256Secret) {
+      this.hs256Secret.grantRead(lambdaFn);
+      lambdaFn.addEnvironment(envNames.hs256SecretArn, this.hs256Secret.secretArn);
+    }
     const writes = new Set(spec.writes ?? []);
     for (const tableId of new Set([...(spec.reads ?? []), ...writes])) {
       const table = this.tables.table(tableId, usedBy);

@@ -15,13 +15,17 @@ export class StageConfigError extends Error {
 
 /** Where the HS256 development secret comes from (development stages only). */
 export type Hs256SecretSource =
-  | { readonly kind: 'literal'; readonly value: string }
   /** The stack creates a random secret in Secrets Manager. */
   | { readonly kind: 'generate' }
   /** An existing Secrets Manager secret (name or ARN) whose SecretString is the key. */
   | { readonly kind: 'existing'; readonly secretId: string };
 
 export type RemovalPolicyName = 'destroy' | 'retain' | 'snapshot';
+
+export interface ThrottleLimits {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
 
 export interface StageSettings {
   readonly stage: string;
@@ -33,6 +37,13 @@ export interface StageSettings {
   readonly tracing: boolean;
   /** How long archived events are kept; 0 keeps them indefinitely. */
   readonly archiveRetentionDays: number;
+  /** Steady-state requests per second and burst of each API's stage (API Gateway throttling). */
+  readonly throttling: {
+    readonly http: ThrottleLimits;
+    readonly webSocket: ThrottleLimits;
+  };
+  /** Where alarm notifications go: an email subscribed to a topic the stack creates, and/or an existing topic. */
+  readonly alarms: { readonly email: string | undefined; readonly topicArn: string | undefined };
   /** `SERVICE__AUTH__*` variables for the functions, without the HS256 secret. */
   readonly authEnv: Readonly<Record<string, string>>;
   readonly hs256Secret: Hs256SecretSource | undefined;
@@ -57,6 +68,11 @@ const authSchema = z
   })
   .strict();
 
+const throttleSchema = z.strictObject({
+  rate_limit: z.number().positive(),
+  burst_limit: z.number().int().positive(),
+});
+
 const fileSchema = z.strictObject({
   development: z.boolean({ error: 'is required (true or false)' }),
   log_level: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']),
@@ -66,8 +82,26 @@ const fileSchema = z.strictObject({
   removal_policy: z.enum(['destroy', 'retain', 'snapshot']),
   tracing: z.boolean(),
   archive_retention_days: z.number().int().min(0),
+  throttling: z.strictObject({ http: throttleSchema, websocket: throttleSchema }),
+  alarms: z
+    .strictObject({
+      email: z.email().optional(),
+      topic_arn: z
+        .string()
+        .regex(/^arn:aws[\w-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$/, 'expected an SNS topic ARN')
+        .optional(),
+    })
+    .optional(),
   auth: authSchema,
 });
+
+/** The value at `path` of the raw file, to tell a missing key from a malformed one. */
+const valueAt = (raw: unknown, path: readonly PropertyKey[]): unknown =>
+  path.reduce<unknown>(
+    (value, key) =>
+      value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined,
+    raw,
+  );
 
 const STAGE_NAME = /^[a-z][a-z0-9-]{0,19}$/;
 
@@ -77,6 +111,28 @@ const SECRET_PLACEHOLDER = 'x'.repeat(64);
 /** `SERVICE__AUTH__JWKS_URL` → `auth.jwks_url`, so errors name the key as it is written in the file. */
 const configKeyOf = (envName: string) => `auth.${envName.replace('SERVICE__AUTH__', '').toLowerCase()}`;
 
+const text = (value: unknown): boolean => typeof value === 'string' && value.trim() !== '';
+
+/**
+ * Settings the schema cannot require on its own because they depend on the kind of stage. Read from the raw
+ * file, so that one message names everything missing, whatever else is wrong.
+ */
+const settingsAStageNeeds = (raw: unknown): string[] => {
+  const development = valueAt(raw, ['development']) === true;
+  return [
+    text(valueAt(raw, ['auth', 'issuer']))
+      ? undefined
+      : `${configKeyOf('SERVICE__AUTH__ISSUER')} [SERVICE__AUTH__ISSUER]`,
+    development || text(valueAt(raw, ['auth', 'jwks_url']))
+      ? undefined
+      : `${configKeyOf('SERVICE__AUTH__JWKS_URL')} [SERVICE__AUTH__JWKS_URL] (the identity provider's key set)`,
+    // Alarms that notify nobody are not operable: a deployable stage names where they go.
+    development || text(valueAt(raw, ['alarms', 'email'])) || text(valueAt(raw, ['alarms', 'topic_arn']))
+      ? undefined
+      : 'alarms.email or alarms.topic_arn (where alarm notifications go)',
+  ].filter((problem) => problem !== undefined);
+};
+
 /** Validates the parsed content of a stage file; `source` names the file in error messages. */
 export const parseStageConfig = (stage: string, raw: unknown, source: string): StageSettings => {
   if (!STAGE_NAME.test(stage)) {
@@ -84,11 +140,23 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
+    const missing: string[] = [];
+    const needed = settingsAStageNeeds(raw);
+    const problems: string[] = [];
+    for (const issue of parsed.error.issues) {
       const key = issue.path.join('.') || '(file)';
-      return `${key}: ${issue.message}`;
-    });
-    throw new StageConfigError(`${source} (stage "${stage}") is invalid: ${problems.join('; ')}`);
+      if (issue.path.length > 0 && valueAt(raw, issue.path) === undefined) {
+        if (!needed.some((problem) => problem.startsWith(key))) missing.push(key);
+      } else problems.push(`${key}: ${issue.message}`);
+    }
+    missing.push(...needed);
+    // Missing keys first and by name: a new stage file is usually incomplete rather than wrong.
+    const parts = [
+      ...(missing.length > 0 ? [`missing ${missing.join(', ')}`] : []),
+      ...(problems.length > 0 ? [`invalid ${problems.join('; ')}`] : []),
+    ];
+    const verdict = problems.length === 0 ? 'is incomplete' : 'is invalid';
+    throw new StageConfigError(`${source} (stage "${stage}") ${verdict}: ${parts.join('; ')}`);
   }
   const file = parsed.data;
   const auth = file.auth;
@@ -100,25 +168,25 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     );
   }
 
-  // parseAuthConfig stops at the first missing key; name everything a deployable stage lacks at once.
-  const missing = [
-    auth.issuer?.trim() ? undefined : `${configKeyOf('SERVICE__AUTH__ISSUER')} [SERVICE__AUTH__ISSUER]`,
-    file.development || auth.jwks_url?.trim()
-      ? undefined
-      : `${configKeyOf('SERVICE__AUTH__JWKS_URL')} [SERVICE__AUTH__JWKS_URL] (the identity provider's key set)`,
-  ].filter((problem) => problem !== undefined);
+  const missing = settingsAStageNeeds(raw);
   if (missing.length > 0) {
     throw new StageConfigError(`${source} (stage "${stage}") is incomplete: missing ${missing.join(', ')}`);
+  }
+
+  if (typeof auth.hs256_secret === 'string') {
+    throw new StageConfigError(
+      `${source} (stage "${stage}"): auth.hs256_secret must not be a literal key: it would sit in plain text in ` +
+        'the template and in every function\'s configuration. Use {"secrets_manager": "generate"} or ' +
+        '{"secrets_manager": "<secret name or ARN>"}.',
+    );
   }
 
   const hs256Secret: Hs256SecretSource | undefined =
     auth.hs256_secret === undefined
       ? undefined
-      : typeof auth.hs256_secret === 'string'
-        ? { kind: 'literal', value: auth.hs256_secret }
-        : auth.hs256_secret.secrets_manager === 'generate'
-          ? { kind: 'generate' }
-          : { kind: 'existing', secretId: auth.hs256_secret.secrets_manager };
+      : auth.hs256_secret.secrets_manager === 'generate'
+        ? { kind: 'generate' }
+        : { kind: 'existing', secretId: auth.hs256_secret.secrets_manager };
 
   const authEnv: Record<string, string> = {};
   const set = (name: string, value: string | number | boolean | undefined) => {
@@ -133,12 +201,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
   set('ADMIN_ROLE', auth.admin_role);
   set('REPLAY_PROTECTION', auth.replay_protection);
 
-  const secretForValidation =
-    hs256Secret === undefined
-      ? undefined
-      : hs256Secret.kind === 'literal'
-        ? hs256Secret.value
-        : SECRET_PLACEHOLDER;
+  const secretForValidation = hs256Secret === undefined ? undefined : SECRET_PLACEHOLDER;
   try {
     parseAuthConfig(
       { ...authEnv, SERVICE__AUTH__HS256_SECRET: secretForValidation },
@@ -159,6 +222,14 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     removalPolicy: file.removal_policy,
     tracing: file.tracing,
     archiveRetentionDays: file.archive_retention_days,
+    throttling: {
+      http: { rateLimit: file.throttling.http.rate_limit, burstLimit: file.throttling.http.burst_limit },
+      webSocket: {
+        rateLimit: file.throttling.websocket.rate_limit,
+        burstLimit: file.throttling.websocket.burst_limit,
+      },
+    },
+    alarms: { email: file.alarms?.email, topicArn: file.alarms?.topic_arn },
     authEnv,
     hs256Secret,
   };

@@ -6,7 +6,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { acknowledgeRoutesWithoutAuthorizer } from '../nag-suppressions';
-import type { HttpMethod } from '../wiring';
+import { DEFAULT_ROUTE_PATH, type HttpMethod } from '../wiring';
 import { pascalCase } from './naming';
 
 /** REST base path (interface.md §1). */
@@ -17,6 +17,12 @@ export const WEBSOCKET_STAGE_NAME = 'ws';
 interface AccessLogProps {
   readonly logRetentionDays: number;
   readonly removalPolicy: RemovalPolicy;
+}
+
+interface StageProps extends AccessLogProps {
+  readonly stageName: string;
+  /** Stage-wide default throttling of every route (API Gateway answers 429 beyond it). */
+  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
 }
 
 const accessLogs = (scope: Construct, props: AccessLogProps): apigw.IAccessLogSettings => ({
@@ -34,7 +40,7 @@ export class ServiceHttpApi extends Construct {
   readonly api: apigw.HttpApi;
   readonly stage: apigw.HttpStage;
 
-  constructor(scope: Construct, id: string, props: AccessLogProps & { readonly stageName: string }) {
+  constructor(scope: Construct, id: string, props: StageProps) {
     super(scope, id);
     this.api = new apigw.HttpApi(this, 'Api', {
       description: `Notify ${props.stageName} REST API`,
@@ -45,6 +51,7 @@ export class ServiceHttpApi extends Construct {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
+      throttle: props.throttle,
       accessLogSettings: accessLogs(this, props),
     });
   }
@@ -55,12 +62,24 @@ export class ServiceHttpApi extends Construct {
   }
 
   addRoute(routeId: string, method: HttpMethod, path: string, handler: IFunction): void {
+    const integration = new HttpLambdaIntegration(`${pascalCase(routeId)}Integration`, handler, {
+      payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
+    });
+    if (path === DEFAULT_ROUTE_PATH) {
+      if (method !== 'ANY')
+        throw new Error(`lib/wiring: route ${routeId}: the $default route must use method ANY`);
+      // API Gateway's catch-all: every request no other route matches, whatever its path or method.
+      new apigw.HttpRoute(this.api, `${pascalCase(routeId)}Route`, {
+        httpApi: this.api,
+        routeKey: apigw.HttpRouteKey.DEFAULT,
+        integration,
+      });
+      return;
+    }
     this.api.addRoutes({
       path: `${API_BASE_PATH}${path}`,
       methods: [apigw.HttpMethod[method]],
-      integration: new HttpLambdaIntegration(`${pascalCase(routeId)}Integration`, handler, {
-        payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
-      }),
+      integration,
     });
   }
 }
@@ -70,7 +89,7 @@ export class ServiceWebSocketApi extends Construct {
   readonly api: apigw.WebSocketApi;
   readonly stage: apigw.WebSocketStage;
 
-  constructor(scope: Construct, id: string, props: AccessLogProps & { readonly stageName: string }) {
+  constructor(scope: Construct, id: string, props: StageProps) {
     super(scope, id);
     this.api = new apigw.WebSocketApi(this, 'Api', {
       description: `Notify ${props.stageName} WebSocket API`,
@@ -81,6 +100,7 @@ export class ServiceWebSocketApi extends Construct {
       webSocketApi: this.api,
       stageName: WEBSOCKET_STAGE_NAME,
       autoDeploy: true,
+      throttle: props.throttle,
       accessLogSettings: accessLogs(this, props),
     });
   }

@@ -26,8 +26,8 @@ export interface NotifyFunctionProps {
 }
 
 /** Powertools reads these; the service name groups every function's logs and metrics. */
-const SERVICE_NAME = 'notify';
-const METRICS_NAMESPACE = 'Notify';
+export const SERVICE_NAME = 'notify';
+export const METRICS_NAMESPACE = 'Notify';
 
 /**
  * One Lambda function of the service with the project's defaults baked in: Node.js 24 on arm64, bundled by
@@ -66,7 +66,8 @@ export class NotifyFunction extends Construct {
       timeout: Duration.seconds(spec.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs),
       role: this.role,
       logGroup: this.logGroup,
-      tracing: defaults.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
+      // Off = PassThrough: no sampling of our own, but a trace an upstream caller sampled still continues.
+      tracing: defaults.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.PASS_THROUGH,
       environment: {
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,

@@ -37,6 +37,11 @@ export class Queues extends Construct {
     }
   }
 
+  /** Every declared queue with its DLQ, in declaration order. */
+  get all(): readonly ServiceQueue[] {
+    return [...this.byId.values()];
+  }
+
   /** The queue of a declared id; throws naming the user of an undeclared one. */
   get(id: string, usedBy: string): ServiceQueue {
     const found = this.byId.get(id);

@@ -17,4 +17,6 @@ export const envNames = {
   stage: 'NOTIFY_STAGE',
   /** KMS key that envelope-encrypts webhook secrets (AWS); locally NOTIFY_WEBHOOK_LOCAL_KEY instead. */
   webhookKmsKeyId: 'NOTIFY_WEBHOOK_KMS_KEY_ID',
+  /** Secrets Manager secret holding the HS256 key of a development stage, read at cold start (AWS only). */
+  hs256SecretArn: 'NOTIFY_HS256_SECRET_ARN',
 } as const;

@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { StageSettings } from '../../lib/config/stage-config';
 import {
   DEFAULT_FUNCTION,
+  DEFAULT_ROUTE_PATH,
   wiring as declaredWiring,
   envNames,
   type FunctionSpec,
@@ -44,6 +45,9 @@ const cases: readonly { name: string; wiring: Wiring; settings: () => StageSetti
 ];
 
 const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+/** HTTP and WebSocket functions check tokens; workers and schedules do not. */
+const isAuthenticating = (key: string) => key.startsWith('http:') || key.startsWith('ws:');
 
 /** Logical ids a CloudFormation value refers to (Ref and Fn::GetAtt), anywhere inside it. */
 const referencedIds = (value: unknown, into = new Set<string>()): Set<string> => {
@@ -127,7 +131,7 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         const [integrationId] = Object.keys(integrations);
         expect(integrationId, route.id).toBeDefined();
         synth.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
-          RouteKey: `${route.method} /api/v1${route.path}`,
+          RouteKey: route.path === DEFAULT_ROUTE_PATH ? '$default' : `${route.method} /api/v1${route.path}`,
           Target: { 'Fn::Join': ['', ['integrations/', { Ref: integrationId }]] },
         });
       }
@@ -371,7 +375,8 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
       synth.template.resourceCountIs('AWS::Lambda::Function', declaredFunctions().length);
       synth.template.resourceCountIs('AWS::Events::EventBus', 1);
       const usesWebhookKey = declaredFunctions().some(([, spec]) => spec.webhookSecretKey);
-      synth.template.resourceCountIs('AWS::KMS::Key', usesWebhookKey ? 1 : 0);
+      const alarmTopicKey = settings().alarms.email !== undefined;
+      synth.template.resourceCountIs('AWS::KMS::Key', (usesWebhookKey ? 1 : 0) + (alarmTopicKey ? 1 : 0));
       if (usesWebhookKey) synth.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     });
   });
@@ -395,6 +400,8 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (spec.schedules && synth.stack.scheduling) expected.add(logicalId(synth.stack.scheduling.role));
         if (spec.webhookSecretKey && synth.stack.webhookSecretKey)
           expected.add(logicalId(synth.stack.webhookSecretKey));
+        if (isAuthenticating(key) && synth.stack.hs256Secret)
+          expected.add(logicalId(synth.stack.hs256Secret));
 
         const statements = statementsOf(key);
         const granted = new Set(statements.flatMap((statement) => [...referencedIds(statement.Resource)]));
@@ -455,6 +462,7 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (spec.putsEvents) expected.add(envNames.busName);
         if (spec.managesConnections) expected.add(envNames.wsCallbackUrl);
         if (spec.webhookSecretKey) expected.add(envNames.webhookKmsKeyId);
+        if (isAuthenticating(key) && settings().hs256Secret) expected.add(envNames.hs256SecretArn);
         if (spec.schedules) {
           expected.add(envNames.schedulerRoleArn);
           expected.add(envNames.scheduleGroup);
@@ -498,15 +506,32 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
   });
 
   describe('settings', () => {
-    it('passes the auth settings to HTTP and WebSocket functions, and the HS256 key never as plain text', () => {
-      const keys = declaredFunctions().filter(([key]) => key.startsWith('http:') || key.startsWith('ws:'));
+    it('passes the auth settings to HTTP and WebSocket functions, and the HS256 key only as a secret ARN', () => {
+      const keys = declaredFunctions().filter(([key]) => isAuthenticating(key));
+      expect(keys.length).toBeGreaterThan(0);
       for (const [key] of keys) {
         const variables = variablesOf(key);
         for (const [name, value] of Object.entries(settings().authEnv))
           expect(variables[name], `${key} ${name}`).toBe(value);
-        const secret = variables.SERVICE__AUTH__HS256_SECRET;
-        if (settings().hs256Secret === undefined) expect(secret, key).toBeUndefined();
-        else expect(JSON.stringify(secret)).toContain('{{resolve:secretsmanager:');
+        // Neither the key nor a deploy-time dynamic reference to it: the function reads it at cold start.
+        expect(variables.SERVICE__AUTH__HS256_SECRET, key).toBeUndefined();
+        expect(JSON.stringify(variables)).not.toContain('{{resolve:');
+        const secret = synth.stack.hs256Secret;
+        if (settings().hs256Secret === undefined) {
+          expect(secret).toBeUndefined();
+          expect(variables[envNames.hs256SecretArn], key).toBeUndefined();
+          continue;
+        }
+        if (!secret) throw new Error('no HS256 secret');
+        expect(variables[envNames.hs256SecretArn], key).toEqual({ Ref: logicalId(secret) });
+        expect(
+          statementsOf(key).filter((statement) => referencedIds(statement.Resource).has(logicalId(secret))),
+        ).toEqual([
+          expect.objectContaining({
+            Effect: 'Allow',
+            Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+          }),
+        ]);
       }
     });
   });

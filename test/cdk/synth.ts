@@ -21,7 +21,10 @@ export const synthesize = (settings: StageSettings, wiring?: Wiring): Synthesize
   return { app, stack, template: Template.fromStack(stack) };
 };
 
-/** The settings of a development stage: HS256 key generated in Secrets Manager, tracing on, data destroyed. */
+/**
+ * The settings of a development stage: HS256 key generated in Secrets Manager, tracing on, data destroyed,
+ * no alarm destination.
+ */
 export const devSettings = (): StageSettings =>
   parseStageConfig(
     'devtest',
@@ -32,6 +35,10 @@ export const devSettings = (): StageSettings =>
       removal_policy: 'destroy',
       tracing: true,
       archive_retention_days: 3,
+      throttling: {
+        http: { rate_limit: 50, burst_limit: 100 },
+        websocket: { rate_limit: 20, burst_limit: 40 },
+      },
       auth: {
         issuer: 'https://issuer.test/',
         audience: 'notify',
@@ -42,7 +49,10 @@ export const devSettings = (): StageSettings =>
     'test settings',
   );
 
-/** The settings of a production-like stage: JWKS only, data retained, archive kept indefinitely. */
+/**
+ * The settings of a production-like stage: JWKS only, data retained, archive kept indefinitely, alarms to an
+ * e-mail topic of the stack and to an existing topic.
+ */
 export const prodSettings = (): StageSettings =>
   parseStageConfig(
     'prodtest',
@@ -53,6 +63,11 @@ export const prodSettings = (): StageSettings =>
       removal_policy: 'retain',
       tracing: true,
       archive_retention_days: 0,
+      throttling: {
+        http: { rate_limit: 1000, burst_limit: 2000 },
+        websocket: { rate_limit: 500, burst_limit: 1000 },
+      },
+      alarms: { email: 'ops@example.test', topic_arn: 'arn:aws:sns:eu-west-1:123456789012:paging' },
       auth: {
         issuer: 'https://idp.test/',
         audience: 'notify',

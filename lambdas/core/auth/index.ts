@@ -3,7 +3,7 @@
  * or throws a 401 ServiceError. Rules and settings: docs/auth.md.
  */
 import { envNames } from '../../../lib/wiring/env';
-import { type AuthConfig, authConfig } from '../config';
+import { type AuthConfig, authConfig, parseAuthConfig } from '../config';
 import { DynamoDbReplayStore } from './replay-store';
 import { createTokenVerifier, type TokenVerifier } from './verifier';
 
@@ -28,10 +28,41 @@ const replayTableName = (config: AuthConfig): string | undefined => {
 };
 
 /**
+ * On a development stage in AWS the HS256 key is not in the environment: NOTIFY_HS256_SECRET_ARN names the
+ * Secrets Manager secret, read once per instance on the first verification.
+ */
+const verifierWithSecretFromSecretsManager = (secretId: string): TokenVerifier => {
+  let loading: Promise<TokenVerifier> | undefined;
+  const load = async () => {
+    const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+    const secret = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretId }));
+    const config = parseAuthConfig({ ...process.env, SERVICE__AUTH__HS256_SECRET: secret.SecretString });
+    const tableName = replayTableName(config);
+    return createTokenVerifier(config, {
+      replayStore: tableName ? new DynamoDbReplayStore(tableName) : undefined,
+    });
+  };
+  return {
+    verify: async (token) => {
+      // A failed read is retried by the next request instead of poisoning the instance.
+      loading ??= load().catch((error: unknown) => {
+        loading = undefined;
+        throw error;
+      });
+      return (await loading).verify(token);
+    },
+  };
+};
+
+/**
  * The process-wide verifier built from `authConfig()` on first use; its key set cache then lives as long as
  * the Lambda instance. With replay protection on, it uses the `replay` table (NOTIFY_TABLE_REPLAY).
  */
 export const tokenVerifier = (): TokenVerifier => {
+  const secretArn = process.env[envNames.hs256SecretArn];
+  if (!processVerifier && secretArn && !process.env.SERVICE__AUTH__HS256_SECRET) {
+    processVerifier = verifierWithSecretFromSecretsManager(secretArn);
+  }
   if (!processVerifier) {
     const config = authConfig();
     const tableName = replayTableName(config);

@@ -1,0 +1,290 @@
+import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Construct } from 'constructs';
+import { SERVICE_METRICS } from '../../lambdas/core/metrics';
+import type { ServiceHttpApi, ServiceWebSocketApi } from './apis';
+import { METRICS_NAMESPACE, type NotifyFunction, SERVICE_NAME } from './notify-function';
+import type { ServiceQueue } from './queues';
+
+export interface MonitoringProps {
+  readonly stage: string;
+  /** Every function of the stack, keyed as NotifyStack keys them (`http:health.live`, `worker:fanout`). */
+  readonly functions: ReadonlyMap<string, NotifyFunction>;
+  readonly queues: readonly ServiceQueue[];
+  readonly httpApi: ServiceHttpApi | undefined;
+  readonly webSocketApi: ServiceWebSocketApi | undefined;
+  /** Subscribed to a topic the stack creates. */
+  readonly alarmEmail: string | undefined;
+  /** An existing topic that gets every alarm too (e.g. a chat or paging integration). */
+  readonly alarmTopicArn: string | undefined;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/** The thresholds the alarms use; docs/operations.md explains each. */
+export const ALARM_THRESHOLDS = {
+  /** Percent of HTTP requests answered 5xx over 5 minutes (with at least `minRequests` requests). */
+  http5xxPercent: 5,
+  http5xxMinRequests: 20,
+  /** WebSocket execution + integration errors in 5 minutes. */
+  webSocketErrors: 5,
+  /** Percent of webhook attempts that failed over 15 minutes (with at least `minAttempts` attempts). */
+  webhookFailurePercent: 50,
+  webhookMinAttempts: 10,
+} as const;
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+/**
+ * Alarms, an optional alarm topic and a dashboard for one stage, built from what the stack holds: one alarm
+ * per DLQ and per function, the APIs' error rates, and the webhook failure rate from the service's own EMF
+ * counters (lambdas/core/metrics.ts).
+ */
+export class Monitoring extends Construct {
+  readonly alarms: cloudwatch.Alarm[] = [];
+  /** The topic the stack creates for `alarmEmail`. */
+  readonly topic: sns.Topic | undefined;
+  readonly dashboard: cloudwatch.Dashboard;
+  private readonly alarmActions: actions.SnsAction[] = [];
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    if (props.alarmEmail) {
+      // Encrypted with a key of our own: the AWS managed SNS key cannot be granted to CloudWatch.
+      const key = new kms.Key(this, 'AlarmTopicKey', {
+        description: `Notify ${props.stage}: encryption of the alarm topic`,
+        enableKeyRotation: true,
+        removalPolicy: props.removalPolicy,
+      });
+      key.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+      this.topic = new sns.Topic(this, 'AlarmTopic', {
+        displayName: `Notify ${props.stage} alarms`,
+        masterKey: key,
+        enforceSSL: true,
+      });
+      this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+      this.alarmActions.push(new actions.SnsAction(this.topic));
+    }
+    if (props.alarmTopicArn) {
+      this.alarmActions.push(
+        new actions.SnsAction(sns.Topic.fromTopicArn(this, 'ExistingAlarmTopic', props.alarmTopicArn)),
+      );
+    }
+
+    for (const { spec, deadLetterQueue } of props.queues) {
+      this.alarm(`${spec.id}-dlq`, {
+        description: `Messages are waiting in the dead-letter queue of "${spec.id}" (${spec.purpose})`,
+        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(1),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+    }
+
+    for (const [key, fn] of props.functions) {
+      this.alarm(`${key}-errors`, {
+        description: `Function ${key} failed or was throttled (invocation errors + throttles in 5 minutes)`,
+        metric: new cloudwatch.MathExpression({
+          expression: 'errors + throttles',
+          label: `${key} errors + throttles`,
+          period: FIVE_MINUTES,
+          usingMetrics: {
+            errors: fn.function.metricErrors({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }),
+            throttles: fn.function.metricThrottles({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }),
+          },
+        }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+
+    const http = props.httpApi
+      ? {
+          requests: props.httpApi.api.metricCount({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }),
+          serverErrors: props.httpApi.api.metricServerError({
+            period: FIVE_MINUTES,
+            statistic: cloudwatch.Stats.SUM,
+          }),
+          clientErrors: props.httpApi.api.metricClientError({
+            period: FIVE_MINUTES,
+            statistic: cloudwatch.Stats.SUM,
+          }),
+          latency: props.httpApi.api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
+        }
+      : undefined;
+    if (http) {
+      this.alarm('http-5xx-rate', {
+        description: `More than ${ALARM_THRESHOLDS.http5xxPercent}% of HTTP API requests answered 5xx in 5 minutes`,
+        metric: new cloudwatch.MathExpression({
+          expression: `IF(requests >= ${ALARM_THRESHOLDS.http5xxMinRequests}, 100 * errors / requests, 0)`,
+          label: 'HTTP 5xx %',
+          period: FIVE_MINUTES,
+          usingMetrics: { requests: http.requests, errors: http.serverErrors },
+        }),
+        threshold: ALARM_THRESHOLDS.http5xxPercent,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+    }
+
+    const webSocket = props.webSocketApi ? this.webSocketMetrics(props.webSocketApi) : undefined;
+    if (webSocket) {
+      this.alarm('websocket-errors', {
+        description: 'WebSocket API execution or integration errors (5 or more in 5 minutes)',
+        metric: new cloudwatch.MathExpression({
+          expression: 'execution + integration',
+          label: 'WebSocket errors',
+          period: FIVE_MINUTES,
+          usingMetrics: { execution: webSocket.executionErrors, integration: webSocket.integrationErrors },
+        }),
+        threshold: ALARM_THRESHOLDS.webSocketErrors,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+
+    const counter = (name: string, period = FIVE_MINUTES) =>
+      new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: name,
+        // Powertools adds `service`; lambdas/core/metrics.ts adds `stage`.
+        dimensionsMap: { service: SERVICE_NAME, stage: props.stage },
+        statistic: cloudwatch.Stats.SUM,
+        period,
+      });
+    const fifteenMinutes = Duration.minutes(15);
+    this.alarm('webhook-failure-rate', {
+      description:
+        `More than ${ALARM_THRESHOLDS.webhookFailurePercent}% of webhook delivery attempts failed in 15 minutes ` +
+        '(receivers down or refusing, or our sender broken)',
+      metric: new cloudwatch.MathExpression({
+        expression:
+          `IF(ok + failed >= ${ALARM_THRESHOLDS.webhookMinAttempts}, ` + '100 * failed / (ok + failed), 0)',
+        label: 'webhook failure %',
+        period: fifteenMinutes,
+        usingMetrics: {
+          ok: counter(SERVICE_METRICS.webhookDeliveries, fifteenMinutes),
+          failed: counter(SERVICE_METRICS.webhookDeliveryFailures, fifteenMinutes),
+        },
+      }),
+      threshold: ALARM_THRESHOLDS.webhookFailurePercent,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `notify-${props.stage}-${Stack.of(this).region}`.replace(/[^\w-]/g, '-'),
+      defaultInterval: Duration.hours(3),
+    });
+    const functions = [...props.functions.values()];
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Service counters',
+        width: 12,
+        left: Object.values(SERVICE_METRICS).map((name) => counter(name)),
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead-letter queues (messages waiting)',
+        width: 12,
+        left: props.queues.map(({ spec, deadLetterQueue }) =>
+          deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            label: spec.id,
+            period: Duration.minutes(1),
+            statistic: cloudwatch.Stats.MAXIMUM,
+          }),
+        ),
+      }),
+    );
+    const apiWidgets: cloudwatch.IWidget[] = [];
+    if (http) {
+      apiWidgets.push(
+        new cloudwatch.GraphWidget({
+          title: 'HTTP API requests and errors',
+          width: 12,
+          left: [http.requests, http.clientErrors, http.serverErrors],
+          right: [http.latency],
+        }),
+      );
+    }
+    if (webSocket) {
+      apiWidgets.push(
+        new cloudwatch.GraphWidget({
+          title: 'WebSocket API',
+          width: 12,
+          left: [webSocket.connects, webSocket.messages],
+          right: [webSocket.executionErrors, webSocket.integrationErrors],
+        }),
+      );
+    }
+    if (apiWidgets.length > 0) this.dashboard.addWidgets(...apiWidgets);
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Function errors (per function)',
+        width: 12,
+        left: functions.map((fn, index) =>
+          fn.function.metricErrors({
+            label: [...props.functions.keys()][index],
+            period: FIVE_MINUTES,
+            statistic: cloudwatch.Stats.SUM,
+          }),
+        ),
+        legendPosition: cloudwatch.LegendPosition.HIDDEN,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Function throttles (per function)',
+        width: 12,
+        left: functions.map((fn, index) =>
+          fn.function.metricThrottles({
+            label: [...props.functions.keys()][index],
+            period: FIVE_MINUTES,
+            statistic: cloudwatch.Stats.SUM,
+          }),
+        ),
+        legendPosition: cloudwatch.LegendPosition.HIDDEN,
+      }),
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }),
+    );
+  }
+
+  private webSocketMetrics(webSocketApi: ServiceWebSocketApi) {
+    const metric = (metricName: string) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/ApiGateway',
+        metricName,
+        dimensionsMap: { ApiId: webSocketApi.api.apiId, Stage: webSocketApi.stage.stageName },
+        statistic: cloudwatch.Stats.SUM,
+        period: FIVE_MINUTES,
+      });
+    return {
+      connects: metric('ConnectCount'),
+      messages: metric('MessageCount'),
+      executionErrors: metric('ExecutionError'),
+      integrationErrors: metric('IntegrationError'),
+    };
+  }
+
+  private alarm(
+    name: string,
+    props: Pick<cloudwatch.AlarmProps, 'metric' | 'threshold' | 'comparisonOperator'> & {
+      readonly description: string;
+    },
+  ): void {
+    const alarm = new cloudwatch.Alarm(this, `${name.replace(/[^A-Za-z0-9]+/g, '-')}-alarm`, {
+      metric: props.metric,
+      threshold: props.threshold,
+      comparisonOperator: props.comparisonOperator,
+      alarmDescription: props.description,
+      evaluationPeriods: 1,
+      // No data (an idle stage, a queue never used) is not a failure.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    for (const action of this.alarmActions) {
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+    }
+    this.alarms.push(alarm);
+  }
+}
