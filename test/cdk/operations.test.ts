@@ -1,0 +1,347 @@
+/**
+ * What a platform team needs to run a stage: alarms on every DLQ, function and API error rate and on the
+ * webhook failure rate, where they go, a dashboard, log retention everywhere, throttling on both APIs,
+ * tracing as configured, data kept in production, and the outputs the README uses. One synth per stage kind.
+ */
+import type { CfnElement } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SERVICE_METRICS } from '../../lambdas/core/metrics';
+import { ALARM_THRESHOLDS } from '../../lib/constructs/monitoring';
+import { DEFAULT_ROUTE_PATH, wiring } from '../../lib/wiring';
+import { devSettings, prodSettings, type SynthesizedStack, synthesize } from './synth';
+
+type Resources = Record<
+  string,
+  { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }
+>;
+
+const logicalIdOf = (synth: SynthesizedStack, construct: { node: { defaultChild?: unknown } }) =>
+  synth.stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+describe('production-like stage (project declaration)', () => {
+  let synth: SynthesizedStack;
+  let resources: Resources;
+  beforeAll(() => {
+    synth = synthesize(prodSettings());
+    resources = synth.template.toJSON().Resources as Resources;
+  });
+
+  it('alarms when any message waits in any dead-letter queue', () => {
+    expect(wiring.queues.length).toBeGreaterThan(0);
+    for (const { spec, deadLetterQueue } of synth.stack.queues.all) {
+      synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [
+          { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(synth, deadLetterQueue), 'QueueName'] } },
+        ],
+        Statistic: 'Maximum',
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmDescription: Match.stringLikeRegexp(`"${spec.id}"`),
+      });
+    }
+  });
+
+  it('alarms on errors and throttles of every function', () => {
+    for (const [key, fn] of synth.stack.functions) {
+      const functionRef = { Ref: logicalIdOf(synth, fn.function) };
+      synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        AlarmDescription: Match.stringLikeRegexp(key.replace(/[$.]/g, '\\$&')),
+        Metrics: Match.arrayWith([
+          Match.objectLike({ Expression: 'errors + throttles' }),
+          Match.objectLike({
+            Id: 'errors',
+            MetricStat: Match.objectLike({
+              Metric: {
+                Namespace: 'AWS/Lambda',
+                MetricName: 'Errors',
+                Dimensions: [{ Name: 'FunctionName', Value: functionRef }],
+              },
+              Stat: 'Sum',
+            }),
+          }),
+          Match.objectLike({
+            Id: 'throttles',
+            MetricStat: Match.objectLike({
+              Metric: {
+                Namespace: 'AWS/Lambda',
+                MetricName: 'Throttles',
+                Dimensions: [{ Name: 'FunctionName', Value: functionRef }],
+              },
+            }),
+          }),
+        ]),
+      });
+    }
+  });
+
+  it('alarms on the HTTP API 5xx rate and on WebSocket API errors', () => {
+    const httpApi = synth.stack.httpApi;
+    const webSocketApi = synth.stack.webSocketApi;
+    if (!httpApi || !webSocketApi) throw new Error('both APIs are declared');
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: ALARM_THRESHOLDS.http5xxPercent,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Metrics: Match.arrayWith([
+        Match.objectLike({
+          Expression: `IF(requests >= ${ALARM_THRESHOLDS.http5xxMinRequests}, 100 * errors / requests, 0)`,
+        }),
+        Match.objectLike({
+          Id: 'errors',
+          MetricStat: Match.objectLike({
+            Metric: {
+              Namespace: 'AWS/ApiGateway',
+              MetricName: '5xx',
+              Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalIdOf(synth, httpApi.api) } }],
+            },
+          }),
+        }),
+      ]),
+    });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: ALARM_THRESHOLDS.webSocketErrors,
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: 'execution + integration' }),
+        Match.objectLike({
+          Id: 'execution',
+          MetricStat: Match.objectLike({
+            Metric: {
+              Namespace: 'AWS/ApiGateway',
+              MetricName: 'ExecutionError',
+              Dimensions: Match.arrayWith([
+                { Name: 'ApiId', Value: { Ref: logicalIdOf(synth, webSocketApi.api) } },
+                { Name: 'Stage', Value: Match.anyValue() },
+              ]),
+            },
+          }),
+        }),
+      ]),
+    });
+  });
+
+  it('alarms on the webhook failure rate from the service’s own EMF counters of this stage', () => {
+    const counter = (name: string) =>
+      Match.objectLike({
+        MetricStat: Match.objectLike({
+          Metric: {
+            Namespace: 'Notify',
+            MetricName: name,
+            Dimensions: Match.arrayWith([
+              { Name: 'service', Value: 'notify' },
+              { Name: 'stage', Value: prodSettings().stage },
+            ]),
+          },
+          Stat: 'Sum',
+        }),
+      });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: ALARM_THRESHOLDS.webhookFailurePercent,
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: Match.stringLikeRegexp('100 \\* failed / \\(ok \\+ failed\\)') }),
+        counter(SERVICE_METRICS.webhookDeliveries),
+        counter(SERVICE_METRICS.webhookDeliveryFailures),
+      ]),
+    });
+  });
+
+  it('sends every alarm and its recovery to the stack’s encrypted, TLS-only e-mail topic and to the existing topic', () => {
+    const topic = synth.stack.monitoring.topic;
+    if (!topic) throw new Error('an alarm topic is configured');
+    const topicId = logicalIdOf(synth, topic);
+    const existing = prodSettings().alarms.topicArn;
+    synth.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: prodSettings().alarms.email,
+      TopicArn: { Ref: topicId },
+    });
+    synth.template.hasResourceProperties('AWS::SNS::Topic', {
+      KmsMasterKeyId: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] },
+    });
+    synth.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: topicId }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+    // CloudWatch may use the topic's key (the AWS managed SNS key cannot be granted to it).
+    synth.template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          }),
+        ]),
+      },
+    });
+    const alarms = Object.values(resources).filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm');
+    expect(alarms.length).toBe(
+      wiring.queues.length + synth.stack.functions.size + 3, // + HTTP 5xx, WebSocket, webhooks
+    );
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }, existing]);
+      expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }, existing]);
+    }
+  });
+
+  it('has a dashboard with the service counters, the DLQs, the APIs, the functions and the alarms', () => {
+    const [dashboard] = Object.values(resources).filter(
+      (resource) => resource.Type === 'AWS::CloudWatch::Dashboard',
+    );
+    const body = JSON.stringify(dashboard?.Properties.DashboardBody);
+    for (const name of Object.values(SERVICE_METRICS)) expect(body).toContain(name);
+    for (const title of [
+      'Dead-letter queues',
+      'HTTP API requests',
+      'WebSocket API',
+      'Function errors',
+      'Function throttles',
+      'Alarms',
+    ])
+      expect(body).toContain(title);
+  });
+
+  it('keeps a retention on every log group, and retains them with the data', () => {
+    const logGroups = Object.entries(resources).filter(
+      ([, resource]) => resource.Type === 'AWS::Logs::LogGroup',
+    );
+    // One per function plus the two APIs' access logs.
+    expect(logGroups.length).toBe(synth.stack.functions.size + 2);
+    for (const [id, logGroup] of logGroups) {
+      expect(logGroup.Properties.RetentionInDays, id).toBe(prodSettings().logRetentionDays);
+      expect(logGroup.DeletionPolicy, id).toBe('Retain');
+    }
+    // No function writes to a log group the stack does not manage (Lambda's implicit /aws/lambda/<name>).
+    synth.template.resourcePropertiesCountIs(
+      'AWS::Lambda::Function',
+      { LoggingConfig: { LogGroup: Match.anyValue() } },
+      synth.stack.functions.size,
+    );
+  });
+
+  it('keeps tables on stack deletion, with deletion protection, point-in-time recovery and KMS encryption', () => {
+    synth.template.allResources('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({
+        DeletionProtectionEnabled: true,
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        // SSEEnabled = the AWS managed KMS key (aws/dynamodb), not the AWS owned default.
+        SSESpecification: { SSEEnabled: true },
+      }),
+    });
+  });
+
+  it('throttles both API stages with the stage’s limits', () => {
+    const { http, webSocket } = prodSettings().throttling;
+    synth.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      DefaultRouteSettings: { ThrottlingRateLimit: http.rateLimit, ThrottlingBurstLimit: http.burstLimit },
+    });
+    synth.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: 'ws',
+      DefaultRouteSettings: {
+        ThrottlingRateLimit: webSocket.rateLimit,
+        ThrottlingBurstLimit: webSocket.burstLimit,
+      },
+    });
+  });
+
+  it('answers unmatched requests with the declared $default route’s function', () => {
+    const fallback = wiring.httpRoutes.find((route) => route.path === DEFAULT_ROUTE_PATH);
+    if (!fallback) throw new Error('no $default route declared');
+    expect(fallback.method).toBe('ANY');
+    const fn = synth.stack.functions.get(`http:${fallback.id}`);
+    if (!fn) throw new Error('no fallback function');
+    const [integrationId] = Object.keys(
+      synth.template.findResources('AWS::ApiGatewayV2::Integration', {
+        Properties: { IntegrationUri: { 'Fn::GetAtt': [logicalIdOf(synth, fn.function), 'Arn'] } },
+      }),
+    );
+    synth.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+      RouteKey: '$default',
+      Target: { 'Fn::Join': ['', ['integrations/', { Ref: integrationId }]] },
+    });
+  });
+
+  it('emits EMF metrics under the Notify namespace and traces actively when tracing is on', () => {
+    synth.template.allResourcesProperties('AWS::Lambda::Function', {
+      TracingConfig: { Mode: 'Active' },
+      Environment: {
+        Variables: Match.objectLike({
+          POWERTOOLS_METRICS_NAMESPACE: 'Notify',
+          POWERTOOLS_SERVICE_NAME: 'notify',
+          NOTIFY_STAGE: prodSettings().stage,
+        }),
+      },
+    });
+  });
+
+  it('outputs the HTTP API URL, the WebSocket URL, the bus name and the alarm topic', () => {
+    const outputs = synth.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    const httpApi = synth.stack.httpApi;
+    if (!httpApi) throw new Error('no HTTP API');
+    expect(JSON.stringify(outputs.HttpApiUrl?.Value)).toContain(logicalIdOf(synth, httpApi.api));
+    expect(JSON.stringify(outputs.HttpApiUrl?.Value)).toMatch(/api\/v1"?\]*\}?$/);
+    expect(JSON.stringify(outputs.WebSocketUrl?.Value)).toMatch(/^\{"Fn::Join":\["",\["wss:\/\//);
+    expect(JSON.stringify(outputs.WebSocketUrl?.Value)).toContain('/ws');
+    expect(outputs.EventBusName?.Value).toEqual({ Ref: logicalIdOf(synth, synth.stack.eventBus.bus) });
+    expect(outputs.AlarmTopicArn?.Value).toEqual({
+      Ref: logicalIdOf(synth, synth.stack.monitoring.topic as never),
+    });
+    expect(outputs.Hs256SecretArn).toBeUndefined();
+  });
+});
+
+describe('development stage with tracing off and no alarm destination', () => {
+  let synth: SynthesizedStack;
+  beforeAll(() => {
+    const settings = devSettings();
+    synth = synthesize({ ...settings, tracing: false });
+  });
+
+  it('passes traces through instead of sampling, and keeps the X-Ray grant that needs', () => {
+    synth.template.allResourcesProperties('AWS::Lambda::Function', {
+      TracingConfig: { Mode: 'PassThrough' },
+    });
+    synth.template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' }),
+        ]),
+      },
+    });
+  });
+
+  it('still alarms, with no action and no topic', () => {
+    synth.template.resourceCountIs('AWS::SNS::Topic', 0);
+    synth.template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: Match.absent(),
+      OKActions: Match.absent(),
+    });
+    expect(synth.stack.monitoring.alarms.length).toBeGreaterThan(0);
+  });
+
+  it('deletes tables with the stack and does not protect them', () => {
+    synth.template.allResources('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Delete',
+      Properties: Match.objectLike({ DeletionProtectionEnabled: false }),
+    });
+  });
+
+  it('uses the development throttling limits', () => {
+    const { http } = devSettings().throttling;
+    synth.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      DefaultRouteSettings: { ThrottlingRateLimit: http.rateLimit, ThrottlingBurstLimit: http.burstLimit },
+    });
+  });
+});
