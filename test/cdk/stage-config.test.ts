@@ -21,6 +21,11 @@ const base = {
   removal_policy: 'retain',
   tracing: false,
   archive_retention_days: 30,
+  throttling: {
+    http: { rate_limit: 100, burst_limit: 200 },
+    websocket: { rate_limit: 50, burst_limit: 100 },
+  },
+  alarms: { email: 'ops@example.test' },
   auth: { issuer: 'https://idp.test/', jwks_url: 'https://idp.test/jwks.json' },
 };
 
@@ -99,6 +104,76 @@ describe('stage settings validation', () => {
     expect(error.message).toContain('auth.jwks_url [SERVICE__AUTH__JWKS_URL]');
   });
 
+  it('names everything an incomplete production stage lacks in one message', () => {
+    const { throttling: _throttling, alarms: _alarms, ...withoutOperations } = base;
+    const error = errorOf(() =>
+      parseStageConfig(
+        'prod',
+        { ...withoutOperations, auth: { issuer: 'https://idp.test/' } },
+        'config/prod.json',
+      ),
+    );
+    expect(error.message).toContain('config/prod.json (stage "prod") is incomplete: missing');
+    expect(error.message).toContain('throttling');
+    expect(error.message).toContain('alarms.email or alarms.topic_arn');
+    expect(error.message).toContain('auth.jwks_url [SERVICE__AUTH__JWKS_URL]');
+    expect(error.message).not.toContain('invalid');
+  });
+
+  it('names a missing nested setting by its full key', () => {
+    const error = errorOf(() =>
+      parseStageConfig(
+        'prod',
+        { ...base, throttling: { http: { rate_limit: 100 }, websocket: base.throttling.websocket } },
+        'file',
+      ),
+    );
+    expect(error.message).toBe('file (stage "prod") is incomplete: missing throttling.http.burst_limit');
+  });
+
+  it('reads throttling and alarm destinations; a development stage may go without alarm destination', () => {
+    const settings = parseStageConfig(
+      'prod',
+      { ...base, alarms: { topic_arn: 'arn:aws:sns:eu-west-1:123456789012:paging' } },
+      'file',
+    );
+    expect(settings.throttling).toEqual({
+      http: { rateLimit: 100, burstLimit: 200 },
+      webSocket: { rateLimit: 50, burstLimit: 100 },
+    });
+    expect(settings.alarms).toEqual({
+      email: undefined,
+      topicArn: 'arn:aws:sns:eu-west-1:123456789012:paging',
+    });
+    const { alarms: _alarms, ...withoutAlarms } = base;
+    const development = parseStageConfig(
+      'dev',
+      {
+        ...withoutAlarms,
+        development: true,
+        auth: { issuer: 'https://idp.test/', hs256_secret: { secrets_manager: 'generate' } },
+      },
+      'file',
+    );
+    expect(development.alarms).toEqual({ email: undefined, topicArn: undefined });
+    expect(
+      errorOf(() => parseStageConfig('prod', { ...base, alarms: { topic_arn: 'paging' } }, 'file')).message,
+    ).toContain('alarms.topic_arn: expected an SNS topic ARN');
+  });
+
+  it('refuses a literal HS256 key even on a development stage (it would be plain text in the template)', () => {
+    const literal = 'a-literal-key-that-is-long-enough-for-hs256-signing';
+    const error = errorOf(() =>
+      parseStageConfig(
+        'dev',
+        { ...base, development: true, auth: { issuer: 'https://idp.test/', hs256_secret: literal } },
+        'config/dev.json',
+      ),
+    );
+    expect(error.message).toContain('auth.hs256_secret must not be a literal key');
+    expect(error.message).not.toContain(literal);
+  });
+
   it('names missing and malformed stage settings', () => {
     const { log_level: _omitted, ...withoutLogLevel } = base;
     const error = errorOf(() =>
@@ -146,7 +221,9 @@ describe('stage settings validation', () => {
 describe('the CDK app', () => {
   it('adds no stack when the stage settings are refused', () => {
     const app = new App({ context: { stage: 'prod', config: 'test/cdk/fixtures/prod-incomplete.json' } });
-    expect(() => addNotifyStack(app)).toThrow(/auth\.issuer/);
+    expect(() => addNotifyStack(app)).toThrow(
+      /is incomplete: missing throttling\.websocket, auth\.issuer .*alarms\.email or alarms\.topic_arn/,
+    );
     expect(app.node.children).toHaveLength(0);
   });
 
