@@ -79,7 +79,9 @@ const packageOf = (input: string): string => {
 };
 
 const largestInputs = (metafile: Metafile, outFile: string) => {
-  const output = Object.entries(metafile.outputs).find(([path]) => resolve(process.cwd(), path) === outFile)?.[1];
+  const output = Object.entries(metafile.outputs).find(
+    ([path]) => resolve(process.cwd(), path) === outFile,
+  )?.[1];
   const byPackage = new Map<string, number>();
   for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
     byPackage.set(packageOf(input), (byPackage.get(packageOf(input)) ?? 0) + bytesInOutput);

@@ -65,7 +65,7 @@ export const measureLatency = async (
   };
 };
 
-/** (b, connected) The cost of one notification to 1,000 recipients who each have one open connection. */
+/** (b, connected) The cost of one notification to every client's user (1,000 in a full run), each connected. */
 export const thousandConnectedCost = async (
   bench: MeteredRuntime,
   serviceToken: string,
@@ -80,7 +80,7 @@ export const thousandConnectedCost = async (
   const dollars = dollarsOf(scaleUnits(units, 1e6));
   return {
     id: 'b2',
-    title: 'one notification to 1,000 recipients, each with one open connection (in_app+toast)',
+    title: `one notification to ${clients.length.toLocaleString('en-US')} recipients, each with one open connection (in_app+toast)`,
     operation: 'notification',
     measured: 1,
     unitsPerOperation: units,

@@ -32,6 +32,9 @@ const main = async () => {
     process.env.NOTIFY_LOCAL_TIME_SCALE ??= '60';
     // Handlers log at INFO on AWS; here the lines would bury the table (their cost is CloudWatch's, not metered).
     process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+    // Same for the metric lines (CloudWatch EMF); the stack's namespace, so Powertools does not warn.
+    process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+    process.env.POWERTOOLS_METRICS_NAMESPACE ??= 'Notify';
     const bench = await startMeteredRuntime();
     try {
       const service = await bench.runtime.mintServiceToken('bench', ['notifications:write']);
