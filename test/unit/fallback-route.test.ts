@@ -1,0 +1,106 @@
+/**
+ * The declared `$default` route: requests no route matches get the contract's 404, a known path with another
+ * method a 405 with `Allow` computed from the declaration. Served through the local gateway on a real HTTP
+ * server with the real Lambda runner, as API Gateway would route them.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ROUTE_PATH, type HttpRoute, wiring } from '../../lib/wiring';
+import { allowedMethods, pathMatchesTemplate } from '../../lib/wiring/route-match';
+import { createHttpGateway } from '../../local/gateway/http';
+import { createLambdaRunner } from '../../local/lambda/runner';
+
+const route = (method: HttpRoute['method'], path: string): HttpRoute => ({
+  id: `${method} ${path}`,
+  method,
+  path,
+  handler: 'unused.ts',
+  access: { public: true },
+});
+
+describe('path templates of the declaration', () => {
+  it('match one non-empty segment per parameter, under /api/v1 only', () => {
+    expect(pathMatchesTemplate('/notifications/{receiver_id}/read', '/api/v1/notifications/abc/read')).toBe(
+      true,
+    );
+    expect(pathMatchesTemplate('/notifications/{receiver_id}/read', '/api/v1/notifications//read')).toBe(
+      false,
+    );
+    expect(pathMatchesTemplate('/notifications/{receiver_id}/read', '/notifications/abc/read')).toBe(false);
+    expect(pathMatchesTemplate('/live', '/api/v1/live/extra')).toBe(false);
+  });
+
+  it('give the sorted methods of every route on a path, ignoring the catch-all', () => {
+    const routes = [
+      route('POST', '/items'),
+      route('GET', '/items'),
+      route('DELETE', '/items/{id}'),
+      route('ANY', DEFAULT_ROUTE_PATH),
+    ];
+    expect(allowedMethods(routes, '/api/v1/items')).toEqual(['GET', 'POST']);
+    expect(allowedMethods(routes, '/api/v1/items/7')).toEqual(['DELETE']);
+    expect(allowedMethods(routes, '/api/v1/other')).toEqual([]);
+  });
+});
+
+describe('the $default route behind the local gateway', () => {
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    const gateway = createHttpGateway({
+      routes: wiring.httpRoutes,
+      invoke: createLambdaRunner({ quiet: true }),
+    });
+    server = createServer((request, response) => void gateway.handle(request, response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('is declared once, as ANY $default, public', () => {
+    const catchAll = wiring.httpRoutes.filter((candidate) => candidate.path === DEFAULT_ROUTE_PATH);
+    expect(catchAll).toEqual([
+      expect.objectContaining({ id: 'platform.fallback', method: 'ANY', access: { public: true } }),
+    ]);
+  });
+
+  it('answers an unknown path with 404 not_found, echoing the request id', async () => {
+    const response = await fetch(`${base}/api/v1/no/such/thing`, { headers: { 'X-Request-Id': 'req-404' } });
+    expect(response.status).toBe(404);
+    expect(response.headers.get('x-request-id')).toBe('req-404');
+    expect(await response.json()).toEqual({ code: 'not_found', message: 'Not found', request_id: 'req-404' });
+  });
+
+  it('answers a declared path with another method with 405 and the declared methods in Allow', async () => {
+    const path = '/api/v1/live';
+    const expected = allowedMethods(wiring.httpRoutes, path);
+    expect(expected).toEqual(['GET']);
+    const response = await fetch(`${base}${path}`, {
+      method: 'DELETE',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET');
+    const body = (await response.json()) as { code: string; message: string };
+    expect(body.code).toBe('method_not_allowed');
+    expect(body.message).toBe('DELETE is not allowed on this path');
+  });
+
+  it('answers 404, not 415 or 413, to an unknown path whatever body comes with it', async () => {
+    const response = await fetch(`${base}/api/v1/unknown`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(300 * 1024, 1),
+    });
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { code: string }).code).toBe('not_found');
+  });
+
+  it('leaves declared routes to their own functions', async () => {
+    const response = await fetch(`${base}/api/v1/live`);
+    expect(response.status).toBe(200);
+  });
+});
