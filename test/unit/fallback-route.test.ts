@@ -50,7 +50,7 @@ describe('the $default route behind the local gateway', () => {
   beforeAll(async () => {
     const gateway = createHttpGateway({
       routes: wiring.httpRoutes,
-      invoke: createLambdaRunner({ quiet: true }),
+      invoke: createLambdaRunner(),
     });
     server = createServer((request, response) => void gateway.handle(request, response));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
