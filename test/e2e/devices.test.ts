@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 let runtime: Runtime;
@@ -10,18 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => runtime?.stop());
 
-const api = async (method: string, path: string, token: string | undefined, body?: unknown) => {
-  const response = await fetch(`${runtime.httpUrl}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      'content-type': 'application/json',
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-};
+const api = apiClient(() => runtime.httpUrl);
 
 let seq = 0;
 const deviceToken = () => {

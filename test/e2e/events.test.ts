@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envNames } from '../../lib/wiring';
+import { apiClient } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { type Frame, TestClient } from './realtime-client';
 
@@ -27,25 +28,7 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-const api = async (
-  method: string,
-  path: string,
-  token: string | undefined,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) => {
-  const response = await fetch(`${runtime.httpUrl}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      'content-type': 'application/json',
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-};
+const api = apiClient(() => runtime.httpUrl);
 
 /** A unique event type per test, which is also the name of its topic. */
 let seq = 0;

@@ -1,6 +1,7 @@
 import { BatchWriteCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
+import { apiClient, eventually } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 let runtime: Runtime;
@@ -16,18 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => runtime?.stop());
 
-const api = async (method: string, path: string, token: string | undefined, body?: unknown) => {
-  const response = await fetch(`${runtime.httpUrl}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      'content-type': 'application/json',
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-};
+const api = apiClient(() => runtime.httpUrl);
 
 let seq = 0;
 const topicName = (name: string) => {
@@ -75,15 +65,6 @@ const receiversOf = async (user: string, notificationId: string) => {
     }),
   );
   return result.Count ?? 0;
-};
-
-const eventually = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000) => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 };
 
 describe('topics', () => {

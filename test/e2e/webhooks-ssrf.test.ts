@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import { newId } from '../../lambdas/core/ids';
 import { sealSecret } from '../../lambdas/domain/webhooks/secret-box';
+import { apiClient } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 /**
@@ -36,15 +37,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (target ? target.close(() => resolve()) : resolve()));
 });
 
-const api = async (method: string, path: string, token: string, body?: unknown) => {
-  const response = await fetch(`${runtime.httpUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-};
+const api = apiClient(() => runtime.httpUrl);
 
 it.each([
   ['loopback over http', () => `http://127.0.0.1:${(target.address() as AddressInfo).port}/hook`],

@@ -4,6 +4,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import { envNames } from '../../lib/wiring';
+import { apiClient, eventually } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { type Answer, WebhookReceiver } from './webhook-receiver';
 
@@ -35,24 +36,7 @@ afterAll(async () => {
   await receiver.stop();
 });
 
-const api = async (method: string, path: string, token: string, body?: unknown) => {
-  const response = await fetch(`${runtime.httpUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-};
-
-const eventually = async <T>(read: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 25_000) => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-};
+const api = apiClient(() => runtime.httpUrl);
 
 /** A fresh endpoint path on the receiver and a webhook pointing at it. */
 const webhookFor = async (

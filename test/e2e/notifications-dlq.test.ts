@@ -1,0 +1,95 @@
+import {
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { newId } from '../../lambdas/core/ids';
+import { logger } from '../../lambdas/core/logger';
+import { envNames } from '../../lib/wiring';
+import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
+import { apiClient, eventually } from '../support/api';
+import { type Runtime, startTestRuntime } from '../support/runtime';
+
+/**
+ * A poison fan-out message: retried after each visibility timeout, then moved to the DLQ after
+ * maxReceiveCount receives, its error logged with the message id each time. SQS time runs 100× faster here.
+ */
+let runtime: Runtime;
+let sqs: SQSClient;
+const savedScale = process.env[TIME_SCALE_ENV];
+
+beforeAll(async () => {
+  process.env[TIME_SCALE_ENV] = '0.01';
+  runtime = await startTestRuntime();
+  sqs = new SQSClient({});
+});
+afterAll(async () => {
+  sqs?.destroy();
+  await runtime?.stop();
+  if (savedScale === undefined) delete process.env[TIME_SCALE_ENV];
+  else process.env[TIME_SCALE_ENV] = savedScale;
+});
+
+const depth = async (queueUrl: string) => {
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return (
+    Number(Attributes?.ApproximateNumberOfMessages) +
+    Number(Attributes?.ApproximateNumberOfMessagesNotVisible)
+  );
+};
+
+describe('a poison fan-out message', () => {
+  it('ends in the DLQ, its error logged with the message id, and blocks nothing else', async () => {
+    const failures: Record<string, unknown>[] = [];
+    const spy = vi.spyOn(logger, 'error').mockImplementation((message: unknown, ...rest: unknown[]) => {
+      if (message === 'message failed') failures.push(rest[0] as Record<string, unknown>);
+    });
+    try {
+      const queueUrl = process.env[envNames.queueUrl('fanout')]!;
+      const { QueueUrl: dlqUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'fanout-dlq' }));
+      const poison = { kind: 'chunk', notification_id: newId(), recipients: ['nobody'] };
+      const { MessageId } = await sqs.send(
+        new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(poison) }),
+      );
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'not json at all' }));
+
+      expect(
+        await eventually(
+          () => depth(dlqUrl!),
+          (count) => count === 2,
+          30_000,
+        ),
+      ).toBe(2);
+      expect(await depth(queueUrl)).toBe(0);
+      const forPoison = failures.filter((entry) => entry.message_id === MessageId);
+      expect(forPoison).toHaveLength(5); // maxReceiveCount of the fanout queue
+      expect(forPoison.map((entry) => entry.receive_count)).toEqual(['1', '2', '3', '4', '5']);
+      expect(String((forPoison[0]?.error as Error).message)).toMatch(/does not exist/);
+
+      // The queue still works for the next notification.
+      const api = apiClient(() => runtime.httpUrl);
+      const token = await runtime.mintServiceToken('billing', ['notifications:write']);
+      const created = await api('POST', '/notifications', token, {
+        event_type: 'a.b',
+        title: 'After poison',
+        recipient_ids: ['zoe-dlq'],
+      });
+      expect(created.status).toBe(202);
+      const zoe = await runtime.mintUserToken('zoe-dlq');
+      const count = await eventually(
+        async () => (await api('GET', '/notifications/unread-count', zoe)).body.count as number,
+        (value) => value === 1,
+      );
+      expect(count).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,41 @@
+/**
+ * A small REST client for end-to-end tests: JSON in, status and parsed JSON out.
+ *
+ *   const api = apiClient(() => runtime.httpUrl);
+ *   const { status, body } = await api('POST', '/notifications', token, { ... }, { 'idempotency-key': 'k' });
+ */
+export const apiClient =
+  (baseUrl: () => string) =>
+  async (
+    method: string,
+    path: string,
+    token?: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    const response = await fetch(`${baseUrl()}${path}`, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        'content-type': 'application/json',
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+
+/** Polls `read` until `done` holds or the time is up, and returns the last value (the test asserts on it). */
+export const eventually = async <T>(
+  read: () => Promise<T> | T,
+  done: (value: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
