@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envNames } from '../../lib/wiring';
 import { apiClient } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
-import { type Frame, TestClient } from './realtime-client';
+import { type Frame, TestClient } from '../support/ws-client';
 
 let runtime: Runtime;
 let dataDir: string;

@@ -5,7 +5,7 @@ import { documentClient, tableName } from '../../lambdas/core/clients';
 import { envNames } from '../../lib/wiring';
 import { apiClient, eventually } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
-import { TestClient } from './realtime-client';
+import { TestClient } from '../support/ws-client';
 
 let runtime: Runtime;
 let service: string;

@@ -7,7 +7,7 @@ import { sweep } from '../../lambdas/domain/realtime/sweeper';
 import { table } from '../../lambdas/domain/realtime/tables';
 import { wiring } from '../../lib/wiring';
 import { type Runtime, startTestRuntime } from '../support/runtime';
-import { HandshakeError, TestClient } from './realtime-client';
+import { HandshakeError, TestClient } from '../support/ws-client';
 
 /** Shortened deadlines (docs/realtime.md): the sweeper is run by the tests instead of waiting for its minute. */
 const AUTH_TIMEOUT_SECS = 1;
