@@ -6,7 +6,7 @@ import { sqs } from '../../core/clients-sqs';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { sendAll } from '../../core/sqs-send';
-import { deliverToChannel, forEachLimited } from '../realtime/deliver';
+import { deliverToMembers, forEachLimited, type Membership, membersPage } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
 import { subscribersPage } from '../topics/subscriptions';
 import { type Audience, CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
@@ -54,9 +54,11 @@ export const processFanoutMessage = async (
     await planTopicPage(message);
     return 'planned';
   }
-  await forEachLimited(message.recipients, RECIPIENT_CONCURRENCY, (userId) =>
-    deliverTo(notification, userId),
-  );
+  let receiversWritten = 0;
+  await forEachLimited(message.recipients, RECIPIENT_CONCURRENCY, async (userId) => {
+    if (await deliverTo(notification, userId)) receiversWritten += 1;
+  });
+  countMetric(SERVICE_METRICS.receiversWritten, receiversWritten); // one value per chunk, not per recipient
   return 'delivered';
 };
 
@@ -105,21 +107,37 @@ const frameFor = (notification: NotificationRecord, receiverId: string): Notific
   channel: notification.channels.includes('toast') ? 'toast' : 'realtime',
 });
 
+/** Every membership of a channel (a user's few connections and detached sessions), page by page. */
+const membersOf = async (channel: string): Promise<Membership[]> => {
+  const members: Membership[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await membersPage(channel, startKey);
+    members.push(...page.members);
+    startKey = page.next;
+  } while (startKey);
+  return members;
+};
+
 /**
  * The record that proves (notification, recipient) was handled: the receiver in the feed for `in_app`,
  * else a receipt. Written once; a redelivery finds it and learns whether frames are still pending.
+ * `hasAudience` says whether the user has connections (or sessions) to send frames to: only then is the
+ * record flagged, and a frame-only notification to an offline user needs no record at all.
  */
 const recordDelivery = async (
   notification: NotificationRecord,
   userId: string,
   receiverId: string,
-): Promise<{ table: string; key: Record<string, string>; framesPending: boolean }> => {
-  const framesPending = wantsFrames(notification);
+  hasAudience: boolean,
+): Promise<{ table: string; key: Record<string, string>; framesPending: boolean; written: boolean }> => {
+  const framesPending = wantsFrames(notification) && hasAudience;
   const inApp = notification.channels.includes('in_app');
   const table = tableName(inApp ? 'receivers' : 'receipts');
   const key: Record<string, string> = inApp
     ? { user_id: userId, receiver_id: receiverId }
     : { notification_id: notification.id, user_id: userId };
+  if (!inApp && !framesPending) return { table, key, framesPending: false, written: false };
   const item = inApp
     ? ({
         user_id: userId,
@@ -132,7 +150,6 @@ const recordDelivery = async (
         ttl: notification.ttl,
       } satisfies ReceiverRecord)
     : { ...key, frames_pending: true, ttl: Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS };
-  if (!inApp && !framesPending) return { table, key, framesPending: false };
   try {
     await documentClient().send(
       new PutCommand({
@@ -142,21 +159,30 @@ const recordDelivery = async (
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    if (inApp) countMetric(SERVICE_METRICS.receiversWritten);
-    return { table, key, framesPending };
+    return { table, key, framesPending, written: inApp };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    return { table, key, framesPending: error.Item?.frames_pending !== undefined };
+    return { table, key, framesPending: error.Item?.frames_pending !== undefined, written: false };
   }
 };
 
-const deliverTo = async (notification: NotificationRecord, userId: string): Promise<void> => {
+/** Delivers to one recipient; true when this call wrote its receiver record. */
+const deliverTo = async (notification: NotificationRecord, userId: string): Promise<boolean> => {
   const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
-  const { table, key, framesPending } = await recordDelivery(notification, userId, receiverId);
-  if (!framesPending) return;
-  const result = await deliverToChannel(`user:${userId}`, frameFor(notification, receiverId));
+  // Connections first: most recipients of a large notification are offline, and for them the record
+  // needs no pending-frames flag and no second write to clear it.
+  const members = wantsFrames(notification) ? await membersOf(`user:${userId}`) : [];
+  const { table, key, framesPending, written } = await recordDelivery(
+    notification,
+    userId,
+    receiverId,
+    members.length > 0,
+  );
+  if (!framesPending) return written;
+  const result = await deliverToMembers(members, frameFor(notification, receiverId));
   await documentClient().send(
     new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
   );
   logger.debug('notification frames sent', { notification_id: notification.id, user_id: userId, ...result });
+  return written;
 };
