@@ -39,7 +39,8 @@ describe('NotifyFunction', () => {
       Architectures: ['arm64'],
       MemorySize: 384,
       Timeout: 7,
-      TracingConfig: Match.absent(),
+      // Tracing off = PassThrough: a trace sampled upstream continues, nothing is sampled here.
+      TracingConfig: { Mode: 'PassThrough' },
       Environment: {
         Variables: {
           POWERTOOLS_SERVICE_NAME: 'notify',
@@ -53,7 +54,7 @@ describe('NotifyFunction', () => {
     });
   });
 
-  it('logs to its own group with the stage retention, through a role that may write only there', () => {
+  it('logs to its own group with the stage retention, through a role that may write only there (and to X-Ray)', () => {
     template.resourceCountIs('AWS::Logs::LogGroup', 1);
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 14 });
     template.hasResourceProperties('AWS::IAM::Role', { ManagedPolicyArns: Match.absent() });
@@ -64,6 +65,12 @@ describe('NotifyFunction', () => {
             Effect: 'Allow',
             Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
             Resource: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ProbeLogs'), 'Arn'] },
+          },
+          // PassThrough tracing still writes the segments of sampled upstream traces.
+          {
+            Effect: 'Allow',
+            Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+            Resource: '*',
           },
         ],
       },
