@@ -71,7 +71,7 @@ describe('a poison fan-out message', () => {
       const forPoison = failures.filter((entry) => entry.message_id === MessageId);
       expect(forPoison).toHaveLength(5); // maxReceiveCount of the fanout queue
       expect(forPoison.map((entry) => entry.receive_count)).toEqual(['1', '2', '3', '4', '5']);
-      expect(String((forPoison[0]?.error as Error).message)).toMatch(/does not exist/);
+      expect(String((forPoison[0]?.error as Error | undefined)?.message)).toMatch(/does not exist/);
 
       // The queue still works for the next notification.
       const api = apiClient(() => runtime.httpUrl);
