@@ -67,12 +67,16 @@ export const sessionFrameOf = (connection: { session_id: string; user_id: string
 const checkAtFor = (tokenExpiresAt: number) =>
   Math.min(tokenExpiresAt, nowSecs() + realtimeSettings().idleTimeoutSecs);
 
-/** Membership row of a live connection. */
+/**
+ * Membership row of a connection: live by default; `detached` once the connection ended, so frames go to its
+ * session's replay buffer until the session expires (`ttl`).
+ */
 export const putMembership = async (
   channel: string,
   connectionId: string,
   userId: string,
   sessionId: string,
+  detachedUntil?: number,
 ): Promise<void> => {
   await documentClient().send(
     new PutCommand({
@@ -82,7 +86,7 @@ export const putMembership = async (
         connection_id: connectionId,
         user_id: userId,
         session_id: sessionId,
-        ttl: connectionTtl(),
+        ...(detachedUntil === undefined ? { ttl: connectionTtl() } : { detached: true, ttl: detachedUntil }),
       },
     }),
   );
@@ -283,19 +287,7 @@ export const endConnection = async (
   await Promise.all(
     channels.map((channel) =>
       ownsSession
-        ? documentClient().send(
-            new PutCommand({
-              TableName: table('channels'),
-              Item: {
-                channel,
-                connection_id: connectionId,
-                user_id: userId,
-                session_id: sessionId,
-                detached: true,
-                ttl: sessionTtl,
-              },
-            }),
-          )
+        ? putMembership(channel, connectionId, userId, sessionId, sessionTtl)
         : documentClient().send(
             new DeleteCommand({
               TableName: table('channels'),
