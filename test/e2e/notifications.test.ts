@@ -1,9 +1,8 @@
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentClient, tableName } from '../../lambdas/core/clients';
 import { envNames } from '../../lib/wiring';
 import { apiClient, eventually } from '../support/api';
+import { receiverCount } from '../support/dynamodb';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
@@ -24,19 +23,6 @@ const api = apiClient(() => runtime.httpUrl);
 
 const unread = async (token: string) =>
   (await api('GET', '/notifications/unread-count', token)).body.count as number;
-
-const receiverCount = async (userId: string) => {
-  const result = await documentClient().send(
-    new QueryCommand({
-      TableName: tableName('receivers'),
-      KeyConditionExpression: 'user_id = :user',
-      ExpressionAttributeValues: { ':user': userId },
-      Select: 'COUNT',
-      ConsistentRead: true,
-    }),
-  );
-  return result.Count ?? 0;
-};
 
 const fanoutQueueIdle = async () => {
   const sqs = new SQSClient({});

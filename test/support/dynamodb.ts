@@ -1,4 +1,6 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
+import { documentClient, tableName } from '../../lambdas/core/clients';
 import type { TableSpec } from '../../lib/wiring';
 import { wiring } from '../../lib/wiring';
 import {
@@ -32,4 +34,18 @@ export const useDynamoDbLocal = (
       return db;
     },
   };
+};
+
+/** How many receiver records (feed items, read or not) a user has: the "exactly once" checks count these. */
+export const receiverCount = async (userId: string): Promise<number> => {
+  const result = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName('receivers'),
+      KeyConditionExpression: 'user_id = :user',
+      ExpressionAttributeValues: { ':user': userId },
+      Select: 'COUNT',
+      ConsistentRead: true,
+    }),
+  );
+  return result.Count ?? 0;
 };

@@ -1,4 +1,4 @@
-import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { ServiceError } from '../../../lambdas/core/errors';
@@ -10,7 +10,7 @@ import {
   type NotificationRecord,
   receiverIdFor,
 } from '../../../lambdas/domain/notifications/model';
-import { useDynamoDbLocal } from '../../support/dynamodb';
+import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
 
 useDynamoDbLocal();
 
@@ -51,19 +51,6 @@ const storeNotification = async (
 
 const deliver = (record: NotificationRecord) =>
   processFanoutMessage({ kind: 'chunk', notification_id: record.id, recipients: record.recipient_ids });
-
-const receiverCount = async (userId: string) => {
-  const result = await documentClient().send(
-    new QueryCommand({
-      TableName: tableName('receivers'),
-      KeyConditionExpression: 'user_id = :user',
-      ExpressionAttributeValues: { ':user': userId },
-      Select: 'COUNT',
-      ConsistentRead: true,
-    }),
-  );
-  return result.Count ?? 0;
-};
 
 const errorCode = (promise: Promise<unknown>) =>
   promise.then(
