@@ -22,6 +22,7 @@ import {
 } from '../../local/eventbridge/local-eventbridge';
 import { LocalScheduler } from '../../local/scheduler/local-scheduler';
 import { LocalSqs } from '../../local/sqs/local-sqs';
+import { rejection } from '../support/await';
 
 const BUS = 'notify-test';
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -104,15 +105,6 @@ const entry = (overrides: Partial<PutEventsRequestEntry> = {}): PutEventsRequest
   Detail: JSON.stringify({ orderId: 'o-1', amount: 20 }),
   ...overrides,
 });
-
-const rejection = async (promise: Promise<unknown>) => {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the call to fail');
-};
 
 describe('LocalEventBridge PutEvents (real @aws-sdk/client-eventbridge)', () => {
   it('delivers a matching event to the rule target queue as the EventBridge envelope', async () => {

@@ -16,6 +16,7 @@ import type { QueueSpec, RecurringSchedule, ScheduleTarget, Worker } from '../..
 import { parseAtExpression } from '../../local/scheduler/at-expression';
 import { LocalScheduler, type LocalSchedulerOptions } from '../../local/scheduler/local-scheduler';
 import { LocalSqs } from '../../local/sqs/local-sqs';
+import { rejection, waitUntil } from '../support/await';
 
 const queues: QueueSpec[] = [
   { id: 'due', maxReceiveCount: 3, visibilityTimeoutSecs: 30, purpose: 'fixture' },
@@ -96,23 +97,6 @@ const schedule = (
   ...overrides,
 });
 
-const eventually = async <T>(check: () => T | undefined | false): Promise<T> => {
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
-
-const rejection = async (promise: Promise<unknown>) => {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error & { $metadata?: { httpStatusCode?: number } };
-  }
-  throw new Error('expected the call to fail');
-};
-
 describe('LocalScheduler one-time schedules (real @aws-sdk/client-scheduler)', () => {
   it('sends the Input to the target queue once, not before its time, then deletes itself', async () => {
     const { sqs, client, arrivals, scheduler } = await start();
@@ -133,7 +117,7 @@ describe('LocalScheduler one-time schedules (real @aws-sdk/client-scheduler)', (
     });
     expect(got.CreationDate).toBeInstanceOf(Date);
 
-    await eventually(() => arrivals.some((arrival) => arrival.body === '{"name":"second"}'));
+    await waitUntil(() => arrivals.some((arrival) => arrival.body === '{"name":"second"}'));
     expect(arrivals.map((arrival) => arrival.body)).toEqual(['{"name":"first"}', '{"name":"second"}']);
     expect(arrivals[0]!.at).toBeGreaterThanOrEqual(first.fireAt);
     expect(arrivals[1]!.at).toBeGreaterThanOrEqual(second.fireAt);
@@ -169,7 +153,7 @@ describe('LocalScheduler one-time schedules (real @aws-sdk/client-scheduler)', (
     );
     expect(missing.name).toBe('ResourceNotFoundException');
     expect(missing.$metadata?.httpStatusCode).toBe(404);
-    await eventually(() => scheduler.counters().fired === 1);
+    await waitUntil(() => scheduler.counters().fired === 1);
     expect(sqs.counters().due?.sent).toBe(1);
   });
 
@@ -223,10 +207,10 @@ describe('LocalScheduler one-time schedules (real @aws-sdk/client-scheduler)', (
     );
     for (const stop of stoppers.splice(0).reverse()) await stop();
     expect(first.arrivals).toEqual([]);
-    await eventually(() => Date.now() > due.fireAt);
+    await waitUntil(() => Date.now() > due.fireAt);
 
     const second = await start({ dataDir });
-    await eventually(() => second.arrivals.length > 0);
+    await waitUntil(() => second.arrivals.length > 0);
     expect(second.arrivals.map((arrival) => arrival.body)).toEqual(['{"name":"survivor"}']);
     const future = await second.client.send(
       new GetScheduleCommand({ Name: 'future', GroupName: 'notify-test' }),
@@ -252,7 +236,7 @@ describe('LocalScheduler recurring schedules', () => {
         invocations.push({ id: fn.id, event: event as Record<string, unknown> });
       },
     });
-    await eventually(() => invocations.length >= 2);
+    await waitUntil(() => invocations.length >= 2);
     expect(invocations[0]?.id).toBe('cleanup');
     expect(invocations[0]?.event).toMatchObject({
       version: '0',

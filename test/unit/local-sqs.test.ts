@@ -18,6 +18,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { QueueSpec, Worker } from '../../lib/wiring';
 import type { FunctionRef } from '../../local/lambda/types';
 import { LocalSqs, type LocalSqsOptions } from '../../local/sqs/local-sqs';
+import { rejection, waitUntil } from '../support/await';
 
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
@@ -63,24 +64,6 @@ afterEach(async () => {
   for (const sqs of running.splice(0)) await sqs.stop();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Polls until `check` returns a value (not a timing assertion: the test timeout bounds it). */
-const eventually = async <T>(check: () => T | undefined | false, _what: string): Promise<T> => {
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
-
-const rejection = async (promise: Promise<unknown>) => {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error & { $metadata?: { httpStatusCode?: number } };
-  }
-  throw new Error('expected the call to fail');
-};
 
 describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
   it('SendMessage answers the MD5 the SDK checks, and the message can be received and deleted', async () => {
@@ -336,7 +319,7 @@ describe('LocalSqs event source mapping', () => {
         MessageAttributes: { trace: { DataType: 'String', StringValue: 't-1' } },
       }),
     );
-    const [invocation] = await eventually(() => invocations.length > 0 && invocations, 'an invocation');
+    const [invocation] = await waitUntil(() => invocations.length > 0 && invocations);
     expect(invocation?.fn.id).toBe('jobs.worker');
     const record = invocation?.records[0];
     expect(record).toEqual({
@@ -358,7 +341,7 @@ describe('LocalSqs event source mapping', () => {
       eventSourceARN: sqs.queueArn('jobs'),
       awsRegion: 'us-east-1',
     });
-    await eventually(() => sqs.counters().jobs?.deleted === 1, 'the delete');
+    await waitUntil(() => sqs.counters().jobs?.deleted === 1);
   });
 
   it('waits up to the batching window to fill a batch', async () => {
@@ -373,7 +356,7 @@ describe('LocalSqs event source mapping', () => {
     });
     await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'first' }));
     await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'second' }));
-    await eventually(() => batches.length > 0, 'a batch');
+    await waitUntil(() => batches.length > 0);
     expect(batches).toEqual([['first', 'second']]);
   });
 
@@ -392,7 +375,7 @@ describe('LocalSqs event source mapping', () => {
         Entries: ['a', 'b', 'c'].map((body) => ({ Id: body, MessageBody: body })),
       }),
     );
-    await eventually(() => batches.length > 0, 'the full batch');
+    await waitUntil(() => batches.length > 0);
     expect(batches[0]).toEqual(['a', 'b', 'c']);
   });
 
@@ -422,10 +405,7 @@ describe('LocalSqs event source mapping', () => {
         ],
       }),
     );
-    await eventually(
-      () => sqs.stats('jobs-dlq').ApproximateNumberOfMessages === 1,
-      'the poison message in the DLQ',
-    );
+    await waitUntil(() => sqs.stats('jobs-dlq').ApproximateNumberOfMessages === 1);
     expect(deliveries.filter((delivery) => delivery.body === 'good')).toHaveLength(1);
     expect(
       deliveries.filter((delivery) => delivery.body === 'poison').map((delivery) => delivery.receiveCount),
@@ -464,7 +444,7 @@ describe('LocalSqs event source mapping', () => {
         Entries: bodies.map((body) => ({ Id: body, MessageBody: body })),
       }),
     );
-    await eventually(() => sqs.counters().jobs?.deleted === bodies.length, 'every message deleted');
+    await waitUntil(() => sqs.counters().jobs?.deleted === bodies.length);
     expect([...processed].sort()).toEqual(bodies);
     expect(deliveries).toBeGreaterThan(bodies.length);
   });
@@ -480,7 +460,7 @@ describe('LocalSqs event source mapping', () => {
       },
     });
     await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'x' }));
-    await eventually(() => sqs.counters().jobs?.deleted === 1, 'the delete after the retry');
+    await waitUntil(() => sqs.counters().jobs?.deleted === 1);
     expect(calls).toBe(2);
   });
 
@@ -504,7 +484,7 @@ describe('LocalSqs event source mapping', () => {
         Entries: Array.from({ length: 6 }, (_, index) => ({ Id: `m${index}`, MessageBody: `m${index}` })),
       }),
     );
-    await eventually(() => done === 6, 'six invocations');
+    await waitUntil(() => done === 6);
     expect(peak).toBe(2);
   });
 
@@ -530,7 +510,7 @@ describe('LocalSqs event source mapping', () => {
     expect(() => sqs.enqueue('jobs', 'x', { delaySeconds: 901 })).toThrow(/DelaySeconds/);
     expect(() => sqs.enqueue('unknown', 'x')).toThrow(/not declared/);
     sqs.enqueue('jobs', 'from a rule');
-    await eventually(() => bodies.length > 0, 'the delivery');
+    await waitUntil(() => bodies.length > 0);
     expect(bodies).toEqual(['from a rule']);
   });
 });
