@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../../lib/wiring/env';
 import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
@@ -46,7 +46,7 @@ export const createNotification = async (
   const expiresAt = input.expires_at ? Date.parse(input.expires_at) : null;
   // Unknown topics are a 404 before anything is stored; their counts bound recipient_count from above.
   const topicCounts = await subscriberCounts(input.topics);
-  const record: NotificationRecord & Audience = {
+  const record: NotificationRecord = {
     id,
     source: input.source ?? (principal.kind === 'service' ? principal.id : 'user'),
     event_type: input.event_type,
@@ -90,7 +90,7 @@ const recipientCount = (record: Audience, topicCounts: ReadonlyMap<string, numbe
   (record.topics ?? []).reduce((sum, topic) => sum + Math.max(0, topicCounts.get(topic) ?? 0), 0);
 
 /** Writes the record unless an earlier attempt with this id did; then the stored one wins. */
-const storeOnce = async <R extends NotificationRecord>(record: R): Promise<R> => {
+const storeOnce = async (record: NotificationRecord): Promise<NotificationRecord> => {
   try {
     await documentClient().send(
       new PutCommand({
@@ -102,11 +102,10 @@ const storeOnce = async <R extends NotificationRecord>(record: R): Promise<R> =>
     return record;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
     const existing = await documentClient().send(
       new GetCommand({ TableName: tableName('notifications'), Key: { id: record.id }, ConsistentRead: true }),
     );
-    return (existing.Item as R | undefined) ?? record;
+    return (existing.Item as NotificationRecord | undefined) ?? record;
   }
 };
 

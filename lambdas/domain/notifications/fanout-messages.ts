@@ -1,3 +1,5 @@
+import type { NotificationRecord } from './model';
+
 /**
  * Messages on the `fanout` queue. A `plan` splits a notification's audience into `chunk`s and one
  * `topic-page` per named topic; each chunk is delivered by one worker invocation and each topic page enqueues
@@ -46,12 +48,7 @@ export const parseFanoutMessage = (body: string): FanoutMessage => {
 };
 
 /** The audience of a stored notification: its recipients and the topics whose subscribers it also reaches. */
-export interface Audience {
-  readonly id: string;
-  readonly recipient_ids: readonly string[];
-  /** Absent on notifications stored before topic fan-out existed. */
-  readonly topics?: readonly string[];
-}
+export type Audience = Pick<NotificationRecord, 'id' | 'recipient_ids' | 'topics'>;
 
 /** What a `plan` turns into: chunks of the recipients, and the first page of each topic's subscribers. */
 export const planMessages = (audience: Audience): FanoutMessage[] => [

@@ -9,7 +9,7 @@ import { sendAll } from '../../core/sqs-send';
 import { deliverToMembers, forEachLimited, type Membership, membersPage } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
 import { subscribersPage } from '../topics/subscriptions';
-import { type Audience, CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
+import { CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
 import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 
 /** Recipients of one chunk handled at once (DynamoDB writes and `@connections` posts in flight). */
@@ -21,12 +21,12 @@ const RECEIPT_RETENTION_SECS = 5 * 24 * 3600;
 
 export type FanoutOutcome = 'planned' | 'delivered' | 'expired' | 'postponed';
 
-const loadNotification = async (id: string): Promise<NotificationRecord & Audience> => {
+const loadNotification = async (id: string): Promise<NotificationRecord> => {
   const result = await documentClient().send(
     new GetCommand({ TableName: tableName('notifications'), Key: { id }, ConsistentRead: true }),
   );
   if (!result.Item) throw new Error(`notification ${id} does not exist`);
-  return result.Item as NotificationRecord & Audience;
+  return result.Item as NotificationRecord;
 };
 
 /**

@@ -13,6 +13,8 @@ export interface NotificationRecord {
   readonly priority: Priority;
   readonly channels: readonly Channel[];
   readonly recipient_ids: readonly string[];
+  /** Topics whose subscribers it also reaches; absent when it names none. */
+  readonly topics?: readonly string[];
   readonly scheduled_at: string | null;
   readonly expires_at: string | null;
   readonly created_at: string;
