@@ -128,6 +128,12 @@ const isConditionFailure = (error: unknown) =>
   error instanceof TransactionCanceledException &&
   (error.CancellationReasons ?? []).some((reason) => reason.Code === 'ConditionalCheckFailed');
 
+/** Transaction items removing a webhook's entries from the filter index, so the matcher no longer finds it. */
+const filterDeletes = (record: WebhookRecord) =>
+  record.event_filters.map((filter) => ({
+    Delete: { TableName: tableName('webhookFilters'), Key: filterItem(filter, record.id) },
+  }));
+
 export const deleteWebhook = async (id: string): Promise<void> => {
   const record = await requireWebhook(id);
   try {
@@ -141,9 +147,7 @@ export const deleteWebhook = async (id: string): Promise<void> => {
               ConditionExpression: 'attribute_exists(id)',
             },
           },
-          ...record.event_filters.map((filter) => ({
-            Delete: { TableName: tableName('webhookFilters'), Key: filterItem(filter, id) },
-          })),
+          ...filterDeletes(record),
         ],
       }),
     );
@@ -180,9 +184,7 @@ export const disableWebhook = async (
               },
             },
           },
-          ...record.event_filters.map((filter) => ({
-            Delete: { TableName: tableName('webhookFilters'), Key: filterItem(filter, record.id) },
-          })),
+          ...filterDeletes(record),
         ],
       }),
     );
