@@ -27,6 +27,42 @@ export interface ThrottleLimits {
   readonly burstLimit: number;
 }
 
+/** AWS managed rule groups a web ACL the stack creates may use (docs/deploy.md, WAF). */
+export const MANAGED_RULE_GROUPS = [
+  'AWSManagedRulesAmazonIpReputationList',
+  'AWSManagedRulesKnownBadInputsRuleSet',
+  'AWSManagedRulesCommonRuleSet',
+  'AWSManagedRulesAnonymousIpList',
+] as const;
+export type ManagedRuleGroup = (typeof MANAGED_RULE_GROUPS)[number];
+
+/** The groups of a created web ACL when the stage file names none. */
+export const DEFAULT_MANAGED_RULE_GROUPS: readonly ManagedRuleGroup[] = [
+  'AWSManagedRulesAmazonIpReputationList',
+  'AWSManagedRulesKnownBadInputsRuleSet',
+  'AWSManagedRulesCommonRuleSet',
+];
+
+/** Requests per client IP and window before the created web ACL answers 429, when the stage file names none. */
+export const DEFAULT_WAF_RATE_LIMIT = { requests: 2000, windowSecs: 300 } as const;
+
+export type CloudFrontPriceClass = 'PriceClass_100' | 'PriceClass_200' | 'PriceClass_All';
+
+/**
+ * The HTTP API behind CloudFront with a WAF web ACL (a WAF cannot attach to an HTTP API itself).
+ * `webAcl` is either one the app creates in us-east-1 or an existing CLOUDFRONT-scope one.
+ */
+export interface WafSettings {
+  readonly webAcl:
+    | {
+        readonly kind: 'create';
+        readonly rateLimit: { readonly requests: number; readonly windowSecs: 60 | 120 | 300 | 600 };
+        readonly managedRuleGroups: readonly ManagedRuleGroup[];
+      }
+    | { readonly kind: 'existing'; readonly arn: string };
+  readonly priceClass: CloudFrontPriceClass;
+}
+
 export interface StageSettings {
   readonly stage: string;
   /** Development stages accept HS256 tokens; nothing else differs in code paths. */
@@ -44,6 +80,8 @@ export interface StageSettings {
   };
   /** Where alarm notifications go: an email subscribed to a topic the stack creates, and/or an existing topic. */
   readonly alarms: { readonly email: string | undefined; readonly topicArn: string | undefined };
+  /** CloudFront + WAF in front of the HTTP API; undefined: clients call API Gateway directly. */
+  readonly waf: WafSettings | undefined;
   /** `SERVICE__AUTH__*` variables for the functions, without the HS256 secret. */
   readonly authEnv: Readonly<Record<string, string>>;
   readonly hs256Secret: Hs256SecretSource | undefined;
@@ -92,8 +130,51 @@ const fileSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  waf: z
+    .strictObject({
+      web_acl_arn: z
+        .string()
+        .regex(
+          /^arn:aws[\w-]*:wafv2:us-east-1:\d{12}:global\/webacl\/[\w-]+\/[\w-]+$/,
+          'expected the ARN of a CLOUDFRONT-scope web ACL (arn:aws:wafv2:us-east-1:<account>:global/webacl/…)',
+        )
+        .optional(),
+      rate_limit: z
+        .strictObject({
+          // WAF's bounds for a rate-based rule.
+          requests: z.number().int().min(10).max(2_000_000_000),
+          window_secs: z.union([z.literal(60), z.literal(120), z.literal(300), z.literal(600)]).optional(),
+        })
+        .optional(),
+      managed_rule_groups: z.array(z.enum(MANAGED_RULE_GROUPS)).optional(),
+      price_class: z.enum(['PriceClass_100', 'PriceClass_200', 'PriceClass_All']).optional(),
+    })
+    .refine((waf) => !(waf.web_acl_arn && (waf.rate_limit || waf.managed_rule_groups)), {
+      message:
+        'web_acl_arn names an existing web ACL, whose rules are its own: drop rate_limit and managed_rule_groups, ' +
+        'or drop web_acl_arn to let the stack create one',
+    })
+    .optional(),
   auth: authSchema,
 });
+
+const wafSettings = (waf: z.output<typeof fileSchema>['waf']): WafSettings | undefined => {
+  if (waf === undefined) return undefined;
+  return {
+    webAcl: waf.web_acl_arn
+      ? { kind: 'existing', arn: waf.web_acl_arn }
+      : {
+          kind: 'create',
+          rateLimit: {
+            requests: waf.rate_limit?.requests ?? DEFAULT_WAF_RATE_LIMIT.requests,
+            windowSecs: waf.rate_limit?.window_secs ?? DEFAULT_WAF_RATE_LIMIT.windowSecs,
+          },
+          managedRuleGroups: waf.managed_rule_groups ?? DEFAULT_MANAGED_RULE_GROUPS,
+        },
+    // North America and Europe only: the API's callers are mostly backends in one region.
+    priceClass: waf.price_class ?? 'PriceClass_100',
+  };
+};
 
 /** The value at `path` of the raw file, to tell a missing key from a malformed one. */
 const valueAt = (raw: unknown, path: readonly PropertyKey[]): unknown =>
@@ -230,6 +311,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
       },
     },
     alarms: { email: file.alarms?.email, topicArn: file.alarms?.topic_arn },
+    waf: wafSettings(file.waf),
     authEnv,
     hs256Secret,
   };

@@ -19,4 +19,12 @@ export const envNames = {
   webhookKmsKeyId: 'NOTIFY_WEBHOOK_KMS_KEY_ID',
   /** Secrets Manager secret holding the HS256 key of a development stage, read at cold start (AWS only). */
   hs256SecretArn: 'NOTIFY_HS256_SECRET_ARN',
+  /**
+   * Secrets Manager secret whose value CloudFront sends in ORIGIN_VERIFY_HEADER when the HTTP API sits behind
+   * CloudFront + WAF; HTTP functions then refuse requests without it (AWS only).
+   */
+  originSecretArn: 'NOTIFY_ORIGIN_SECRET_ARN',
 } as const;
+
+/** Header CloudFront adds to every request it forwards to the HTTP API (lower case, as API Gateway passes it). */
+export const ORIGIN_VERIFY_HEADER = 'x-notify-origin-verify';

@@ -1,3 +1,3 @@
 export { httpRouteById, wiring } from './declaration';
-export { envNames } from './env';
+export { envNames, ORIGIN_VERIFY_HEADER } from './env';
 export * from './types';

@@ -1,7 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { type Access, type HttpRoute, httpRouteById } from '../../../lib/wiring';
+import { type Access, type HttpRoute, httpRouteById, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring';
 import { bearerToken, tokenVerifier } from '../auth';
 import { forbidden, ServiceError, unauthorized, validationError } from '../errors';
 import { newId } from '../ids';
@@ -10,6 +10,7 @@ import { flushMetrics } from '../metrics';
 import type { Principal } from '../principal';
 import { parseOrThrow } from '../validation';
 import { errorBody, isServerError, toServiceError } from './errors-to-response';
+import { originCheck } from './origin-check';
 
 /** Contract §3: request bodies over 256 KiB → 413. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -120,6 +121,13 @@ export const authorize = (access: Access, principal: Principal): void => {
   );
 };
 
+/** Behind CloudFront + WAF: only requests CloudFront forwarded, before any token work (origin-check.ts). */
+const cloudFrontOrigin = (): MiddlewareObj<Event, Result, Error, RouteContext> => ({
+  before: async ({ event }) => {
+    await originCheck()?.assert(header(event, ORIGIN_VERIFY_HEADER));
+  },
+});
+
 const authentication = (route: HttpRoute): MiddlewareObj<Event, Result, Error, RouteContext> => ({
   before: async ({ event, context }) => {
     if ('public' in route.access) return;
@@ -185,6 +193,7 @@ export const httpRoute = <
   return middy<Event, Result, Error, RouteContext>()
     .use(requestScope(route))
     .use(errorResponses())
+    .use(cloudFrontOrigin())
     .use(authentication(route))
     .use(jsonBody())
     .handler(async (event, context) => {
