@@ -87,7 +87,10 @@ describe('HTTP routes behind CloudFront', () => {
       requestContext: { requestId: 'apigw-1', http: { method: 'GET', path: '/api/v1/things' } },
     } as unknown as APIGatewayProxyEventV2;
     const context = { awsRequestId: 'lambda-1' } as unknown as Context;
-    const result = (await handler(event, context)) as APIGatewayProxyStructuredResultV2;
+    const result = (await handler(
+      event,
+      context as Parameters<typeof handler>[1],
+    )) as APIGatewayProxyStructuredResultV2;
     return { status: result.statusCode, json: JSON.parse(result.body ?? '{}') };
   };
 
