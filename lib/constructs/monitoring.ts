@@ -1,4 +1,4 @@
-import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, NestedStack, type RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -43,8 +43,14 @@ const FIVE_MINUTES = Duration.minutes(5);
  * Alarms, an optional alarm topic and a dashboard for one stage, built from what the stack holds: one alarm
  * per DLQ and per function, the APIs' error rates, and the webhook failure rate from the service's own EMF
  * counters (lambdas/core/metrics.ts).
+ *
+ * Everything it creates lives in a nested stack: one alarm per function and per DLQ would otherwise take
+ * about a sixth of the parent template's 500 resources. What the alarms watch (function names, queue names,
+ * API ids) reaches the nested stack as parameters, which CDK adds by itself (docs/operations.md has the count).
  */
 export class Monitoring extends Construct {
+  /** The nested stack holding every resource below (`Template.fromStack` of it in tests). */
+  readonly nestedStack: NestedStack;
   readonly alarms: cloudwatch.Alarm[] = [];
   /** The topic the stack creates for `alarmEmail`. */
   readonly topic: sns.Topic | undefined;
@@ -53,15 +59,19 @@ export class Monitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
+    this.nestedStack = new NestedStack(this, 'Stack', {
+      description: `Notify ${props.stage}: alarms, alarm topic and dashboard`,
+    });
+    const inNested = this.nestedStack;
     if (props.alarmEmail) {
       // Encrypted with a key of our own: the AWS managed SNS key cannot be granted to CloudWatch.
-      const key = new kms.Key(this, 'AlarmTopicKey', {
+      const key = new kms.Key(inNested, 'AlarmTopicKey', {
         description: `Notify ${props.stage}: encryption of the alarm topic`,
         enableKeyRotation: true,
         removalPolicy: props.removalPolicy,
       });
       key.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
-      this.topic = new sns.Topic(this, 'AlarmTopic', {
+      this.topic = new sns.Topic(inNested, 'AlarmTopic', {
         displayName: `Notify ${props.stage} alarms`,
         masterKey: key,
         enforceSSL: true,
@@ -71,7 +81,7 @@ export class Monitoring extends Construct {
     }
     if (props.alarmTopicArn) {
       this.alarmActions.push(
-        new actions.SnsAction(sns.Topic.fromTopicArn(this, 'ExistingAlarmTopic', props.alarmTopicArn)),
+        new actions.SnsAction(sns.Topic.fromTopicArn(inNested, 'ExistingAlarmTopic', props.alarmTopicArn)),
       );
     }
 
@@ -175,8 +185,8 @@ export class Monitoring extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
 
-    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: `notify-${props.stage}-${Stack.of(this).region}`.replace(/[^\w-]/g, '-'),
+    this.dashboard = new cloudwatch.Dashboard(inNested, 'Dashboard', {
+      dashboardName: `notify-${props.stage}-${inNested.region}`.replace(/[^\w-]/g, '-'),
       defaultInterval: Duration.hours(3),
     });
     const functions = [...props.functions.values()];
@@ -272,7 +282,7 @@ export class Monitoring extends Construct {
       readonly description: string;
     },
   ): void {
-    const alarm = new cloudwatch.Alarm(this, `${name.replace(/[^A-Za-z0-9]+/g, '-')}-alarm`, {
+    const alarm = new cloudwatch.Alarm(this.nestedStack, `${name.replace(/[^A-Za-z0-9]+/g, '-')}-alarm`, {
       metric: props.metric,
       threshold: props.threshold,
       comparisonOperator: props.comparisonOperator,

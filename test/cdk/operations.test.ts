@@ -2,9 +2,12 @@
  * What a platform team needs to run a stage: alarms on every DLQ, function and API error rate and on the
  * webhook failure rate, where they go, a dashboard, log retention everywhere, throttling on both APIs,
  * tracing as configured, data kept in production, and the outputs the README uses. One synth per stage kind.
+ * Alarms, topic and dashboard live in the monitoring nested stack: they are asserted on its template, and what
+ * they watch through the parameters the parent passes it.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { CfnElement } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_METRICS } from '../../lambdas/core/metrics';
 import { ALARM_THRESHOLDS } from '../../lib/constructs/monitoring';
@@ -19,22 +22,95 @@ type Resources = Record<
 const logicalIdOf = (synth: SynthesizedStack, construct: { node: { defaultChild?: unknown } }) =>
   synth.stack.getLogicalId(construct.node.defaultChild as CfnElement);
 
+/** CloudFormation's hard limits of one template (docs/operations.md, known gaps). */
+const TEMPLATE_RESOURCE_LIMIT = 500;
+const TEMPLATE_PARAMETER_LIMIT = 200;
+/** Where the parent template must stay, so that new routes and workers have room before the hard limit. */
+const PARENT_RESOURCE_BUDGET = 400;
+
+/** The monitoring nested stack of a synthesized stack, and how the parent's values reach it. */
+interface MonitoringStack {
+  readonly template: Template;
+  readonly resources: Resources;
+  /** The nested stack resource of the parent template. */
+  readonly resourceId: string;
+  /** `{ Ref: <parameter> }` inside the nested template for a value of the parent (a function name, ...). */
+  readonly passed: (parentValue: unknown) => { Ref: string };
+  readonly logicalIdOf: (construct: { node: { defaultChild?: unknown } }) => string;
+}
+
+const monitoringStackOf = (synth: SynthesizedStack): MonitoringStack => {
+  const nestedStack = synth.stack.monitoring.nestedStack;
+  const template = Template.fromStack(nestedStack);
+  const resource = nestedStack.nestedStackResource;
+  if (!resource) throw new Error('the monitoring stack is not nested');
+  const resourceId = synth.stack.getLogicalId(resource);
+  const parentResources = synth.template.toJSON().Resources as Resources;
+  const parameters = (parentResources[resourceId]?.Properties.Parameters ?? {}) as Record<string, unknown>;
+  return {
+    template,
+    resources: template.toJSON().Resources as Resources,
+    resourceId,
+    passed: (parentValue) => {
+      const names = Object.entries(parameters)
+        .filter(([, value]) => isDeepStrictEqual(value, parentValue))
+        .map(([name]) => name);
+      expect(names, `one parameter of the nested stack is ${JSON.stringify(parentValue)}`).toHaveLength(1);
+      return { Ref: names[0] as string };
+    },
+    logicalIdOf: (construct) => nestedStack.getLogicalId(construct.node.defaultChild as CfnElement),
+  };
+};
+
 describe('production-like stage (project declaration)', () => {
   let synth: SynthesizedStack;
   let resources: Resources;
+  let monitoring: MonitoringStack;
   beforeAll(() => {
     synth = synthesize(prodSettings());
     resources = synth.template.toJSON().Resources as Resources;
+    monitoring = monitoringStackOf(synth);
+  });
+
+  it('keeps alarms, topic and dashboard in a nested stack, so the parent stays clear of CloudFormation limits', () => {
+    const nestedStacks = Object.entries(resources).filter(
+      ([, resource]) => resource.Type === 'AWS::CloudFormation::Stack',
+    );
+    expect(nestedStacks.map(([id]) => id)).toEqual([monitoring.resourceId]);
+    for (const type of ['AWS::CloudWatch::Alarm', 'AWS::CloudWatch::Dashboard', 'AWS::SNS::Topic'])
+      synth.template.resourceCountIs(type, 0);
+    const parentCount = Object.keys(resources).length;
+    expect(
+      parentCount,
+      `the parent template has ${parentCount} resources: CloudFormation refuses more than ` +
+        `${TEMPLATE_RESOURCE_LIMIT} in one template, and each new function adds about six; stay under ` +
+        `${PARENT_RESOURCE_BUDGET} or move another part into a nested stack`,
+    ).toBeLessThan(PARENT_RESOURCE_BUDGET);
+    const nested = monitoring.template.toJSON() as { Parameters?: Record<string, unknown> };
+    const parameterCount = Object.keys(nested.Parameters ?? {}).length;
+    // One parameter per function, DLQ and API the alarms watch; the parent passes each one.
+    expect(Object.keys(resources[monitoring.resourceId]?.Properties.Parameters ?? {}).length).toBe(
+      parameterCount,
+    );
+    expect(
+      parameterCount,
+      `the monitoring nested template takes ${parameterCount} parameters: CloudFormation refuses more than ` +
+        `${TEMPLATE_PARAMETER_LIMIT} in one template (one per watched function, DLQ and API)`,
+    ).toBeLessThan(TEMPLATE_PARAMETER_LIMIT);
+    expect(Object.keys(monitoring.resources).length).toBeLessThan(TEMPLATE_RESOURCE_LIMIT);
   });
 
   it('alarms when any message waits in any dead-letter queue', () => {
     expect(wiring.queues.length).toBeGreaterThan(0);
     for (const { spec, deadLetterQueue } of synth.stack.queues.all) {
-      synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'AWS/SQS',
         MetricName: 'ApproximateNumberOfMessagesVisible',
         Dimensions: [
-          { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(synth, deadLetterQueue), 'QueueName'] } },
+          {
+            Name: 'QueueName',
+            Value: monitoring.passed({ 'Fn::GetAtt': [logicalIdOf(synth, deadLetterQueue), 'QueueName'] }),
+          },
         ],
         Statistic: 'Maximum',
         Threshold: 0,
@@ -47,8 +123,8 @@ describe('production-like stage (project declaration)', () => {
 
   it('alarms on errors and throttles of every function', () => {
     for (const [key, fn] of synth.stack.functions) {
-      const functionRef = { Ref: logicalIdOf(synth, fn.function) };
-      synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      const functionRef = monitoring.passed({ Ref: logicalIdOf(synth, fn.function) });
+      monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Threshold: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
         AlarmDescription: Match.stringLikeRegexp(key.replace(/[$.]/g, '\\$&')),
@@ -84,7 +160,7 @@ describe('production-like stage (project declaration)', () => {
     const httpApi = synth.stack.httpApi;
     const webSocketApi = synth.stack.webSocketApi;
     if (!httpApi || !webSocketApi) throw new Error('both APIs are declared');
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: ALARM_THRESHOLDS.http5xxPercent,
       ComparisonOperator: 'GreaterThanThreshold',
       Metrics: Match.arrayWith([
@@ -97,13 +173,15 @@ describe('production-like stage (project declaration)', () => {
             Metric: {
               Namespace: 'AWS/ApiGateway',
               MetricName: '5xx',
-              Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalIdOf(synth, httpApi.api) } }],
+              Dimensions: [
+                { Name: 'ApiId', Value: monitoring.passed({ Ref: logicalIdOf(synth, httpApi.api) }) },
+              ],
             },
           }),
         }),
       ]),
     });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: ALARM_THRESHOLDS.webSocketErrors,
       Metrics: Match.arrayWith([
         Match.objectLike({ Expression: 'execution + integration' }),
@@ -114,7 +192,7 @@ describe('production-like stage (project declaration)', () => {
               Namespace: 'AWS/ApiGateway',
               MetricName: 'ExecutionError',
               Dimensions: Match.arrayWith([
-                { Name: 'ApiId', Value: { Ref: logicalIdOf(synth, webSocketApi.api) } },
+                { Name: 'ApiId', Value: monitoring.passed({ Ref: logicalIdOf(synth, webSocketApi.api) }) },
                 { Name: 'Stage', Value: Match.anyValue() },
               ]),
             },
@@ -139,7 +217,7 @@ describe('production-like stage (project declaration)', () => {
           Stat: 'Sum',
         }),
       });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: ALARM_THRESHOLDS.webhookFailurePercent,
       Metrics: Match.arrayWith([
         Match.objectLike({ Expression: Match.stringLikeRegexp('100 \\* failed / \\(ok \\+ failed\\)') }),
@@ -152,17 +230,17 @@ describe('production-like stage (project declaration)', () => {
   it('sends every alarm and its recovery to the stack’s encrypted, TLS-only e-mail topic and to the existing topic', () => {
     const topic = synth.stack.monitoring.topic;
     if (!topic) throw new Error('an alarm topic is configured');
-    const topicId = logicalIdOf(synth, topic);
+    const topicId = monitoring.logicalIdOf(topic);
     const existing = prodSettings().alarms.topicArn;
-    synth.template.hasResourceProperties('AWS::SNS::Subscription', {
+    monitoring.template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
       Endpoint: prodSettings().alarms.email,
       TopicArn: { Ref: topicId },
     });
-    synth.template.hasResourceProperties('AWS::SNS::Topic', {
+    monitoring.template.hasResourceProperties('AWS::SNS::Topic', {
       KmsMasterKeyId: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] },
     });
-    synth.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+    monitoring.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       Topics: [{ Ref: topicId }],
       PolicyDocument: {
         Statement: Match.arrayWith([
@@ -171,7 +249,7 @@ describe('production-like stage (project declaration)', () => {
       },
     });
     // CloudWatch may use the topic's key (the AWS managed SNS key cannot be granted to it).
-    synth.template.hasResourceProperties('AWS::KMS::Key', {
+    monitoring.template.hasResourceProperties('AWS::KMS::Key', {
       EnableKeyRotation: true,
       KeyPolicy: {
         Statement: Match.arrayWith([
@@ -182,7 +260,9 @@ describe('production-like stage (project declaration)', () => {
         ]),
       },
     });
-    const alarms = Object.values(resources).filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm');
+    const alarms = Object.values(monitoring.resources).filter(
+      (resource) => resource.Type === 'AWS::CloudWatch::Alarm',
+    );
     expect(alarms.length).toBe(
       wiring.queues.length + synth.stack.functions.size + 3, // + HTTP 5xx, WebSocket, webhooks
     );
@@ -193,9 +273,11 @@ describe('production-like stage (project declaration)', () => {
   });
 
   it('has a dashboard with the service counters, the DLQs, the APIs, the functions and the alarms', () => {
-    const [dashboard] = Object.values(resources).filter(
+    const dashboards = Object.values(monitoring.resources).filter(
       (resource) => resource.Type === 'AWS::CloudWatch::Dashboard',
     );
+    expect(dashboards).toHaveLength(1);
+    const [dashboard] = dashboards;
     const body = JSON.stringify(dashboard?.Properties.DashboardBody);
     for (const name of Object.values(SERVICE_METRICS)) expect(body).toContain(name);
     for (const title of [
@@ -294,8 +376,14 @@ describe('production-like stage (project declaration)', () => {
     expect(JSON.stringify(outputs.WebSocketUrl?.Value)).toMatch(/^\{"Fn::Join":\["",\["wss:\/\//);
     expect(JSON.stringify(outputs.WebSocketUrl?.Value)).toContain('/ws');
     expect(outputs.EventBusName?.Value).toEqual({ Ref: logicalIdOf(synth, synth.stack.eventBus.bus) });
+    // The topic is in the nested stack: the parent reads it from an output of that stack.
+    const nestedOutputs = monitoring.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    const [topicOutput] = Object.entries(nestedOutputs).filter(([, output]) =>
+      isDeepStrictEqual(output.Value, { Ref: monitoring.logicalIdOf(synth.stack.monitoring.topic as never) }),
+    );
+    if (!topicOutput) throw new Error('the nested stack does not output the alarm topic');
     expect(outputs.AlarmTopicArn?.Value).toEqual({
-      Ref: logicalIdOf(synth, synth.stack.monitoring.topic as never),
+      'Fn::GetAtt': [monitoring.resourceId, `Outputs.${topicOutput[0]}`],
     });
     expect(outputs.Hs256SecretArn).toBeUndefined();
   });
@@ -322,8 +410,11 @@ describe('development stage with tracing off and no alarm destination', () => {
   });
 
   it('still alarms, with no action and no topic', () => {
+    const monitoring = monitoringStackOf(synth);
     synth.template.resourceCountIs('AWS::SNS::Topic', 0);
-    synth.template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+    monitoring.template.resourceCountIs('AWS::SNS::Topic', 0);
+    monitoring.template.resourceCountIs('AWS::CloudWatch::Alarm', synth.stack.monitoring.alarms.length);
+    monitoring.template.allResourcesProperties('AWS::CloudWatch::Alarm', {
       AlarmActions: Match.absent(),
       OKActions: Match.absent(),
     });
