@@ -2,12 +2,12 @@
 /** The CDK app: `npx cdk synth|deploy [-c stage=dev|prod] [-c config=path/to/settings.json]`. */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { addNotifyStack } from '../lib/app';
+import { addNotifyStacks } from '../lib/app';
 import { StageConfigError } from '../lib/config/stage-config';
 
 const app = new App();
 try {
-  addNotifyStack(app);
+  addNotifyStacks(app);
 } catch (error) {
   if (!(error instanceof StageConfigError)) throw error;
   // A settings mistake is the operator's to fix: say what is wrong, without a stack trace.

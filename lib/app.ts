@@ -1,5 +1,6 @@
-import type { App } from 'aws-cdk-lib';
-import { loadStageConfig } from './config/stage-config';
+import { type App, Token } from 'aws-cdk-lib';
+import { loadStageConfig, StageConfigError } from './config/stage-config';
+import { EDGE_REGION, NotifyEdgeStack } from './edge-stack';
 import { NotifyStack } from './notify-stack';
 import type { Wiring } from './wiring';
 
@@ -8,18 +9,56 @@ export const DEFAULT_STAGE = 'dev';
 /** Stack name of a stage: one stack per stage, side by side in one account if need be. */
 export const stackName = (stage: string): string => `notify-${stage}`;
 
+/** Stack name of a stage's web ACL (us-east-1), when the stage asks for a WAF the app creates. */
+export const edgeStackName = (stage: string): string => `notify-${stage}-edge`;
+
+export interface NotifyApp {
+  readonly service: NotifyStack;
+  /** Present when settings.waf asks the app to create the web ACL. */
+  readonly edge: NotifyEdgeStack | undefined;
+}
+
 /**
- * Adds the stage's stack to `app`. The stage comes from context `stage` (`-c stage=prod`, default dev), its
+ * Adds the stage's stacks to `app`. The stage comes from context `stage` (`-c stage=prod`, default dev), its
  * settings from config/<stage>.json, or from the file named by context `config` (`-c config=path.json`).
- * Throws StageConfigError before any stack exists when the settings are invalid.
+ * `env` defaults to the CLI's account and region (CDK_DEFAULT_*). Throws StageConfigError before any stack
+ * exists when the settings are invalid.
  */
-export const addNotifyStack = (app: App, options: { readonly wiring?: Wiring } = {}): NotifyStack => {
+export const addNotifyStacks = (
+  app: App,
+  options: { readonly wiring?: Wiring; readonly env?: { account?: string; region?: string } } = {},
+): NotifyApp => {
   const stage = String(app.node.tryGetContext('stage') ?? DEFAULT_STAGE);
   const configFile = app.node.tryGetContext('config') as string | undefined;
   const settings = loadStageConfig(stage, configFile);
-  return new NotifyStack(app, stackName(stage), {
+  const env = options.env ?? {
+    account: process.env.CDK_DEFAULT_ACCOUNT,
+    region: process.env.CDK_DEFAULT_REGION,
+  };
+
+  const webAcl = settings.waf?.webAcl;
+  let edge: NotifyEdgeStack | undefined;
+  if (webAcl?.kind === 'create') {
+    // A reference from one region to another needs both regions at synth time.
+    if (!env.region || Token.isUnresolved(env.region)) {
+      throw new StageConfigError(
+        `stage "${stage}": waf creates a web ACL in ${EDGE_REGION} that the service stack references, so the ` +
+          "service's region must be known when synthesizing: set AWS_REGION (or your profile's region), or " +
+          'name an existing CLOUDFRONT web ACL in waf.web_acl_arn.',
+      );
+    }
+    edge = new NotifyEdgeStack(app, edgeStackName(stage), {
+      settings,
+      webAcl,
+      env: { account: env.account, region: EDGE_REGION },
+    });
+  }
+  const service = new NotifyStack(app, stackName(stage), {
     settings,
     wiring: options.wiring,
-    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+    env,
+    webAclArn: webAcl?.kind === 'existing' ? webAcl.arn : edge?.webAcl.webAcl.attrArn,
+    crossRegionReferences: edge !== undefined,
   });
+  return { service, edge };
 };

@@ -5,10 +5,11 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import type { RemovalPolicyName, StageSettings } from './config/stage-config';
+import { REMOVAL_POLICIES, type StageSettings } from './config/stage-config';
 import { ServiceHttpApi, ServiceWebSocketApi } from './constructs/apis';
 import { DataTables } from './constructs/data-tables';
 import { ServiceEventBus } from './constructs/event-bus';
+import { HttpFrontDoor } from './constructs/http-front-door';
 import { Monitoring } from './constructs/monitoring';
 import { pascalCase } from './constructs/naming';
 import { type FunctionDefaults, NotifyFunction } from './constructs/notify-function';
@@ -28,13 +29,12 @@ export interface NotifyStackProps extends StackProps {
   readonly settings: StageSettings;
   /** The wiring to build; the project's declaration unless a test injects another. */
   readonly wiring?: Wiring;
+  /**
+   * A CLOUDFRONT-scope web ACL (settings.waf): the HTTP API is then served through CloudFront with it, and its
+   * functions refuse requests that did not come through CloudFront.
+   */
+  readonly webAclArn?: string;
 }
-
-const REMOVAL_POLICIES: Record<RemovalPolicyName, RemovalPolicy> = {
-  destroy: RemovalPolicy.DESTROY,
-  retain: RemovalPolicy.RETAIN,
-  snapshot: RemovalPolicy.SNAPSHOT,
-};
 
 /** AWS guidance for SQS event sources: visibility timeout at least six times the function timeout. */
 const VISIBILITY_TIMEOUT_FACTOR = 6;
@@ -48,6 +48,8 @@ export class NotifyStack extends Stack {
   readonly queues: Queues;
   readonly eventBus: ServiceEventBus;
   readonly httpApi: ServiceHttpApi | undefined;
+  /** CloudFront (+ WAF) in front of the HTTP API, when a web ACL is given. */
+  readonly httpFrontDoor: HttpFrontDoor | undefined;
   readonly webSocketApi: ServiceWebSocketApi | undefined;
   readonly scheduling: OneTimeScheduling | undefined;
   /** The KMS key that envelope-encrypts webhook secrets, when a function declares `webhookSecretKey`. */
@@ -102,6 +104,16 @@ export class NotifyStack extends Stack {
       wiring.httpRoutes.length > 0
         ? new ServiceHttpApi(this, 'Http', { ...apiProps, throttle: settings.throttling.http })
         : undefined;
+    this.httpFrontDoor =
+      this.httpApi && props.webAclArn
+        ? new HttpFrontDoor(this, 'HttpFrontDoor', {
+            stage: settings.stage,
+            httpApi: this.httpApi,
+            webAclArn: props.webAclArn,
+            priceClass: settings.waf?.priceClass ?? 'PriceClass_100',
+            removalPolicy,
+          })
+        : undefined;
     // API Gateway refuses to deploy a WebSocket API without routes, so none is created until one is declared.
     this.webSocketApi =
       wiring.webSocketRoutes.length > 0
@@ -138,6 +150,10 @@ export class NotifyStack extends Stack {
             : `${route.method} /api/v1${route.path}`,
         withAuth: true,
       });
+      if (this.httpFrontDoor) {
+        this.httpFrontDoor.grantReadOriginSecret(fn.function);
+        fn.function.addEnvironment(envNames.originSecretArn, this.httpFrontDoor.originSecret.secretArn);
+      }
       this.httpApi?.addRoute(route.id, route.method, route.path, fn.function);
     }
     for (const route of wiring.webSocketRoutes) {
@@ -187,7 +203,16 @@ export class NotifyStack extends Stack {
       });
     }
 
-    if (this.httpApi) {
+    if (this.httpFrontDoor) {
+      new CfnOutput(this, 'HttpApiUrl', {
+        value: this.httpFrontDoor.baseUrl,
+        description: 'REST base URL (CloudFront + WAF; the execute-api URL refuses direct calls)',
+      });
+      new CfnOutput(this, 'HttpApiDistributionId', {
+        value: this.httpFrontDoor.distribution.distributionId,
+        description: 'CloudFront distribution in front of the HTTP API',
+      });
+    } else if (this.httpApi) {
       new CfnOutput(this, 'HttpApiUrl', { value: this.httpApi.baseUrl, description: 'REST base URL' });
     }
     if (this.webSocketApi) {

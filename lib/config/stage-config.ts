@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { RemovalPolicy } from 'aws-cdk-lib';
 import { z } from 'zod';
 import { AUTH_ENV_NAMES, ConfigError, parseAuthConfig } from '../../lambdas/core/config';
 import { repoRoot } from '../paths';
@@ -21,6 +22,12 @@ export type Hs256SecretSource =
   | { readonly kind: 'existing'; readonly secretId: string };
 
 export type RemovalPolicyName = 'destroy' | 'retain' | 'snapshot';
+
+export const REMOVAL_POLICIES: Record<RemovalPolicyName, RemovalPolicy> = {
+  destroy: RemovalPolicy.DESTROY,
+  retain: RemovalPolicy.RETAIN,
+  snapshot: RemovalPolicy.SNAPSHOT,
+};
 
 export interface ThrottleLimits {
   readonly rateLimit: number;

@@ -8,8 +8,14 @@ import { App, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { addNotifyStack } from '../../lib/app';
-import { loadStageConfig, parseStageConfig, StageConfigError } from '../../lib/config/stage-config';
+import { addNotifyStacks } from '../../lib/app';
+import {
+  DEFAULT_MANAGED_RULE_GROUPS,
+  DEFAULT_WAF_RATE_LIMIT,
+  loadStageConfig,
+  parseStageConfig,
+  StageConfigError,
+} from '../../lib/config/stage-config';
 import { repoRoot } from '../../lib/paths';
 
 const run = promisify(execFile);
@@ -218,10 +224,56 @@ describe('stage settings validation', () => {
   });
 });
 
+describe('waf settings', () => {
+  const ACL =
+    'arn:aws:wafv2:us-east-1:123456789012:global/webacl/central/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
+  const withWaf = (waf: unknown) => parseStageConfig('prod', { ...base, waf }, 'file').waf;
+
+  it('means no CloudFront when absent, and a created web ACL with defaults when empty', () => {
+    expect(parseStageConfig('prod', base, 'file').waf).toBeUndefined();
+    expect(withWaf({})).toEqual({
+      webAcl: {
+        kind: 'create',
+        rateLimit: DEFAULT_WAF_RATE_LIMIT,
+        managedRuleGroups: DEFAULT_MANAGED_RULE_GROUPS,
+      },
+      priceClass: 'PriceClass_100',
+    });
+    expect(withWaf({ rate_limit: { requests: 100 }, managed_rule_groups: [] })?.webAcl).toEqual({
+      kind: 'create',
+      rateLimit: { requests: 100, windowSecs: DEFAULT_WAF_RATE_LIMIT.windowSecs },
+      managedRuleGroups: [],
+    });
+  });
+
+  it('takes an existing CLOUDFRONT web ACL, but not together with rules of its own', () => {
+    expect(withWaf({ web_acl_arn: ACL })?.webAcl).toEqual({ kind: 'existing', arn: ACL });
+    expect(errorOf(() => withWaf({ web_acl_arn: ACL, rate_limit: { requests: 100 } })).message).toMatch(
+      /invalid waf: web_acl_arn names an existing web ACL/,
+    );
+    // A REGIONAL ACL cannot be attached to CloudFront.
+    const regional =
+      'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/api/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
+    expect(errorOf(() => withWaf({ web_acl_arn: regional })).message).toContain('waf.web_acl_arn');
+  });
+
+  it('refuses limits, windows and rule groups WAF does not have', () => {
+    expect(errorOf(() => withWaf({ rate_limit: { requests: 5 } })).message).toContain(
+      'waf.rate_limit.requests',
+    );
+    expect(errorOf(() => withWaf({ rate_limit: { requests: 100, window_secs: 90 } })).message).toContain(
+      'waf.rate_limit.window_secs',
+    );
+    expect(errorOf(() => withWaf({ managed_rule_groups: ['AWSManagedRulesSQLiRuleSet'] })).message).toContain(
+      'waf.managed_rule_groups.0',
+    );
+  });
+});
+
 describe('the CDK app', () => {
   it('adds no stack when the stage settings are refused', () => {
     const app = new App({ context: { stage: 'prod', config: 'test/cdk/fixtures/prod-incomplete.json' } });
-    expect(() => addNotifyStack(app)).toThrow(
+    expect(() => addNotifyStacks(app)).toThrow(
       /is incomplete: missing throttling\.websocket, auth\.issuer .*alarms\.email or alarms\.topic_arn/,
     );
     expect(app.node.children).toHaveLength(0);

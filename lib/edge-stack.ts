@@ -1,0 +1,35 @@
+import { Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { REMOVAL_POLICIES, type StageSettings, type WafSettings } from './config/stage-config';
+import { ApiWebAcl } from './constructs/web-acl';
+
+/** CloudFront only accepts web ACLs of scope CLOUDFRONT, and WAF creates those in us-east-1 only. */
+export const EDGE_REGION = 'us-east-1';
+
+export interface NotifyEdgeStackProps extends StackProps {
+  readonly settings: StageSettings;
+  readonly webAcl: Extract<WafSettings['webAcl'], { kind: 'create' }>;
+}
+
+/**
+ * The stage's web ACL, in us-east-1 whatever the region of the service: the service stack reads its ARN
+ * through a CDK cross-region reference (an SSM parameter the CDK writes in the service's region).
+ */
+export class NotifyEdgeStack extends Stack {
+  readonly webAcl: ApiWebAcl;
+
+  constructor(scope: Construct, id: string, props: NotifyEdgeStackProps) {
+    super(scope, id, {
+      description: `Notify: web ACL in front of the HTTP API (stage ${props.settings.stage})`,
+      crossRegionReferences: true,
+      ...props,
+    });
+    this.webAcl = new ApiWebAcl(this, 'HttpApiWebAcl', {
+      stage: props.settings.stage,
+      rateLimit: props.webAcl.rateLimit,
+      managedRuleGroups: props.webAcl.managedRuleGroups,
+      logRetentionDays: props.settings.logRetentionDays,
+      removalPolicy: REMOVAL_POLICIES[props.settings.removalPolicy],
+    });
+  }
+}

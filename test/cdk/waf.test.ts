@@ -1,0 +1,254 @@
+/**
+ * settings.waf: the HTTP API behind CloudFront with a WAF web ACL (created in us-east-1 by the app, or an
+ * existing one), and functions that refuse requests which did not come through CloudFront.
+ */
+import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addNotifyStacks, edgeStackName, type NotifyApp, stackName } from '../../lib/app';
+import { StageConfigError } from '../../lib/config/stage-config';
+import { RATE_LIMITED_RETRY_AFTER_SECS } from '../../lib/constructs/web-acl';
+import { EDGE_REGION } from '../../lib/edge-stack';
+import { envNames, ORIGIN_VERIFY_HEADER } from '../../lib/wiring';
+
+const SERVICE_ENV = { account: '123456789012', region: 'eu-west-1' };
+const EXISTING_ACL =
+  'arn:aws:wafv2:us-east-1:123456789012:global/webacl/central-api-acl/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
+/** AWS managed policies (CloudFront developer guide, "Use managed cache/origin request policies"). */
+const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
+const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+
+const build = (config: string, env: { account?: string; region?: string } = SERVICE_ENV) => {
+  // Without bundling: esbuild for every function is what `npm run synth` checks.
+  const app = new App({ context: { stage: 'prod', config, 'aws:cdk:bundling-stacks': [] } });
+  return { app, stacks: addNotifyStacks(app, { env }) };
+};
+
+const nagFindings = (app: App, stack: Stack) =>
+  new AwsSolutionsChecks(app)
+    .validateScope(stack)
+    .violations.map((violation) => `${violation.ruleName}: ${violation.description}`);
+
+const logicalId = (stack: Stack, construct: IConstruct) =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => {
+  let app: App;
+  let stacks: NotifyApp;
+  let edge: Template;
+  let service: Template;
+
+  beforeAll(() => {
+    ({ app, stacks } = build('test/cdk/fixtures/prod-waf.json'));
+    if (!stacks.edge) throw new Error('expected an edge stack');
+    edge = Template.fromStack(stacks.edge);
+    service = Template.fromStack(stacks.service);
+  });
+
+  it('puts the web ACL in us-east-1, in a stack of its own, with CLOUDFRONT scope', () => {
+    expect(stacks.edge?.stackName).toBe(edgeStackName('prod'));
+    expect(stacks.edge?.region).toBe(EDGE_REGION);
+    expect(stacks.service.region).toBe(SERVICE_ENV.region);
+    edge.resourceCountIs('AWS::WAFv2::WebACL', 1);
+    edge.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Scope: 'CLOUDFRONT',
+      DefaultAction: { Allow: {} },
+      VisibilityConfig: Match.objectLike({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: true }),
+    });
+  });
+
+  it('answers clients over the per-IP rate with 429 in the contract error format and Retry-After', () => {
+    const [acl] = Object.values(edge.findResources('AWS::WAFv2::WebACL')) as Resource[];
+    const rules = acl?.Properties.Rules as Record<string, unknown>[];
+    expect(rules[0]).toMatchObject({
+      Name: 'RateLimitPerIp',
+      Priority: 0,
+      Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 500, EvaluationWindowSec: 60 } },
+      Action: {
+        Block: {
+          CustomResponse: {
+            ResponseCode: 429,
+            CustomResponseBodyKey: 'rate_limited',
+            ResponseHeaders: [{ Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECS) }],
+          },
+        },
+      },
+    });
+    const bodies = acl?.Properties.CustomResponseBodies as Record<
+      string,
+      { ContentType: string; Content: string }
+    >;
+    expect(bodies.rate_limited?.ContentType).toBe('APPLICATION_JSON');
+    // contract §3: {"code", "message", "request_id"}
+    expect(JSON.parse(bodies.rate_limited?.Content ?? '')).toEqual({
+      code: 'rate_limited',
+      message: expect.stringContaining(`${RATE_LIMITED_RETRY_AFTER_SECS} seconds`),
+      request_id: expect.any(String),
+    });
+  });
+
+  it('runs the configured managed rule groups in order, counting only the body-size rule', () => {
+    edge.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Rules: [
+        Match.objectLike({ Name: 'RateLimitPerIp' }),
+        Match.objectLike({
+          Name: 'AWSManagedRulesCommonRuleSet',
+          Priority: 1,
+          OverrideAction: { None: {} },
+          Statement: {
+            ManagedRuleGroupStatement: {
+              VendorName: 'AWS',
+              Name: 'AWSManagedRulesCommonRuleSet',
+              // Notification bodies go up to 256 KiB; the rule blocks anything over 8 KiB.
+              RuleActionOverrides: [{ Name: 'SizeRestrictions_BODY', ActionToUse: { Count: {} } }],
+            },
+          },
+        }),
+        Match.objectLike({
+          Name: 'AWSManagedRulesAmazonIpReputationList',
+          Priority: 2,
+          Statement: {
+            ManagedRuleGroupStatement: Match.objectEquals({
+              VendorName: 'AWS',
+              Name: 'AWSManagedRulesAmazonIpReputationList',
+            }),
+          },
+        }),
+      ],
+    });
+  });
+
+  it('logs requests to an aws-waf-logs- group with retention, never the Authorization header', () => {
+    edge.hasResourceProperties('AWS::Logs::LogGroup', {
+      LogGroupName: 'aws-waf-logs-notify-prod',
+      RetentionInDays: 90,
+    });
+    const [logging] = Object.values(edge.findResources('AWS::WAFv2::LoggingConfiguration')) as Resource[];
+    expect(logging?.Properties.RedactedFields).toEqual([{ SingleHeader: { Name: 'authorization' } }]);
+    // WAF refuses the `…:*` form of a log group ARN.
+    const destination = JSON.stringify(logging?.Properties.LogDestinationConfigs);
+    expect(destination).toContain(':log-group:');
+    expect(destination).not.toContain(':*');
+  });
+
+  it('serves the HTTP API through CloudFront with the web ACL, uncached, all methods and headers', () => {
+    service.resourceCountIs('AWS::CloudFront::Distribution', 1);
+    service.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        // The ACL's ARN comes from us-east-1 through CDK's cross-region reference.
+        WebACLId: Match.objectLike({ 'Fn::GetAtt': Match.anyValue() }),
+        PriceClass: 'PriceClass_100',
+        DefaultCacheBehavior: Match.objectLike({
+          AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+          CachePolicyId: CACHING_DISABLED,
+          OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
+          ViewerProtocolPolicy: 'https-only',
+        }),
+        Origins: [
+          Match.objectLike({
+            CustomOriginConfig: Match.objectLike({
+              OriginProtocolPolicy: 'https-only',
+              OriginSSLProtocols: ['TLSv1.2'],
+              OriginReadTimeout: 30,
+            }),
+          }),
+        ],
+      }),
+    });
+  });
+
+  it('sends the origin secret from Secrets Manager, never as a literal, and the HTTP functions check it', () => {
+    const frontDoor = stacks.service.httpFrontDoor;
+    if (!frontDoor) throw new Error('expected a front door');
+    const secretId = logicalId(stacks.service, frontDoor.originSecret);
+    const [distribution] = Object.values(
+      service.findResources('AWS::CloudFront::Distribution'),
+    ) as Resource[];
+    const origin = (distribution?.Properties.DistributionConfig as { Origins: Record<string, unknown>[] })
+      .Origins[0];
+    expect(origin?.OriginCustomHeaders).toEqual([
+      {
+        HeaderName: ORIGIN_VERIFY_HEADER,
+        HeaderValue: {
+          'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, ':SecretString:::}}']],
+        },
+      },
+    ]);
+
+    const resources = service.toJSON().Resources as Record<string, Resource>;
+    for (const [key, fn] of stacks.service.functions) {
+      const environment = resources[logicalId(stacks.service, fn.function)]?.Properties.Environment as {
+        Variables: Record<string, unknown>;
+      };
+      const expected = key.startsWith('http:') ? { Ref: secretId } : undefined;
+      expect(environment.Variables[envNames.originSecretArn], key).toEqual(expected);
+    }
+    // Read access for exactly the HTTP functions' roles.
+    const readers = Object.values(service.findResources('AWS::IAM::Policy')).filter((policy) =>
+      JSON.stringify(policy).includes(`"Ref":"${secretId}"`),
+    );
+    const httpFunctions = [...stacks.service.functions.keys()].filter((key) => key.startsWith('http:'));
+    expect(readers).toHaveLength(httpFunctions.length);
+    for (const policy of readers) {
+      expect(JSON.stringify(policy)).toContain('secretsmanager:GetSecretValue');
+    }
+  });
+
+  it('gives the CloudFront URL as the REST base URL', () => {
+    const distributionId = logicalId(
+      stacks.service,
+      stacks.service.httpFrontDoor?.distribution as IConstruct,
+    );
+    service.hasOutput('HttpApiUrl', {
+      Value: { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributionId, 'DomainName'] }, '/api/v1']] },
+    });
+    service.hasOutput('HttpApiDistributionId', { Value: { Ref: distributionId } });
+  });
+
+  it('passes cdk-nag AwsSolutions in both stacks, every acknowledgement with a reason', () => {
+    for (const stack of [stacks.service, stacks.edge as Stack]) {
+      expect(nagFindings(app, stack), stack.stackName).toEqual([]);
+      expect(Annotations.fromStack(stack).findError('*', Match.anyValue()), stack.stackName).toEqual([]);
+      const acknowledgements = stack.node
+        .findAll()
+        .flatMap((construct) => construct.node.metadata)
+        .filter((entry) => entry.type === 'aws:cdk:acknowledged-rules')
+        .flatMap((entry) => Object.values(entry.data as Record<string, string>));
+      for (const reason of acknowledgements) expect(reason.length).toBeGreaterThan(40);
+    }
+  });
+});
+
+describe('WAF with an existing web ACL (waf.web_acl_arn)', () => {
+  it('creates no edge stack and attaches the named ACL', () => {
+    const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json', {});
+    expect(stacks.edge).toBeUndefined();
+    expect(app.node.children.map((child) => child.node.id)).toEqual([stackName('prod')]);
+    Template.fromStack(stacks.service).hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({ WebACLId: EXISTING_ACL, PriceClass: 'PriceClass_All' }),
+    });
+  });
+});
+
+describe('WAF settings the app refuses', () => {
+  it("needs the service's region to reference the us-east-1 web ACL", () => {
+    const app = new App({ context: { stage: 'prod', config: 'test/cdk/fixtures/prod-waf.json' } });
+    expect(() => addNotifyStacks(app, { env: { account: SERVICE_ENV.account } })).toThrow(StageConfigError);
+    expect(() => addNotifyStacks(app, { env: {} })).toThrow(/region must be known.*AWS_REGION/);
+    expect(app.node.children).toHaveLength(0);
+  });
+
+  it('builds no CloudFront when the stage has no waf settings', () => {
+    const app = new App({
+      context: { stage: 'prod', config: 'config/prod.json', 'aws:cdk:bundling-stacks': [] },
+    });
+    const { service, edge } = addNotifyStacks(app, { env: SERVICE_ENV });
+    expect(edge).toBeUndefined();
+    expect(service.httpFrontDoor).toBeUndefined();
+    Template.fromStack(service).resourceCountIs('AWS::CloudFront::Distribution', 0);
+  });
+});
