@@ -186,7 +186,10 @@ export class Monitoring extends Construct {
     });
 
     this.dashboard = new cloudwatch.Dashboard(inNested, 'Dashboard', {
-      dashboardName: `notify-${props.stage}-${inNested.region}`.replace(/[^\w-]/g, '-'),
+      // A new name since the move to the nested stack: CloudFormation creates the nested dashboard before it
+      // deletes the parent's, and the same name would collide (or be deleted by that cleanup).
+      // Only the stage is cleaned: the region may be a token (`AWS::Region`), which a replace would mangle.
+      dashboardName: `notify-${props.stage.replace(/[^\w-]/g, '-')}-${inNested.region}-monitoring`,
       defaultInterval: Duration.hours(3),
     });
     const functions = [...props.functions.values()];

@@ -278,6 +278,10 @@ describe('production-like stage (project declaration)', () => {
     );
     expect(dashboards).toHaveLength(1);
     const [dashboard] = dashboards;
+    // Not the name it had in the parent stack (an upgrade would create the new one before deleting the old).
+    expect(dashboard?.Properties.DashboardName).toEqual({
+      'Fn::Join': ['', ['notify-prodtest-', { Ref: 'AWS::Region' }, '-monitoring']],
+    });
     const body = JSON.stringify(dashboard?.Properties.DashboardBody);
     for (const name of Object.values(SERVICE_METRICS)) expect(body).toContain(name);
     for (const title of [
