@@ -1,4 +1,4 @@
-import { type App, Token } from 'aws-cdk-lib';
+import { type App, CrossStackReferences, ReferenceStrength, Token } from 'aws-cdk-lib';
 import { loadStageConfig, StageConfigError } from './config/stage-config';
 import { EDGE_REGION, NotifyEdgeStack } from './edge-stack';
 import { NotifyStack } from './notify-stack';
@@ -52,13 +52,15 @@ export const addNotifyStacks = (
       webAcl,
       env: { account: env.account, region: EDGE_REGION },
     });
+    // Read through Fn::GetStackOutput: no custom resources, and the web ACL stays replaceable (a strong
+    // cross-region reference would pin it until the service stack stops using it).
+    CrossStackReferences.of(edge.webAcl.webAcl).produce(ReferenceStrength.WEAK);
   }
   const service = new NotifyStack(app, stackName(stage), {
     settings,
     wiring: options.wiring,
     env,
     webAclArn: webAcl?.kind === 'existing' ? webAcl.arn : edge?.webAcl.webAcl.attrArn,
-    crossRegionReferences: edge !== undefined,
   });
   return { service, edge };
 };

@@ -13,7 +13,7 @@ export interface NotifyEdgeStackProps extends StackProps {
 
 /**
  * The stage's web ACL, in us-east-1 whatever the region of the service: the service stack reads its ARN
- * through a CDK cross-region reference (an SSM parameter the CDK writes in the service's region).
+ * from this stack's output with Fn::GetStackOutput (a weak cross-region reference, lib/app.ts).
  */
 export class NotifyEdgeStack extends Stack {
   readonly webAcl: ApiWebAcl;
@@ -21,7 +21,6 @@ export class NotifyEdgeStack extends Stack {
   constructor(scope: Construct, id: string, props: NotifyEdgeStackProps) {
     super(scope, id, {
       description: `Notify: web ACL in front of the HTTP API (stage ${props.settings.stage})`,
-      crossRegionReferences: true,
       ...props,
     });
     this.webAcl = new ApiWebAcl(this, 'HttpApiWebAcl', {

@@ -53,6 +53,8 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
     expect(stacks.edge?.stackName).toBe(edgeStackName('prod'));
     expect(stacks.edge?.region).toBe(EDGE_REGION);
     expect(stacks.service.region).toBe(SERVICE_ENV.region);
+    // Deployed first: the service stack reads its output.
+    expect(stacks.service.dependencies).toEqual([stacks.edge]);
     edge.resourceCountIs('AWS::WAFv2::WebACL', 1);
     edge.hasResourceProperties('AWS::WAFv2::WebACL', {
       Scope: 'CLOUDFRONT',
@@ -139,8 +141,14 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
     service.resourceCountIs('AWS::CloudFront::Distribution', 1);
     service.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
-        // The ACL's ARN comes from us-east-1 through CDK's cross-region reference.
-        WebACLId: Match.objectLike({ 'Fn::GetAtt': Match.anyValue() }),
+        // The ACL's ARN is read from the us-east-1 stack's output: no custom resource, no export lock.
+        WebACLId: {
+          'Fn::GetStackOutput': {
+            StackName: edgeStackName('prod'),
+            Region: EDGE_REGION,
+            OutputName: Match.stringLikeRegexp('WebAcl'),
+          },
+        },
         PriceClass: 'PriceClass_100',
         DefaultCacheBehavior: Match.objectLike({
           AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
