@@ -59,6 +59,8 @@ describe('checked-in stage files', () => {
     expect(settings.hs256Secret).toBeUndefined();
     expect(settings.authEnv.SERVICE__AUTH__JWKS_URL).toMatch(/^https:\/\//);
     expect(settings.removalPolicy).toBe('retain');
+    // The HTTP API behind CloudFront with a web ACL the app creates (docs/deploy.md, WAF).
+    expect(settings.waf?.webAcl.kind).toBe('create');
   });
 });
 

@@ -251,9 +251,7 @@ describe('WAF settings the app refuses', () => {
   });
 
   it('builds no CloudFront when the stage has no waf settings', () => {
-    const app = new App({
-      context: { stage: 'prod', config: 'config/prod.json', 'aws:cdk:bundling-stacks': [] },
-    });
+    const app = new App({ context: { stage: 'dev', 'aws:cdk:bundling-stacks': [] } });
     const { service, edge } = addNotifyStacks(app, { env: SERVICE_ENV });
     expect(edge).toBeUndefined();
     expect(service.httpFrontDoor).toBeUndefined();
