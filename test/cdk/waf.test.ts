@@ -176,7 +176,8 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
     const [distribution] = Object.values(
       service.findResources('AWS::CloudFront::Distribution'),
     ) as Resource[];
-    const origin = (distribution?.Properties.DistributionConfig as { Origins: Record<string, unknown>[] })
+    if (!distribution) throw new Error('expected a distribution');
+    const origin = (distribution.Properties.DistributionConfig as { Origins: Record<string, unknown>[] })
       .Origins[0];
     expect(origin?.OriginCustomHeaders).toEqual([
       {
