@@ -26,9 +26,15 @@ export const SERVICE_METRICS = {
 
 export type ServiceMetric = (typeof SERVICE_METRICS)[keyof typeof SERVICE_METRICS];
 
+/**
+ * This invocation's counters, summed here: Powertools keeps every addMetric value, so a fan-out counting per
+ * recipient would log an array of hundreds of values where one sum carries the same information.
+ */
+const pendingCounts = new Map<ServiceMetric, number>();
+
 /** Adds `count` to a counter of this invocation; flushed by flushMetrics at the end of the invocation. */
 export const countMetric = (name: ServiceMetric, count = 1): void => {
-  if (count > 0) metrics.addMetric(name, MetricUnit.Count, count);
+  if (count > 0) pendingCounts.set(name, (pendingCounts.get(name) ?? 0) + count);
 };
 
 /** Whether counters are written out: a namespace is configured (Powertools also honours POWERTOOLS_METRICS_DISABLED). */
@@ -39,6 +45,8 @@ export const metricsEnabled = (): boolean => namespace !== undefined;
  * wrappers (httpRoute, sqsWorker, withMetrics) when an invocation ends, whether it succeeded or not.
  */
 export const flushMetrics = (): void => {
+  for (const [name, count] of pendingCounts) metrics.addMetric(name, MetricUnit.Count, count);
+  pendingCounts.clear();
   if (!metrics.hasStoredMetrics()) return;
   if (metricsEnabled()) metrics.publishStoredMetrics();
   else metrics.clearMetrics();
