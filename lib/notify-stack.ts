@@ -1,4 +1,5 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
+import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
@@ -110,7 +111,7 @@ export class NotifyStack extends Stack {
             stage: settings.stage,
             httpApi: this.httpApi,
             webAclArn: props.webAclArn,
-            priceClass: settings.waf?.priceClass ?? 'PriceClass_100',
+            priceClass: settings.waf?.priceClass ?? PriceClass.PRICE_CLASS_100,
             removalPolicy,
           })
         : undefined;

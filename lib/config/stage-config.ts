@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RemovalPolicy } from 'aws-cdk-lib';
+import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { z } from 'zod';
 import { AUTH_ENV_NAMES, ConfigError, parseAuthConfig } from '../../lambdas/core/config';
 import { repoRoot } from '../paths';
@@ -53,8 +54,6 @@ export const DEFAULT_MANAGED_RULE_GROUPS: readonly ManagedRuleGroup[] = [
 /** Requests per client IP and window before the created web ACL answers 429, when the stage file names none. */
 export const DEFAULT_WAF_RATE_LIMIT = { requests: 2000, windowSecs: 300 } as const;
 
-export type CloudFrontPriceClass = 'PriceClass_100' | 'PriceClass_200' | 'PriceClass_All';
-
 /**
  * The HTTP API behind CloudFront with a WAF web ACL (a WAF cannot attach to an HTTP API itself).
  * `webAcl` is either one the app creates in us-east-1 or an existing CLOUDFRONT-scope one.
@@ -67,7 +66,7 @@ export interface WafSettings {
         readonly managedRuleGroups: readonly ManagedRuleGroup[];
       }
     | { readonly kind: 'existing'; readonly arn: string };
-  readonly priceClass: CloudFrontPriceClass;
+  readonly priceClass: PriceClass;
 }
 
 export interface StageSettings {
@@ -154,7 +153,8 @@ const fileSchema = z.strictObject({
         })
         .optional(),
       managed_rule_groups: z.array(z.enum(MANAGED_RULE_GROUPS)).optional(),
-      price_class: z.enum(['PriceClass_100', 'PriceClass_200', 'PriceClass_All']).optional(),
+      // CloudFront's own names: PriceClass_100, PriceClass_200, PriceClass_All.
+      price_class: z.enum(PriceClass).optional(),
     })
     .refine((waf) => !(waf.web_acl_arn && (waf.rate_limit || waf.managed_rule_groups)), {
       message:
@@ -179,7 +179,7 @@ const wafSettings = (waf: z.output<typeof fileSchema>['waf']): WafSettings | und
           managedRuleGroups: waf.managed_rule_groups ?? DEFAULT_MANAGED_RULE_GROUPS,
         },
     // North America and Europe only: the API's callers are mostly backends in one region.
-    priceClass: waf.price_class ?? 'PriceClass_100',
+    priceClass: waf.price_class ?? PriceClass.PRICE_CLASS_100,
   };
 };
 

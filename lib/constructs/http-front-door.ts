@@ -4,7 +4,6 @@ import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import type { CloudFrontPriceClass } from '../config/stage-config';
 import { ORIGIN_VERIFY_HEADER } from '../wiring';
 import { API_BASE_PATH, type ServiceHttpApi } from './apis';
 
@@ -13,7 +12,7 @@ export interface HttpFrontDoorProps {
   readonly httpApi: ServiceHttpApi;
   /** ARN of a CLOUDFRONT-scope web ACL (us-east-1). */
   readonly webAclArn: string;
-  readonly priceClass: CloudFrontPriceClass;
+  readonly priceClass: cloudfront.PriceClass;
   readonly removalPolicy: RemovalPolicy;
 }
 
@@ -51,7 +50,7 @@ export class HttpFrontDoor extends Construct {
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Notify ${props.stage} REST API`,
       webAclId: props.webAclArn,
-      priceClass: cloudfront.PriceClass[priceClassKey(props.priceClass)],
+      priceClass: props.priceClass,
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       defaultBehavior: {
         origin: new origins.HttpOrigin(apiDomain, {
@@ -99,12 +98,3 @@ export class HttpFrontDoor extends Construct {
     this.originSecret.grantRead(grantee);
   }
 }
-
-const priceClassKey = (priceClass: CloudFrontPriceClass): keyof typeof cloudfront.PriceClass =>
-  (
-    ({
-      PriceClass_100: 'PRICE_CLASS_100',
-      PriceClass_200: 'PRICE_CLASS_200',
-      PriceClass_All: 'PRICE_CLASS_ALL',
-    }) as const
-  )[priceClass];
