@@ -1,5 +1,8 @@
 #!/usr/bin/env node
-/** The CDK app: `npx cdk synth|deploy [-c stage=dev|prod] [-c config=path/to/settings.json]`. */
+/**
+ * The CDK app: `npx cdk synth|deploy [--all] [-c stage=dev|prod] [-c config=path/to/settings.json]`.
+ * A stage with `waf` has two stacks (`notify-<stage>-edge` in us-east-1, then `notify-<stage>`): use `--all`.
+ */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { addNotifyStacks } from '../lib/app';
