@@ -2,8 +2,6 @@
  * Service settings read from the environment (contract §1: `SERVICE__SECTION__KEY`). This module has no AWS SDK
  * imports: the CDK app imports `parseAuthConfig` to validate a stage's settings at synth time.
  */
-import { z } from 'zod';
-
 /** A setting is missing or malformed; the message names the environment variable. */
 export class ConfigError extends Error {
   constructor(
@@ -89,138 +87,122 @@ export const parseDurationSecs = (text: string): number | undefined => {
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-/** Empty or blank variables count as unset, as most deployment tools cannot unset a variable. */
-const blankToUndefined = (value: unknown) =>
-  typeof value === 'string' && value.trim() === ''
-    ? undefined
-    : typeof value === 'string'
-      ? value.trim()
-      : value;
+/** Why a setting's text is refused; the message follows the variable's name in the ConfigError. */
+class Invalid {
+  constructor(readonly message: string) {}
+}
 
-const text = (what: string) =>
-  z.preprocess(
-    blankToUndefined,
-    z.string({ error: (issue) => (issue.input === undefined ? 'is required' : what) }),
-  );
+/** Turns a setting's (trimmed, non-blank) text into its value, or says why it cannot. */
+type ParseSetting<T> = (text: string) => T | Invalid;
 
-const optionalText = () => z.preprocess(blankToUndefined, z.string().optional());
+const asText: ParseSetting<string> = (text) => text;
 
-const schema = z
-  .object({
-    ISSUER: text('expected the issuer (`iss`) as a string'),
-    AUDIENCE: optionalText().default(DEFAULT_AUDIENCE),
-    SERVICE_AUDIENCE: optionalText().default(DEFAULT_SERVICE_AUDIENCE),
-    JWKS_URL: optionalText().superRefine((value, ctx) => {
-      if (value === undefined) return;
-      let url: URL;
-      try {
-        url = new URL(value);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: `expected an https:// URL, got "${value}"` });
-        return;
-      }
-      // Plain http would let anyone on the path swap the keys; allowed only for a key server on this machine.
-      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `expected an https:// URL (http:// only on loopback), got "${value}"`,
-        });
-      }
-    }),
-    JWKS_CACHE_TTL: optionalText().transform((value, ctx) => {
-      if (value === undefined) return DEFAULT_JWKS_CACHE_TTL_SECS;
-      const secs = parseDurationSecs(value);
-      if (secs === undefined || secs < 1) {
-        ctx.addIssue({ code: 'custom', message: `expected a duration like 300s or 5m, got "${value}"` });
-        return z.NEVER;
-      }
-      return secs;
-    }),
-    CLOCK_SKEW_SECS: optionalText().transform((value, ctx) => {
-      if (value === undefined) return DEFAULT_CLOCK_SKEW_SECS;
-      if (!/^\d{1,6}$/.test(value)) {
-        ctx.addIssue({ code: 'custom', message: `expected a whole number of seconds >= 0, got "${value}"` });
-        return z.NEVER;
-      }
-      return Number(value);
-    }),
-    // Never echo the secret's value in an error.
-    HS256_SECRET: optionalText().superRefine((value, ctx) => {
-      if (value === undefined) return;
-      const bytes = new TextEncoder().encode(value).length;
-      if (bytes < MIN_HS256_SECRET_BYTES) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `expected at least ${MIN_HS256_SECRET_BYTES} bytes, got ${bytes}`,
-        });
-      }
-    }),
-    ADMIN_ROLE: optionalText().default(DEFAULT_ADMIN_ROLE),
-    REPLAY_PROTECTION: optionalText().transform((value, ctx) => {
-      if (value === undefined) return false;
-      const normalized = value.toLowerCase();
-      if (['true', '1', 'on', 'yes'].includes(normalized)) return true;
-      if (['false', '0', 'off', 'no'].includes(normalized)) return false;
-      ctx.addIssue({ code: 'custom', message: `expected true or false, got "${value}"` });
-      return z.NEVER;
-    }),
-  })
-  .superRefine((settings, ctx) => {
-    if (settings.JWKS_URL === undefined && settings.HS256_SECRET === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['JWKS_URL'],
-        message: `set it (or ${AUTH_PREFIX}HS256_SECRET for local development): no way to check token signatures`,
-      });
-    }
-    if (settings.AUDIENCE === settings.SERVICE_AUDIENCE) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['SERVICE_AUDIENCE'],
-        message: `must differ from ${AUTH_PREFIX}AUDIENCE, or a user token could pass as a service token`,
-      });
-    }
-  });
+const jwksUrl: ParseSetting<string> = (text) => {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return new Invalid(`expected an https:// URL, got "${text}"`);
+  }
+  // Plain http would let anyone on the path swap the keys; allowed only for a key server on this machine.
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
+    return new Invalid(`expected an https:// URL (http:// only on loopback), got "${text}"`);
+  }
+  return text;
+};
+
+const durationSecs: ParseSetting<number> = (text) => {
+  const secs = parseDurationSecs(text);
+  return secs === undefined || secs < 1
+    ? new Invalid(`expected a duration like 300s or 5m, got "${text}"`)
+    : secs;
+};
+
+const wholeSecs: ParseSetting<number> = (text) =>
+  /^\d{1,6}$/.test(text)
+    ? Number(text)
+    : new Invalid(`expected a whole number of seconds >= 0, got "${text}"`);
+
+// Never echo the secret's value in an error.
+const hs256Secret: ParseSetting<string> = (text) => {
+  const bytes = new TextEncoder().encode(text).length;
+  return bytes < MIN_HS256_SECRET_BYTES
+    ? new Invalid(`expected at least ${MIN_HS256_SECRET_BYTES} bytes, got ${bytes}`)
+    : text;
+};
+
+const onOff: ParseSetting<boolean> = (text) => {
+  const normalized = text.toLowerCase();
+  if (['true', '1', 'on', 'yes'].includes(normalized)) return true;
+  if (['false', '0', 'off', 'no'].includes(normalized)) return false;
+  return new Invalid(`expected true or false, got "${text}"`);
+};
 
 export interface ParseAuthConfigOptions {
   /** False for a deployed stage that is not marked as development (contract §1): HS256 is then refused. */
   readonly allowHs256?: boolean;
 }
 
-/** Validates the `SERVICE__AUTH__*` variables of `env`; throws a ConfigError naming each bad variable. */
+/**
+ * Validates the `SERVICE__AUTH__*` variables of `env`; throws a ConfigError naming each bad variable.
+ * Hand-written rather than a zod schema: this module is in every HTTP and WebSocket bundle, and zod would
+ * add ~440 KiB to the routes that validate nothing (docs/performance.md, item 4).
+ */
 export const parseAuthConfig = (
   env: Record<string, string | undefined>,
   options: ParseAuthConfigOptions = {},
 ): AuthConfig => {
-  const raw: Partial<Record<AuthKey, string | undefined>> = {};
-  for (const key of AUTH_KEYS) raw[key] = env[`${AUTH_PREFIX}${key}`];
-  const result = schema.safeParse(raw);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => ({
-      name: `${AUTH_PREFIX}${String(issue.path[0] ?? '')}`,
-      message: issue.message,
-    }));
+  const problems: { key: AuthKey; message: string }[] = [];
+  /** Empty or blank variables count as unset, as most deployment tools cannot unset a variable. */
+  const textOf = (key: AuthKey): string | undefined => env[`${AUTH_PREFIX}${key}`]?.trim() || undefined;
+  /** The setting's value; `unset` when it is not set, and also when it is invalid (the problem is recorded). */
+  const read = <T, U>(key: AuthKey, parse: ParseSetting<T>, unset: U): T | U => {
+    const text = textOf(key);
+    if (text === undefined) return unset;
+    const value = parse(text);
+    if (!(value instanceof Invalid)) return value;
+    problems.push({ key, message: value.message });
+    return unset;
+  };
+
+  // Read in AUTH_KEYS order, so the message lists the problems in that order.
+  const issuer = read('ISSUER', asText, undefined);
+  if (issuer === undefined) problems.push({ key: 'ISSUER', message: 'is required' });
+  const config: AuthConfig = {
+    issuer: issuer ?? '',
+    audience: read('AUDIENCE', asText, DEFAULT_AUDIENCE),
+    serviceAudience: read('SERVICE_AUDIENCE', asText, DEFAULT_SERVICE_AUDIENCE),
+    jwksUrl: read('JWKS_URL', jwksUrl, undefined),
+    jwksCacheTtlSecs: read('JWKS_CACHE_TTL', durationSecs, DEFAULT_JWKS_CACHE_TTL_SECS),
+    clockSkewSecs: read('CLOCK_SKEW_SECS', wholeSecs, DEFAULT_CLOCK_SKEW_SECS),
+    hs256Secret: read('HS256_SECRET', hs256Secret, undefined),
+    adminRole: read('ADMIN_ROLE', asText, DEFAULT_ADMIN_ROLE),
+    replayProtection: read('REPLAY_PROTECTION', onOff, false),
+  };
+  if (textOf('JWKS_URL') === undefined && textOf('HS256_SECRET') === undefined) {
+    problems.push({
+      key: 'JWKS_URL',
+      message: `set it (or ${AUTH_PREFIX}HS256_SECRET for local development): no way to check token signatures`,
+    });
+  }
+  if (config.audience === config.serviceAudience) {
+    problems.push({
+      key: 'SERVICE_AUDIENCE',
+      message: `must differ from ${AUTH_PREFIX}AUDIENCE, or a user token could pass as a service token`,
+    });
+  }
+  if (problems.length > 0) {
+    const names = problems.map((problem) => `${AUTH_PREFIX}${problem.key}`);
     throw new ConfigError(
-      problems.map((problem) => `${problem.name}: ${problem.message}`).join('; '),
-      problems.map((problem) => problem.name),
+      problems.map((problem, index) => `${names[index]}: ${problem.message}`).join('; '),
+      names,
     );
   }
-  const settings = result.data;
-  if (settings.HS256_SECRET !== undefined && options.allowHs256 === false) {
+  if (config.hs256Secret !== undefined && options.allowHs256 === false) {
     const name = `${AUTH_PREFIX}HS256_SECRET`;
     throw new ConfigError(`${name}: HS256 is for local development only; use ${AUTH_PREFIX}JWKS_URL`, [name]);
   }
-  return {
-    issuer: settings.ISSUER,
-    audience: settings.AUDIENCE,
-    serviceAudience: settings.SERVICE_AUDIENCE,
-    jwksUrl: settings.JWKS_URL,
-    jwksCacheTtlSecs: settings.JWKS_CACHE_TTL,
-    clockSkewSecs: settings.CLOCK_SKEW_SECS,
-    hs256Secret: settings.HS256_SECRET,
-    adminRole: settings.ADMIN_ROLE,
-    replayProtection: settings.REPLAY_PROTECTION,
-  };
+  return config;
 };
 
 let cachedAuthConfig: AuthConfig | undefined;

@@ -134,6 +134,37 @@ describe('parseAuthConfig', () => {
     const error = configError({ ...minimal, SERVICE__AUTH__SERVICE_AUDIENCE: 'notify' });
     expect(error.keys).toEqual(['SERVICE__AUTH__SERVICE_AUDIENCE']);
   });
+
+  it('names every bad variable in one error, in the order of AUTH_ENV_NAMES, then the combinations', () => {
+    const error = configError({
+      SERVICE__AUTH__REPLAY_PROTECTION: 'maybe',
+      SERVICE__AUTH__AUDIENCE: 'same',
+      SERVICE__AUTH__SERVICE_AUDIENCE: 'same',
+      SERVICE__AUTH__CLOCK_SKEW_SECS: '1.5',
+    });
+    expect(error.keys).toEqual([
+      'SERVICE__AUTH__ISSUER',
+      'SERVICE__AUTH__CLOCK_SKEW_SECS',
+      'SERVICE__AUTH__REPLAY_PROTECTION',
+      'SERVICE__AUTH__JWKS_URL',
+      'SERVICE__AUTH__SERVICE_AUDIENCE',
+    ]);
+    expect(error.message).toBe(
+      'SERVICE__AUTH__ISSUER: is required; ' +
+        'SERVICE__AUTH__CLOCK_SKEW_SECS: expected a whole number of seconds >= 0, got "1.5"; ' +
+        'SERVICE__AUTH__REPLAY_PROTECTION: expected true or false, got "maybe"; ' +
+        'SERVICE__AUTH__JWKS_URL: set it (or SERVICE__AUTH__HS256_SECRET for local development): ' +
+        'no way to check token signatures; ' +
+        'SERVICE__AUTH__SERVICE_AUDIENCE: must differ from SERVICE__AUTH__AUDIENCE, ' +
+        'or a user token could pass as a service token',
+    );
+  });
+
+  it('refuses a key set address that is not a URL without also asking for one', () => {
+    expect(configError({ ...minimal, SERVICE__AUTH__JWKS_URL: 'not a url' }).message).toBe(
+      'SERVICE__AUTH__JWKS_URL: expected an https:// URL, got "not a url"',
+    );
+  });
 });
 
 describe('auth environment helpers', () => {
