@@ -1,29 +1,14 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound } from '../../core/errors';
-
-export const PLATFORMS = ['ios', 'android', 'web'] as const;
-
-/** Push tokens: APNs 64 hex, FCM ~160 characters, a Web Push subscription endpoint URL; 4096 leaves room. */
-const deviceToken = z.string().min(1).max(4096);
-
-export const registerDeviceSchema = z.strictObject({
-  token: deviceToken,
-  platform: z.enum(PLATFORMS),
-  app_id: z.string().min(1).max(256).nullable().optional(),
-});
-
-export const deleteDeviceSchema = z.strictObject({ token: deviceToken });
-
-export type RegisterDeviceInput = z.output<typeof registerDeviceSchema>;
+import type { Platform, RegisterDeviceInput } from './schema';
 
 /** One item per token (the key), so a token has one owner; byUser lists a user's devices. */
 interface DeviceRecord {
   readonly token: string;
   readonly user_id: string;
-  readonly platform: (typeof PLATFORMS)[number];
+  readonly platform: Platform;
   readonly app_id: string | null;
   readonly created_at: string;
   readonly updated_at: string;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { TOPIC_NAME } from './names';
 
-/** Contract §3: topic names. */
-export const TOPIC_NAME = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+export { TOPIC_NAME };
 export const MAX_DESCRIPTION_LENGTH = 1024;
 
 export const topicNameSchema = z.string().regex(TOPIC_NAME, 'must match ^[a-z0-9][a-z0-9._-]{0,127}$');

@@ -3,7 +3,8 @@ import { BatchGetCommand, type BatchGetCommandOutput, GetCommand, PutCommand } f
 import { documentClient, tableName } from '../../core/clients';
 import { conflict, notFound } from '../../core/errors';
 import type { Principal } from '../../core/principal';
-import { type CreateTopicInput, TOPIC_NAME } from './schema';
+import { TOPIC_NAME } from './names';
+import type { CreateTopicInput } from './schema';
 
 /** A topic as stored (and answered: `created_by` is not part of the answer). */
 export interface TopicRecord {

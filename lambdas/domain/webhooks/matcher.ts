@@ -3,7 +3,7 @@ import { documentClient, tableName } from '../../core/clients';
 import { logger } from '../../core/logger';
 import { parseBusEnvelope } from '../events/envelope';
 import { createDelivery, type DeliveryMessage, type EventSnapshot, enqueueAttempts } from './deliveries';
-import { filterKeysFor } from './schema';
+import { filterKeysFor } from './filters';
 
 export const eventFromEnvelope = (body: string): { event: EventSnapshot; replayName?: string } => {
   const envelope = parseBusEnvelope(body);

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+export { filterKeysFor, filterMatches } from './filters';
+
 export const MIN_SECRET_CHARS = 16;
 export const MAX_FILTERS = 50;
 
@@ -26,22 +28,3 @@ export const listDeliveriesQuerySchema = z.strictObject({
   cursor: z.string().max(512).optional(),
   status: z.enum(['pending', 'sending', 'retrying', 'succeeded', 'dead_letter']).optional(),
 });
-
-/**
- * The filter keys an event type is looked up under: itself, `prefix.*` for each proper prefix, and `*`.
- * `orders.*` matches `orders.created` and `orders.created.eu`, never `orders` itself.
- */
-export const filterKeysFor = (eventType: string): string[] => {
-  const segments = eventType.split('.');
-  const keys = [eventType, '*'];
-  for (let end = 1; end < segments.length; end += 1) keys.push(`${segments.slice(0, end).join('.')}.*`);
-  return keys;
-};
-
-/** Whether a filter matches an event type (the same rule filterKeysFor implements by key lookups). */
-export const filterMatches = (filter: string, eventType: string): boolean =>
-  filter === '*' ||
-  filter === eventType ||
-  (filter.endsWith('.*') &&
-    eventType.startsWith(filter.slice(0, -1)) &&
-    eventType.length > filter.length - 1);

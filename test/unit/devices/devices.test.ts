@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../lambdas/core/errors';
 import { parseOrThrow } from '../../../lambdas/core/validation';
-import {
-  deleteDevice,
-  listDevices,
-  registerDevice,
-  registerDeviceSchema,
-} from '../../../lambdas/domain/devices/devices';
+import { deleteDevice, listDevices, registerDevice } from '../../../lambdas/domain/devices/devices';
+import { registerDeviceSchema } from '../../../lambdas/domain/devices/schema';
 import { useDynamoDbLocal } from '../../support/dynamodb';
 
 useDynamoDbLocal();

@@ -1,5 +1,6 @@
 import { httpRoute } from '../../../core/http/route';
-import { registerDevice, registerDeviceSchema } from '../../../domain/devices/devices';
+import { registerDevice } from '../../../domain/devices/devices';
+import { registerDeviceSchema } from '../../../domain/devices/schema';
 
 export const handler = httpRoute('devices.register', { body: registerDeviceSchema }, async (request) => ({
   status: 201,
