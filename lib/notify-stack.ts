@@ -112,6 +112,7 @@ export class NotifyStack extends Stack {
             httpApi: this.httpApi,
             webAclArn: props.webAclArn,
             priceClass: settings.waf?.priceClass ?? PriceClass.PRICE_CLASS_100,
+            domain: settings.waf?.domain,
             removalPolicy,
           })
         : undefined;
@@ -212,6 +213,10 @@ export class NotifyStack extends Stack {
       new CfnOutput(this, 'HttpApiDistributionId', {
         value: this.httpFrontDoor.distribution.distributionId,
         description: 'CloudFront distribution in front of the HTTP API',
+      });
+      new CfnOutput(this, 'HttpApiDistributionDomainName', {
+        value: this.httpFrontDoor.distribution.distributionDomainName,
+        description: 'Point the custom domain here (CNAME, or a Route 53 alias) when waf.domain is set',
       });
     } else if (this.httpApi) {
       new CfnOutput(this, 'HttpApiUrl', { value: this.httpApi.baseUrl, description: 'REST base URL' });

@@ -67,6 +67,8 @@ export interface WafSettings {
       }
     | { readonly kind: 'existing'; readonly arn: string };
   readonly priceClass: PriceClass;
+  /** The API's own host name on CloudFront, with its ACM certificate (us-east-1); DNS is the operator's. */
+  readonly domain: { readonly name: string; readonly certificateArn: string } | undefined;
 }
 
 export interface StageSettings {
@@ -155,6 +157,17 @@ const fileSchema = z.strictObject({
       managed_rule_groups: z.array(z.enum(MANAGED_RULE_GROUPS)).optional(),
       // CloudFront's own names: PriceClass_100, PriceClass_200, PriceClass_All.
       price_class: z.enum(PriceClass).optional(),
+      domain: z
+        .strictObject({
+          name: z.hostname(),
+          certificate_arn: z
+            .string()
+            .regex(
+              /^arn:aws[\w-]*:acm:us-east-1:\d{12}:certificate\/[\w-]+$/,
+              'expected the ARN of an ACM certificate in us-east-1 (CloudFront uses only those)',
+            ),
+        })
+        .optional(),
     })
     .refine((waf) => !(waf.web_acl_arn && (waf.rate_limit || waf.managed_rule_groups)), {
       message:
@@ -180,6 +193,7 @@ const wafSettings = (waf: z.output<typeof fileSchema>['waf']): WafSettings | und
         },
     // North America and Europe only: the API's callers are mostly backends in one region.
     priceClass: waf.price_class ?? PriceClass.PRICE_CLASS_100,
+    domain: waf.domain && { name: waf.domain.name, certificateArn: waf.domain.certificate_arn },
   };
 };
 

@@ -1,4 +1,5 @@
 import { Duration, Fn, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
@@ -13,6 +14,8 @@ export interface HttpFrontDoorProps {
   /** ARN of a CLOUDFRONT-scope web ACL (us-east-1). */
   readonly webAclArn: string;
   readonly priceClass: cloudfront.PriceClass;
+  /** The API's own host name and its ACM certificate (us-east-1); without it, `*.cloudfront.net`. */
+  readonly domain?: { readonly name: string; readonly certificateArn: string };
   readonly removalPolicy: RemovalPolicy;
 }
 
@@ -29,6 +32,8 @@ export class HttpFrontDoor extends Construct {
   readonly distribution: cloudfront.Distribution;
   /** The value CloudFront sends in ORIGIN_VERIFY_HEADER; HTTP functions read it at cold start. */
   readonly originSecret: secretsmanager.Secret;
+  /** The host clients call: the custom domain, or the distribution's `*.cloudfront.net` name. */
+  readonly host: string;
 
   constructor(scope: Construct, id: string, props: HttpFrontDoorProps) {
     super(scope, id);
@@ -52,6 +57,11 @@ export class HttpFrontDoor extends Construct {
       webAclId: props.webAclArn,
       priceClass: props.priceClass,
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      ...(props.domain && {
+        domainNames: [props.domain.name],
+        certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn),
+        minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+      }),
       defaultBehavior: {
         origin: new origins.HttpOrigin(apiDomain, {
           protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
@@ -81,17 +91,20 @@ export class HttpFrontDoor extends Construct {
         "with the viewer's address (aws-waf-logs-notify-<stage>), and API Gateway's access log has each one " +
         'that reaches the API. CloudFront standard logs would add an S3 bucket with ACLs for no new field.',
     );
-    acknowledge(
-      'AwsSolutions-CFR4',
-      'With the default *.cloudfront.net certificate CloudFront cannot enforce a minimum TLS version; that ' +
-        'needs a custom domain and an ACM certificate in us-east-1 (docs/deploy.md, WAF: known gaps). ' +
-        'API clients negotiate TLS 1.2 or later on their own; the origin leg is TLS 1.2 only.',
-    );
+    if (!props.domain) {
+      acknowledge(
+        'AwsSolutions-CFR4',
+        'With the default *.cloudfront.net certificate CloudFront cannot enforce a minimum TLS version; set ' +
+          'waf.domain (a host name and its ACM certificate in us-east-1) to get TLS 1.2 as the minimum. ' +
+          'API clients negotiate TLS 1.2 or later on their own; the origin leg is TLS 1.2 only.',
+      );
+    }
+    this.host = props.domain?.name ?? this.distribution.distributionDomainName;
   }
 
   /** `https://{distribution}.cloudfront.net/api/v1` */
   get baseUrl(): string {
-    return `https://${this.distribution.distributionDomainName}${API_BASE_PATH}`;
+    return `https://${this.host}${API_BASE_PATH}`;
   }
 
   grantReadOriginSecret(grantee: IGrantable): void {

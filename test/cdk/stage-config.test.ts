@@ -240,6 +240,7 @@ describe('waf settings', () => {
         managedRuleGroups: DEFAULT_MANAGED_RULE_GROUPS,
       },
       priceClass: 'PriceClass_100',
+      domain: undefined,
     });
     expect(withWaf({ rate_limit: { requests: 100 }, managed_rule_groups: [] })?.webAcl).toEqual({
       kind: 'create',
@@ -257,6 +258,25 @@ describe('waf settings', () => {
     const regional =
       'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/api/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
     expect(errorOf(() => withWaf({ web_acl_arn: regional })).message).toContain('waf.web_acl_arn');
+  });
+
+  it('takes a custom domain with a us-east-1 certificate only', () => {
+    const certificate = 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d';
+    expect(
+      withWaf({ domain: { name: 'notify.example.test', certificate_arn: certificate } })?.domain,
+    ).toEqual({
+      name: 'notify.example.test',
+      certificateArn: certificate,
+    });
+    const regional = certificate.replace('us-east-1', 'eu-west-1');
+    expect(
+      errorOf(() => withWaf({ domain: { name: 'notify.example.test', certificate_arn: regional } })).message,
+    ).toContain('waf.domain.certificate_arn');
+    expect(
+      errorOf(() =>
+        withWaf({ domain: { name: 'https://notify.example.test', certificate_arn: certificate } }),
+      ).message,
+    ).toContain('waf.domain.name');
   });
 
   it('refuses limits, windows and rule groups WAF does not have', () => {

@@ -232,7 +232,9 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
   });
 });
 
-describe('WAF with an existing web ACL (waf.web_acl_arn)', () => {
+describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (waf.domain)', () => {
+  const CERTIFICATE = 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d';
+
   it('creates no edge stack and attaches the named ACL', () => {
     const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json', {});
     expect(stacks.edge).toBeUndefined();
@@ -240,6 +242,38 @@ describe('WAF with an existing web ACL (waf.web_acl_arn)', () => {
     Template.fromStack(stacks.service).hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({ WebACLId: EXISTING_ACL, PriceClass: 'PriceClass_All' }),
     });
+  });
+
+  it('serves the custom domain with its certificate and TLS 1.2 at least, and gives it as the REST URL', () => {
+    const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json', {});
+    const template = Template.fromStack(stacks.service);
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        Aliases: ['notify.example.test'],
+        ViewerCertificate: {
+          AcmCertificateArn: CERTIFICATE,
+          MinimumProtocolVersion: 'TLSv1.2_2021',
+          SslSupportMethod: 'sni-only',
+        },
+      }),
+    });
+    template.hasOutput('HttpApiUrl', { Value: 'https://notify.example.test/api/v1' });
+    const distributionId = logicalId(
+      stacks.service,
+      stacks.service.httpFrontDoor?.distribution as IConstruct,
+    );
+    template.hasOutput('HttpApiDistributionDomainName', {
+      Value: { 'Fn::GetAtt': [distributionId, 'DomainName'] },
+    });
+    // With a certificate of its own the TLS minimum is enforced: no CFR4 to acknowledge.
+    expect(nagFindings(app, stacks.service)).toEqual([]);
+    const acknowledged = stacks.service.node
+      .findAll()
+      .flatMap((construct) => construct.node.metadata)
+      .filter((entry) => entry.type === 'aws:cdk:acknowledged-rules')
+      .flatMap((entry) => Object.keys(entry.data as Record<string, string>));
+    expect(acknowledged).not.toContain('Annotation::AwsSolutions-CFR4');
+    expect(acknowledged).toContain('Annotation::AwsSolutions-CFR3');
   });
 });
 
