@@ -88,7 +88,7 @@ export class HttpFrontDoor extends Construct {
     acknowledge(
       'AwsSolutions-CFR3',
       'Every request is logged twice already: the web ACL logs each one CloudFront receives, blocked or not, ' +
-        "with the viewer's address (aws-waf-logs-notify-<stage>), and API Gateway's access log has each one " +
+        "with the viewer's address (aws-waf-logs-notify-<stage>-…), and API Gateway's access log has each one " +
         'that reaches the API. CloudFront standard logs would add an S3 bucket with ACLs for no new field.',
     );
     if (!props.domain) {

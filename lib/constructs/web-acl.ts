@@ -1,4 +1,4 @@
-import { ArnFormat, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Fn, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
@@ -104,9 +104,11 @@ export class ApiWebAcl extends Construct {
       visibilityConfig: visibility(name),
     });
 
-    // WAF delivers only to log groups whose name starts with aws-waf-logs-.
+    // WAF delivers only to log groups whose name starts with aws-waf-logs-. The stack id's first block makes
+    // the name unique per stack instance, so a retained group does not block a later redeploy of the stage.
+    const stackIdBlock = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Stack.of(this).stackId))));
     const logGroup = new logs.LogGroup(this, 'Logs', {
-      logGroupName: `aws-waf-logs-notify-${props.stage}`,
+      logGroupName: `aws-waf-logs-notify-${props.stage}-${stackIdBlock}`,
       retention: props.logRetentionDays as logs.RetentionDays,
       removalPolicy: props.removalPolicy,
     });

@@ -126,7 +126,8 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
 
   it('logs requests to an aws-waf-logs- group with retention, never the Authorization header', () => {
     edge.hasResourceProperties('AWS::Logs::LogGroup', {
-      LogGroupName: 'aws-waf-logs-notify-prod',
+      // Unique per stack instance: a retained group from an earlier deploy must not collide.
+      LogGroupName: { 'Fn::Join': ['', ['aws-waf-logs-notify-prod-', Match.anyValue()]] },
       RetentionInDays: 90,
     });
     const [logging] = Object.values(edge.findResources('AWS::WAFv2::LoggingConfiguration')) as Resource[];
