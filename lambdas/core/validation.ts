@@ -1,5 +1,13 @@
-import type { z } from 'zod';
+import type * as core from 'zod/v4/core';
 import { type FieldIssue, validationError } from './errors';
+
+/**
+ * A zod schema (zod/mini or full zod: both have a `safeParse` method). Only types come from zod here, so
+ * the routes that validate nothing load no zod code.
+ */
+export type Schema = core.$ZodType & {
+  safeParse(input: unknown): { success: true; data: unknown } | { success: false; error: core.$ZodError };
+};
 
 /** `['recipient_ids', 3, 'x']` → `recipient_ids[3].x`, the field paths contract §3 shows. */
 export const fieldPath = (path: readonly PropertyKey[]): string =>
@@ -9,7 +17,7 @@ export const fieldPath = (path: readonly PropertyKey[]): string =>
     return out ? `${out}.${name}` : name;
   }, '');
 
-const issuesOf = (error: z.ZodError): FieldIssue[] =>
+const issuesOf = (error: core.$ZodError): FieldIssue[] =>
   error.issues.flatMap((issue): FieldIssue[] => {
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => ({ field: fieldPath([...issue.path, key]), issue: 'unknown field' }));
@@ -20,12 +28,12 @@ const issuesOf = (error: z.ZodError): FieldIssue[] =>
   });
 
 /** Parses `input` with `schema`, or throws a `validation` ServiceError with one detail per offending field. */
-export const parseOrThrow = <S extends z.ZodType>(
+export const parseOrThrow = <S extends Schema>(
   schema: S,
   input: unknown,
   what = 'request body',
-): z.output<S> => {
+): core.output<S> => {
   const result = schema.safeParse(input);
-  if (result.success) return result.data;
+  if (result.success) return result.data as core.output<S>;
   throw validationError(`Invalid ${what}`, issuesOf(result.error));
 };

@@ -1,6 +1,6 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as core from 'zod/v4/core';
 import { type Access, type HttpRoute, httpRouteById, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring';
 import { bearerToken, tokenVerifier } from '../auth';
 import { forbidden, ServiceError, unauthorized, validationError } from '../errors';
@@ -8,7 +8,7 @@ import { newId } from '../ids';
 import { logger } from '../logger';
 import { flushMetrics } from '../metrics';
 import type { Principal } from '../principal';
-import { parseOrThrow } from '../validation';
+import { parseOrThrow, type Schema } from '../validation';
 import { errorBody, isServerError, toServiceError } from './errors-to-response';
 import { originCheck } from './origin-check';
 
@@ -36,12 +36,12 @@ export interface ApiResponse {
   readonly text?: string;
 }
 
-export interface RouteSchemas<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
+export interface RouteSchemas<B extends Schema | undefined, Q extends Schema | undefined> {
   readonly body?: B;
   readonly query?: Q;
 }
 
-type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
+type Output<S> = S extends Schema ? core.output<S> : undefined;
 
 /** Per-invocation state the middlewares share (middy's request.context is the Lambda context). */
 interface RouteContext extends Context {
@@ -180,10 +180,7 @@ const toResult = (response: ApiResponse): Result => {
  * Builds the Lambda handler of the declared HTTP route (by its declared id): middleware first, handler last.
  * Access rules come from the declaration, so a route cannot be wired with one rule and enforce another.
  */
-export const httpRoute = <
-  B extends z.ZodType | undefined = undefined,
-  Q extends z.ZodType | undefined = undefined,
->(
+export const httpRoute = <B extends Schema | undefined = undefined, Q extends Schema | undefined = undefined>(
   /** A declared route id; tests of the plumbing itself pass a route object. */
   routeOrId: string | HttpRoute,
   schemas: RouteSchemas<B, Q>,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../../core/zod';
 import { PRIORITIES } from '../notifications/schema';
 
 /** `data` of an event: at most 16 KiB serialized, so its `event` frame stays under API Gateway's 32 KiB frame. */
@@ -8,24 +8,26 @@ export const MAX_EVENT_DATA_BYTES = 16 * 1024;
 export const publishEventSchema = z.strictObject({
   event_type: z
     .string()
-    .min(1)
-    .max(128)
-    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
-  source: z
-    .string()
-    .min(1)
-    .max(128)
-    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .check(
+      z.minLength(1),
+      z.maxLength(128),
+      z.regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
+    ),
+  source: z.string().check(
+    z.minLength(1),
+    z.maxLength(128),
+    z.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
     // EventBridge refuses sources starting with `aws.` (they belong to AWS services).
-    .refine((source) => !source.toLowerCase().startsWith('aws.'), { message: 'must not start with aws.' }),
-  version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
-  data: z
-    .record(z.string(), z.unknown())
-    .refine((data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_EVENT_DATA_BYTES, {
+    z.refine((source) => !source.toLowerCase().startsWith('aws.'), { message: 'must not start with aws.' }),
+  ),
+  version: z.number().check(z.int(), z.gte(1), z.lte(Number.MAX_SAFE_INTEGER)),
+  data: z.record(z.string(), z.unknown()).check(
+    z.refine((data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_EVENT_DATA_BYTES, {
       message: `must serialize to at most ${MAX_EVENT_DATA_BYTES} bytes`,
     }),
-  priority: z.enum(PRIORITIES).default('normal'),
-  archive: z.boolean().default(false),
+  ),
+  priority: z._default(z.enum(PRIORITIES), 'normal'),
+  archive: z._default(z.boolean(), false),
 });
 
 export type PublishEventInput = z.output<typeof publishEventSchema>;

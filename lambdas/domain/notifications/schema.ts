@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/schema';
 
 /** Contract §3 "Notifications": sizes, enumerations and defaults of POST /notifications. */
@@ -13,9 +13,13 @@ export const MAX_TOPICS = 10;
 export type Priority = (typeof PRIORITIES)[number];
 export type Channel = (typeof CHANNELS)[number];
 
-const timestamp = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 timestamp' });
+const timestamp = z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' });
 
-const uniqueStrings = <T extends string>(items: readonly T[], context: z.RefinementCtx, what: string) => {
+const uniqueStrings = <T extends string>(
+  items: readonly T[],
+  context: z.core.$RefinementCtx<T[]>,
+  what: string,
+) => {
   const seen = new Set<string>();
   items.forEach((item, index) => {
     if (seen.has(item)) context.addIssue({ code: 'custom', path: [index], message: `duplicate ${what}` });
@@ -23,82 +27,95 @@ const uniqueStrings = <T extends string>(items: readonly T[], context: z.Refinem
   });
 };
 
-export const createNotificationSchema = z
-  .strictObject({
-    source: z.string().min(1).max(128).optional(),
-    event_type: z
-      .string()
-      .min(1)
-      .max(128)
-      .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
-    title: z.string().min(1).max(256),
-    body: z.string().max(4096).default(''),
-    data: z
-      .record(z.string(), z.unknown())
-      .default({})
-      .refine((data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_DATA_BYTES, {
-        message: `must serialize to at most ${MAX_DATA_BYTES} bytes`,
-      }),
-    priority: z.enum(PRIORITIES).default('normal'),
-    channels: z
-      .array(z.enum(CHANNELS))
-      .min(1)
-      .superRefine((items, context) => uniqueStrings(items, context, 'channel'))
-      .default(['in_app']),
-    // Required unless `topics` names an audience; then it may be empty or absent.
-    recipient_ids: z
-      .array(z.string().min(1).max(256))
-      .max(MAX_RECIPIENTS)
-      .superRefine((items, context) => uniqueStrings(items, context, 'recipient'))
-      .optional(),
-    topics: z
-      .array(z.string().regex(TOPIC_NAME, 'must be a topic name'))
-      .min(1)
-      .max(MAX_TOPICS)
-      .superRefine((items, context) => uniqueStrings(items, context, 'topic'))
-      .optional(),
-    scheduled_at: timestamp.nullable().default(null),
-    expires_at: timestamp.nullable().default(null),
-  })
-  // Runs even when other fields failed, so a body missing everything hears about recipient_ids too.
-  .superRefine(
-    (input, context) => {
-      const { recipient_ids: recipients, topics } = input as { recipient_ids?: unknown; topics?: unknown };
-      if (recipients === undefined && topics === undefined) {
-        context.addIssue({ code: 'custom', path: ['recipient_ids'], message: 'required' });
-      } else if (Array.isArray(recipients) && recipients.length === 0 && topics === undefined) {
+const fields = z.strictObject({
+  source: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  event_type: z
+    .string()
+    .check(
+      z.minLength(1),
+      z.maxLength(128),
+      z.regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
+    ),
+  title: z.string().check(z.minLength(1), z.maxLength(256)),
+  body: z._default(z.string().check(z.maxLength(4096)), ''),
+  data: z._default(z.record(z.string(), z.unknown()), {}).check(
+    z.refine((data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_DATA_BYTES, {
+      message: `must serialize to at most ${MAX_DATA_BYTES} bytes`,
+    }),
+  ),
+  priority: z._default(z.enum(PRIORITIES), 'normal'),
+  channels: z._default(
+    z.array(z.enum(CHANNELS)).check(
+      z.minLength(1),
+      z.superRefine((items, context) => uniqueStrings(items, context, 'channel')),
+    ),
+    ['in_app'],
+  ),
+  // Required unless `topics` names an audience; then it may be empty or absent.
+  recipient_ids: z.optional(
+    z.array(z.string().check(z.minLength(1), z.maxLength(256))).check(
+      z.maxLength(MAX_RECIPIENTS),
+      z.superRefine((items, context) => uniqueStrings(items, context, 'recipient')),
+    ),
+  ),
+  topics: z.optional(
+    z.array(z.string().check(z.regex(TOPIC_NAME, 'must be a topic name'))).check(
+      z.minLength(1),
+      z.maxLength(MAX_TOPICS),
+      z.superRefine((items, context) => uniqueStrings(items, context, 'topic')),
+    ),
+  ),
+  scheduled_at: z._default(z.nullable(timestamp), null),
+  expires_at: z._default(z.nullable(timestamp), null),
+});
+
+export const createNotificationSchema = z.pipe(
+  fields.check(
+    // Runs even when other fields failed, so a body missing everything hears about recipient_ids too.
+    z.superRefine(
+      (input, context) => {
+        const { recipient_ids: recipients, topics } = input as { recipient_ids?: unknown; topics?: unknown };
+        if (recipients === undefined && topics === undefined) {
+          context.addIssue({ code: 'custom', path: ['recipient_ids'], message: 'required' });
+        } else if (Array.isArray(recipients) && recipients.length === 0 && topics === undefined) {
+          context.addIssue({
+            code: 'custom',
+            path: ['recipient_ids'],
+            message: 'must name at least one recipient (or give topics)',
+          });
+        }
+      },
+      { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+    ),
+    z.superRefine((input: z.output<typeof fields>, context) => {
+      const now = Date.now();
+      const scheduledAt = input.scheduled_at ? Date.parse(input.scheduled_at) : null;
+      const expiresAt = input.expires_at ? Date.parse(input.expires_at) : null;
+      if (scheduledAt !== null && scheduledAt > now + MAX_SCHEDULE_AHEAD_MS) {
         context.addIssue({
           code: 'custom',
-          path: ['recipient_ids'],
-          message: 'must name at least one recipient (or give topics)',
+          path: ['scheduled_at'],
+          message: 'must be at most 365 days ahead',
         });
       }
-    },
-    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
-  )
-  .superRefine((input, context) => {
-    const now = Date.now();
-    const scheduledAt = input.scheduled_at ? Date.parse(input.scheduled_at) : null;
-    const expiresAt = input.expires_at ? Date.parse(input.expires_at) : null;
-    if (scheduledAt !== null && scheduledAt > now + MAX_SCHEDULE_AHEAD_MS) {
-      context.addIssue({ code: 'custom', path: ['scheduled_at'], message: 'must be at most 365 days ahead' });
-    }
-    if (expiresAt !== null && expiresAt <= now) {
-      context.addIssue({ code: 'custom', path: ['expires_at'], message: 'must be in the future' });
-    }
-    if (expiresAt !== null && scheduledAt !== null && expiresAt <= scheduledAt) {
-      context.addIssue({ code: 'custom', path: ['expires_at'], message: 'must be after scheduled_at' });
-    }
-  })
-  .transform(({ recipient_ids, topics, ...rest }) => ({
+      if (expiresAt !== null && expiresAt <= now) {
+        context.addIssue({ code: 'custom', path: ['expires_at'], message: 'must be in the future' });
+      }
+      if (expiresAt !== null && scheduledAt !== null && expiresAt <= scheduledAt) {
+        context.addIssue({ code: 'custom', path: ['expires_at'], message: 'must be after scheduled_at' });
+      }
+    }),
+  ),
+  z.transform(({ recipient_ids, topics, ...rest }: z.output<typeof fields>) => ({
     ...rest,
     recipient_ids: recipient_ids ?? [],
     topics: topics ?? [],
-  }));
+  })),
+);
 
 export type CreateNotificationInput = z.output<typeof createNotificationSchema>;
 
 export const feedQuerySchema = z.strictObject({
-  cursor: z.string().min(1).max(512).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
 });

@@ -1,7 +1,7 @@
-import { z } from 'zod';
 import { ServiceError } from '../../core/errors';
 import { logger } from '../../core/logger';
 import type { Principal } from '../../core/principal';
+import * as z from '../../core/zod';
 import { type Authenticated, joinRoom, subscribe, unsubscribe } from './channels';
 import { ackFrame, errorFrame, type OutboundFrame, type WsErrorCode } from './frames';
 import {
@@ -17,24 +17,21 @@ import { resumeSession, SessionExpiredError } from './sessions';
 /** API Gateway's frame limit; a larger message can still reach a handler when sent in fragments. */
 export const MAX_CLIENT_FRAME_BYTES = 32 * 1024;
 
-const frameId = z.string().max(64).optional();
-const name = z.string().min(1).max(256).regex(/^\S+$/, 'must not contain whitespace');
+const frameId = z.optional(z.string().check(z.maxLength(64)));
+const name = z
+  .string()
+  .check(z.minLength(1), z.maxLength(256), z.regex(/^\S+$/, 'must not contain whitespace'));
+const channel = z.string().check(z.minLength(1), z.maxLength(300));
 
 /** Client frames (contract §4); unknown extra fields are ignored, as clients evolve faster than servers. */
 export const CLIENT_FRAMES = {
-  auth: z.object({
-    id: frameId,
-    token: z
-      .string()
-      .min(1)
-      .max(16 * 1024),
-  }),
-  subscribe: z.object({ id: frameId, channel: z.string().min(1).max(300) }),
-  unsubscribe: z.object({ id: frameId, channel: z.string().min(1).max(300) }),
+  auth: z.object({ id: frameId, token: z.string().check(z.minLength(1), z.maxLength(16 * 1024)) }),
+  subscribe: z.object({ id: frameId, channel }),
+  unsubscribe: z.object({ id: frameId, channel }),
   'join.room': z.object({ id: frameId, room_id: name }),
   'join.topic': z.object({ id: frameId, topic: name }),
   'presence.update': z.object({ id: frameId, status: z.enum(['online', 'away', 'busy']) }),
-  reconnect: z.object({ id: frameId, session_id: z.string().min(1).max(64) }),
+  reconnect: z.object({ id: frameId, session_id: z.string().check(z.minLength(1), z.maxLength(64)) }),
   heartbeat: z.object({ id: frameId }),
 } as const;
 
@@ -70,7 +67,7 @@ const idOf = (value: unknown): string | undefined => {
   return typeof id === 'string' && id.length <= 64 ? id : undefined;
 };
 
-const describeIssues = (error: z.ZodError): string =>
+const describeIssues = (error: z.core.$ZodError): string =>
   error.issues
     .slice(0, 3)
     .map((issue) => `${issue.path.join('.') || '(frame)'}: ${issue.message}`)

@@ -1,19 +1,21 @@
-import { z } from 'zod';
+import * as z from '../../core/zod';
 import { TOPIC_NAME } from './names';
 
 export { TOPIC_NAME };
 export const MAX_DESCRIPTION_LENGTH = 1024;
 
-export const topicNameSchema = z.string().regex(TOPIC_NAME, 'must match ^[a-z0-9][a-z0-9._-]{0,127}$');
+export const topicNameSchema = z
+  .string()
+  .check(z.regex(TOPIC_NAME, 'must match ^[a-z0-9][a-z0-9._-]{0,127}$'));
 
 export const createTopicSchema = z.strictObject({
   name: topicNameSchema,
-  description: z.string().max(MAX_DESCRIPTION_LENGTH).optional(),
+  description: z.optional(z.string().check(z.maxLength(MAX_DESCRIPTION_LENGTH))),
 });
 
 export const createSubscriptionSchema = z.strictObject({
   topic: topicNameSchema,
-  user_id: z.string().min(1).max(256).optional(),
+  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
 });
 
 export type CreateTopicInput = z.output<typeof createTopicSchema>;

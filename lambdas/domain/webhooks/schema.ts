@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../../core/zod';
 
 export { filterKeysFor, filterMatches } from './filters';
 
@@ -11,20 +11,28 @@ const FILTER = new RegExp(`^(?:\\*|${SEGMENT}(?:\\.${SEGMENT})*(?:\\.\\*)?)$`);
 
 /** Contract §3 "Webhooks": the body of POST /webhooks. */
 export const createWebhookSchema = z.strictObject({
-  url: z.string().min(1).max(2048),
-  secret: z.string().min(MIN_SECRET_CHARS).max(1024),
+  url: z.string().check(z.minLength(1), z.maxLength(2048)),
+  secret: z.string().check(z.minLength(MIN_SECRET_CHARS), z.maxLength(1024)),
   event_filters: z
-    .array(z.string().min(1).max(130).regex(FILTER, 'must be an event type, `prefix.*` or `*`'))
-    .min(1)
-    .max(MAX_FILTERS)
-    .refine((filters) => new Set(filters).size === filters.length, { message: 'must not repeat a filter' }),
-  name: z.string().trim().min(1).max(256),
+    .array(
+      z
+        .string()
+        .check(z.minLength(1), z.maxLength(130), z.regex(FILTER, 'must be an event type, `prefix.*` or `*`')),
+    )
+    .check(
+      z.minLength(1),
+      z.maxLength(MAX_FILTERS),
+      z.refine((filters) => new Set(filters).size === filters.length, {
+        message: 'must not repeat a filter',
+      }),
+    ),
+  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(256)),
 });
 
 export type CreateWebhookInput = z.output<typeof createWebhookSchema>;
 
 export const listDeliveriesQuerySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(512).optional(),
-  status: z.enum(['pending', 'sending', 'retrying', 'succeeded', 'dead_letter']).optional(),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
+  cursor: z.optional(z.string().check(z.maxLength(512))),
+  status: z.optional(z.enum(['pending', 'sending', 'retrying', 'succeeded', 'dead_letter'])),
 });

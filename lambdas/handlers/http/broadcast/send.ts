@@ -1,9 +1,9 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { z } from 'zod';
 import { queueUrl } from '../../../core/clients';
 import { sqs } from '../../../core/clients-sqs';
 import { unavailable } from '../../../core/errors';
 import { httpRoute } from '../../../core/http/route';
+import * as z from '../../../core/zod';
 import { planBroadcast } from '../../../domain/realtime/broadcast';
 import type { BroadcastFrame } from '../../../domain/realtime/frames';
 
@@ -11,15 +11,16 @@ import type { BroadcastFrame } from '../../../domain/realtime/frames';
 const MAX_PAYLOAD_BYTES = 32 * 1024;
 
 const body = z.strictObject({
-  channel: z
-    .string()
-    .regex(/^(user|room|topic):\S{1,256}$/, 'must be user:<id>, room:<id> or topic:<name>')
-    .optional(),
-  payload: z
-    .looseObject({ type: z.string().min(1).max(64) })
-    .refine((payload) => Buffer.byteLength(JSON.stringify(payload)) <= MAX_PAYLOAD_BYTES, {
+  channel: z.optional(
+    z
+      .string()
+      .check(z.regex(/^(user|room|topic):\S{1,256}$/, 'must be user:<id>, room:<id> or topic:<name>')),
+  ),
+  payload: z.looseObject({ type: z.string().check(z.minLength(1), z.maxLength(64)) }).check(
+    z.refine((payload) => Buffer.byteLength(JSON.stringify(payload)) <= MAX_PAYLOAD_BYTES, {
       message: `must serialize to at most ${MAX_PAYLOAD_BYTES} bytes`,
     }),
+  ),
 });
 
 /** POST /broadcast → 202 {recipients}; large audiences are fanned out by the broadcast worker. */

@@ -1,9 +1,9 @@
-import { z } from 'zod';
 import { httpRoute } from '../../../core/http/route';
+import * as z from '../../../core/zod';
 import { scopePresence } from '../../../domain/realtime/presence';
 
 const query = z.strictObject({
-  scope: z.string().regex(/^room:\S{1,256}$/, 'must be room:<id>'),
+  scope: z.string().check(z.regex(/^room:\S{1,256}$/, 'must be room:<id>')),
 });
 
 /** GET /presence?scope=room:<id>. */
