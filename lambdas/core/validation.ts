@@ -17,13 +17,25 @@ export const fieldPath = (path: readonly PropertyKey[]): string =>
     return out ? `${out}.${name}` : name;
   }, '');
 
-const issuesOf = (error: core.$ZodError): FieldIssue[] =>
+/** The value at `path` in `input`, or undefined where the path leads nowhere. */
+const valueAt = (input: unknown, path: readonly PropertyKey[]): unknown =>
+  path.reduce<unknown>(
+    (value, key) =>
+      value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined,
+    input,
+  );
+
+// zod 4 leaves the offending input out of its issues, so a missing field is told from a wrong type by looking
+// the path up in the input itself.
+const issuesOf = (error: core.$ZodError, input: unknown): FieldIssue[] =>
   error.issues.flatMap((issue): FieldIssue[] => {
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => ({ field: fieldPath([...issue.path, key]), issue: 'unknown field' }));
     }
     const field = fieldPath(issue.path) || '(body)';
-    if (issue.code === 'invalid_type' && issue.input === undefined) return [{ field, issue: 'required' }];
+    if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+      return [{ field, issue: 'required' }];
+    }
     return [{ field, issue: issue.message }];
   });
 
@@ -35,5 +47,5 @@ export const parseOrThrow = <S extends Schema>(
 ): core.output<S> => {
   const result = schema.safeParse(input);
   if (result.success) return result.data as core.output<S>;
-  throw validationError(`Invalid ${what}`, issuesOf(result.error));
+  throw validationError(`Invalid ${what}`, issuesOf(result.error, input));
 };

@@ -26,6 +26,16 @@ describe('validation messages', () => {
     ]);
   });
 
+  it('say "required" for a missing field and name the expected type for a wrong one', () => {
+    expect(detailsOf({ title: 'x', recipient_ids: ['u'] })).toEqual([
+      { field: 'event_type', issue: 'required' },
+    ]);
+    expect(detailsOf({ event_type: 5, title: 'x', recipient_ids: ['u', 7] })).toEqual([
+      { field: 'event_type', issue: 'Invalid input: expected string, received number' },
+      { field: 'recipient_ids[1]', issue: 'Invalid input: expected string, received number' },
+    ]);
+  });
+
   it('are zod English texts in the error frame of an invalid client frame', async () => {
     const sent: OutboundFrame[] = [];
     await handleClientFrame('subscribe', JSON.stringify({ type: 'subscribe', id: 'f1', channel: '' }), {
