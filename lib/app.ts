@@ -1,5 +1,5 @@
 import { type App, CrossStackReferences, ReferenceStrength, Token } from 'aws-cdk-lib';
-import { loadStageConfig, StageConfigError } from './config/stage-config';
+import { certificateRegion, loadStageConfig, StageConfigError } from './config/stage-config';
 import { EDGE_REGION, NotifyEdgeStack } from './edge-stack';
 import { NotifyStack } from './notify-stack';
 import type { Wiring } from './wiring';
@@ -35,6 +35,25 @@ export const addNotifyStacks = (
     account: process.env.CDK_DEFAULT_ACCOUNT,
     region: process.env.CDK_DEFAULT_REGION,
   };
+
+  // API Gateway custom domains are regional: their certificates must be in the service's region.
+  const regionalDomains = [
+    ['domains.http', settings.waf ? undefined : settings.domains.http],
+    ['domains.websocket', settings.domains.webSocket],
+  ] as const;
+  for (const [key, domain] of regionalDomains) {
+    if (
+      domain &&
+      env.region &&
+      !Token.isUnresolved(env.region) &&
+      certificateRegion(domain.certificateArn) !== env.region
+    ) {
+      throw new StageConfigError(
+        `stage "${stage}": ${key}.certificate_arn is in ${certificateRegion(domain.certificateArn)}, but API Gateway ` +
+          `needs a certificate in the service's region (${env.region}) for a regional custom domain.`,
+      );
+    }
+  }
 
   const webAcl = settings.waf?.webAcl;
   let edge: NotifyEdgeStack | undefined;

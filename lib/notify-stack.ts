@@ -103,7 +103,12 @@ export class NotifyStack extends Stack {
     };
     this.httpApi =
       wiring.httpRoutes.length > 0
-        ? new ServiceHttpApi(this, 'Http', { ...apiProps, throttle: settings.throttling.http })
+        ? new ServiceHttpApi(this, 'Http', {
+            ...apiProps,
+            throttle: settings.throttling.http,
+            // Behind CloudFront the host name is the distribution's (HttpFrontDoor).
+            domain: props.webAclArn ? undefined : settings.domains.http,
+          })
         : undefined;
     this.httpFrontDoor =
       this.httpApi && props.webAclArn
@@ -112,14 +117,18 @@ export class NotifyStack extends Stack {
             httpApi: this.httpApi,
             webAclArn: props.webAclArn,
             priceClass: settings.waf?.priceClass ?? PriceClass.PRICE_CLASS_100,
-            domain: settings.waf?.domain,
+            domain: settings.domains.http,
             removalPolicy,
           })
         : undefined;
     // API Gateway refuses to deploy a WebSocket API without routes, so none is created until one is declared.
     this.webSocketApi =
       wiring.webSocketRoutes.length > 0
-        ? new ServiceWebSocketApi(this, 'WebSocket', { ...apiProps, throttle: settings.throttling.webSocket })
+        ? new ServiceWebSocketApi(this, 'WebSocket', {
+            ...apiProps,
+            throttle: settings.throttling.webSocket,
+            domain: settings.domains.webSocket,
+          })
         : undefined;
     const allSpecs: FunctionSpec[] = [
       ...wiring.httpRoutes,
@@ -216,15 +225,24 @@ export class NotifyStack extends Stack {
       });
       new CfnOutput(this, 'HttpApiDistributionDomainName', {
         value: this.httpFrontDoor.distribution.distributionDomainName,
-        description: 'Point the custom domain here (CNAME, or a Route 53 alias) when waf.domain is set',
+        description: 'Point domains.http here (CNAME, or a Route 53 alias) when it is set',
       });
     } else if (this.httpApi) {
       new CfnOutput(this, 'HttpApiUrl', { value: this.httpApi.baseUrl, description: 'REST base URL' });
     }
+    if (this.httpApi?.customDomain) {
+      new CfnOutput(this, 'HttpApiDomainTarget', {
+        value: this.httpApi.customDomain.regionalDomainName,
+        description: 'Point domains.http here (CNAME, or a Route 53 alias)',
+      });
+    }
     if (this.webSocketApi) {
-      new CfnOutput(this, 'WebSocketUrl', {
-        value: this.webSocketApi.stage.url,
-        description: 'WebSocket URL',
+      new CfnOutput(this, 'WebSocketUrl', { value: this.webSocketApi.url, description: 'WebSocket URL' });
+    }
+    if (this.webSocketApi?.customDomain) {
+      new CfnOutput(this, 'WebSocketDomainTarget', {
+        value: this.webSocketApi.customDomain.regionalDomainName,
+        description: 'Point domains.websocket here (CNAME, or a Route 53 alias)',
       });
     }
     new CfnOutput(this, 'EventBusName', {

@@ -67,8 +67,12 @@ export interface WafSettings {
       }
     | { readonly kind: 'existing'; readonly arn: string };
   readonly priceClass: PriceClass;
-  /** The API's own host name on CloudFront, with its ACM certificate (us-east-1); DNS is the operator's. */
-  readonly domain: { readonly name: string; readonly certificateArn: string } | undefined;
+}
+
+/** A host name of the service's own and the ACM certificate that covers it; the DNS record is the operator's. */
+export interface CustomDomain {
+  readonly name: string;
+  readonly certificateArn: string;
 }
 
 export interface StageSettings {
@@ -90,6 +94,8 @@ export interface StageSettings {
   readonly alarms: { readonly email: string | undefined; readonly topicArn: string | undefined };
   /** CloudFront + WAF in front of the HTTP API; undefined: clients call API Gateway directly. */
   readonly waf: WafSettings | undefined;
+  /** Host names of the APIs (on CloudFront for the HTTP API with `waf`, else API Gateway custom domains). */
+  readonly domains: { readonly http: CustomDomain | undefined; readonly webSocket: CustomDomain | undefined };
   /** `SERVICE__AUTH__*` variables for the functions, without the HS256 secret. */
   readonly authEnv: Readonly<Record<string, string>>;
   readonly hs256Secret: Hs256SecretSource | undefined;
@@ -117,6 +123,16 @@ const authSchema = z
 const throttleSchema = z.strictObject({
   rate_limit: z.number().positive(),
   burst_limit: z.number().int().positive(),
+});
+
+/** Region of an ACM certificate ARN. */
+export const certificateRegion = (arn: string): string => arn.split(':')[3] ?? '';
+
+const domainSchema = z.strictObject({
+  name: z.hostname(),
+  certificate_arn: z
+    .string()
+    .regex(/^arn:aws[\w-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[\w-]+$/, 'expected an ACM certificate ARN'),
 });
 
 const fileSchema = z.strictObject({
@@ -157,22 +173,17 @@ const fileSchema = z.strictObject({
       managed_rule_groups: z.array(z.enum(MANAGED_RULE_GROUPS)).optional(),
       // CloudFront's own names: PriceClass_100, PriceClass_200, PriceClass_All.
       price_class: z.enum(PriceClass).optional(),
-      domain: z
-        .strictObject({
-          name: z.hostname(),
-          certificate_arn: z
-            .string()
-            .regex(
-              /^arn:aws[\w-]*:acm:us-east-1:\d{12}:certificate\/[\w-]+$/,
-              'expected the ARN of an ACM certificate in us-east-1 (CloudFront uses only those)',
-            ),
-        })
-        .optional(),
     })
     .refine((waf) => !(waf.web_acl_arn && (waf.rate_limit || waf.managed_rule_groups)), {
       message:
         'web_acl_arn names an existing web ACL, whose rules are its own: drop rate_limit and managed_rule_groups, ' +
         'or drop web_acl_arn to let the stack create one',
+    })
+    .optional(),
+  domains: z
+    .strictObject({ http: domainSchema.optional(), websocket: domainSchema.optional() })
+    .refine((domains) => !domains.http || domains.http.name !== domains.websocket?.name, {
+      message: 'http and websocket need names of their own (API Gateway cannot map both kinds to one domain)',
     })
     .optional(),
   auth: authSchema,
@@ -193,7 +204,6 @@ const wafSettings = (waf: z.output<typeof fileSchema>['waf']): WafSettings | und
         },
     // North America and Europe only: the API's callers are mostly backends in one region.
     priceClass: waf.price_class ?? PriceClass.PRICE_CLASS_100,
-    domain: waf.domain && { name: waf.domain.name, certificateArn: waf.domain.certificate_arn },
   };
 };
 
@@ -270,6 +280,14 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     );
   }
 
+  const httpCertificate = file.domains?.http?.certificate_arn;
+  if (file.waf && httpCertificate && certificateRegion(httpCertificate) !== 'us-east-1') {
+    throw new StageConfigError(
+      `${source} (stage "${stage}"): domains.http.certificate_arn must be a certificate in us-east-1: with waf the ` +
+        'HTTP API is served by CloudFront, which only uses certificates from there.',
+    );
+  }
+
   const missing = settingsAStageNeeds(raw);
   if (missing.length > 0) {
     throw new StageConfigError(`${source} (stage "${stage}") is incomplete: missing ${missing.join(', ')}`);
@@ -333,6 +351,16 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     },
     alarms: { email: file.alarms?.email, topicArn: file.alarms?.topic_arn },
     waf: wafSettings(file.waf),
+    domains: {
+      http: file.domains?.http && {
+        name: file.domains.http.name,
+        certificateArn: file.domains.http.certificate_arn,
+      },
+      webSocket: file.domains?.websocket && {
+        name: file.domains.websocket.name,
+        certificateArn: file.domains.websocket.certificate_arn,
+      },
+    },
     authEnv,
     hs256Secret,
   };

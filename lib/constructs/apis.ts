@@ -2,9 +2,11 @@ import type { RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import type { CustomDomain } from '../config/stage-config';
 import { acknowledgeRoutesWithoutAuthorizer } from '../nag-suppressions';
 import { DEFAULT_ROUTE_PATH, type HttpMethod } from '../wiring';
 import { pascalCase } from './naming';
@@ -23,7 +25,26 @@ interface StageProps extends AccessLogProps {
   readonly stageName: string;
   /** Stage-wide default throttling of every route (API Gateway answers 429 beyond it). */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** A regional custom domain mapped to the stage; the execute-api URL keeps working. */
+  readonly domain?: CustomDomain;
 }
+
+/** A regional API Gateway custom domain, TLS 1.2 at least, mapped to `stage` under `mappingKey`. */
+const mapCustomDomain = (
+  scope: Construct,
+  domain: CustomDomain,
+  api: apigw.IApi,
+  stage: apigw.IStage,
+  mappingKey?: string,
+): apigw.DomainName => {
+  const domainName = new apigw.DomainName(scope, 'CustomDomain', {
+    domainName: domain.name,
+    certificate: acm.Certificate.fromCertificateArn(scope, 'CustomDomainCertificate', domain.certificateArn),
+    securityPolicy: apigw.SecurityPolicy.TLS_1_2,
+  });
+  new apigw.ApiMapping(scope, 'CustomDomainMapping', { api, domainName, stage, apiMappingKey: mappingKey });
+  return domainName;
+};
 
 const accessLogs = (scope: Construct, props: AccessLogProps): apigw.IAccessLogSettings => ({
   destination: new apigw.LogGroupLogDestination(
@@ -39,6 +60,8 @@ const accessLogs = (scope: Construct, props: AccessLogProps): apigw.IAccessLogSe
 export class ServiceHttpApi extends Construct {
   readonly api: apigw.HttpApi;
   readonly stage: apigw.HttpStage;
+  /** The custom domain (props.domain); its regionalDomainName is the target of the DNS record. */
+  readonly customDomain: apigw.DomainName | undefined;
 
   constructor(scope: Construct, id: string, props: StageProps) {
     super(scope, id);
@@ -54,10 +77,12 @@ export class ServiceHttpApi extends Construct {
       throttle: props.throttle,
       accessLogSettings: accessLogs(this, props),
     });
+    this.customDomain = props.domain && mapCustomDomain(this, props.domain, this.api, this.stage);
   }
 
-  /** `https://…/api/v1` */
+  /** `https://…/api/v1`, on the custom domain when there is one. */
   get baseUrl(): string {
+    if (this.customDomain) return `https://${this.customDomain.name}${API_BASE_PATH}`;
     return `${this.stage.url}${API_BASE_PATH.slice(1)}`;
   }
 
@@ -88,6 +113,8 @@ export class ServiceHttpApi extends Construct {
 export class ServiceWebSocketApi extends Construct {
   readonly api: apigw.WebSocketApi;
   readonly stage: apigw.WebSocketStage;
+  /** The custom domain (props.domain); its regionalDomainName is the target of the DNS record. */
+  readonly customDomain: apigw.DomainName | undefined;
 
   constructor(scope: Construct, id: string, props: StageProps) {
     super(scope, id);
@@ -103,6 +130,14 @@ export class ServiceWebSocketApi extends Construct {
       throttle: props.throttle,
       accessLogSettings: accessLogs(this, props),
     });
+    // Mapped under /ws, so the URL ends in /ws on the custom domain too.
+    this.customDomain =
+      props.domain && mapCustomDomain(this, props.domain, this.api, this.stage, WEBSOCKET_STAGE_NAME);
+  }
+
+  /** `wss://…/ws`, on the custom domain when there is one. */
+  get url(): string {
+    return this.customDomain ? `wss://${this.customDomain.name}/${WEBSOCKET_STAGE_NAME}` : this.stage.url;
   }
 
   addRoute(routeKey: string, handler: IFunction): void {

@@ -95,7 +95,7 @@ export class HttpFrontDoor extends Construct {
       acknowledge(
         'AwsSolutions-CFR4',
         'With the default *.cloudfront.net certificate CloudFront cannot enforce a minimum TLS version; set ' +
-          'waf.domain (a host name and its ACM certificate in us-east-1) to get TLS 1.2 as the minimum. ' +
+          'domains.http (a host name and its ACM certificate in us-east-1) to get TLS 1.2 as the minimum. ' +
           'API clients negotiate TLS 1.2 or later on their own; the origin leg is TLS 1.2 only.',
       );
     }

@@ -240,7 +240,6 @@ describe('waf settings', () => {
         managedRuleGroups: DEFAULT_MANAGED_RULE_GROUPS,
       },
       priceClass: 'PriceClass_100',
-      domain: undefined,
     });
     expect(withWaf({ rate_limit: { requests: 100 }, managed_rule_groups: [] })?.webAcl).toEqual({
       kind: 'create',
@@ -260,25 +259,6 @@ describe('waf settings', () => {
     expect(errorOf(() => withWaf({ web_acl_arn: regional })).message).toContain('waf.web_acl_arn');
   });
 
-  it('takes a custom domain with a us-east-1 certificate only', () => {
-    const certificate = 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d';
-    expect(
-      withWaf({ domain: { name: 'notify.example.test', certificate_arn: certificate } })?.domain,
-    ).toEqual({
-      name: 'notify.example.test',
-      certificateArn: certificate,
-    });
-    const regional = certificate.replace('us-east-1', 'eu-west-1');
-    expect(
-      errorOf(() => withWaf({ domain: { name: 'notify.example.test', certificate_arn: regional } })).message,
-    ).toContain('waf.domain.certificate_arn');
-    expect(
-      errorOf(() =>
-        withWaf({ domain: { name: 'https://notify.example.test', certificate_arn: certificate } }),
-      ).message,
-    ).toContain('waf.domain.name');
-  });
-
   it('refuses limits, windows and rule groups WAF does not have', () => {
     expect(errorOf(() => withWaf({ rate_limit: { requests: 5 } })).message).toContain(
       'waf.rate_limit.requests',
@@ -289,6 +269,46 @@ describe('waf settings', () => {
     expect(errorOf(() => withWaf({ managed_rule_groups: ['AWSManagedRulesSQLiRuleSet'] })).message).toContain(
       'waf.managed_rule_groups.0',
     );
+  });
+});
+
+describe('domains settings', () => {
+  const certificate = (region: string) =>
+    `arn:aws:acm:${region}:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d`;
+
+  it('takes a host name and a certificate per API, and none by default', () => {
+    expect(parseStageConfig('prod', base, 'file').domains).toEqual({ http: undefined, webSocket: undefined });
+    const domains = {
+      http: { name: 'notify.example.test', certificate_arn: certificate('eu-west-1') },
+      websocket: { name: 'realtime.example.test', certificate_arn: certificate('eu-west-1') },
+    };
+    expect(parseStageConfig('prod', { ...base, domains }, 'file').domains).toEqual({
+      http: { name: 'notify.example.test', certificateArn: certificate('eu-west-1') },
+      webSocket: { name: 'realtime.example.test', certificateArn: certificate('eu-west-1') },
+    });
+  });
+
+  it('refuses one name for both APIs, a URL for a name, and a non-ACM certificate', () => {
+    const same = { name: 'notify.example.test', certificate_arn: certificate('eu-west-1') };
+    expect(
+      errorOf(() => parseStageConfig('prod', { ...base, domains: { http: same, websocket: same } }, 'file'))
+        .message,
+    ).toMatch(/invalid domains: http and websocket need names of their own/);
+    const url = { ...same, name: 'https://notify.example.test' };
+    expect(
+      errorOf(() => parseStageConfig('prod', { ...base, domains: { http: url } }, 'file')).message,
+    ).toContain('domains.http.name');
+    const iam = { ...same, certificate_arn: 'arn:aws:iam::123456789012:server-certificate/notify' };
+    expect(
+      errorOf(() => parseStageConfig('prod', { ...base, domains: { http: iam } }, 'file')).message,
+    ).toContain('domains.http.certificate_arn');
+  });
+
+  it('needs a us-east-1 certificate for the HTTP API behind CloudFront', () => {
+    const http = { name: 'notify.example.test', certificate_arn: certificate('eu-west-1') };
+    expect(
+      errorOf(() => parseStageConfig('prod', { ...base, waf: {}, domains: { http } }, 'file')).message,
+    ).toMatch(/domains\.http\.certificate_arn must be a certificate in us-east-1/);
   });
 });
 

@@ -233,11 +233,11 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
   });
 });
 
-describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (waf.domain)', () => {
+describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (domains.http)', () => {
   const CERTIFICATE = 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d';
 
   it('creates no edge stack and attaches the named ACL', () => {
-    const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json', {});
+    const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json');
     expect(stacks.edge).toBeUndefined();
     expect(app.node.children.map((child) => child.node.id)).toEqual([stackName('prod')]);
     Template.fromStack(stacks.service).hasResourceProperties('AWS::CloudFront::Distribution', {
@@ -246,7 +246,7 @@ describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (wa
   });
 
   it('serves the custom domain with its certificate and TLS 1.2 at least, and gives it as the REST URL', () => {
-    const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json', {});
+    const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json');
     const template = Template.fromStack(stacks.service);
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
