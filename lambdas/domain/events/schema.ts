@@ -1,18 +1,12 @@
 import * as z from '../../core/zod';
-import { PRIORITIES } from '../notifications/schema';
+import { eventTypeSchema, PRIORITIES } from '../notifications/schema';
 
 /** `data` of an event: at most 16 KiB serialized, so its `event` frame stays under API Gateway's 32 KiB frame. */
 export const MAX_EVENT_DATA_BYTES = 16 * 1024;
 
 /** Contract §3 "Events": the body of POST /events. */
 export const publishEventSchema = z.strictObject({
-  event_type: z
-    .string()
-    .check(
-      z.minLength(1),
-      z.maxLength(128),
-      z.regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
-    ),
+  event_type: eventTypeSchema,
   source: z.string().check(
     z.minLength(1),
     z.maxLength(128),

@@ -27,15 +27,18 @@ const uniqueStrings = <T extends string>(
   });
 };
 
+/** A dotted event name (`billing.invoice_ready`), shared by notifications and events. */
+export const eventTypeSchema = z
+  .string()
+  .check(
+    z.minLength(1),
+    z.maxLength(128),
+    z.regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
+  );
+
 const fields = z.strictObject({
   source: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
-  event_type: z
-    .string()
-    .check(
-      z.minLength(1),
-      z.maxLength(128),
-      z.regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
-    ),
+  event_type: eventTypeSchema,
   title: z.string().check(z.minLength(1), z.maxLength(256)),
   body: z._default(z.string().check(z.maxLength(4096)), ''),
   data: z._default(z.record(z.string(), z.unknown()), {}).check(
