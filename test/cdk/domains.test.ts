@@ -8,33 +8,17 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addNotifyStacks } from '../../lib/app';
 import { parseStageConfig, StageConfigError, type StageSettings } from '../../lib/config/stage-config';
-import { type SynthesizedStack, synthesize } from './synth';
+import { prodSettings, type SynthesizedStack, synthesize } from './synth';
 
 const CERTIFICATE = 'arn:aws:acm:eu-west-1:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d';
 
 const settingsWithDomains = (): StageSettings =>
-  parseStageConfig(
-    'domaintest',
-    {
-      development: false,
-      log_level: 'INFO',
-      log_retention_days: 30,
-      removal_policy: 'retain',
-      tracing: false,
-      archive_retention_days: 30,
-      throttling: {
-        http: { rate_limit: 100, burst_limit: 200 },
-        websocket: { rate_limit: 50, burst_limit: 100 },
-      },
-      alarms: { email: 'ops@example.test' },
-      domains: {
-        http: { name: 'api.notify.example.test', certificate_arn: CERTIFICATE },
-        websocket: { name: 'rt.notify.example.test', certificate_arn: CERTIFICATE },
-      },
-      auth: { issuer: 'https://idp.test/', jwks_url: 'https://idp.test/jwks.json' },
+  prodSettings({
+    domains: {
+      http: { name: 'api.notify.example.test', certificate_arn: CERTIFICATE },
+      websocket: { name: 'rt.notify.example.test', certificate_arn: CERTIFICATE },
     },
-    'test settings',
-  );
+  });
 
 describe('custom domains on API Gateway', () => {
   let synth: SynthesizedStack;

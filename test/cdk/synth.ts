@@ -51,9 +51,9 @@ export const devSettings = (): StageSettings =>
 
 /**
  * The settings of a production-like stage: JWKS only, data retained, archive kept indefinitely, alarms to an
- * e-mail topic of the stack and to an existing topic.
+ * e-mail topic of the stack and to an existing topic. `extra` adds or replaces top-level keys of the file.
  */
-export const prodSettings = (): StageSettings =>
+export const prodSettings = (extra: Record<string, unknown> = {}): StageSettings =>
   parseStageConfig(
     'prodtest',
     {
@@ -78,6 +78,7 @@ export const prodSettings = (): StageSettings =>
         admin_role: 'ops',
         replay_protection: true,
       },
+      ...extra,
     },
     'test settings',
   );
