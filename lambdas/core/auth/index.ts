@@ -34,9 +34,11 @@ const replayTableName = (config: AuthConfig): string | undefined => {
 const verifierWithSecretFromSecretsManager = (secretId: string): TokenVerifier => {
   let loading: Promise<TokenVerifier> | undefined;
   const load = async () => {
-    const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-    const secret = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretId }));
-    const config = parseAuthConfig({ ...process.env, SERVICE__AUTH__HS256_SECRET: secret.SecretString });
+    const { readSecretString } = await import('../clients-secrets');
+    const config = parseAuthConfig({
+      ...process.env,
+      SERVICE__AUTH__HS256_SECRET: await readSecretString(secretId),
+    });
     const tableName = replayTableName(config);
     return createTokenVerifier(config, {
       replayStore: tableName ? new DynamoDbReplayStore(tableName) : undefined,

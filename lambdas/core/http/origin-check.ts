@@ -62,13 +62,10 @@ export const createOriginCheck = (
   };
 };
 
+// Loaded on first use: the SDK client is not part of a cold start that never needs it.
 const readFromSecretsManager = (secretId: string) => async (): Promise<string> => {
-  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const { SecretString } = await new SecretsManagerClient({}).send(
-    new GetSecretValueCommand({ SecretId: secretId }),
-  );
-  if (!SecretString) throw new Error(`secret ${secretId} has no SecretString`);
-  return SecretString;
+  const { readSecretString } = await import('../clients-secrets');
+  return readSecretString(secretId);
 };
 
 let processCheck: OriginCheck | null | undefined;
