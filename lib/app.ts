@@ -36,21 +36,20 @@ export const addNotifyStacks = (
     region: process.env.CDK_DEFAULT_REGION,
   };
 
+  // Unresolved (a token) when the CLI knows no region: the checks below that need one cannot run.
+  const region = env.region && !Token.isUnresolved(env.region) ? env.region : undefined;
+
   // API Gateway custom domains are regional: their certificates must be in the service's region.
   const regionalDomains = [
     ['domains.http', settings.waf ? undefined : settings.domains.http],
     ['domains.websocket', settings.domains.webSocket],
   ] as const;
   for (const [key, domain] of regionalDomains) {
-    if (
-      domain &&
-      env.region &&
-      !Token.isUnresolved(env.region) &&
-      certificateRegion(domain.certificateArn) !== env.region
-    ) {
+    const certificateIn = domain && certificateRegion(domain.certificateArn);
+    if (region && certificateIn && certificateIn !== region) {
       throw new StageConfigError(
-        `stage "${stage}": ${key}.certificate_arn is in ${certificateRegion(domain.certificateArn)}, but API Gateway ` +
-          `needs a certificate in the service's region (${env.region}) for a regional custom domain.`,
+        `stage "${stage}": ${key}.certificate_arn is in ${certificateIn}, but API Gateway ` +
+          `needs a certificate in the service's region (${region}) for a regional custom domain.`,
       );
     }
   }
@@ -59,7 +58,7 @@ export const addNotifyStacks = (
   let edge: NotifyEdgeStack | undefined;
   if (webAcl?.kind === 'create') {
     // A reference from one region to another needs both regions at synth time.
-    if (!env.region || Token.isUnresolved(env.region)) {
+    if (!region) {
       throw new StageConfigError(
         `stage "${stage}": waf creates a web ACL in ${EDGE_REGION} that the service stack references, so the ` +
           "service's region must be known when synthesizing: set AWS_REGION (or your profile's region), or " +

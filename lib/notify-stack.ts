@@ -162,7 +162,7 @@ export class NotifyStack extends Stack {
         withAuth: true,
       });
       if (this.httpFrontDoor) {
-        this.httpFrontDoor.grantReadOriginSecret(fn.function);
+        this.httpFrontDoor.originSecret.grantRead(fn.function);
         fn.function.addEnvironment(envNames.originSecretArn, this.httpFrontDoor.originSecret.secretArn);
       }
       this.httpApi?.addRoute(route.id, route.method, route.path, fn.function);

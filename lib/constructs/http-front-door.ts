@@ -2,9 +2,9 @@ import { Duration, Fn, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import type { CustomDomain } from '../config/stage-config';
 import { ORIGIN_VERIFY_HEADER } from '../wiring';
 import { API_BASE_PATH, type ServiceHttpApi } from './apis';
 
@@ -15,7 +15,7 @@ export interface HttpFrontDoorProps {
   readonly webAclArn: string;
   readonly priceClass: cloudfront.PriceClass;
   /** The API's own host name and its ACM certificate (us-east-1); without it, `*.cloudfront.net`. */
-  readonly domain?: { readonly name: string; readonly certificateArn: string };
+  readonly domain?: CustomDomain;
   readonly removalPolicy: RemovalPolicy;
 }
 
@@ -102,12 +102,8 @@ export class HttpFrontDoor extends Construct {
     this.host = props.domain?.name ?? this.distribution.distributionDomainName;
   }
 
-  /** `https://{distribution}.cloudfront.net/api/v1` */
+  /** `https://{host}/api/v1` */
   get baseUrl(): string {
     return `https://${this.host}${API_BASE_PATH}`;
-  }
-
-  grantReadOriginSecret(grantee: IGrantable): void {
-    this.originSecret.grantRead(grantee);
   }
 }

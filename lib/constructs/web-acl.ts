@@ -2,6 +2,8 @@ import { ArnFormat, Fn, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { ServiceError } from '../../lambdas/core/errors';
+import { errorBody } from '../../lambdas/core/http/errors-to-response';
 import type { ManagedRuleGroup } from '../config/stage-config';
 
 export interface ApiWebAclProps {
@@ -20,11 +22,15 @@ export const RATE_LIMITED_RETRY_AFTER_SECS = 60;
  * WAF cannot compute per-request values, so the body is fixed: `request_id` cannot be the request's id.
  * The CloudFront id (response header X-Amz-Cf-Id, `httpRequest.requestId` in the WAF log) identifies it.
  */
-export const RATE_LIMITED_BODY = JSON.stringify({
-  code: 'rate_limited',
-  message: `Too many requests from this address; retry after ${RATE_LIMITED_RETRY_AFTER_SECS} seconds`,
-  request_id: 'edge',
-});
+export const RATE_LIMITED_BODY = JSON.stringify(
+  errorBody(
+    new ServiceError(
+      'rate_limited',
+      `Too many requests from this address; retry after ${RATE_LIMITED_RETRY_AFTER_SECS} seconds`,
+    ),
+    'edge',
+  ),
+);
 
 /**
  * Rules of the common rule set that would refuse legitimate API traffic, counted (logged) instead of blocked:

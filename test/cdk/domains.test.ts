@@ -7,7 +7,7 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addNotifyStacks } from '../../lib/app';
-import { parseStageConfig, StageConfigError, type StageSettings } from '../../lib/config/stage-config';
+import { StageConfigError, type StageSettings } from '../../lib/config/stage-config';
 import { prodSettings, type SynthesizedStack, synthesize } from './synth';
 
 const CERTIFICATE = 'arn:aws:acm:eu-west-1:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d';
