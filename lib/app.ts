@@ -1,6 +1,6 @@
 import { type App, CrossStackReferences, ReferenceStrength, Token } from 'aws-cdk-lib';
-import { certificateRegion, loadStageConfig, StageConfigError } from './config/stage-config';
-import { EDGE_REGION, NotifyEdgeStack } from './edge-stack';
+import { certificateRegion, EDGE_REGION, loadStageConfig, StageConfigError } from './config/stage-config';
+import { NotifyEdgeStack } from './edge-stack';
 import { NotifyStack } from './notify-stack';
 import type { Wiring } from './wiring';
 

@@ -3,9 +3,6 @@ import type { Construct } from 'constructs';
 import { REMOVAL_POLICIES, type StageSettings, type WafSettings } from './config/stage-config';
 import { ApiWebAcl } from './constructs/web-acl';
 
-/** CloudFront only accepts web ACLs of scope CLOUDFRONT, and WAF creates those in us-east-1 only. */
-export const EDGE_REGION = 'us-east-1';
-
 export interface NotifyEdgeStackProps extends StackProps {
   readonly settings: StageSettings;
   readonly webAcl: Extract<WafSettings['webAcl'], { kind: 'create' }>;

@@ -125,6 +125,9 @@ const throttleSchema = z.strictObject({
   burst_limit: z.number().int().positive(),
 });
 
+/** CloudFront takes web ACLs and certificates from this region only. */
+export const EDGE_REGION = 'us-east-1';
+
 /** Region of an ACM certificate ARN. */
 export const certificateRegion = (arn: string): string => arn.split(':')[3] ?? '';
 
@@ -188,6 +191,9 @@ const fileSchema = z.strictObject({
     .optional(),
   auth: authSchema,
 });
+
+const customDomain = (domain: z.output<typeof domainSchema> | undefined): CustomDomain | undefined =>
+  domain && { name: domain.name, certificateArn: domain.certificate_arn };
 
 const wafSettings = (waf: z.output<typeof fileSchema>['waf']): WafSettings | undefined => {
   if (waf === undefined) return undefined;
@@ -281,9 +287,9 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
   }
 
   const httpCertificate = file.domains?.http?.certificate_arn;
-  if (file.waf && httpCertificate && certificateRegion(httpCertificate) !== 'us-east-1') {
+  if (file.waf && httpCertificate && certificateRegion(httpCertificate) !== EDGE_REGION) {
     throw new StageConfigError(
-      `${source} (stage "${stage}"): domains.http.certificate_arn must be a certificate in us-east-1: with waf the ` +
+      `${source} (stage "${stage}"): domains.http.certificate_arn must be a certificate in ${EDGE_REGION}: with waf the ` +
         'HTTP API is served by CloudFront, which only uses certificates from there.',
     );
   }
@@ -351,16 +357,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     },
     alarms: { email: file.alarms?.email, topicArn: file.alarms?.topic_arn },
     waf: wafSettings(file.waf),
-    domains: {
-      http: file.domains?.http && {
-        name: file.domains.http.name,
-        certificateArn: file.domains.http.certificate_arn,
-      },
-      webSocket: file.domains?.websocket && {
-        name: file.domains.websocket.name,
-        certificateArn: file.domains.websocket.certificate_arn,
-      },
-    },
+    domains: { http: customDomain(file.domains?.http), webSocket: customDomain(file.domains?.websocket) },
     authEnv,
     hs256Secret,
   };

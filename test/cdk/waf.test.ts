@@ -8,9 +8,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addNotifyStacks, edgeStackName, type NotifyApp, stackName } from '../../lib/app';
-import { StageConfigError } from '../../lib/config/stage-config';
+import { EDGE_REGION, StageConfigError } from '../../lib/config/stage-config';
 import { RATE_LIMITED_RETRY_AFTER_SECS } from '../../lib/constructs/web-acl';
-import { EDGE_REGION } from '../../lib/edge-stack';
 import { envNames, ORIGIN_VERIFY_HEADER } from '../../lib/wiring';
 
 const SERVICE_ENV = { account: '123456789012', region: 'eu-west-1' };
