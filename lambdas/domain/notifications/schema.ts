@@ -1,5 +1,5 @@
 import * as z from '../../core/zod';
-import { TOPIC_NAME } from '../topics/schema';
+import { TOPIC_NAME } from '../topics/names';
 
 /** Contract §3 "Notifications": sizes, enumerations and defaults of POST /notifications. */
 export const PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;

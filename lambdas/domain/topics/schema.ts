@@ -1,7 +1,6 @@
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from './names';
 
-export { TOPIC_NAME };
 export const MAX_DESCRIPTION_LENGTH = 1024;
 
 export const topicNameSchema = z

@@ -1,7 +1,5 @@
 import * as z from '../../core/zod';
 
-export { filterKeysFor, filterMatches } from './filters';
-
 export const MIN_SECRET_CHARS = 16;
 export const MAX_FILTERS = 50;
 

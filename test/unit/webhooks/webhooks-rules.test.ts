@@ -2,7 +2,8 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { addressRefusal } from '../../../lambdas/domain/webhooks/address-policy';
 import { retryAfterSecs, retryDelaySecs } from '../../../lambdas/domain/webhooks/deliver';
-import { createWebhookSchema, filterKeysFor, filterMatches } from '../../../lambdas/domain/webhooks/schema';
+import { filterKeysFor, filterMatches } from '../../../lambdas/domain/webhooks/filters';
+import { createWebhookSchema } from '../../../lambdas/domain/webhooks/schema';
 import { parseWebhookSettings } from '../../../lambdas/domain/webhooks/settings';
 import { signatureHeader } from '../../../lambdas/domain/webhooks/signature';
 
