@@ -20,7 +20,6 @@ export const buildClient = async (): Promise<void> => {
   await build({
     entryPoints: [join(clientDir, 'src/index.ts'), join(clientDir, 'src/service.ts')],
     bundle: true,
-    splitting: true,
     format: 'esm',
     platform: 'neutral',
     target: 'es2022',
