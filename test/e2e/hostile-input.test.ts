@@ -52,7 +52,7 @@ const membershipRows = async (userId: string): Promise<number> => {
 describe('the channel cap under a subscribe burst', () => {
   it('holds exactly, and the disconnect still cleans up', async () => {
     const client = await connectAs('burst');
-    const burst = 300;
+    const burst = 200;
     for (let index = 0; index < burst; index++) {
       client.send({ type: 'subscribe', id: `b${index}`, channel: `room:r${index}` });
     }
@@ -78,4 +78,44 @@ describe('the channel cap under a subscribe burst', () => {
     );
     expect(presence.body).toMatchObject({ status: 'offline', connections: 0 });
   }, 90_000);
+});
+
+/** JSON text of an object `levels` deep: `{"a":{"a":…{}}}`. */
+const nested = (levels: number): string => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
+
+/** POSTs JSON text as is (a deep value would overflow JSON.stringify in the test itself). */
+const postText = async (path: string, token: string, text: string) => {
+  const response = await fetch(`${runtime.httpUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: text,
+  });
+  return { status: response.status, body: JSON.parse(await response.text()) };
+};
+
+describe('deeply nested data', () => {
+  const notification = (data: string) =>
+    `{"event_type":"deep.test","title":"deep","recipient_ids":["deep-user"],"data":${data}}`;
+  const event = (data: string) => `{"event_type":"deep.test","source":"deep","version":1,"data":${data}}`;
+  const broadcast = (data: string) => `{"channel":"room:deep","payload":{"type":"x","data":${data}}}`;
+
+  it('is refused at the edge with 400 validation, however deep, and accepted up to the limit', async () => {
+    const writer = await runtime.mintServiceToken('deep', ['notifications:write', 'events:publish']);
+    const broadcaster = await runtime.mintServiceToken('deep', ['broadcast:write']);
+    const arrays = `{"deep":${'['.repeat(120_000)}${']'.repeat(120_000)}}`;
+    for (const data of [nested(17), nested(40), nested(3_000), nested(10_000), arrays]) {
+      for (const [path, body, token] of [
+        ['/notifications', notification(data), writer],
+        ['/events', event(data), writer],
+        ['/broadcast', broadcast(data), broadcaster],
+      ] as const) {
+        const response = await postText(path, token, body);
+        expect(response.status, path).toBe(400);
+        expect(response.body).toMatchObject({ code: 'validation' });
+        expect(JSON.stringify(response.body.details)).toContain('nested at most 16 levels');
+      }
+    }
+    expect((await postText('/notifications', writer, notification(nested(16)))).status).toBe(202);
+    expect((await postText('/events', writer, event(nested(16)))).status).toBe(202);
+  });
 });
