@@ -16,7 +16,7 @@ import { deliverToChannel } from '../../lambdas/domain/realtime/deliver';
 import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
 import { sweep } from '../../lambdas/domain/realtime/sweeper';
 import { eventually } from '../support/api';
-import { bufferedFrames, connectionIds, dropConnections, SocketControl } from '../support/client-sdk';
+import { bufferedFrameCount, connectionIds, dropConnections, SocketControl } from '../support/client-sdk';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 /** Shortened (docs/realtime.md): heartbeats every second, silence closes after 2 s, sweeps run by the tests. */
@@ -243,7 +243,7 @@ describe('reconnecting', () => {
     // Every missed frame is in the session's replay buffer (the fan-out worker runs asynchronously).
     expect(
       await eventually(
-        () => bufferedFrames(firstSession as string),
+        () => bufferedFrameCount(firstSession as string),
         (count) => count === 5,
       ),
     ).toBe(5);

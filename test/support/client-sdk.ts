@@ -4,16 +4,14 @@
  *   const socket = new GatedWebSocket();             // hold reconnects while a test makes the client miss frames
  *   createNotify({ ..., WebSocket: socket.constructor });
  *   await dropConnections('alice');                  // the server ends alice's connections (@connections DELETE)
- *   await bufferedFrames(sessionId);                 // frames waiting in a session's replay buffer
+ *   await bufferedFrameCount(sessionId);             // frames waiting in a session's replay buffer
  */
 import { DeleteConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { WebSocket } from 'ws';
 import type { WebSocketConstructor, WebSocketLike } from '../../client/src/index';
-import { documentClient } from '../../lambdas/core/clients';
 import { connectionsApi } from '../../lambdas/core/clients-connections';
 import { membersPage } from '../../lambdas/domain/realtime/deliver';
-import { FRAME_PREFIX, table } from '../../lambdas/domain/realtime/tables';
+import { bufferedFrames } from '../../lambdas/domain/realtime/sessions';
 
 /** The open connections of a user, read from its `user:<id>` channel. */
 export const connectionIds = async (userId: string): Promise<string[]> => {
@@ -29,18 +27,8 @@ export const dropConnections = async (userId: string): Promise<number> => {
 };
 
 /** How many frames a session's replay buffer holds (frames sent to it while it had no connection). */
-export const bufferedFrames = async (sessionId: string): Promise<number> => {
-  const result = await documentClient().send(
-    new QueryCommand({
-      TableName: table('sessions'),
-      KeyConditionExpression: 'session_id = :session AND begins_with(#item, :prefix)',
-      ExpressionAttributeNames: { '#item': 'item' },
-      ExpressionAttributeValues: { ':session': sessionId, ':prefix': FRAME_PREFIX },
-      Select: 'COUNT',
-    }),
-  );
-  return result.Count ?? 0;
-};
+export const bufferedFrameCount = async (sessionId: string): Promise<number> =>
+  (await bufferedFrames(sessionId)).frames.length;
 
 /**
  * A WebSocket class (the `ws` package's, as Node 20 has no global one) whose new connections can be held back:
