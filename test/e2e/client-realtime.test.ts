@@ -265,6 +265,33 @@ describe('reconnecting', () => {
     expect([...all].sort()).toEqual([before.id, ...missed.map((created) => created.id), after.id].sort());
   });
 
+  it('applies joins and leaves asked for while away to the resumed session', async () => {
+    const client = await startClient('sdk-vic');
+    client.notify.realtime.connect();
+    await client.notify.realtime.joinRoom('sdk-old');
+    await connected(client);
+    client.sockets.hold();
+    await dropConnections('sdk-vic');
+    await eventually(
+      () => client.notify.realtime.state,
+      (state) => state === 'reconnecting',
+    );
+    await client.notify.realtime.leaveRoom('sdk-old');
+    const joined = client.notify.realtime.joinRoom('sdk-new');
+    client.sockets.release();
+    await joined;
+    expect(client.sessions[1]?.resumed).toBe(true);
+    const members = async (room: string) =>
+      (await client.notify.api.getRoomPresence(room)).members.map((member) => member.user_id);
+    expect(
+      await eventually(
+        () => members('sdk-old'),
+        (list) => list.length === 0,
+      ),
+    ).toEqual([]);
+    expect(await members('sdk-new')).toEqual(['sdk-vic']);
+  });
+
   it('drops a frame the service delivers twice (at-least-once) by its id', async () => {
     const client = await startClient('sdk-dot');
     client.notify.realtime.connect();
