@@ -132,6 +132,10 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     this.tokens = tokenSourceOf(options);
   }
 
+  private readonly onOnline = () => {
+    if (this.wanted && !this.socket) this.connect();
+  };
+
   get state(): ConnectionState {
     return this.currentState;
   }
@@ -148,6 +152,8 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     if (!this.WebSocketClass()) throw new TypeError('Notify: no global WebSocket; pass the WebSocket option');
     this.wanted = true;
     this.attempt = 0;
+    // Browsers: when the network comes back, skip the rest of a backoff (adding it twice is a no-op).
+    (globalThis as Partial<EventTarget>).addEventListener?.('online', this.onOnline);
     if (this.socket) return;
     this.clearTimer('reconnect');
     this.open();
@@ -156,6 +162,7 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
   /** Closes the connection and stops reconnecting. The session can still be resumed by `connect()` for 120 s. */
   disconnect(): void {
     this.wanted = false;
+    (globalThis as Partial<EventTarget>).removeEventListener?.('online', this.onOnline);
     this.lose(new NotifyError('disconnected', 'disconnect() was called'));
   }
 
