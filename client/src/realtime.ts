@@ -249,8 +249,9 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
       (error: NotifyError) => {
         if (error.code === 'disconnected') return; // the next session makes it again
         this.desired.delete(channel);
+        // Reported once: to whoever awaits the join, else (a rejoin on a new session) as an error event.
+        if (!this.waiters.has(channel)) this.emit('error', error);
         this.settle(channel, error);
-        this.emit('error', error);
       },
     );
   }
