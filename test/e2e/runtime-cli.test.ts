@@ -122,6 +122,9 @@ describe('npm start', () => {
     expect(first.restUrl).toBe(`http://127.0.0.1:${port}/api/v1`);
     expect(first.wsUrl).toBe(`ws://127.0.0.1:${port}/ws`);
     expect((await fetch(`${first.restUrl}/ready`)).status).toBe(200);
+    const demo = await fetch(`http://127.0.0.1:${port}/demo/`);
+    expect(demo.status).toBe(200);
+    expect(await demo.text()).toContain('<script type="module" src="app.js">');
 
     const socket = new WebSocket(`${first.wsUrl}?token=${first.userToken}`);
     await new Promise<void>((resolve, reject) => {
