@@ -60,6 +60,7 @@ try {
   runtime = await startRuntime({
     port,
     corsOrigins,
+    demo: true,
     ...(dataDir ? { dataDir } : {}),
     ...(devAuth ? { devSecret: readDevAuth()?.secret } : {}),
   });
@@ -95,6 +96,7 @@ const lines = [
   'Notify is running on local stand-ins',
   `  REST       ${running.httpUrl}`,
   `  WebSocket  ${running.wsUrl}`,
+  `  Demo inbox ${running.demoUrl} (local only: docs/demo.md)`,
   `  Data       ${dataDir ? `${dataDir} (kept across restarts)` : 'in memory'}`,
   `  CORS       ${corsOrigins.length ? corsOrigins.join(', ') : 'none (browser pages of other origins are refused)'}`,
 ];

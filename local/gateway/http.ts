@@ -165,7 +165,7 @@ export interface HttpGatewayOptions {
  * other response to an allowed origin it sets Allow-Origin and Expose-Headers and drops the function's own
  * Access-Control-* headers. Returns true when it answered a preflight.
  */
-const applyCors = (cors: CorsPolicy, request: IncomingMessage, response: ServerResponse): boolean => {
+export const applyCors = (cors: CorsPolicy, request: IncomingMessage, response: ServerResponse): boolean => {
   const origin = request.headers.origin;
   const allowOrigin = allowedOriginFor(cors, origin);
   const preflight =
@@ -194,7 +194,7 @@ const withoutCorsHeaders = (headers: Record<string, string>): Record<string, str
   Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('access-control-')));
 
 /** A response the gateway itself produces, in the contract's error format (docs/local-runtime.md). */
-const sendError = (
+export const sendError = (
   request: IncomingMessage,
   response: ServerResponse,
   status: number,

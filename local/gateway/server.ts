@@ -28,6 +28,8 @@ export interface GatewayServerOptions {
   readonly meter?: GatewayMeter;
   /** The REST API's CORS configuration (API Gateway's corsPreflight); none: preflights get 405. */
   readonly cors?: CorsPolicy;
+  /** Local-only pages and endpoints (the demo): asked first, answers true when it took the request. */
+  readonly localRoutes?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
 
 export interface GatewayServer {
@@ -73,6 +75,7 @@ export const startGatewayServer = async (options: GatewayServerOptions): Promise
       plainError(response, 503, 'unavailable', 'The local runtime is starting');
       return;
     }
+    if (options.localRoutes?.(request, response)) return;
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     if (path === API_BASE_PATH || path.startsWith(`${API_BASE_PATH}/`)) {
       options.meter?.httpRequest();

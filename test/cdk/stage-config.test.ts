@@ -46,6 +46,12 @@ const errorOf = (action: () => unknown): StageConfigError => {
 };
 
 describe('checked-in stage files', () => {
+  it('neither makes tokens single-use: apps and IdP client-credential tokens are reused until they expire', () => {
+    for (const stage of ['dev', 'prod']) {
+      expect(loadStageConfig(stage).authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
+    }
+  });
+
   it('config/dev.json is a development stage whose HS256 key is generated in Secrets Manager', () => {
     const settings = loadStageConfig('dev');
     expect(settings.development).toBe(true);
@@ -75,7 +81,7 @@ describe('stage settings validation', () => {
           jwks_cache_ttl: '5m',
           clock_skew_secs: 15,
           admin_role: 'ops',
-          replay_protection: true,
+          replay_protection: 'service',
         },
       },
       'inline',
@@ -86,8 +92,18 @@ describe('stage settings validation', () => {
       SERVICE__AUTH__JWKS_CACHE_TTL: '5m',
       SERVICE__AUTH__CLOCK_SKEW_SECS: '15',
       SERVICE__AUTH__ADMIN_ROLE: 'ops',
-      SERVICE__AUTH__REPLAY_PROTECTION: 'true',
+      SERVICE__AUTH__REPLAY_PROTECTION: 'service',
     });
+  });
+
+  it('takes replay_protection as a scope; a boolean is refused with what the scopes mean', () => {
+    const withReplay = (replay_protection: unknown) =>
+      parseStageConfig('staging', { ...base, auth: { ...base.auth, replay_protection } }, 'inline');
+    expect(withReplay('all').authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('all');
+    expect(withReplay('off').authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
+    expect(errorOf(() => withReplay(true)).message).toMatch(
+      /auth\.replay_protection: expected "off", "service" \(service tokens single-use\) or "all"/,
+    );
   });
 
   it('refuses an HS256 secret on a stage not marked development, whatever its form', () => {

@@ -95,6 +95,18 @@ const startCli = async (port: number) => {
   };
 };
 
+/** `npm start -- ARGS` that is expected to give up: its exit code and stderr. */
+const startCliToExit = (args: string[]) =>
+  new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = spawn('npm', ['start', '--', ...args], { cwd: REPO_ROOT, env, detached: true });
+    started.push(child);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.once('exit', (code) => resolve({ code, stderr }));
+  });
+
 const stopCli = async (cli: Awaited<ReturnType<typeof startCli>>, signal: NodeJS.Signals) => {
   const tree = descendants(cli.child.pid as number);
   expect(tree.length).toBeGreaterThan(0);
@@ -122,6 +134,9 @@ describe('npm start', () => {
     expect(first.restUrl).toBe(`http://127.0.0.1:${port}/api/v1`);
     expect(first.wsUrl).toBe(`ws://127.0.0.1:${port}/ws`);
     expect((await fetch(`${first.restUrl}/ready`)).status).toBe(200);
+    const demo = await fetch(`http://127.0.0.1:${port}/demo/`);
+    expect(demo.status).toBe(200);
+    expect(await demo.text()).toContain('<script type="module" src="app.js">');
 
     const socket = new WebSocket(`${first.wsUrl}?token=${first.userToken}`);
     await new Promise<void>((resolve, reject) => {
@@ -154,24 +169,21 @@ describe('npm start', () => {
     await stopCli(second, 'SIGINT');
   }, 240_000);
 
+  it('refuses a --cors-origins entry that is not an origin, in one line, before starting anything', async () => {
+    const result = await startCliToExit(['--port', '1', '--cors-origins', 'https://app.example.test/']);
+    expect(result.code).toBe(1);
+    expect(result.stderr.split('\n').filter((line) => line.startsWith('notify:'))).toEqual([
+      'notify: --cors-origins: "https://app.example.test/" is not an origin: write it as https://app.example.test ' +
+        '(scheme, host and port only, lower case, no trailing slash)',
+    ]);
+  }, 60_000);
+
   it('explains a port in use in one line and exits 1', async () => {
     const port = await freePort();
     const holder = (await import('node:net')).createServer();
     await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
     try {
-      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn('npm', ['start', '--', '--port', String(port)], {
-          cwd: REPO_ROOT,
-          env,
-          detached: true,
-        });
-        started.push(child);
-        let stderr = '';
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString();
-        });
-        child.once('exit', (code) => resolve({ code, stderr }));
-      });
+      const result = await startCliToExit(['--port', String(port)]);
       expect(result.code).toBe(1);
       const lines = result.stderr.split('\n').filter((line) => line.startsWith('notify:'));
       expect(lines).toEqual([
