@@ -31,16 +31,17 @@ export interface Receipt {
 }
 
 /**
- * The attempt is claimed by another receive that may still be running: the message must not be acknowledged.
- * Failing it makes SQS hand it out again after the visibility timeout (180 s), which is longer than any
- * invocation (30 s): by then the claim has either been recorded as an outcome or expired.
+ * The attempt is claimed by another receive of this same message (SQS handed it out twice) that may still be
+ * running. Acknowledging would delete the message its holder depends on, so the item fails instead: SQS hands
+ * it out again after the visibility timeout (180 s), longer than any invocation (30 s), so by then the claim
+ * has either been recorded as an outcome or expired.
  */
-export class AttemptClaimedElsewhere extends Error {
+export class AttemptHeldByOtherReceive extends Error {
   constructor(message: DeliveryMessage, claimExpiresAt: string | undefined) {
     super(
-      `attempt ${message.attempt} of delivery ${message.delivery_id} is claimed by another receive until ${claimExpiresAt ?? 'unknown'}; retried after the visibility timeout`,
+      `attempt ${message.attempt} of delivery ${message.delivery_id} is claimed by another receive of this message until ${claimExpiresAt ?? 'unknown'}; retried after the visibility timeout`,
     );
-    this.name = 'AttemptClaimedElsewhere';
+    this.name = 'AttemptHeldByOtherReceive';
   }
 }
 /** Longest wait a Retry-After can ask for. */
@@ -95,10 +96,11 @@ const describe = (result: SendResult): string =>
 
 /**
  * Makes attempt `message.attempt` of a delivery: a conditional claim on (run, attempt) turns duplicate and
- * stale messages into no-ops. Records the attempt, then schedules the next one or dead-letters. Returns only
- * once the delivery is in a final or scheduled state (or another receive holds a live claim: then it throws,
- * so the message is not acknowledged). A claim is taken over when its holder's invocation is past its deadline,
- * or when SQS hands the holder's own message out again (its earlier receive was abandoned: a crash).
+ * stale messages into no-ops. Records the attempt, then schedules the next one or dead-letters. A message is
+ * acknowledged (this returns) only once the delivery is final or its next attempt is queued, or while another
+ * message holds the claim (that message stays unacknowledged until it records an outcome). A claim is taken
+ * over when its holder's invocation is past its deadline, or when SQS hands the holder's own message out again
+ * (its earlier receive was abandoned: the invocation died, or the local runtime restarted after a crash).
  */
 export const deliverAttempt = async (
   message: DeliveryMessage,
@@ -154,12 +156,16 @@ export const deliverAttempt = async (
   });
   if (!claimed) {
     const current = await getDelivery(message.webhook_id, message.delivery_id);
-    const heldElsewhere =
+    const held =
       current?.run === message.run &&
       current.status === 'sending' &&
       current.attempt_count === message.attempt;
-    if (heldElsewhere) throw new AttemptClaimedElsewhere(message, current.claim_expires_at);
-    return; // moved on: recorded, or a later attempt/run
+    if (held && current.claimed_by === receipt.messageId) {
+      throw new AttemptHeldByOtherReceive(message, current.claim_expires_at);
+    }
+    // Recorded or moved on; or held by another message (a duplicate), which is not acknowledged before it
+    // records an outcome, and comes back to take its own claim over if its invocation dies.
+    return;
   }
 
   const result = await send(webhook, record, now);
