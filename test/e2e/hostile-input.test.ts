@@ -119,3 +119,94 @@ describe('deeply nested data', () => {
     expect((await postText('/events', writer, event(nested(16)))).status).toBe(202);
   });
 });
+
+describe('small input bugs', () => {
+  it('answers 404 for ids and names over the key limit, wherever a path parameter becomes a key', async () => {
+    const long = 'x'.repeat(5_000);
+    const wide = 'é'.repeat(600); // 1,200 bytes
+    const admin = await runtime.mintServiceToken('ops', ['webhooks:admin']);
+    const user = await runtime.mintUserToken('alice');
+    for (const id of [long, wide]) {
+      for (const [method, path, token] of [
+        ['DELETE', `/webhooks/${id}`, admin],
+        ['GET', `/webhooks/${id}/deliveries`, admin],
+        ['POST', `/webhooks/${id}/deliveries/${id}/retry`, admin],
+        ['GET', `/topics/${id}`, user],
+        ['DELETE', `/subscriptions/${id}`, user],
+        ['POST', `/notifications/${id}/read`, user],
+        ['GET', `/presence/${id}`, user],
+      ] as const) {
+        const response = await api(method, encodeURI(path), token);
+        expect(response.status, `${method} ${path.slice(0, 30)}`).toBe(404);
+        expect(response.body).toMatchObject({ code: 'not_found' });
+      }
+    }
+  });
+
+  it('refuses a fragmented 40 KiB heartbeat and a 65-character id on every frame type', async () => {
+    const client = await connectAs('hearty');
+    const big = JSON.stringify({ type: 'heartbeat', id: 'big', pad: 'x'.repeat(40 * 1024) });
+    client.sendFragmented(big);
+    expect(await client.next((frame) => frame.id === 'big')).toMatchObject({
+      type: 'error',
+      code: 'payload_too_large',
+    });
+    const longId = 'i'.repeat(65);
+    for (const frame of [
+      { type: 'heartbeat' },
+      { type: 'auth', token: 'x' },
+      { type: 'subscribe', channel: 'room:a' },
+      { type: 'unsubscribe', channel: 'room:a' },
+      { type: 'join.room', room_id: 'a' },
+      { type: 'join.topic', topic: 'a' },
+      { type: 'presence.update', status: 'away' },
+      { type: 'reconnect', session_id: 's' },
+    ]) {
+      client.frames.length = 0;
+      client.send({ ...frame, id: longId });
+      const answer = await client.next((received) => received.type === 'error' || received.type === 'ack');
+      expect(answer, frame.type).toMatchObject({ type: 'error', code: 'validation' });
+    }
+  });
+
+  it('refuses bodies that are not UTF-8: invalid bytes (400) and another charset (415)', async () => {
+    const token = await runtime.mintServiceToken('crm', ['notifications:write']);
+    const post = (body: Uint8Array | string, contentType: string) =>
+      fetch(`${runtime.httpUrl}/notifications`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+        body,
+      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    const valid = JSON.stringify({ event_type: 'utf.test', title: 'x~x', recipient_ids: ['u8'] });
+    const [before, after] = valid.split('~') as [string, string];
+    // Bytes that are no UTF-8, inside a string, so the JSON would otherwise parse.
+    const invalid = Buffer.concat([Buffer.from(before), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(after)]);
+    const broken = await post(invalid, 'application/json');
+    expect(broken.status).toBe(400);
+    expect(broken.body).toMatchObject({ code: 'validation', details: [{ field: '(body)' }] });
+    const utf16 = await post(Buffer.from(valid, 'utf16le'), 'application/json; charset=utf-16');
+    expect(utf16).toMatchObject({ status: 415, body: { code: 'unsupported_media_type' } });
+    const latin1 = await post(valid, 'application/json; charset=ISO-8859-1');
+    expect(latin1).toMatchObject({ status: 415, body: { code: 'unsupported_media_type' } });
+    expect((await post(valid, 'application/json; charset="UTF-8"')).status).toBe(202);
+  });
+
+  it('answers headers over 16 KiB with a JSON error body', async () => {
+    const response = await fetch(`${runtime.httpUrl}/health`, { headers: { 'x-big': 'h'.repeat(20_000) } });
+    expect(response.status).toBe(431);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(await response.json()).toMatchObject({ code: 'validation', message: expect.any(String) });
+  });
+
+  it('accepts RFC 3339 timestamps with lowercase t and z', async () => {
+    const token = await runtime.mintServiceToken('crm', ['notifications:write']);
+    const at = new Date(Date.now() + 3_600_000).toISOString().replace('T', 't').replace('Z', 'z');
+    const response = await api('POST', '/notifications', token, {
+      event_type: 'lower.case',
+      title: 'x',
+      recipient_ids: ['lower'],
+      scheduled_at: at,
+    });
+    expect(response).toMatchObject({ status: 202, body: { status: 'scheduled' } });
+  });
+});
