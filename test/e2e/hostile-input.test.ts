@@ -210,3 +210,39 @@ describe('small input bugs', () => {
     expect(response).toMatchObject({ status: 202, body: { status: 'scheduled' } });
   });
 });
+
+describe('source', () => {
+  it('is the caller: its service name or a dotted sub-source; anything else is 403', async () => {
+    const writer = await runtime.mintServiceToken('crm', ['notifications:write', 'events:publish']);
+    const user = await runtime.mintUserToken('sourcy');
+    const notification = (source?: string) => ({
+      event_type: 'source.test',
+      title: 'x',
+      recipient_ids: ['sourcy'],
+      ...(source === undefined ? {} : { source }),
+    });
+    const event = (source: string) => ({ event_type: 'source.test', source, version: 1, data: {} });
+    expect((await api('POST', '/notifications', writer, notification('crm'))).status).toBe(202);
+    expect((await api('POST', '/notifications', writer, notification('crm.campaigns'))).status).toBe(202);
+    expect((await api('POST', '/notifications', writer, notification())).status).toBe(202);
+    expect((await api('POST', '/events', writer, event('crm.leads'))).status).toBe(202);
+    for (const [path, token, body] of [
+      ['/notifications', writer, notification('billing')],
+      ['/notifications', writer, notification('crmx')],
+      ['/notifications', user, notification('billing')],
+      ['/events', writer, event('billing')],
+    ] as const) {
+      const response = await api('POST', path, token, body);
+      expect(response, `${path} ${body.source}`).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    }
+    const feed = await eventually(
+      () => api('GET', '/notifications', user),
+      (response) => response.body?.items?.length === 3,
+    );
+    expect(feed.body.items.map((item: { source: string }) => item.source).sort()).toEqual([
+      'crm',
+      'crm',
+      'crm.campaigns',
+    ]);
+  });
+});
