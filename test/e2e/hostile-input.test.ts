@@ -5,6 +5,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../lambdas/core/clients';
+import { MAX_DEVICES_PER_USER } from '../../lambdas/domain/devices/schema';
 import { MAX_CHANNELS_PER_CONNECTION } from '../../lambdas/domain/realtime/config';
 import { table } from '../../lambdas/domain/realtime/tables';
 import { apiClient, eventually } from '../support/api';
@@ -245,4 +246,56 @@ describe('source', () => {
       'crm.campaigns',
     ]);
   });
+});
+
+describe('devices', () => {
+  it('registers, lists and deletes tokens up to 4,096 characters, multi-byte ones included', async () => {
+    const user = await runtime.mintUserToken('longtokens');
+    const tokens = [
+      `https://push.example.com/${'a'.repeat(1_000)}`,
+      `https://push.example.com/${'b'.repeat(4_096 - 25)}`,
+      'é'.repeat(600),
+      'ü'.repeat(4_096),
+    ];
+    for (const token of tokens) {
+      const created = await api('POST', '/devices', user, { token, platform: 'web' });
+      expect(created, `${token.length}`).toMatchObject({ status: 201, body: { token } });
+      // Registering again updates in place.
+      expect((await api('POST', '/devices', user, { token, platform: 'web', app_id: 'a' })).status).toBe(201);
+    }
+    const listed = await api('GET', '/devices', user);
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((item: { token: string }) => item.token).sort()).toEqual([...tokens].sort());
+    for (const token of tokens) expect((await api('DELETE', '/devices', user, { token })).status).toBe(204);
+    expect((await api('GET', '/devices', user)).body.items).toEqual([]);
+  });
+
+  it('refuses registrations past the per-user limit with 409, and pages the list', async () => {
+    const user = await runtime.mintUserToken('manydevices');
+    const register = (index: number) =>
+      api('POST', '/devices', user, { token: `tok-${String(index).padStart(4, '0')}`, platform: 'ios' });
+    for (let start = 0; start < MAX_DEVICES_PER_USER; start += 20) {
+      const batch = await Promise.all(Array.from({ length: 20 }, (_, offset) => register(start + offset)));
+      expect(batch.map((response) => response.status)).toEqual(Array(20).fill(201));
+    }
+    const over = await register(MAX_DEVICES_PER_USER);
+    expect(over).toMatchObject({ status: 409, body: { code: 'conflict' } });
+    expect(over.body.message).toContain(String(MAX_DEVICES_PER_USER));
+    // Re-registering an own token at the limit is an update, not a new device.
+    expect((await register(0)).status).toBe(201);
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `?limit=30&cursor=${encodeURIComponent(cursor)}` : '?limit=30';
+      const page = await api('GET', `/devices${query}`, user);
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(30);
+      seen.push(...page.body.items.map((item: { token: string }) => item.token));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(seen).toHaveLength(MAX_DEVICES_PER_USER);
+    expect(new Set(seen).size).toBe(MAX_DEVICES_PER_USER);
+    expect((await api('GET', '/devices?cursor=garbage', user)).status).toBe(400);
+  }, 120_000);
 });
