@@ -9,6 +9,7 @@ import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { z } from 'zod';
 import { AUTH_ENV_NAMES, ConfigError, parseAuthConfig } from '../../lambdas/core/config';
 import { repoRoot } from '../paths';
+import { ANY_ORIGIN, type CorsPolicy, invalidOriginReason } from '../wiring';
 
 /** A stage's settings are missing or malformed; the message names the file and the offending keys. */
 export class StageConfigError extends Error {
@@ -100,6 +101,8 @@ export interface StageSettings {
   readonly waf: WafSettings | undefined;
   /** Host names of the APIs (on CloudFront for the HTTP API with `waf`, else API Gateway custom domains). */
   readonly domains: { readonly http: CustomDomain | undefined; readonly webSocket: CustomDomain | undefined };
+  /** Origins whose pages may call the HTTP API (API Gateway's CORS); undefined: no browser page may. */
+  readonly cors: CorsPolicy | undefined;
   /** `SERVICE__AUTH__*` variables for the functions, without the HS256 secret. */
   readonly authEnv: Readonly<Record<string, string>>;
   readonly hs256Secret: Hs256SecretSource | undefined;
@@ -144,6 +147,21 @@ const domainSchema = z.strictObject({
 
 /** Commercial, China and GovCloud region names: eu-west-1, ap-southeast-2, us-gov-west-1, cn-north-1. */
 const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
+
+const originSchema = z.string().superRefine((origin, context) => {
+  const reason = invalidOriginReason(origin);
+  if (reason) context.addIssue({ code: 'custom', message: reason });
+});
+
+const corsSchema = z.strictObject({
+  allowed_origins: z
+    .array(originSchema)
+    .min(1, 'list at least one origin, or leave cors out to allow none')
+    .refine((origins) => !origins.includes(ANY_ORIGIN) || origins.length === 1, {
+      message: `"${ANY_ORIGIN}" allows every origin: list it alone`,
+    })
+    .refine((origins) => new Set(origins).size === origins.length, { message: 'lists an origin twice' }),
+});
 
 const fileSchema = z.strictObject({
   development: z.boolean({ error: 'is required (true or false)' }),
@@ -201,6 +219,7 @@ const fileSchema = z.strictObject({
       message: 'http and websocket need names of their own (API Gateway cannot map both kinds to one domain)',
     })
     .optional(),
+  cors: corsSchema.optional(),
   auth: authSchema,
 });
 
@@ -280,17 +299,20 @@ const hostOf = (value: string): string => {
 };
 
 /** Settings of a non-development stage still holding the shipped example values (`idp.example.com`, ...). */
-const placeholdersIn = (raw: unknown): string[] =>
-  [
+const placeholdersIn = (raw: unknown): string[] => {
+  const origins = valueAt(raw, ['cors', 'allowed_origins']);
+  return [
     ['auth', 'issuer'],
     ['auth', 'jwks_url'],
     ['alarms', 'email'],
     ['domains', 'http', 'name'],
     ['domains', 'websocket', 'name'],
+    ...(Array.isArray(origins) ? origins.map((_, index) => ['cors', 'allowed_origins', index]) : []),
   ]
     .map((path) => [path.join('.'), valueAt(raw, path)] as const)
     .filter(([, value]) => typeof value === 'string' && PLACEHOLDER_HOST.test(hostOf(value)))
     .map(([key, value]) => `${key} (${String(value)})`);
+};
 
 /** Validates the parsed content of a stage file; `source` names the file in error messages. */
 export const parseStageConfig = (stage: string, raw: unknown, source: string): StageSettings => {
@@ -408,6 +430,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     alarms: { email: file.alarms?.email, topicArn: file.alarms?.topic_arn },
     waf: wafSettings(file.waf),
     domains: { http: customDomain(file.domains?.http), webSocket: customDomain(file.domains?.websocket) },
+    cors: file.cors && { allowedOrigins: file.cors.allowed_origins },
     authEnv,
     hs256Secret,
   };

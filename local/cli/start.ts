@@ -2,9 +2,11 @@
  * `npm start`: the whole service on this machine (docs/local-runtime.md).
  *
  *   npm start [-- --port 3000] [-- --data .data/local] [-- --json-logs]      (or PORT / NOTIFY_DATA_DIR)
+ *             [-- --cors-origins https://a.test,http://localhost:5173 | '*' | none]   (or NOTIFY_CORS_ORIGINS)
  */
 import '../sdk-env';
 import { ConfigError } from '../../lambdas/core/config';
+import { invalidOriginReason } from '../../lib/wiring';
 import { ALL_SCOPES, devAuthFile, hasAuthSettings, readDevAuth, writeDevAuth } from '../dev-auth';
 import { JavaMissingError } from '../dynamodb-local';
 import { PortInUseError } from '../gateway/server';
@@ -12,16 +14,23 @@ import { shortenLogRecords } from '../log-format';
 import { type Runtime, startRuntime } from '../runtime';
 import { fail, parseCliArgs } from './args';
 
-const USAGE = 'npm start -- [--port N] [--data DIR] [--json-logs]';
+const USAGE = 'npm start -- [--port N] [--data DIR] [--cors-origins ORIGIN,ORIGIN… | * | none] [--json-logs]';
 const DETAILS = `Runs the whole service on local stand-ins (DynamoDB Local needs Java 17+).
-  --port N      HTTP and WebSocket port (or PORT), default 3000
-  --data DIR    keep data, and the development auth secret, in DIR across restarts (or NOTIFY_DATA_DIR);
-                default: data in memory, the secret in .data/dev-auth.json
-  --json-logs   print the functions' log records as JSON lines, as CloudWatch gets them (default: one short line)`;
+  --port N        HTTP and WebSocket port (or PORT), default 3000
+  --data DIR      keep data, and the development auth secret, in DIR across restarts (or NOTIFY_DATA_DIR);
+                  default: data in memory, the secret in .data/dev-auth.json
+  --cors-origins  origins browser pages may call from, comma-separated, '*' (default) or none
+                  (or NOTIFY_CORS_ORIGINS)
+  --json-logs     print the functions' log records as JSON lines, as CloudWatch gets them (default: one short line)`;
 const PRINTED_TOKEN_SECS = 24 * 3600;
 
 const args = parseCliArgs(
-  { port: { type: 'string' }, data: { type: 'string' }, 'json-logs': { type: 'boolean' } },
+  {
+    port: { type: 'string' },
+    data: { type: 'string' },
+    'cors-origins': { type: 'string' },
+    'json-logs': { type: 'boolean' },
+  },
   USAGE,
   DETAILS,
 );
@@ -32,6 +41,25 @@ const port =
     : fail(`not a port: ${portText}`);
 const dataDir = (args.data as string | undefined) ?? (process.env.NOTIFY_DATA_DIR || undefined);
 const devAuth = !hasAuthSettings(process.env);
+/** The stage setting cors.allowed_origins, comma-separated; `none` configures no CORS (as a stage without it). */
+const corsText = (
+  (args['cors-origins'] as string | undefined) ??
+  process.env.NOTIFY_CORS_ORIGINS ??
+  '*'
+).trim();
+const corsOrigins =
+  corsText === 'none'
+    ? []
+    : corsText
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean);
+if (corsOrigins.includes('*') && corsOrigins.length > 1)
+  fail('--cors-origins: "*" allows every origin: list it alone');
+for (const origin of corsOrigins) {
+  const reason = invalidOriginReason(origin);
+  if (reason) fail(`--cors-origins: ${reason}`);
+}
 if (!args['json-logs']) {
   shortenLogRecords(process.stdout);
   shortenLogRecords(process.stderr);
@@ -41,6 +69,7 @@ let runtime: Runtime | undefined;
 try {
   runtime = await startRuntime({
     port,
+    corsOrigins,
     ...(dataDir ? { dataDir } : {}),
     ...(devAuth ? { devSecret: readDevAuth(devAuthFile(dataDir))?.secret } : {}),
   });
@@ -78,6 +107,7 @@ const lines = [
   `  REST       ${running.httpUrl}`,
   `  WebSocket  ${running.wsUrl}`,
   `  Data       ${dataDir ? `${dataDir} (kept across restarts)` : 'in memory'}`,
+  `  CORS       ${corsOrigins.length ? corsOrigins.join(', ') : 'none (browser pages of other origins are refused)'}`,
   `  Logs       one line per record below${args['json-logs'] ? ', as JSON' : ' (--json-logs for JSON)'}`,
   // The SDK's own 9-line warning is switched off (../sdk-env.ts); this says the same in one line.
   ...(nodeMajor < 22

@@ -60,7 +60,7 @@ describe('checked-in stage files', () => {
     const error = errorOf(() => loadStageConfig('prod'));
     expect(error.message).toContain('config/prod.json (stage "prod") is incomplete');
     expect(error.message).toContain('missing region');
-    for (const key of ['auth.issuer (https://idp.example.com/)', 'auth.jwks_url', 'alarms.email']) {
+    for (const key of ['auth.issuer (https://idp.example.com/)', 'auth.jwks_url', 'alarms.email', 'cors']) {
       expect(error.message).toContain(key);
     }
   });
@@ -73,6 +73,7 @@ describe('checked-in stage files', () => {
         ...raw,
         region: 'eu-central-1',
         alarms: { email: 'oncall@notify.test' },
+        cors: { allowed_origins: ['https://app.notify.test'] },
         auth: {
           ...raw.auth,
           issuer: 'https://login.notify.test/',
@@ -347,6 +348,44 @@ describe('waf settings', () => {
     );
     expect(errorOf(() => withWaf({ managed_rule_groups: ['AWSManagedRulesSQLiRuleSet'] })).message).toContain(
       'waf.managed_rule_groups.0',
+    );
+  });
+});
+
+describe('cors settings', () => {
+  const withCors = (cors: unknown) => parseStageConfig('prod', { ...base, cors }, 'file').cors;
+
+  it('means no browser origin when absent; takes exact origins or "*" alone', () => {
+    expect(parseStageConfig('prod', base, 'file').cors).toBeUndefined();
+    expect(withCors({ allowed_origins: ['https://app.example.test', 'http://localhost:5173'] })).toEqual({
+      allowedOrigins: ['https://app.example.test', 'http://localhost:5173'],
+    });
+    expect(withCors({ allowed_origins: ['*'] })).toEqual({ allowedOrigins: ['*'] });
+  });
+
+  it('refuses what a browser never sends as Origin, plain http off loopback, "*" among others, an empty list', () => {
+    const refused = (origins: unknown[]) => errorOf(() => withCors({ allowed_origins: origins })).message;
+    expect(refused(['https://app.example.test/'])).toMatch(
+      /cors\.allowed_origins\.0: "https:\/\/app\.example\.test\/" is not an origin: write it as https:\/\/app\.example\.test/,
+    );
+    expect(refused(['app.example.test'])).toContain('cors.allowed_origins.0');
+    expect(refused(['https://app.example.test/inbox'])).toContain('is not an origin');
+    expect(refused(['http://app.example.test'])).toMatch(/only https:\/\/ origins/);
+    expect(refused(['*', 'https://app.example.test'])).toMatch(/"\*" allows every origin: list it alone/);
+    expect(refused(['https://a.example.test', 'https://a.example.test'])).toContain('lists an origin twice');
+    expect(refused([])).toMatch(/list at least one origin/);
+    expect(errorOf(() => withCors({ allowed_origins: ['*'], allow_credentials: true })).message).toContain(
+      'allow_credentials',
+    );
+  });
+
+  it("is set in the checked-in stage files: any origin on dev, the app's own on prod", () => {
+    expect(loadStageConfig('dev').cors).toEqual({ allowedOrigins: ['*'] });
+    // prod ships the app's own origin as a placeholder, refused until replaced (with the IdP's).
+    const prod = JSON.parse(readFileSync(join(repoRoot, 'config/prod.json'), 'utf8'));
+    expect(prod.cors.allowed_origins).toEqual(['https://app.example.com']);
+    expect(errorOf(() => loadStageConfig('prod')).message).toContain(
+      'cors.allowed_origins.0 (https://app.example.com)',
     );
   });
 });
