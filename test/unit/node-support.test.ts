@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../local/lambda/runner';
 
@@ -35,6 +37,32 @@ describe('supported Node versions', () => {
       expect(satisfies(version, pkg.engines.node), version).toBe(true);
     for (const version of ['20.18.1', '21.7.0', '22.11.0', '23.5.0', '18.20.0']) {
       expect(satisfies(version, pkg.engines.node), version).toBe(false);
+    }
+  });
+
+  it("silences the AWS SDK's Node-version warning with the variable local/sdk-env.ts sets", async () => {
+    // A process that builds an SDK client, as `npm start` does, with no variable from vitest.config.ts.
+    const env = { ...process.env };
+    delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+    const clientBuilt = (preamble: string) =>
+      promisify(execFile)(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          `${preamble} const { SQSClient } = await import('@aws-sdk/client-sqs'); new SQSClient({ region: 'us-east-1' });`,
+        ],
+        { cwd: REPO_ROOT, env, encoding: 'utf8' },
+      );
+    expect((await clientBuilt("await import('./local/sdk-env.ts');")).stderr).not.toContain(
+      'NodeVersionSupport',
+    );
+    // Without it the installed SDK does warn on Node < 22: the variable is the one it reads.
+    const unsilenced = await clientBuilt('');
+    if (Number(process.versions.node.split('.')[0]) < 22) {
+      expect(unsilenced.stderr).toContain('NodeVersionSupportWarning');
     }
   });
 });
