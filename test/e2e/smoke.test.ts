@@ -73,5 +73,5 @@ describe('npm run smoke', () => {
       cwd: REPO_ROOT,
     }).catch((error: { code: number; stderr: string }) => error);
     expect(noUrl.stderr).toContain('--api must be the HttpApiUrl output');
-  });
+  }, 90_000);
 });

@@ -74,14 +74,14 @@ describe('npm run token', () => {
       },
     );
     expect(decodeJwt(fromEnv.stdout.trim())).toMatchObject({ service: 'billing', aud: 'notify.s2s' });
-  });
+  }, 90_000);
 
   it('refuses, with the remedy, when npm has written its header into captured output (no -s)', async () => {
     const result = await npm(['run', 'token', '--', '--data', dataDir, '--user', 'alice']);
     expect(result.code).toBe(1);
     expect(result.stdout).not.toMatch(/eyJ/);
     expect(result.stderr).toContain('run `npm run -s token -- …`');
-  });
+  }, 90_000);
 
   it('answers --help with its usage and exit code 0, as the other CLIs do', async () => {
     for (const script of ['token', 'replay', 'start']) {
@@ -92,5 +92,5 @@ describe('npm run token', () => {
     const token = await npm(['run', '-s', 'token', '--', '--help']);
     expect(token.stdout).toContain('--data DIR');
     expect((await npm(['run', '-s', 'token', '--', '--bogus'])).stderr).toContain("Unknown option '--bogus'");
-  });
+  }, 90_000);
 });
