@@ -1,3 +1,4 @@
+import '../local/sdk-env';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
