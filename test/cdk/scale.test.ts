@@ -59,11 +59,11 @@ describe('stage scale settings in the template', () => {
   });
 
   it('tells every function that touches the connections table the shard count, and no other', () => {
-    for (const [key, fn] of synth.stack.functions) {
-      const variables = (
-        resources[synth.stack.getLogicalId(fn.function.node.defaultChild as CfnElement)]?.Properties
-          .Environment as { Variables: Record<string, unknown> }
-      ).Variables;
+    for (const key of synth.stack.functions.keys()) {
+      const environment = resources[functionId(key)]?.Properties.Environment as
+        | { Variables: Record<string, unknown> }
+        | undefined;
+      const variables = environment?.Variables ?? {};
       const touches = variables[envNames.tableName('wsConnections')] !== undefined;
       expect(variables[envNames.connectionShards], key).toBe(touches ? '64' : undefined);
     }
