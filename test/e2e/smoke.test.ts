@@ -10,7 +10,7 @@ import { authEnvFor } from '../support/tokens';
  * dev stage is: HS256 tokens and replay protection, so every token is good for one request.
  */
 const run = promisify(execFile);
-const authEnv = authEnvFor(undefined, { replayProtection: true });
+const authEnv = authEnvFor(undefined, { replayProtection: 'all' });
 
 let runtime: Runtime;
 beforeAll(async () => {
