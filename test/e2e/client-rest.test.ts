@@ -207,6 +207,24 @@ describe('inbox store', () => {
     expect(await api.getUnreadCount()).toBe(0);
   });
 
+  it('marks an item that is not loaded (a toast’s id) and takes the count from the service', async () => {
+    const api = apiFor('rest-ned');
+    await notify('rest-ned', 'older');
+    await feedHas(api, 1);
+    await notify('rest-ned', 'newer');
+    await feedHas(api, 2);
+    const inbox = new InboxStore({ api, pageSize: 1 });
+    await inbox.load();
+    expect(inbox.getSnapshot()).toMatchObject({ unreadCount: 2, hasMore: true, items: [{ title: 'newer' }] });
+    const older = (await api.getFeed({ limit: 2 })).items.find((item) => item.title === 'older');
+    await inbox.markRead(older?.id as string);
+    const settled = await eventually(
+      () => inbox.getSnapshot(),
+      (snapshot) => snapshot.unreadCount === 1,
+    );
+    expect(settled.items).toMatchObject([{ title: 'newer', read_at: null }]);
+  });
+
   it('rolls an optimistic read back when the service refuses it (the item expired while shown)', async () => {
     const api = apiFor('rest-lou');
     await notify('rest-lou', 'short-lived', { expires_at: new Date(Date.now() + 1500).toISOString() });
