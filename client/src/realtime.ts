@@ -419,12 +419,12 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     const socket = this.socket;
     this.userId = frame.user_id;
     const previous = this.sessionId;
-    let resumed = false;
+    let resumed: string | undefined;
     let replayed = 0;
     if (previous && previous !== frame.session_id) {
       try {
         const ack = await this.request({ type: 'reconnect', session_id: previous });
-        resumed = true;
+        resumed = ack.session_id ?? previous;
         replayed = ack.replayed ?? 0;
       } catch (cause) {
         const error = cause as NotifyError;
@@ -433,7 +433,7 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
       }
     }
     if (this.socket !== socket) return;
-    this.sessionId = resumed ? (previous as string) : frame.session_id;
+    this.sessionId = resumed ?? frame.session_id;
     if (!resumed) this.onServer = new Set();
     this.live = true;
     this.attempt = 0;
@@ -442,7 +442,7 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     this.scheduleRefresh();
     this.sync();
     this.setState('connected');
-    this.emit('session', { sessionId: this.sessionId, userId: frame.user_id, resumed, replayed });
+    this.emit('session', { sessionId: this.sessionId, userId: frame.user_id, resumed: !!resumed, replayed });
     if (previous && !resumed) this.emit('sessionExpired', { sessionId: previous });
   }
 
