@@ -193,6 +193,8 @@ describe('inbox store', () => {
     const inbox = new InboxStore({ api });
     await inbox.load();
     expect(inbox.getSnapshot()).toMatchObject({ unreadCount: 2, status: 'ready', hasMore: false });
+    // useSyncExternalStore needs the same object until something changes.
+    expect(inbox.getSnapshot()).toBe(inbox.getSnapshot());
     const snapshots = record(inbox);
     const target = inbox.getSnapshot().items[1]?.id as string;
     const marking = inbox.markRead(target);
