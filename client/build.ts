@@ -14,8 +14,8 @@ const root = join(clientDir, '..');
 /** The budget of the realtime part, minified and gzipped (issue 13). */
 export const REALTIME_BUDGET_BYTES = 8 * 1024;
 
-export const buildClient = async (): Promise<void> => {
-  const outdir = join(clientDir, 'dist');
+/** Builds into `outdir` (client/dist by default; tests build elsewhere, so a running demo keeps its files). */
+export const buildClient = async (outdir = join(clientDir, 'dist')): Promise<void> => {
   rmSync(outdir, { recursive: true, force: true });
   await build({
     entryPoints: [join(clientDir, 'src/index.ts'), join(clientDir, 'src/service.ts')],
@@ -27,7 +27,9 @@ export const buildClient = async (): Promise<void> => {
     outdir,
     logLevel: 'warning',
   });
-  const tsc = spawnSync(join(root, 'node_modules/.bin/tsc'), ['-p', clientDir], { encoding: 'utf8' });
+  const tsc = spawnSync(join(root, 'node_modules/.bin/tsc'), ['-p', clientDir, '--outDir', outdir], {
+    encoding: 'utf8',
+  });
   if (tsc.status !== 0) throw new Error(`declarations failed:\n${tsc.stdout}${tsc.stderr}`);
 };
 

@@ -52,13 +52,12 @@ export class InboxStore {
     const { realtime } = options;
     if (realtime) {
       // A notification frame does not say whether it made a feed item (in_app): the feed's head does.
-      this.detach.push(realtime.on('notification', () => void this.refresh()));
       // A new session (first connect, or one that could not resume) may have missed frames.
-      this.detach.push(
-        realtime.on('session', ({ resumed }) => {
-          if (!resumed && this.status !== 'idle') void this.refresh();
-        }),
-      );
+      const stale = () => {
+        if (this.status !== 'idle') void this.refresh();
+      };
+      this.detach.push(realtime.on('notification', stale));
+      this.detach.push(realtime.on('session', ({ resumed }) => resumed || stale()));
     }
   }
 

@@ -186,14 +186,27 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     this.desired.delete(channel);
     this.settle(channel, new NotifyError('cancelled', `unsubscribed from ${channel}`));
     if (!this.live) return; // the next session leaves it (see sync)
-    await this.request({ type: 'unsubscribe', channel });
-    this.onServer.delete(channel);
+    if (await this.whileConnected({ type: 'unsubscribe', channel })) this.onServer.delete(channel);
   }
 
   /** Sets this connection's presence status; kept across reconnects. */
   async setPresence(status: PresenceStatus): Promise<void> {
     this.presenceStatus = status;
-    if (this.live) await this.request({ type: 'presence.update', status });
+    if (this.live) await this.whileConnected({ type: 'presence.update', status });
+  }
+
+  /**
+   * A request whose effect the next session makes anyway (see sync): losing the connection is no failure.
+   * True when the service acknowledged it.
+   */
+  private async whileConnected(frame: ClientFrame): Promise<boolean> {
+    try {
+      await this.request(frame);
+      return true;
+    } catch (error) {
+      if ((error as NotifyError).code !== 'disconnected') throw error;
+      return false;
+    }
   }
 
   // -------------------------------------------------------------------------------------------------------

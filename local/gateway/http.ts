@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { v7 as uuidv7 } from 'uuid';
@@ -293,7 +294,9 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
 
     const { headers, cookies } = collectHeaders(request);
     const hasBody = body.length > 0;
-    const asText = isTextContentType(headers['content-type']);
+    // A "text" body that is not UTF-8 goes as bytes (base64), so the handler can refuse it rather than read
+    // replacement characters (AWS does not document this case; docs/local-runtime.md).
+    const asText = isTextContentType(headers['content-type']) && isUtf8(body);
     const host = headers.host ?? '127.0.0.1';
     const queryStringParameters = collectQuery(rawQueryString);
     const event: APIGatewayProxyEventV2 = {

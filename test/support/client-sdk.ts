@@ -4,12 +4,14 @@
  *   const socket = new GatedWebSocket();             // hold reconnects while a test makes the client miss frames
  *   createNotify({ ..., WebSocket: socket.constructor });
  *   await dropConnections('alice');                  // the server ends alice's connections (@connections DELETE)
+ *   await bufferedFrameCount(sessionId);             // frames waiting in a session's replay buffer
  */
 import { DeleteConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { WebSocket } from 'ws';
 import type { WebSocketConstructor, WebSocketLike } from '../../client/src/index';
 import { connectionsApi } from '../../lambdas/core/clients-connections';
 import { membersPage } from '../../lambdas/domain/realtime/deliver';
+import { bufferedFrames } from '../../lambdas/domain/realtime/sessions';
 
 /** The open connections of a user, read from its `user:<id>` channel. */
 export const connectionIds = async (userId: string): Promise<string[]> => {
@@ -23,6 +25,10 @@ export const dropConnections = async (userId: string): Promise<number> => {
   for (const id of ids) await connectionsApi().send(new DeleteConnectionCommand({ ConnectionId: id }));
   return ids.length;
 };
+
+/** How many frames a session's replay buffer holds (frames sent to it while it had no connection). */
+export const bufferedFrameCount = async (sessionId: string): Promise<number> =>
+  (await bufferedFrames(sessionId)).frames.length;
 
 /**
  * A WebSocket class (the `ws` package's, as Node 20 has no global one) whose new connections can be held back:
