@@ -52,7 +52,7 @@ const errorOf = (action: () => unknown): StageConfigError => {
 describe('checked-in stage files', () => {
   it('neither makes tokens single-use: apps and IdP client-credential tokens are reused until they expire', () => {
     expect(loadStageConfig('dev').authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
-    // prod is refused as shipped (placeholders): read the file as written.
+    // prod is refused until its placeholders are replaced (below); its file says off as shipped.
     const prod = JSON.parse(readFileSync(join(repoRoot, 'config/prod.json'), 'utf8'));
     expect(prod.auth.replay_protection).toBe('off');
   });
@@ -93,6 +93,7 @@ describe('checked-in stage files', () => {
     expect(settings.region).toBe('eu-central-1');
     expect(settings.development).toBe(false);
     expect(settings.hs256Secret).toBeUndefined();
+    expect(settings.authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
     expect(settings.authEnv.SERVICE__AUTH__JWKS_URL).toMatch(/^https:\/\//);
     expect(settings.removalPolicy).toBe('retain');
     // The HTTP API behind CloudFront with a web ACL the app creates (docs/deploy.md, WAF).
