@@ -6,8 +6,9 @@ import { type Runtime, startTestRuntime } from '../support/runtime';
 import { authEnvFor } from '../support/tokens';
 
 /**
- * `npm run smoke` (smoke/run.ts), the deployment smoke test, pointed at the local runtime set up as the deployed
- * dev stage is: HS256 tokens and replay protection, so every token is good for one request.
+ * `npm run smoke` (smoke/run.ts), the deployment smoke test, pointed at the local runtime with HS256 tokens and
+ * the strictest replay protection a stage can choose (`all`: every token good for one request), so the
+ * token-command path is what is tested; the shipped stages say `off`.
  */
 const run = promisify(execFile);
 const authEnv = authEnvFor(undefined, { replayProtection: 'all' });
