@@ -20,7 +20,7 @@ import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-pro
  * Short form in `npm test`; RELIABILITY_LONG=1 (`npm run test:reliability`) kills more often with more traffic.
  */
 const LONG = process.env.RELIABILITY_LONG === '1';
-const KILLS = LONG ? 6 : 1;
+const KILLS = LONG ? 8 : 2;
 const USERS = 120; // a notification to all of them is two fan-out chunks (100 per chunk)
 const CONCURRENCY = LONG ? 8 : 4;
 
@@ -102,10 +102,13 @@ describe('the local runtime killed at random points', () => {
       let pending: Request[] = [];
       let accepted = 0;
       const failures: string[] = [];
+      /** Called after each accepted answer: the kill right after a 202 hooks in here. */
+      let afterAccept = () => {};
       const accept = (request: Request, id: string) => {
         accepted += 1;
         if (request.path === '/events') acceptedEvents.add(id);
         else for (const user of request.body.recipient_ids as string[]) expectedFeed.get(user)?.push(id);
+        afterAccept();
       };
       /** Sends one request; a 202 is accepted, anything else (the kill) is retried after the restart. */
       const send = async (request: Request) => {
@@ -143,11 +146,19 @@ describe('the local runtime killed at random points', () => {
             await send(randomRequest(sent));
           }
         });
-        while (accepted < killAt) await new Promise((resolve) => setTimeout(resolve, 20));
-        const killAfter = Math.floor(Math.random() * 1500);
+        // Every other kill lands the instant a 202 arrives (the request's work has had no time at all).
+        const killAfter = cycle % 2 === 0 ? 0 : Math.floor(Math.random() * 1500);
         killDelays.push(killAfter);
+        let crashed: Promise<void> | undefined;
+        if (killAfter === 0) {
+          afterAccept = () => {
+            if (accepted >= killAt) crashed ??= runtime?.crash();
+          };
+        }
+        while (accepted < killAt) await new Promise((resolve) => setTimeout(resolve, 20));
+        afterAccept = () => {};
         await new Promise((resolve) => setTimeout(resolve, killAfter));
-        await runtime.crash();
+        await (crashed ?? runtime.crash());
         running = false;
         await Promise.all(traffic);
         runtime = await start();
