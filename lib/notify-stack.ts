@@ -55,6 +55,8 @@ export class NotifyStack extends Stack {
   readonly scheduling: OneTimeScheduling | undefined;
   /** The KMS key that envelope-encrypts webhook secrets, when a function declares `webhookSecretKey`. */
   readonly webhookSecretKey: kms.Key | undefined;
+  /** The key that signs paging cursors, when a function declares `cursorKey`. */
+  readonly cursorKey: secretsmanager.Secret | undefined;
   /** Alarms, the optional alarm topic and the dashboard. */
   readonly monitoring: Monitoring;
   /** Every function, keyed by `<kind>:<declared id>` (e.g. `http:health.live`, `ws:$connect`). */
@@ -152,6 +154,10 @@ export class NotifyStack extends Stack {
           enableKeyRotation: true,
           removalPolicy,
         })
+      : undefined;
+
+    this.cursorKey = allSpecs.some((spec) => spec.cursorKey)
+      ? this.cursorKeySecret(removalPolicy)
       : undefined;
 
     for (const route of wiring.httpRoutes) {
@@ -271,6 +277,22 @@ export class NotifyStack extends Stack {
     acknowledgeNagFindings(this);
   }
 
+  /** A generated secret: the HMAC key of paging cursors (never leaves Secrets Manager but to the functions). */
+  private cursorKeySecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
+    const secret = new secretsmanager.Secret(this, 'CursorKey', {
+      description: `Notify ${this.settings.stage}: HMAC key that signs paging cursors`,
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy,
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Instances read the key once; rotating it only invalidates cursors in flight (clients restart from the ' +
+        'first page), so rotate by `aws secretsmanager put-secret-value` and a redeploy when needed.',
+    });
+    return secret;
+  }
+
   /**
    * The Secrets Manager secret holding a development stage's HS256 key (validated before: development stages
    * only). Functions get its ARN and read it at cold start; the key is in no template, variable or file.
@@ -359,6 +381,10 @@ export class NotifyStack extends Stack {
           this.queues.get(target.targetQueue, usedBy).queue.queueArn,
         );
       }
+    }
+    if (spec.cursorKey && this.cursorKey) {
+      this.cursorKey.grantRead(lambdaFn);
+      lambdaFn.addEnvironment(envNames.cursorKeySecretArn, this.cursorKey.secretArn);
     }
     if (spec.webhookSecretKey && this.webhookSecretKey) {
       if (spec.webhookSecretKey === 'encrypt') this.webhookSecretKey.grant(lambdaFn, 'kms:GenerateDataKey');

@@ -63,7 +63,7 @@ export const listFeed = async (
   userId: string,
   options: { readonly limit: number; readonly cursor?: string },
 ): Promise<{ items: FeedItem[]; next_cursor: string | null }> => {
-  const startAfter = options.cursor ? decodeCursor(userId, options.cursor) : undefined;
+  const startAfter = options.cursor ? await decodeCursor(userId, options.cursor) : undefined;
   const [state, { receivers, more }] = await Promise.all([
     feedState(userId),
     pageOfReceivers(userId, options.limit, startAfter),
@@ -90,7 +90,7 @@ export const listFeed = async (
     ];
   });
   const last = receivers.at(-1);
-  return { items, next_cursor: more && last ? encodeCursor(userId, last.receiver_id) : null };
+  return { items, next_cursor: more && last ? await encodeCursor(userId, last.receiver_id) : null };
 };
 
 /**
