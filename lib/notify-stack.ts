@@ -277,20 +277,34 @@ export class NotifyStack extends Stack {
     acknowledgeNagFindings(this);
   }
 
-  /** A generated secret: the HMAC key of paging cursors (never leaves Secrets Manager but to the functions). */
-  private cursorKeySecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
-    const secret = new secretsmanager.Secret(this, 'CursorKey', {
-      description: `Notify ${this.settings.stage}: HMAC key that signs paging cursors`,
+  /**
+   * A random 64-character key the stack generates into Secrets Manager, read by functions once per instance;
+   * `rotation` says why it is rotated by hand (cdk-nag AwsSolutions-SMG4).
+   */
+  private generatedKey(
+    id: string,
+    description: string,
+    rotation: string,
+    removalPolicy: RemovalPolicy,
+  ): secretsmanager.Secret {
+    const secret = new secretsmanager.Secret(this, id, {
+      description: `Notify ${this.settings.stage}: ${description}`,
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
       removalPolicy,
     });
-    Validations.of(secret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'Instances read the key once; rotating it only invalidates cursors in flight (clients restart from the ' +
-        'first page), so rotate by `aws secretsmanager put-secret-value` and a redeploy when needed.',
-    });
+    Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: rotation });
     return secret;
+  }
+
+  /** The HMAC key of paging cursors (it reaches only the functions that declare `cursorKey`). */
+  private cursorKeySecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
+    return this.generatedKey(
+      'CursorKey',
+      'HMAC key that signs paging cursors',
+      'Instances read the key once; rotating it only invalidates cursors in flight (clients restart from the ' +
+        'first page), so rotate by `aws secretsmanager put-secret-value` and a redeploy when needed.',
+      removalPolicy,
+    );
   }
 
   /**
@@ -305,18 +319,14 @@ export class NotifyStack extends Stack {
         ? secretsmanager.Secret.fromSecretCompleteArn(this, 'Hs256DevelopmentSecret', source.secretId)
         : secretsmanager.Secret.fromSecretNameV2(this, 'Hs256DevelopmentSecret', source.secretId);
     }
-    const secret = new secretsmanager.Secret(this, 'Hs256DevelopmentSecret', {
-      description: `Notify ${this.settings.stage}: HS256 key for development tokens`,
-      generateSecretString: { passwordLength: 64, excludePunctuation: true },
-      removalPolicy,
-    });
-    Validations.of(secret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'Development stages only. Each function instance reads the key once at cold start, so a rotation ' +
+    const secret = this.generatedKey(
+      'Hs256DevelopmentSecret',
+      'HS256 key for development tokens',
+      'Development stages only. Each function instance reads the key once at cold start, so a rotation ' +
         'would leave running instances on the old key; rotate by `aws secretsmanager put-secret-value` and a ' +
         'redeploy (which replaces every instance).',
-    });
+      removalPolicy,
+    );
     new CfnOutput(this, 'Hs256SecretArn', {
       value: secret.secretArn,
       description: 'Secrets Manager secret holding the HS256 key that signs development tokens',
