@@ -7,7 +7,12 @@ import path from 'node:path';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { z } from 'zod';
-import { AUTH_ENV_NAMES, ConfigError, parseAuthConfig } from '../../lambdas/core/config';
+import {
+  AUTH_ENV_NAMES,
+  ConfigError,
+  parseAuthConfig,
+  REPLAY_PROTECTION_SCOPES,
+} from '../../lambdas/core/config';
 import { repoRoot } from '../paths';
 import { ANY_ORIGIN, type CorsPolicy, invalidOriginReason } from '../wiring';
 
@@ -122,7 +127,13 @@ const authSchema = z
     jwks_cache_ttl: z.union([z.string(), z.number().int()]).optional(),
     clock_skew_secs: z.number().int().optional(),
     admin_role: z.string().optional(),
-    replay_protection: z.boolean().optional(),
+    replay_protection: z
+      .enum(REPLAY_PROTECTION_SCOPES, {
+        error:
+          'expected "off", "service" (service tokens single-use) or "all" (every token single-use, which breaks ' +
+          'browser and mobile apps: they reuse their access token)',
+      })
+      .optional(),
     hs256_secret: z.union([z.string(), z.strictObject({ secrets_manager: z.string().min(1) })]).optional(),
   })
   .strict();

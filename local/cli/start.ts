@@ -70,6 +70,7 @@ try {
   runtime = await startRuntime({
     port,
     corsOrigins,
+    demo: true,
     ...(dataDir ? { dataDir } : {}),
     ...(devAuth ? { devSecret: readDevAuth(devAuthFile(dataDir))?.secret } : {}),
   });
@@ -106,6 +107,7 @@ const lines = [
   'Notify is running on local stand-ins',
   `  REST       ${running.httpUrl}`,
   `  WebSocket  ${running.wsUrl}`,
+  `  Demo inbox ${running.demoUrl} (local only: docs/demo.md)`,
   `  Data       ${dataDir ? `${dataDir} (kept across restarts)` : 'in memory'}`,
   `  CORS       ${corsOrigins.length ? corsOrigins.join(', ') : 'none (browser pages of other origins are refused)'}`,
   `  Logs       one line per record below${args['json-logs'] ? ', as JSON' : ' (--json-logs for JSON)'}`,

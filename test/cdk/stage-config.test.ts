@@ -48,7 +48,29 @@ const errorOf = (action: () => unknown): StageConfigError => {
   throw new Error('expected a StageConfigError');
 };
 
+/** config/prod.json with what an operator must set (placeholders, region) set: the rest as shipped. */
+const prodWithOwnValues = () => {
+  const raw = JSON.parse(readFileSync(join(repoRoot, 'config/prod.json'), 'utf8'));
+  return parseStageConfig(
+    'prod',
+    {
+      ...raw,
+      region: 'eu-central-1',
+      alarms: { email: 'oncall@notify.test' },
+      cors: { allowed_origins: ['https://app.notify.test'] },
+      auth: { ...raw.auth, issuer: 'https://login.notify.test/', jwks_url: 'https://login.notify.test/jwks' },
+    },
+    'config/prod.json',
+  );
+};
+
 describe('checked-in stage files', () => {
+  it('neither makes tokens single-use: apps and IdP client-credential tokens are reused until they expire', () => {
+    for (const settings of [loadStageConfig('dev'), prodWithOwnValues()]) {
+      expect(settings.authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
+    }
+  });
+
   it('config/dev.json is a development stage whose HS256 key is generated in Secrets Manager', () => {
     const settings = loadStageConfig('dev');
     expect(settings.development).toBe(true);
@@ -66,22 +88,7 @@ describe('checked-in stage files', () => {
   });
 
   it('config/prod.json with its own values verifies tokens against a JWKS and keeps its data', () => {
-    const raw = JSON.parse(readFileSync(join(repoRoot, 'config/prod.json'), 'utf8'));
-    const settings = parseStageConfig(
-      'prod',
-      {
-        ...raw,
-        region: 'eu-central-1',
-        alarms: { email: 'oncall@notify.test' },
-        cors: { allowed_origins: ['https://app.notify.test'] },
-        auth: {
-          ...raw.auth,
-          issuer: 'https://login.notify.test/',
-          jwks_url: 'https://login.notify.test/jwks',
-        },
-      },
-      'config/prod.json',
-    );
+    const settings = prodWithOwnValues();
     expect(settings.region).toBe('eu-central-1');
     expect(settings.development).toBe(false);
     expect(settings.hs256Secret).toBeUndefined();
@@ -103,7 +110,7 @@ describe('stage settings validation', () => {
           jwks_cache_ttl: '5m',
           clock_skew_secs: 15,
           admin_role: 'ops',
-          replay_protection: true,
+          replay_protection: 'service',
         },
       },
       'inline',
@@ -114,8 +121,18 @@ describe('stage settings validation', () => {
       SERVICE__AUTH__JWKS_CACHE_TTL: '5m',
       SERVICE__AUTH__CLOCK_SKEW_SECS: '15',
       SERVICE__AUTH__ADMIN_ROLE: 'ops',
-      SERVICE__AUTH__REPLAY_PROTECTION: 'true',
+      SERVICE__AUTH__REPLAY_PROTECTION: 'service',
     });
+  });
+
+  it('takes replay_protection as a scope; a boolean is refused with what the scopes mean', () => {
+    const withReplay = (replay_protection: unknown) =>
+      parseStageConfig('staging', { ...base, auth: { ...base.auth, replay_protection } }, 'inline');
+    expect(withReplay('all').authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('all');
+    expect(withReplay('off').authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
+    expect(errorOf(() => withReplay(true)).message).toMatch(
+      /auth\.replay_protection: expected "off", "service" \(service tokens single-use\) or "all"/,
+    );
   });
 
   it('refuses an HS256 secret on a stage not marked development, whatever its form', () => {

@@ -81,7 +81,7 @@ export const prodSettings = (extra: Record<string, unknown> = {}): StageSettings
         jwks_cache_ttl: '10m',
         clock_skew_secs: 10,
         admin_role: 'ops',
-        replay_protection: true,
+        replay_protection: 'service',
       },
       ...extra,
     },
