@@ -137,10 +137,11 @@ const connect = (token: string | undefined): Promise<Socket | { refused: number 
   new Promise((resolve, reject) => {
     const socket = new WebSocket(token ? `${wsUrl}?token=${encodeURIComponent(token)}` : wsUrl);
     const frames: Record<string, unknown>[] = [];
+    // A cold $connect function (and a loaded machine locally) can take a while: 30 s, as for REST calls.
     const timer = setTimeout(() => {
       socket.terminate();
-      reject(new CheckFailed('no WebSocket handshake answer within 15 s'));
-    }, 15_000);
+      reject(new CheckFailed('no WebSocket handshake answer within 30 s'));
+    }, 30_000);
     socket.on('message', (data) => {
       try {
         frames.push(JSON.parse(data.toString()) as Record<string, unknown>);
