@@ -1,0 +1,23 @@
+import * as z from '../../core/zod';
+
+/** A broadcast frame must fit one WebSocket frame (API Gateway's 32 KiB). */
+export const MAX_BROADCAST_PAYLOAD_BYTES = 32 * 1024;
+
+/** Body of POST /broadcast. */
+export const broadcastSchema = z.strictObject({
+  channel: z.optional(
+    z
+      .string()
+      .check(z.regex(/^(user|room|topic):\S{1,256}$/, 'must be user:<id>, room:<id> or topic:<name>')),
+  ),
+  payload: z.looseObject({ type: z.string().check(z.minLength(1), z.maxLength(64)) }).check(
+    z.refine((payload) => Buffer.byteLength(JSON.stringify(payload)) <= MAX_BROADCAST_PAYLOAD_BYTES, {
+      message: `must serialize to at most ${MAX_BROADCAST_PAYLOAD_BYTES} bytes`,
+    }),
+  ),
+});
+
+/** Query of GET /presence. */
+export const presenceScopeQuerySchema = z.strictObject({
+  scope: z.string().check(z.regex(/^room:\S{1,256}$/, 'must be room:<id>')),
+});
