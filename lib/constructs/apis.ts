@@ -11,7 +11,7 @@ import { acknowledgeRoutesWithoutAuthorizer } from '../nag-suppressions';
 import { DEFAULT_ROUTE_PATH, type HttpMethod } from '../wiring';
 import { pascalCase } from './naming';
 
-/** REST base path (interface.md §1). */
+/** REST base path (docs/contract.md §1). */
 export const API_BASE_PATH = '/api/v1';
 /** WebSocket stage name: the URL ends in /ws, as it does locally (contract §1). */
 export const WEBSOCKET_STAGE_NAME = 'ws';
