@@ -2,6 +2,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound } from '../../core/errors';
+import type * as z from '../../core/zod';
+import type { deviceSchema } from './responses';
 import type { Platform, RegisterDeviceInput } from './schema';
 
 /** One item per token (the key), so a token has one owner; byUser lists a user's devices. */
@@ -14,12 +16,8 @@ interface DeviceRecord {
   readonly updated_at: string;
 }
 
-export interface Device {
-  readonly token: string;
-  readonly platform: DeviceRecord['platform'];
-  readonly app_id: string | null;
-  readonly created_at: string;
-}
+/** What the device routes answer (the schema is the API documents' too). */
+export type Device = z.output<typeof deviceSchema>;
 
 const toDevice = (record: DeviceRecord): Device => ({
   token: record.token,

@@ -1,27 +1,20 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { conflict, notFound, validationError } from '../../core/errors';
+import type * as z from '../../core/zod';
 import { type DeliveryRecord, enqueueAttempts, getDelivery, ttlFrom, updateDelivery } from './deliveries';
+import type { deliverySchema } from './responses';
 import { requireWebhook } from './webhooks';
 
-export interface DeliveryView {
-  readonly id: string;
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly status: DeliveryRecord['status'];
-  readonly attempts: DeliveryRecord['attempts'];
-  readonly next_attempt_at: string | null;
-  readonly last_error: string | null;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
+/** One delivery of GET /webhooks/{id}/deliveries (the schema is the API documents' too). */
+export type DeliveryView = z.output<typeof deliverySchema>;
 
 export const toDeliveryView = (record: DeliveryRecord): DeliveryView => ({
   id: record.delivery_id,
   event_id: record.event.id,
   event_type: record.event.event_type,
   status: record.status,
-  attempts: record.attempts,
+  attempts: [...record.attempts],
   next_attempt_at: record.next_attempt_at ?? null,
   last_error: record.last_error ?? null,
   created_at: record.created_at,
