@@ -6,6 +6,7 @@
  */
 
 import { timestamp } from '../lambdas/core/response-schemas';
+import { MAX_BROADCAST_PAYLOAD_BYTES } from '../lambdas/domain/realtime/broadcast-schema';
 import {
   MAX_CHANNELS_PER_CONNECTION,
   MAX_CONNECTION_SECS,
@@ -17,7 +18,6 @@ import {
   type ClientFrameType,
   MAX_CLIENT_FRAME_BYTES,
 } from '../lambdas/domain/realtime/operations';
-import { MAX_BROADCAST_PAYLOAD_BYTES } from '../lambdas/domain/realtime/schema';
 import { broadcastFrameSchema, SERVER_FRAMES } from '../lambdas/domain/realtime/server-frames';
 import { TOPIC_NAME } from '../lambdas/domain/topics/names';
 import { componentSchemas, jsonSchemaOf } from './json-schema';

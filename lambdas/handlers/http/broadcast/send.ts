@@ -4,8 +4,8 @@ import { sqs } from '../../../core/clients-sqs';
 import { unavailable } from '../../../core/errors';
 import { httpRoute } from '../../../core/http/route';
 import { planBroadcast } from '../../../domain/realtime/broadcast';
+import { broadcastSchema } from '../../../domain/realtime/broadcast-schema';
 import type { BroadcastFrame } from '../../../domain/realtime/frames';
-import { broadcastSchema } from '../../../domain/realtime/schema';
 
 /** POST /broadcast → 202 {recipients}; large audiences are fanned out by the broadcast worker. */
 export const handler = httpRoute('broadcast.send', { body: broadcastSchema }, async (request) => {

@@ -1,6 +1,6 @@
 import { httpRoute } from '../../../core/http/route';
 import { scopePresence } from '../../../domain/realtime/presence';
-import { presenceScopeQuerySchema } from '../../../domain/realtime/schema';
+import { presenceScopeQuerySchema } from '../../../domain/realtime/presence-schema';
 
 /** GET /presence?scope=room:<id>. */
 export const handler = httpRoute('presence.scope', { query: presenceScopeQuerySchema }, async (request) => ({

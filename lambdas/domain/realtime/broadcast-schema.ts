@@ -16,8 +16,3 @@ export const broadcastSchema = z.strictObject({
     }),
   ),
 });
-
-/** Query of GET /presence. */
-export const presenceScopeQuerySchema = z.strictObject({
-  scope: z.string().check(z.regex(/^room:\S{1,256}$/, 'must be room:<id>')),
-});
