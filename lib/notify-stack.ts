@@ -106,6 +106,7 @@ export class NotifyStack extends Stack {
         ? new ServiceHttpApi(this, 'Http', {
             ...apiProps,
             throttle: settings.throttling.http,
+            ...(settings.cors ? { cors: settings.cors } : {}),
             // Behind CloudFront the host name is the distribution's (HttpFrontDoor).
             domain: props.webAclArn ? undefined : settings.domains.http,
           })

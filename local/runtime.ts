@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { wiring as declaredWiring, envNames, type Wiring } from '../lib/wiring';
+import { ANY_ORIGIN, wiring as declaredWiring, envNames, type Wiring } from '../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../lib/wiring/areas/events';
 import {
   DEV_AUDIENCE,
@@ -44,6 +44,11 @@ export interface RuntimeOptions {
   readonly quiet?: boolean;
   /** API Gateway's WebSocket idle timeout and connection limit, shortened by tests. */
   readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
+  /**
+   * Origins whose pages may call the REST API (the stage setting `cors.allowed_origins`); default any origin,
+   * as a page under development may be served from anywhere. An empty list configures no CORS at all.
+   */
+  readonly corsOrigins?: readonly string[];
   /** Benchmarks (bench/, local/metering/): hooks that count billable operations. */
   readonly meter?: {
     readonly gateway?: GatewayMeter;
@@ -129,10 +134,12 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     previousEnv.clear();
   };
 
+  const corsOrigins = options.corsOrigins ?? [ANY_ORIGIN];
   try {
     const gateway: GatewayServer = await startGatewayServer({
       wiring,
       invoke,
+      ...(corsOrigins.length ? { cors: { allowedOrigins: corsOrigins } } : {}),
       stage: LOCAL_STAGE,
       port: options.port ?? 3000,
       ...(options.webSocket ? { webSocket: options.webSocket } : {}),

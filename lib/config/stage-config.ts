@@ -9,6 +9,7 @@ import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { z } from 'zod';
 import { AUTH_ENV_NAMES, ConfigError, parseAuthConfig } from '../../lambdas/core/config';
 import { repoRoot } from '../paths';
+import { ANY_ORIGIN, type CorsPolicy, invalidOriginReason } from '../wiring';
 
 /** A stage's settings are missing or malformed; the message names the file and the offending keys. */
 export class StageConfigError extends Error {
@@ -96,6 +97,8 @@ export interface StageSettings {
   readonly waf: WafSettings | undefined;
   /** Host names of the APIs (on CloudFront for the HTTP API with `waf`, else API Gateway custom domains). */
   readonly domains: { readonly http: CustomDomain | undefined; readonly webSocket: CustomDomain | undefined };
+  /** Origins whose pages may call the HTTP API (API Gateway's CORS); undefined: no browser page may. */
+  readonly cors: CorsPolicy | undefined;
   /** `SERVICE__AUTH__*` variables for the functions, without the HS256 secret. */
   readonly authEnv: Readonly<Record<string, string>>;
   readonly hs256Secret: Hs256SecretSource | undefined;
@@ -136,6 +139,21 @@ const domainSchema = z.strictObject({
   certificate_arn: z
     .string()
     .regex(/^arn:aws[\w-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[\w-]+$/, 'expected an ACM certificate ARN'),
+});
+
+const originSchema = z.string().superRefine((origin, context) => {
+  const reason = invalidOriginReason(origin);
+  if (reason) context.addIssue({ code: 'custom', message: reason });
+});
+
+const corsSchema = z.strictObject({
+  allowed_origins: z
+    .array(originSchema)
+    .min(1, 'list at least one origin, or leave cors out to allow none')
+    .refine((origins) => !origins.includes(ANY_ORIGIN) || origins.length === 1, {
+      message: `"${ANY_ORIGIN}" allows every origin: list it alone`,
+    })
+    .refine((origins) => new Set(origins).size === origins.length, { message: 'lists an origin twice' }),
 });
 
 const fileSchema = z.strictObject({
@@ -189,6 +207,7 @@ const fileSchema = z.strictObject({
       message: 'http and websocket need names of their own (API Gateway cannot map both kinds to one domain)',
     })
     .optional(),
+  cors: corsSchema.optional(),
   auth: authSchema,
 });
 
@@ -358,6 +377,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     alarms: { email: file.alarms?.email, topicArn: file.alarms?.topic_arn },
     waf: wafSettings(file.waf),
     domains: { http: customDomain(file.domains?.http), webSocket: customDomain(file.domains?.websocket) },
+    cors: file.cors && { allowedOrigins: file.cors.allowed_origins },
     authEnv,
     hs256Secret,
   };

@@ -2,19 +2,26 @@
  * `npm start`: the whole service on this machine (docs/local-runtime.md).
  *
  *   npm start [-- --port 3000] [-- --data .data/local]      (or PORT / NOTIFY_DATA_DIR)
+ *             [-- --cors-origins https://a.test,http://localhost:5173 | '*' | none]   (or NOTIFY_CORS_ORIGINS)
  */
 import { ConfigError } from '../../lambdas/core/config';
+import { invalidOriginReason } from '../../lib/wiring';
 import { ALL_SCOPES, devAuthFile, hasAuthSettings, readDevAuth, writeDevAuth } from '../dev-auth';
 import { JavaMissingError } from '../dynamodb-local';
 import { PortInUseError } from '../gateway/server';
 import { type Runtime, startRuntime } from '../runtime';
 import { fail, parseCliArgs } from './args';
 
-const USAGE = 'npm start -- [--port N] [--data DIR]';
+const USAGE = 'npm start -- [--port N] [--data DIR] [--cors-origins ORIGIN,ORIGIN… | * | none]';
 const PRINTED_TOKEN_SECS = 24 * 3600;
 
 const args = parseCliArgs(
-  { port: { type: 'string' }, data: { type: 'string' }, help: { type: 'boolean' } },
+  {
+    port: { type: 'string' },
+    data: { type: 'string' },
+    'cors-origins': { type: 'string' },
+    help: { type: 'boolean' },
+  },
   USAGE,
 );
 if (args.help) {
@@ -28,11 +35,31 @@ const port =
     : fail(`not a port: ${portText}`);
 const dataDir = (args.data as string | undefined) ?? (process.env.NOTIFY_DATA_DIR || undefined);
 const devAuth = !hasAuthSettings(process.env);
+/** The stage setting cors.allowed_origins, comma-separated; `none` configures no CORS (as a stage without it). */
+const corsText = (
+  (args['cors-origins'] as string | undefined) ??
+  process.env.NOTIFY_CORS_ORIGINS ??
+  '*'
+).trim();
+const corsOrigins =
+  corsText === 'none'
+    ? []
+    : corsText
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean);
+if (corsOrigins.includes('*') && corsOrigins.length > 1)
+  fail('--cors-origins: "*" allows every origin: list it alone');
+for (const origin of corsOrigins) {
+  const reason = invalidOriginReason(origin);
+  if (reason) fail(`--cors-origins: ${reason}`);
+}
 
 let runtime: Runtime | undefined;
 try {
   runtime = await startRuntime({
     port,
+    corsOrigins,
     ...(dataDir ? { dataDir } : {}),
     ...(devAuth ? { devSecret: readDevAuth()?.secret } : {}),
   });
@@ -69,6 +96,7 @@ const lines = [
   `  REST       ${running.httpUrl}`,
   `  WebSocket  ${running.wsUrl}`,
   `  Data       ${dataDir ? `${dataDir} (kept across restarts)` : 'in memory'}`,
+  `  CORS       ${corsOrigins.length ? corsOrigins.join(', ') : 'none (browser pages of other origins are refused)'}`,
 ];
 if (devAuth && running.hs256) {
   writeDevAuth(running.hs256);

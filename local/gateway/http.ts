@@ -1,7 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { v7 as uuidv7 } from 'uuid';
-import { DEFAULT_ROUTE_PATH, type HttpRoute } from '../../lib/wiring';
+import {
+  ANY_ORIGIN,
+  allowedOriginFor,
+  CORS_ALLOWED_HEADERS,
+  CORS_ALLOWED_METHODS,
+  CORS_EXPOSED_HEADERS,
+  CORS_MAX_AGE_SECS,
+  type CorsPolicy,
+  DEFAULT_ROUTE_PATH,
+  type HttpRoute,
+} from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
 import { apiGatewayId, apiGatewayTime, sourceIpOf } from './ids';
 
@@ -145,7 +155,43 @@ export interface HttpGatewayOptions {
   /** `requestContext.apiId`. */
   readonly apiId?: string;
   readonly accountId?: string;
+  /** The API's CORS configuration; without it preflights are routed like any request (405), as on AWS. */
+  readonly cors?: CorsPolicy;
 }
+
+/**
+ * What API Gateway does with a CORS configuration: it answers a preflight (OPTIONS with Origin and
+ * Access-Control-Request-Method) itself, 204, with the allow headers only for an allowed origin; on every
+ * other response to an allowed origin it sets Allow-Origin and Expose-Headers and drops the function's own
+ * Access-Control-* headers. Returns true when it answered a preflight.
+ */
+const applyCors = (cors: CorsPolicy, request: IncomingMessage, response: ServerResponse): boolean => {
+  const origin = request.headers.origin;
+  const allowOrigin = allowedOriginFor(cors, origin);
+  const preflight =
+    request.method === 'OPTIONS' && origin !== undefined && request.headers['access-control-request-method'];
+  if (allowOrigin) {
+    response.setHeader('access-control-allow-origin', allowOrigin);
+    // A cache in between must not hand one origin's answer to another.
+    if (allowOrigin !== ANY_ORIGIN) response.setHeader('vary', 'origin');
+  }
+  if (!preflight) {
+    if (allowOrigin) response.setHeader('access-control-expose-headers', CORS_EXPOSED_HEADERS.join(','));
+    return false;
+  }
+  request.resume();
+  if (allowOrigin) {
+    response.setHeader('access-control-allow-methods', CORS_ALLOWED_METHODS.join(','));
+    response.setHeader('access-control-allow-headers', CORS_ALLOWED_HEADERS.join(','));
+    response.setHeader('access-control-max-age', String(CORS_MAX_AGE_SECS));
+  }
+  response.writeHead(204, { 'apigw-requestid': apiGatewayId() });
+  response.end();
+  return true;
+};
+
+const withoutCorsHeaders = (headers: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('access-control-')));
 
 /** A response the gateway itself produces, in the contract's error format (docs/local-runtime.md). */
 const sendError = (
@@ -182,6 +228,7 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
   const accountId = options.accountId ?? '000000000000';
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    if (options.cors && applyCors(options.cors, request, response)) return;
     const started = Date.now();
     const gatewayRequestId = apiGatewayId();
     const rawUrl = request.url ?? '/';
@@ -289,7 +336,7 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
       return;
     }
     const outgoing: Record<string, string | string[]> = {
-      ...mapped.headers,
+      ...(options.cors ? withoutCorsHeaders(mapped.headers) : mapped.headers),
       'apigw-requestid': gatewayRequestId,
     };
     if (mapped.cookies.length) outgoing['set-cookie'] = mapped.cookies;

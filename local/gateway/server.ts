@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Wiring } from '../../lib/wiring';
+import type { CorsPolicy, Wiring } from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
 import type { GatewayMeter } from '../metering/gateway-meter';
 import { API_BASE_PATH, createHttpGateway } from './http';
@@ -26,6 +26,8 @@ export interface GatewayServerOptions {
   readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
   /** Counts billable requests, messages and connection time (benchmarks). */
   readonly meter?: GatewayMeter;
+  /** The REST API's CORS configuration (API Gateway's corsPreflight); none: preflights get 405. */
+  readonly cors?: CorsPolicy;
 }
 
 export interface GatewayServer {
@@ -51,7 +53,11 @@ const plainError = (response: ServerResponse, status: number, code: string, mess
  * `@connections` management API under /<stage>/@connections.
  */
 export const startGatewayServer = async (options: GatewayServerOptions): Promise<GatewayServer> => {
-  const http = createHttpGateway({ routes: options.wiring.httpRoutes, invoke: options.invoke });
+  const http = createHttpGateway({
+    routes: options.wiring.httpRoutes,
+    invoke: options.invoke,
+    ...(options.cors ? { cors: options.cors } : {}),
+  });
   const webSocket = createWebSocketGateway({
     routes: options.wiring.webSocketRoutes,
     invoke: options.invoke,

@@ -272,6 +272,39 @@ describe('waf settings', () => {
   });
 });
 
+describe('cors settings', () => {
+  const withCors = (cors: unknown) => parseStageConfig('prod', { ...base, cors }, 'file').cors;
+
+  it('means no browser origin when absent; takes exact origins or "*" alone', () => {
+    expect(parseStageConfig('prod', base, 'file').cors).toBeUndefined();
+    expect(withCors({ allowed_origins: ['https://app.example.test', 'http://localhost:5173'] })).toEqual({
+      allowedOrigins: ['https://app.example.test', 'http://localhost:5173'],
+    });
+    expect(withCors({ allowed_origins: ['*'] })).toEqual({ allowedOrigins: ['*'] });
+  });
+
+  it('refuses what a browser never sends as Origin, plain http off loopback, "*" among others, an empty list', () => {
+    const refused = (origins: unknown[]) => errorOf(() => withCors({ allowed_origins: origins })).message;
+    expect(refused(['https://app.example.test/'])).toMatch(
+      /cors\.allowed_origins\.0: "https:\/\/app\.example\.test\/" is not an origin: write it as https:\/\/app\.example\.test/,
+    );
+    expect(refused(['app.example.test'])).toContain('cors.allowed_origins.0');
+    expect(refused(['https://app.example.test/inbox'])).toContain('is not an origin');
+    expect(refused(['http://app.example.test'])).toMatch(/only https:\/\/ origins/);
+    expect(refused(['*', 'https://app.example.test'])).toMatch(/"\*" allows every origin: list it alone/);
+    expect(refused(['https://a.example.test', 'https://a.example.test'])).toContain('lists an origin twice');
+    expect(refused([])).toMatch(/list at least one origin/);
+    expect(errorOf(() => withCors({ allowed_origins: ['*'], allow_credentials: true })).message).toContain(
+      'allow_credentials',
+    );
+  });
+
+  it("is set in the checked-in stage files: any origin on dev, the app's own on prod", () => {
+    expect(loadStageConfig('dev').cors).toEqual({ allowedOrigins: ['*'] });
+    expect(loadStageConfig('prod').cors?.allowedOrigins).toEqual(['https://app.example.com']);
+  });
+});
+
 describe('domains settings', () => {
   const certificate = (region: string) =>
     `arn:aws:acm:${region}:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d`;

@@ -169,6 +169,32 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
     });
   });
 
+  it('lets browser pages of cors.allowed_origins call it: API Gateway answers preflights, CloudFront passes them uncached', () => {
+    service.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'HTTP',
+      CorsConfiguration: {
+        AllowOrigins: ['https://app.example.com', 'http://localhost:5173'],
+        AllowHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id'],
+        AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        ExposeHeaders: ['x-request-id', 'retry-after'],
+        MaxAge: 7200,
+        AllowCredentials: false,
+      },
+    });
+    // API Gateway answers a preflight before any route, so the functions' origin check never sees it; CloudFront
+    // must let OPTIONS through, forward Origin and Access-Control-Request-* (all viewer headers) and cache
+    // nothing, or one origin's answer would be served to another.
+    service.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        DefaultCacheBehavior: Match.objectLike({
+          AllowedMethods: Match.arrayWith(['OPTIONS']),
+          CachePolicyId: CACHING_DISABLED,
+          OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
+        }),
+      }),
+    });
+  });
+
   it('sends the origin secret from Secrets Manager, never as a literal, and the HTTP functions check it', () => {
     const frontDoor = stacks.service.httpFrontDoor;
     if (!frontDoor) throw new Error('expected a front door');
@@ -239,9 +265,16 @@ describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (do
     const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json');
     expect(stacks.edge).toBeUndefined();
     expect(app.node.children.map((child) => child.node.id)).toEqual([stackName('prod')]);
-    Template.fromStack(stacks.service).hasResourceProperties('AWS::CloudFront::Distribution', {
+    const template = Template.fromStack(stacks.service);
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({ WebACLId: EXISTING_ACL, PriceClass: 'PriceClass_All' }),
     });
+    // This stage lists no cors.allowed_origins: no CORS configuration, browsers of other origins are refused.
+    const apis = Object.values(
+      template.findResources('AWS::ApiGatewayV2::Api', { Properties: { ProtocolType: 'HTTP' } }),
+    ) as Resource[];
+    expect(apis).toHaveLength(1);
+    expect(apis[0]?.Properties.CorsConfiguration).toBeUndefined();
   });
 
   it('serves the custom domain with its certificate and TLS 1.2 at least, and gives it as the REST URL', () => {

@@ -258,17 +258,18 @@ describe('notifications end to end', () => {
   it('pages the feed with an opaque cursor and refuses a tampered one', async () => {
     const ivy = user('ivy');
     const token = await runtime.mintUserToken(ivy);
+    // The feed lists by arrival: each one arrives before the next is sent.
     for (let index = 0; index < 3; index += 1) {
       await api('POST', '/notifications', service, {
         event_type: 'x.y',
         title: `n${index}`,
         recipient_ids: [ivy],
       });
+      await eventually(
+        () => unread(token),
+        (count) => count === index + 1,
+      );
     }
-    await eventually(
-      () => unread(token),
-      (count) => count === 3,
-    );
     const first = await api('GET', '/notifications?limit=2', token);
     expect(first.body.items.map((item: { title: string }) => item.title)).toEqual(['n2', 'n1']);
     const second = await api('GET', `/notifications?limit=2&cursor=${first.body.next_cursor}`, token);

@@ -170,6 +170,9 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
         });
         if (typeof payload.sub !== 'string' || payload.sub === '')
           throw unauthorized('The token has no "sub" claim');
+        // jose checks iat's type only; a token "issued" later than now (beyond skew) is forged or from a bad clock.
+        if (typeof payload.iat === 'number' && payload.iat > now() / 1000 + config.clockSkewSecs)
+          throw unauthorized('The token was issued in the future');
         const principal = principalOf(payload);
         await checkReplay(payload);
         return principal;

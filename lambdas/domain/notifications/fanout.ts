@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, queueUrl, tableName } from '../../core/clients';
 import { sqs } from '../../core/clients-sqs';
 import { logger } from '../../core/logger';
@@ -10,13 +11,19 @@ import { deliverToMembers, forEachLimited, type Membership, membersPage } from '
 import type { NotificationFrame } from '../realtime/frames';
 import { subscribersPage } from '../topics/subscriptions';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
-import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
+import {
+  type DeliveryReceipt,
+  isExpired,
+  type NotificationRecord,
+  type ReceiverRecord,
+  receiverIdFor,
+} from './model';
 
 /** Recipients of one chunk handled at once (DynamoDB writes and `@connections` posts in flight). */
 const RECIPIENT_CONCURRENCY = 20;
 /** A message that arrives this much before its delivery time is put back with a delay. */
 const EARLY_TOLERANCE_MS = 500;
-/** Receipts of frame-only deliveries outlive any SQS redelivery (retention is 4 days by default). */
+/** Receipts outlive any SQS redelivery (retention is 4 days by default) and any Idempotency-Key retry (24 h). */
 const RECEIPT_RETENTION_SECS = 5 * 24 * 3600;
 
 export type FanoutOutcome = 'planned' | 'delivered' | 'expired' | 'postponed';
@@ -30,11 +37,13 @@ const loadNotification = async (id: string): Promise<NotificationRecord> => {
 };
 
 /**
- * Handles one fan-out message. Safe to run any number of times: receivers and receipts are conditional
- * writes keyed by (notification, recipient), and frames go out only while a record says they are pending.
+ * Handles one fan-out message; `deliveryId` identifies the message across redeliveries (the SQS message
+ * id). Safe to run any number of times: each (notification, recipient) is claimed once by a conditional
+ * receipt, and only the claiming message writes the receiver and sends frames.
  */
 export const processFanoutMessage = async (
   message: FanoutMessage,
+  deliveryId: string,
   now = Date.now(),
 ): Promise<FanoutOutcome> => {
   const notification = await loadNotification(message.notification_id);
@@ -55,8 +64,10 @@ export const processFanoutMessage = async (
     return 'planned';
   }
   let receiversWritten = 0;
-  await forEachLimited(message.recipients, RECIPIENT_CONCURRENCY, async (userId) => {
-    if (await deliverTo(notification, userId)) receiversWritten += 1;
+  // One recipient named twice in a chunk is one claim, not two racing under the same delivery id.
+  const recipients = [...new Set(message.recipients)];
+  await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
+    if (await deliverTo(notification, userId, deliveryId)) receiversWritten += 1;
   });
   countMetric(SERVICE_METRICS.receiversWritten, receiversWritten); // one value per chunk, not per recipient
   return 'delivered';
@@ -119,69 +130,106 @@ const membersOf = async (channel: string): Promise<Membership[]> => {
   return members;
 };
 
+/** What the delivery that owns (notification, recipient) still has to do. */
+interface Claim {
+  readonly receiverId: string;
+  readonly framesPending: boolean;
+}
+
 /**
- * The record that proves (notification, recipient) was handled: the receiver in the feed for `in_app`,
- * else a receipt. Written once; a redelivery finds it and learns whether frames are still pending.
- * `hasAudience` says whether the user has connections (or sessions) to send frames to: only then is the
- * record flagged, and a frame-only notification to an offline user needs no record at all.
+ * Claims (notification, recipient) with a conditional put of its receipt. Only the claiming delivery writes
+ * the receiver and sends frames: a second chunk naming the same user (recipients plus topics, two topics, a
+ * fan-out enqueued twice by racing requests) finds the receipt and does nothing. The receipt names the SQS
+ * message that claimed it, so when that message comes back after a crash it resumes: it writes the receiver
+ * again (conditional, harmless) and resends frames still flagged pending (at least once, never lost).
+ * The receiver id is taken here, at arrival, so the feed and read-all order items by when they arrived.
  */
-const recordDelivery = async (
+const claimDelivery = async (
   notification: NotificationRecord,
   userId: string,
-  receiverId: string,
-  hasAudience: boolean,
-): Promise<{ table: string; key: Record<string, string>; framesPending: boolean; written: boolean }> => {
-  const framesPending = wantsFrames(notification) && hasAudience;
-  const inApp = notification.channels.includes('in_app');
-  const table = tableName(inApp ? 'receivers' : 'receipts');
-  const key: Record<string, string> = inApp
-    ? { user_id: userId, receiver_id: receiverId }
-    : { notification_id: notification.id, user_id: userId };
-  if (!inApp && !framesPending) return { table, key, framesPending: false, written: false };
-  const item = inApp
-    ? ({
-        user_id: userId,
-        receiver_id: receiverId,
-        notification_id: notification.id,
-        delivered_at: new Date().toISOString(),
-        expires_at: notification.expires_at ?? undefined,
-        unread_key: receiverId,
-        frames_pending: framesPending || undefined,
-        ttl: notification.ttl,
-      } satisfies ReceiverRecord)
-    : { ...key, frames_pending: true, ttl: Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS };
+  deliveryId: string,
+  framesWanted: boolean,
+): Promise<Claim | undefined> => {
+  const receiverId = receiverIdFor(notification.id, userId, Date.now());
+  const receipt: DeliveryReceipt = {
+    notification_id: notification.id,
+    user_id: userId,
+    receiver_id: receiverId,
+    claimed_by: deliveryId,
+    frames_pending: framesWanted || undefined,
+    ttl: Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS,
+  };
   try {
     await documentClient().send(
       new PutCommand({
-        TableName: table,
-        Item: item,
+        TableName: tableName('receipts'),
+        Item: receipt,
         ConditionExpression: 'attribute_not_exists(user_id)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return { table, key, framesPending, written: inApp };
+    return { receiverId, framesPending: framesWanted };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
+    const earlier = unmarshall(error.Item) as DeliveryReceipt;
+    if (earlier.claimed_by !== deliveryId) return undefined;
+    return { receiverId: earlier.receiver_id, framesPending: earlier.frames_pending === true };
+  }
+};
+
+/** The feed item; false when it exists already (the owning delivery resuming after a crash). */
+const writeReceiver = async (
+  notification: NotificationRecord,
+  userId: string,
+  receiverId: string,
+): Promise<boolean> => {
+  const receiver: ReceiverRecord = {
+    user_id: userId,
+    receiver_id: receiverId,
+    notification_id: notification.id,
+    delivered_at: new Date().toISOString(),
+    expires_at: notification.expires_at ?? undefined,
+    unread_key: receiverId,
+    ttl: notification.ttl,
+  };
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName('receivers'),
+        Item: receiver,
+        ConditionExpression: 'attribute_not_exists(user_id)',
+      }),
+    );
+    return true;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    return { table, key, framesPending: error.Item?.frames_pending !== undefined, written: false };
+    return false;
   }
 };
 
 /** Delivers to one recipient; true when this call wrote its receiver record. */
-const deliverTo = async (notification: NotificationRecord, userId: string): Promise<boolean> => {
-  const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
-  // Connections first: most recipients of a large notification are offline, and for them the record
+const deliverTo = async (
+  notification: NotificationRecord,
+  userId: string,
+  deliveryId: string,
+): Promise<boolean> => {
+  // Connections first: most recipients of a large notification are offline, and for them the receipt
   // needs no pending-frames flag and no second write to clear it.
   const members = wantsFrames(notification) ? await membersOf(`user:${userId}`) : [];
-  const { table, key, framesPending, written } = await recordDelivery(
-    notification,
-    userId,
-    receiverId,
-    members.length > 0,
-  );
-  if (!framesPending) return written;
-  const result = await deliverToMembers(members, frameFor(notification, receiverId));
+  const inApp = notification.channels.includes('in_app');
+  // A toast/realtime-only notification to an offline recipient has nothing to deliver and records nothing.
+  if (!inApp && members.length === 0) return false;
+  const claim = await claimDelivery(notification, userId, deliveryId, members.length > 0);
+  if (!claim) return false;
+  const written = inApp && (await writeReceiver(notification, userId, claim.receiverId));
+  if (!claim.framesPending) return written;
+  const result = await deliverToMembers(members, frameFor(notification, claim.receiverId));
   await documentClient().send(
-    new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
+    new UpdateCommand({
+      TableName: tableName('receipts'),
+      Key: { notification_id: notification.id, user_id: userId },
+      UpdateExpression: 'REMOVE frames_pending',
+    }),
   );
   logger.debug('notification frames sent', { notification_id: notification.id, user_id: userId, ...result });
   return written;

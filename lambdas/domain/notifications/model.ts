@@ -36,8 +36,22 @@ export interface ReceiverRecord {
   /** Present while unread: the sort key of the `unread` local index (equal to receiver_id). */
   readonly unread_key?: string;
   readonly read_at?: string;
-  /** Present until the recipient's frames went out, so a redelivery resends only unsent frames. */
-  readonly frames_pending?: boolean;
+  readonly ttl: number;
+}
+
+/**
+ * The claim on one (notification, recipient), in `receipts`: written once, by the fan-out message that then
+ * writes the receiver and sends the frames.
+ */
+export interface DeliveryReceipt {
+  readonly notification_id: string;
+  readonly user_id: string;
+  /** The recipient's receiver id (feed item and frame `id`), fixed at arrival. */
+  readonly receiver_id: string;
+  /** The SQS message id of the claiming fan-out message: only it (redelivered) may resume the delivery. */
+  readonly claimed_by: string;
+  /** Present until the recipient's frames went out, so the owner's redelivery resends only unsent frames. */
+  readonly frames_pending?: true;
   readonly ttl: number;
 }
 

@@ -1,3 +1,4 @@
+import { jsonLimits } from '../../core/json-limits';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
 
@@ -41,10 +42,9 @@ const fields = z.strictObject({
   event_type: eventTypeSchema,
   title: z.string().check(z.minLength(1), z.maxLength(256)),
   body: z._default(z.string().check(z.maxLength(4096)), ''),
-  data: z._default(z.record(z.string(), z.unknown()), {}).check(
-    z.refine((data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_DATA_BYTES, {
-      message: `must serialize to at most ${MAX_DATA_BYTES} bytes`,
-    }),
+  data: z._default(
+    z.record(z.string(), z.unknown()).check(...jsonLimits<Record<string, unknown>>(MAX_DATA_BYTES)),
+    {},
   ),
   priority: z._default(z.enum(PRIORITIES), 'normal'),
   channels: z._default(

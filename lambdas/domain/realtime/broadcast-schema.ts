@@ -1,3 +1,4 @@
+import { jsonLimits } from '../../core/json-limits';
 import * as z from '../../core/zod';
 
 /** A broadcast frame must fit one WebSocket frame (API Gateway's 32 KiB). */
@@ -10,9 +11,7 @@ export const broadcastSchema = z.strictObject({
       .string()
       .check(z.regex(/^(user|room|topic):\S{1,256}$/, 'must be user:<id>, room:<id> or topic:<name>')),
   ),
-  payload: z.looseObject({ type: z.string().check(z.minLength(1), z.maxLength(64)) }).check(
-    z.refine((payload) => Buffer.byteLength(JSON.stringify(payload)) <= MAX_BROADCAST_PAYLOAD_BYTES, {
-      message: `must serialize to at most ${MAX_BROADCAST_PAYLOAD_BYTES} bytes`,
-    }),
-  ),
+  payload: z
+    .looseObject({ type: z.string().check(z.minLength(1), z.maxLength(64)) })
+    .check(...jsonLimits<{ type: string }>(MAX_BROADCAST_PAYLOAD_BYTES)),
 });

@@ -2,6 +2,6 @@ import { sqsWorker } from '../../core/sqs-worker';
 import { processFanoutMessage } from '../../domain/notifications/fanout';
 import { parseFanoutMessage } from '../../domain/notifications/fanout-messages';
 
-export const handler = sqsWorker('notifications.fanout', (body) =>
-  processFanoutMessage(parseFanoutMessage(body)),
+export const handler = sqsWorker('notifications.fanout', (body, record) =>
+  processFanoutMessage(parseFanoutMessage(body), record.messageId),
 );

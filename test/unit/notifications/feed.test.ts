@@ -1,4 +1,4 @@
-import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { ServiceError } from '../../../lambdas/core/errors';
@@ -49,8 +49,24 @@ const storeNotification = async (
   return record;
 };
 
-const deliver = (record: NotificationRecord) =>
-  processFanoutMessage({ kind: 'chunk', notification_id: record.id, recipients: record.recipient_ids });
+/** Runs the record's chunk as the SQS message `deliveryId` (the same id again is a redelivery). */
+const deliver = (record: NotificationRecord, deliveryId = `message-${record.id}`) =>
+  processFanoutMessage(
+    { kind: 'chunk', notification_id: record.id, recipients: record.recipient_ids },
+    deliveryId,
+  );
+
+/** The receiver id fan-out gave (notification, user), from its receipt. */
+const receiverIdOf = async (record: NotificationRecord, userId: string): Promise<string> => {
+  const result = await documentClient().send(
+    new GetCommand({
+      TableName: tableName('receipts'),
+      Key: { notification_id: record.id, user_id: userId },
+      ConsistentRead: true,
+    }),
+  );
+  return result.Item?.receiver_id as string;
+};
 
 const errorCode = (promise: Promise<unknown>) =>
   promise.then(
@@ -62,7 +78,8 @@ describe('fan-out into feeds', () => {
   it('writes exactly one receiver per recipient however often a chunk is redelivered', async () => {
     const [alice, bob] = [newUser(), newUser()];
     const record = await storeNotification([alice, bob]);
-    await Promise.all([deliver(record), deliver(record), deliver(record)]);
+    // Redeliveries of one message, and other messages naming the same recipients (overlapping audiences).
+    await Promise.all([deliver(record), deliver(record), deliver(record, 'other'), deliver(record, 'third')]);
     await deliver(record);
     expect(await receiverCount(alice)).toBe(1);
     expect(await receiverCount(bob)).toBe(1);
@@ -78,7 +95,7 @@ describe('fan-out into feeds', () => {
 
   it('fails loudly for a notification that does not exist (the message goes to the DLQ)', async () => {
     await expect(
-      processFanoutMessage({ kind: 'chunk', notification_id: newId(), recipients: ['x'] }),
+      processFanoutMessage({ kind: 'chunk', notification_id: newId(), recipients: ['x'] }, 'message-1'),
     ).rejects.toThrow(/does not exist/);
   });
 });
@@ -95,7 +112,7 @@ describe('feed', () => {
     const first = await listFeed(alice, { limit: 2 });
     expect(first.items.map((item) => item.title)).toEqual(['n4', 'n3']);
     expect(first.items[0]).toEqual({
-      id: receiverIdFor(records[4]!.id, alice, records[4]!.deliver_at),
+      id: await receiverIdOf(records[4]!, alice),
       notification_id: records[4]!.id,
       source: 'billing',
       event_type: 'invoice.paid',
@@ -142,7 +159,7 @@ describe('read state', () => {
     const alice = newUser();
     const record = await storeNotification([alice]);
     await deliver(record);
-    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    const receiverId = await receiverIdOf(record, alice);
     const first = await markRead(alice, receiverId);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const second = await markRead(alice, receiverId);
@@ -155,7 +172,7 @@ describe('read state', () => {
     const [alice, mallory] = [newUser(), newUser()];
     const record = await storeNotification([alice]);
     await deliver(record);
-    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    const receiverId = await receiverIdOf(record, alice);
     expect(await errorCode(markRead(mallory, receiverId))).toBe('not_found');
     expect(await errorCode(markRead(alice, 'nope'))).toBe('not_found');
     expect(await unreadCount(alice)).toBe(1);
@@ -204,6 +221,22 @@ describe('read state', () => {
     await deliver(await storeNotification([alice], { deliver_at: Date.now() + 1 }));
     expect(await unreadCount(alice)).toBe(1);
   });
+
+  it('leaves unread an older notification whose fan-out lags behind a newer one and a read-all', async () => {
+    const alice = newUser();
+    const older = await storeNotification([alice]);
+    const newer = await storeNotification([alice], { deliver_at: Date.now() + 1 });
+    await deliver(newer);
+    expect(await readAll(alice)).toEqual({ updated: 1 });
+    await deliver(older);
+    expect(await unreadCount(alice)).toBe(1);
+    const feed = await listFeed(alice, { limit: 10 });
+    // Newest arrival first: the late one leads the feed, unread.
+    expect(feed.items.map((item) => [item.notification_id, item.read_at === null])).toEqual([
+      [older.id, true],
+      [newer.id, false],
+    ]);
+  });
 });
 
 /** A small seeded PRNG, so a failing mix can be replayed from its seed. */
@@ -251,9 +284,7 @@ describe('unread count under a random mix of operations', () => {
         notifications.push(record);
         if ((await deliver(record)) === 'delivered') {
           for (const user of recipients) {
-            model
-              .get(user)
-              ?.set(receiverIdFor(record.id, user, record.deliver_at), { read: false, expiresAt });
+            model.get(user)?.set(await receiverIdOf(record, user), { read: false, expiresAt });
           }
         }
       } else if (roll < 0.55) {

@@ -51,7 +51,7 @@ const drainFanout = async (): Promise<string[]> => {
       Messages.map(async (message) => {
         const parsed = parseFanoutMessage(message.Body ?? '');
         kinds.push(parsed.kind);
-        await processFanoutMessage(parsed);
+        await processFanoutMessage(parsed, message.MessageId ?? '');
         await sqsClient.send(
           new DeleteMessageCommand({
             QueueUrl: sqs.queueUrl('fanout'),
