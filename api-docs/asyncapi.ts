@@ -18,7 +18,11 @@ import {
   type ClientFrameType,
   MAX_CLIENT_FRAME_BYTES,
 } from '../lambdas/domain/realtime/operations';
-import { broadcastFrameSchema, SERVER_FRAMES } from '../lambdas/domain/realtime/server-frames';
+import {
+  broadcastFrameSchema,
+  gatewayErrorFrameSchema,
+  SERVER_FRAMES,
+} from '../lambdas/domain/realtime/server-frames';
 import { TOPIC_NAME } from '../lambdas/domain/topics/names';
 import { componentSchemas, jsonSchemaOf } from './json-schema';
 
@@ -70,7 +74,10 @@ const CLIENT_FRAME_DOCS: Record<ClientFrameType, { summary: string; replies: Ser
   },
 };
 
-const SERVER_FRAME_DOCS: Record<ServerFrameType | 'broadcast', string> = {
+/** Frames besides the service's own types: broadcast payloads, and API Gateway's error answer. */
+const OTHER_FRAMES = ['broadcast', 'gateway_error'] as const;
+
+const SERVER_FRAME_DOCS: Record<ServerFrameType | (typeof OTHER_FRAMES)[number], string> = {
   session:
     'Sent once after authentication: the session id to give `reconnect`, and the heartbeat interval. The ' +
     'connection is then subscribed to `user:<own id>`.',
@@ -87,12 +94,15 @@ const SERVER_FRAME_DOCS: Record<ServerFrameType | 'broadcast', string> = {
   broadcast:
     'A frame sent with POST /broadcast: its `payload`, delivered as is (any object with a string `type`, at ' +
     `most ${MAX_BROADCAST_PAYLOAD_BYTES / 1024} KiB).`,
+  gateway_error:
+    'Not the service’s but API Gateway’s own answer, without a `type`, when the function behind a client frame ' +
+    'fails or times out: that frame was not processed (no `ack` or `error` follows); send it again.',
 };
 
 const messageName = (type: string) => type.replace('.', '_');
 const frameComponent = (type: string) =>
   `${type
-    .split('.')
+    .split(/[._]/)
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
     .join('')}Frame`;
 
@@ -135,6 +145,7 @@ export const buildAsyncApi = (): Json => {
   };
   for (const type of serverTypes) serverSchemas[frameComponent(type)] = SERVER_FRAMES[type];
   serverSchemas.BroadcastFrame = broadcastFrameSchema;
+  serverSchemas.GatewayErrorFrame = gatewayErrorFrameSchema;
 
   const messages: Record<string, Json> = {};
   for (const type of clientTypes) {
@@ -145,7 +156,7 @@ export const buildAsyncApi = (): Json => {
       payload: clientFramePayload(type),
     };
   }
-  for (const type of [...serverTypes, 'broadcast'] as const) {
+  for (const type of [...serverTypes, ...OTHER_FRAMES]) {
     messages[messageName(type)] = {
       name: type,
       title: `${type} (server → client)`,
@@ -162,10 +173,13 @@ export const buildAsyncApi = (): Json => {
       channel: { $ref: CHANNEL },
       summary: `A client sends \`${type}\``,
       messages: [channelMessage(type)],
-      reply: { channel: { $ref: CHANNEL }, messages: CLIENT_FRAME_DOCS[type].replies.map(channelMessage) },
+      reply: {
+        channel: { $ref: CHANNEL },
+        messages: [...CLIENT_FRAME_DOCS[type].replies, 'gateway_error'].map(channelMessage),
+      },
     };
   }
-  for (const type of [...serverTypes, 'broadcast'] as const) {
+  for (const type of [...serverTypes, ...OTHER_FRAMES]) {
     operations[`send_${messageName(type)}`] = {
       action: 'send',
       channel: { $ref: CHANNEL },

@@ -1,10 +1,16 @@
 import { buildAsyncApi } from './asyncapi';
+import { renderHtml } from './html';
 import { buildOpenApi } from './openapi';
 
 const json = (document: unknown) => `${JSON.stringify(document, null, 2)}\n`;
 
 /** Every generated file, by path from the repository root, with its exact content. */
-export const buildApiDocuments = async (): Promise<Record<string, string>> => ({
-  'docs/api/openapi.json': json(await buildOpenApi()),
-  'docs/api/asyncapi.json': json(buildAsyncApi()),
-});
+export const buildApiDocuments = async (): Promise<Record<string, string>> => {
+  const openApi = await buildOpenApi();
+  const asyncApi = buildAsyncApi();
+  return {
+    'docs/api/openapi.json': json(openApi),
+    'docs/api/asyncapi.json': json(asyncApi),
+    'docs/api/index.html': renderHtml(openApi, asyncApi),
+  };
+};

@@ -64,5 +64,8 @@ describe('conformance checks (test/support/api-conformance.ts)', () => {
     );
     expect(asyncApiProblems({ type: 'announcement', text: 'a broadcast payload' })).toEqual([]);
     expect(asyncApiProblems({ text: 'no type' })).not.toEqual([]);
+    const gatewayError = { message: 'Internal server error', connectionId: 'c', requestId: 'r' };
+    expect(asyncApiProblems(gatewayError)).toEqual([]);
+    expect(asyncApiProblems({ ...gatewayError, requestId: undefined }).join()).toMatch(/requestId/);
   });
 });

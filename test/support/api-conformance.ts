@@ -159,11 +159,17 @@ const serverFramePayloads = new Map<string, unknown>(
 );
 
 /** What is wrong with a frame the server sent according to docs/api/asyncapi.json; empty when it conforms. */
-/** A frame whose `type` the service does not define must be a broadcast (any object with a string `type`). */
+/**
+ * What is wrong with a frame the server sent according to docs/api/asyncapi.json; empty when it conforms.
+ * A frame without a string `type` must be API Gateway's error answer; one whose `type` the service does not
+ * define, a broadcast payload (any object with a string `type`).
+ */
 export const asyncApiProblems = (frame: unknown): string[] => {
   const type = (frame as { type?: unknown } | null)?.type;
   const payload =
-    (typeof type === 'string' && serverFramePayloads.get(type)) || serverFramePayloads.get('broadcast');
+    typeof type !== 'string'
+      ? serverFramePayloads.get('gateway_error')
+      : (serverFramePayloads.get(type) ?? serverFramePayloads.get('broadcast'));
   const problems = problemsOf(validatorFor(asyncApiAjv, payload, ASYNCAPI_ID), frame);
   return problems.map((problem) => `${String(type)} frame: ${problem}`);
 };

@@ -102,6 +102,16 @@ export const broadcastFrameSchema = z.looseObject({
   type: z.string().check(z.minLength(1), z.maxLength(64)),
 });
 
+/**
+ * Not the service's: API Gateway's own answer (no `type`) when the function behind a frame fails or times out.
+ * The frame was not processed; a client may send it again.
+ */
+export const gatewayErrorFrameSchema = z.strictObject({
+  message: z.string().check(z.describe('e.g. `Internal server error`')),
+  connectionId: z.string(),
+  requestId: z.string(),
+});
+
 /** Every frame type the service itself defines, by `type`. */
 export const SERVER_FRAMES = {
   session: sessionFrameSchema,
