@@ -4,7 +4,7 @@
  */
 type Json = Record<string, unknown>;
 
-const escape = (text: unknown): string =>
+const escapeHtml = (text: unknown): string =>
   String(text).replace(
     /[&<>"]/g,
     (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[char] ?? char,
@@ -14,7 +14,7 @@ const escape = (text: unknown): string =>
 const prose = (text: unknown): string =>
   text === undefined
     ? ''
-    : escape(text)
+    : escapeHtml(text)
         .replace(/`([^`]+)`/g, '<code>$1</code>')
         .replace(/\n\n/g, '</p><p>');
 
@@ -25,11 +25,11 @@ const anchor = (prefix: string, name: string) => `${prefix}-${name.replace(/[^\w
 const typeOf = (schema: Json, prefix: string): string => {
   if (typeof schema.$ref === 'string') {
     const name = refName(schema.$ref);
-    return `<a href="#${anchor(prefix, name)}">${escape(name)}</a>`;
+    return `<a href="#${anchor(prefix, name)}">${escapeHtml(name)}</a>`;
   }
-  if (schema.const !== undefined) return `<code>${escape(JSON.stringify(schema.const))}</code>`;
+  if (schema.const !== undefined) return `<code>${escapeHtml(JSON.stringify(schema.const))}</code>`;
   if (Array.isArray(schema.enum))
-    return schema.enum.map((value) => `<code>${escape(JSON.stringify(value))}</code>`).join(' | ');
+    return schema.enum.map((value) => `<code>${escapeHtml(JSON.stringify(value))}</code>`).join(' | ');
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     if (Array.isArray(schema[key])) {
       const joiner = key === 'allOf' ? ' &amp; ' : ' | ';
@@ -38,8 +38,8 @@ const typeOf = (schema: Json, prefix: string): string => {
   }
   if (schema.type === 'array') return `array of ${typeOf((schema.items as Json) ?? {}, prefix)}`;
   if (schema.type === 'null') return 'null';
-  const format = schema.format ? ` (${escape(schema.format)})` : '';
-  return `${escape(schema.type ?? 'any')}${format}`;
+  const format = schema.format ? ` (${escapeHtml(schema.format)})` : '';
+  return `${escapeHtml(schema.type ?? 'any')}${format}`;
 };
 
 const RULES: [string, string][] = [
@@ -59,7 +59,7 @@ const rulesOf = (schema: Json): string =>
       const value = schema[key];
       // Long generated patterns (timestamps) say less than their format does.
       if (key === 'pattern' && (schema.format || String(value).length > 80)) return '';
-      return `${label} <code>${escape(typeof value === 'string' && key !== 'pattern' ? JSON.stringify(value) : value)}</code>`;
+      return `${label} <code>${escapeHtml(typeof value === 'string' && key !== 'pattern' ? JSON.stringify(value) : value)}</code>`;
     })
     .filter(Boolean)
     .join(', ');
@@ -71,7 +71,7 @@ const fieldRows = (schema: Json, prefix: string, path = ''): string => {
   return Object.entries(properties)
     .map(([name, field]) => {
       const fullName = `${path}${name}`;
-      const row = `<tr><td><code>${escape(fullName)}</code>${required.has(name) ? '' : ' <small>optional</small>'}</td><td>${typeOf(field, prefix)}</td><td>${[prose(field.description), rulesOf(field)].filter(Boolean).join('. ')}</td></tr>`;
+      const row = `<tr><td><code>${escapeHtml(fullName)}</code>${required.has(name) ? '' : ' <small>optional</small>'}</td><td>${typeOf(field, prefix)}</td><td>${[prose(field.description), rulesOf(field)].filter(Boolean).join('. ')}</td></tr>`;
       const items = field.items as Json | undefined;
       if (field.type === 'object' && field.properties) return row + fieldRows(field, prefix, `${fullName}.`);
       if (items?.type === 'object' && items.properties)
@@ -87,7 +87,7 @@ const schemaBlock = (name: string, schema: Json, prefix: string): string => {
     ? `<table><tr><th>field</th><th>type</th><th>notes</th></tr>${rows}</table>`
     : `<p>${typeOf(schema, prefix)}${schema.additionalProperties === undefined || schema.properties ? '' : ''}</p>`;
   const closed = schema.additionalProperties === false ? ' <small>(no other fields)</small>' : '';
-  return `<section id="${anchor(prefix, name)}"><h4>${escape(name)}${closed}</h4>${schema.description ? `<p>${prose(schema.description)}</p>` : ''}${body}</section>`;
+  return `<section id="${anchor(prefix, name)}"><h4>${escapeHtml(name)}${closed}</h4>${schema.description ? `<p>${prose(schema.description)}</p>` : ''}${body}</section>`;
 };
 
 const restSection = (openApi: Json): string => {
@@ -98,13 +98,13 @@ const restSection = (openApi: Json): string => {
     for (const [method, operation] of Object.entries(methods)) {
       const id = anchor('op', String(operation.operationId));
       toc.push(
-        `<li><a href="#${id}"><code>${method.toUpperCase()} ${escape(path)}</code></a> ${escape(operation.summary)}</li>`,
+        `<li><a href="#${id}"><code>${method.toUpperCase()} ${escapeHtml(path)}</code></a> ${escapeHtml(operation.summary)}</li>`,
       );
       const parameters = ((operation.parameters as Json[]) ?? []).filter((parameter) => !parameter.$ref);
       const parameterRows = parameters
         .map(
           (parameter) =>
-            `<tr><td><code>${escape(parameter.name)}</code> <small>${escape(parameter.in)}${parameter.required ? '' : ', optional'}</small></td><td>${typeOf(parameter.schema as Json, 'schema')}</td><td>${rulesOf(parameter.schema as Json)}</td></tr>`,
+            `<tr><td><code>${escapeHtml(parameter.name)}</code> <small>${escapeHtml(parameter.in)}${parameter.required ? '' : ', optional'}</small></td><td>${typeOf(parameter.schema as Json, 'schema')}</td><td>${rulesOf(parameter.schema as Json)}</td></tr>`,
         )
         .join('');
       const body = operation.requestBody as { content: Record<string, { schema: Json }> } | undefined;
@@ -117,11 +117,11 @@ const restSection = (openApi: Json): string => {
           const schema = (resolved.content as Record<string, { schema: Json }> | undefined)?.[
             'application/json'
           ]?.schema;
-          return `<tr><td>${escape(status)}</td><td>${prose(resolved.description)}</td><td>${schema ? typeOf(schema, 'schema') : ''}</td></tr>`;
+          return `<tr><td>${escapeHtml(status)}</td><td>${prose(resolved.description)}</td><td>${schema ? typeOf(schema, 'schema') : ''}</td></tr>`;
         })
         .join('');
-      operations.push(`<section id="${id}" class="op"><h3><span class="method">${method.toUpperCase()}</span> <code>${escape(path)}</code></h3>
-<p><strong>${escape(operation.summary)}</strong></p><p>${prose(operation.description)}</p>
+      operations.push(`<section id="${id}" class="op"><h3><span class="method">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
+<p><strong>${escapeHtml(operation.summary)}</strong></p><p>${prose(operation.description)}</p>
 ${parameterRows ? `<table><tr><th>parameter</th><th>type</th><th>rules</th></tr>${parameterRows}</table>` : ''}
 ${body ? `<p>Request body: ${typeOf(body.content['application/json']?.schema ?? {}, 'schema')}</p>` : ''}
 <table><tr><th>status</th><th>when</th><th>body</th></tr>${responses}</table></section>`);
@@ -130,7 +130,7 @@ ${body ? `<p>Request body: ${typeOf(body.content['application/json']?.schema ?? 
   const schemas = Object.entries(components.schemas)
     .map(([name, schema]) => schemaBlock(name, schema, 'schema'))
     .join('\n');
-  return `<h2 id="rest">REST API <small>OpenAPI ${escape(openApi.openapi)}</small></h2>
+  return `<h2 id="rest">REST API <small>OpenAPI ${escapeHtml(openApi.openapi)}</small></h2>
 <p>${prose((openApi.info as Json).description)}</p><ul>${toc.join('')}</ul>${operations.join('\n')}
 <h3>Schemas</h3>${schemas}`;
 };
@@ -151,11 +151,11 @@ const webSocketSection = (asyncApi: Json): string => {
       const payload = message.payload as Json;
       const schema =
         typeof payload.$ref === 'string' ? (components.schemas[refName(payload.$ref)] ?? {}) : payload;
-      return `<section id="${anchor('frame', String(message.name))}" class="op"><h3><code>${escape(message.name)}</code> <small>${escape(String(message.title).replace(/^\S+ /, ''))}</small></h3>
+      return `<section id="${anchor('frame', String(message.name))}" class="op"><h3><code>${escapeHtml(message.name)}</code> <small>${escapeHtml(String(message.title).replace(/^\S+ /, ''))}</small></h3>
 <p>${prose(message.summary)}</p>${schema.properties ? `<table><tr><th>field</th><th>type</th><th>notes</th></tr>${fieldRows(schema, 'frame-schema')}</table>` : ''}</section>`;
     })
     .join('\n');
-  return `<h2 id="websocket">WebSocket API <small>AsyncAPI ${escape(asyncApi.asyncapi)}</small></h2>
+  return `<h2 id="websocket">WebSocket API <small>AsyncAPI ${escapeHtml(asyncApi.asyncapi)}</small></h2>
 <p>${prose((asyncApi.info as Json).description)}</p>${description.replace(/(<li>.*?<\/li>)+/g, (items) => `<ul>${items}</ul>`)}
 <h3>Frames</h3>${messages}`;
 };
