@@ -8,16 +8,16 @@
 import { timestamp } from '../lambdas/core/response-schemas';
 import { MAX_BROADCAST_PAYLOAD_BYTES } from '../lambdas/domain/realtime/broadcast-schema';
 import {
+  CLIENT_FRAMES,
+  type ClientFrameType,
+  MAX_CLIENT_FRAME_BYTES,
+} from '../lambdas/domain/realtime/client-frames';
+import {
   MAX_CHANNELS_PER_CONNECTION,
   MAX_CONNECTION_SECS,
   MAX_REPLAYED_FRAMES,
   REALTIME_DEFAULTS,
 } from '../lambdas/domain/realtime/config';
-import {
-  CLIENT_FRAMES,
-  type ClientFrameType,
-  MAX_CLIENT_FRAME_BYTES,
-} from '../lambdas/domain/realtime/operations';
 import {
   broadcastFrameSchema,
   gatewayErrorFrameSchema,

@@ -6,6 +6,7 @@
 import type { ErrorCode } from '../lambdas/core/errors';
 import type * as z from '../lambdas/core/zod';
 import { deviceListSchema, deviceSchema } from '../lambdas/domain/devices/responses';
+import { MAX_DEVICES_PER_USER } from '../lambdas/domain/devices/schema';
 import { eventAcceptedSchema } from '../lambdas/domain/events/responses';
 import { healthSchema, liveSchema, readySchema } from '../lambdas/domain/health/responses';
 import {
@@ -219,6 +220,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     summary: 'Register a push device token',
     description: 'Registering a token again updates it; one owner per token (another user takes it over).',
     success: { 201: { description: 'Registered', schema: deviceSchema } },
+    errors: { conflict: `the user already has ${MAX_DEVICES_PER_USER} devices (the most allowed)` },
   },
   'devices.delete': {
     tag: 'devices',
@@ -229,7 +231,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'devices.list': {
     tag: 'devices',
     summary: 'The caller’s device tokens',
-    success: { 200: { description: 'The devices', schema: deviceListSchema } },
+    success: { 200: { description: 'A page of the devices', schema: deviceListSchema } },
+    errors: { validation: 'a cursor this listing did not issue' },
   },
   'presence.user': {
     tag: 'presence',

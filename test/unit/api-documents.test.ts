@@ -4,7 +4,7 @@ import { Parser } from '@asyncapi/parser';
 import { createConfig, lint } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
 import { buildApiDocuments } from '../../api-docs/documents';
-import { CLIENT_FRAMES } from '../../lambdas/domain/realtime/operations';
+import { CLIENT_FRAMES } from '../../lambdas/domain/realtime/client-frames';
 import { SERVER_FRAMES } from '../../lambdas/domain/realtime/server-frames';
 import { repoRoot } from '../../lib/paths';
 import { DEFAULT_ROUTE_PATH, wiring } from '../../lib/wiring';

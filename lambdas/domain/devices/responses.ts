@@ -1,5 +1,5 @@
 // Response schemas of the device routes (lambdas/core/response-schemas.ts says why they live apart).
-import { itemsOf, timestamp } from '../../core/response-schemas';
+import { pageOf, timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
 import { PLATFORMS } from './schema';
 
@@ -10,4 +10,4 @@ export const deviceSchema = z.strictObject({
   created_at: timestamp,
 });
 
-export const deviceListSchema = itemsOf(deviceSchema);
+export const deviceListSchema = pageOf(deviceSchema);

@@ -1,6 +1,6 @@
 /**
  * Server-to-client WebSocket frames, exactly as contract §4 shapes them; the types come from the frame schemas
- * (server-frames.ts, types only here). Client frames are parsed in operations.ts. Every frame is a JSON object
+ * (server-frames.ts, types only here). Client frames are parsed in client-frames.ts. Every frame is a JSON object
  * with a string `type`.
  */
 
