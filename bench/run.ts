@@ -8,6 +8,8 @@ import { startMeteredRuntime } from './harness';
 import { measureLatency, openClients, thousandConnectedCost } from './latency';
 import { PRICES } from './prices';
 import { printResults } from './report';
+import { QUICK_SCALE_SIZES, runScaleSimulation, SCALE_SIZES } from './scale';
+import { buildScaleReport, printScaleReport } from './scale-report';
 import {
   connectedHour,
   feedPage,
@@ -22,8 +24,46 @@ const only = process.argv
   ?.slice('--only='.length)
   .split(',');
 const wanted = (part: string) => !only || only.includes(part);
+/** A number option `--name=N`. */
+const numberOption = (name: string): number | undefined => {
+  const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  return raw === undefined ? undefined : Number(raw);
+};
+
+/** The scale simulation runs only when asked for (`--only=scale`): it takes minutes. */
+const runScale = async () => {
+  const base = quick ? QUICK_SCALE_SIZES : SCALE_SIZES;
+  const sizes = {
+    ...base,
+    roomMembers: numberOption('room') ?? base.roomMembers,
+    connections: numberOption('connections') ?? base.connections,
+    chunkSample: process.argv.includes('--full-chains') ? 0 : base.chunkSample,
+  };
+  const started = performance.now();
+  const simulation = await runScaleSimulation(sizes);
+  const report = buildScaleReport(simulation);
+  console.log(printScaleReport(report, simulation));
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`\nscale simulation took ${seconds.toFixed(0)} s; figures in bench/scale-results.json\n`);
+  writeFormatted(join(import.meta.dirname, 'scale-results.json'), {
+    generatedAt: new Date().toISOString(),
+    sizes,
+    seconds,
+    ...report,
+  });
+};
+
+/** Written as the repository's formatter wants it, so a committed file passes `biome check`. */
+const writeFormatted = (file: string, value: unknown) => {
+  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+  spawnSync(join(import.meta.dirname, '..', 'node_modules', '.bin', 'biome'), ['format', '--write', file], {
+    stdio: 'ignore',
+  });
+};
 
 const main = async () => {
+  if (only?.includes('scale')) await runScale();
+  if (only?.every((part) => part === 'scale')) return;
   const started = performance.now();
   const results: Record<string, unknown> = { generatedAt: new Date().toISOString(), prices: PRICES };
   if (wanted('client')) {
@@ -77,16 +117,7 @@ const main = async () => {
   }
   results.benchSeconds = (performance.now() - started) / 1000;
   printResults(results);
-  const resultsFile = join(import.meta.dirname, 'results.json');
-  writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
-  // Formatted as the repository's formatter wants it, so a committed results.json passes \`biome check\`.
-  spawnSync(
-    join(import.meta.dirname, '..', 'node_modules', '.bin', 'biome'),
-    ['format', '--write', resultsFile],
-    {
-      stdio: 'ignore',
-    },
-  );
+  writeFormatted(join(import.meta.dirname, 'results.json'), results);
 };
 
 main().then(

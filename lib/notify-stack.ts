@@ -26,6 +26,9 @@ import {
   type Wiring,
 } from './wiring';
 
+/** The table whose `byShard` index the `scale.connection_shards` setting partitions. */
+const CONNECTIONS_TABLE = 'wsConnections';
+
 export interface NotifyStackProps extends StackProps {
   readonly settings: StageSettings;
   /** The wiring to build; the project's declaration unless a test injects another. */
@@ -175,6 +178,15 @@ export class NotifyStack extends Stack {
       });
       this.webSocketApi?.addRoute(route.routeKey, fn.function);
     }
+    const unknownWorkers = Object.keys(settings.scale.workers).filter(
+      (id) => !wiring.workers.some((worker) => worker.id === id),
+    );
+    if (unknownWorkers.length > 0) {
+      throw new Error(
+        `stage "${settings.stage}": scale.workers names ${unknownWorkers.join(', ')}, which no worker of lib/wiring is ` +
+          `(workers: ${wiring.workers.map((worker) => worker.id).join(', ')})`,
+      );
+    }
     for (const worker of wiring.workers) {
       const source = this.queues.get(worker.queue, `worker "${worker.id}"`);
       const timeoutSecs = worker.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs;
@@ -185,16 +197,19 @@ export class NotifyStack extends Stack {
             `${VISIBILITY_TIMEOUT_FACTOR * timeoutSecs}s`,
         );
       }
+      // The stage's scale settings override the declared capacity (docs/scale.md, knobs).
+      const scale = settings.scale.workers[worker.id] ?? {};
       const fn = this.addFunction(`worker:${worker.id}`, `Worker${pascalCase(worker.id)}`, worker, {
         description: `worker ${worker.id} (queue ${worker.queue})`,
         withAuth: false,
+        reservedConcurrency: scale.reservedConcurrency,
       });
       fn.function.addEventSource(
         new SqsEventSource(source.queue, {
-          batchSize: worker.batchSize,
+          batchSize: scale.batchSize ?? worker.batchSize,
           maxBatchingWindow: Duration.seconds(worker.maxBatchingWindowSecs),
           reportBatchItemFailures: true,
-          maxConcurrency: worker.maxConcurrency,
+          maxConcurrency: scale.maxConcurrency ?? worker.maxConcurrency,
         }),
       );
     }
@@ -255,6 +270,8 @@ export class NotifyStack extends Stack {
       stage: settings.stage,
       functions: this.functions,
       queues: this.queues.all,
+      tables: this.tables.all,
+      scale: settings.scale,
       httpApi: this.httpApi,
       webSocketApi: this.webSocketApi,
       alarmEmail: settings.alarms.email,
@@ -307,7 +324,11 @@ export class NotifyStack extends Stack {
     key: string,
     constructId: string,
     spec: FunctionSpec,
-    options: { readonly description: string; readonly withAuth: boolean },
+    options: {
+      readonly description: string;
+      readonly withAuth: boolean;
+      readonly reservedConcurrency?: number;
+    },
   ): NotifyFunction {
     if (this.functions.has(key)) throw new Error(`lib/wiring: ${key} is declared twice`);
     const usedBy = key;
@@ -316,6 +337,7 @@ export class NotifyStack extends Stack {
       description: options.description,
       defaults: this.defaults,
       environment: options.withAuth ? this.authEnv : {},
+      reservedConcurrency: options.reservedConcurrency,
     });
     const lambdaFn = fn.function;
     if (options.withAuth && this.hs256Secret) {
@@ -328,6 +350,9 @@ export class NotifyStack extends Stack {
       if (writes.has(tableId)) table.grantReadWriteData(lambdaFn);
       else table.grantReadData(lambdaFn);
       lambdaFn.addEnvironment(envNames.tableName(tableId), table.tableName);
+    }
+    if (writes.has(CONNECTIONS_TABLE) || spec.reads?.includes(CONNECTIONS_TABLE)) {
+      lambdaFn.addEnvironment(envNames.connectionShards, String(this.settings.scale.connectionShards));
     }
     for (const queueId of new Set(spec.sendsTo ?? [])) {
       const { queue } = this.queues.get(queueId, usedBy);

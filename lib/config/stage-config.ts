@@ -81,6 +81,52 @@ export interface CustomDomain {
   readonly certificateArn: string;
 }
 
+/** Per-worker capacity overrides; unset fields keep the declaration's values (lib/wiring/areas). */
+export interface WorkerScale {
+  /** Messages per invocation (SQS event source BatchSize, 1–10 without a batching window). */
+  readonly batchSize?: number;
+  /** Event-source MaximumConcurrency (2–1,000): concurrent batches the queue may drive. */
+  readonly maxConcurrency?: number;
+  /** Reserved concurrency of the worker's function: a guaranteed share that is also its ceiling. */
+  readonly reservedConcurrency?: number;
+}
+
+/** Capacity settings of a stage: the account quotas it is sized for, and the knobs docs/scale.md discusses. */
+export interface ScaleSettings {
+  /** The account's quotas in the stage's Region (defaults: AWS's); alarms fire at `alarmPercent` of each. */
+  readonly quotas: {
+    readonly lambdaConcurrency: number;
+    readonly apiGatewayRps: number;
+    readonly webSocketNewConnectionsPerSec: number;
+    /** DynamoDB on-demand throughput per table (read and write units per second, each). */
+    readonly dynamoDbTableUnits: number;
+  };
+  readonly alarmPercent: number;
+  /** A queue whose oldest message is older than this has a backlog (alarm). */
+  readonly queueAgeAlarmSecs: number;
+  /** Partitions of the connections' `byShard` index; raise only (rows keep the shard they were written with). */
+  readonly connectionShards: number;
+  readonly workers: Readonly<Record<string, WorkerScale>>;
+}
+
+/** The scale settings of a stage file without a `scale` section (AWS's default quotas, us-east-1). */
+export const DEFAULT_SCALE: ScaleSettings = {
+  quotas: {
+    lambdaConcurrency: 1000,
+    apiGatewayRps: 10_000,
+    webSocketNewConnectionsPerSec: 500,
+    dynamoDbTableUnits: 40_000,
+  },
+  alarmPercent: 80,
+  // Above SQS's longest DelaySeconds (15 min), so a delayed retry is not taken for a backlog.
+  queueAgeAlarmSecs: 1200,
+  connectionShards: 16,
+  workers: {},
+};
+
+/** Lambda keeps this much of the account's concurrency unreserved. */
+export const UNRESERVED_CONCURRENCY = 100;
+
 export interface StageSettings {
   readonly stage: string;
   /** Where the stage is deployed; required unless the stage is development (then the CLI's region applies). */
@@ -111,6 +157,7 @@ export interface StageSettings {
   /** `SERVICE__AUTH__*` variables for the functions, without the HS256 secret. */
   readonly authEnv: Readonly<Record<string, string>>;
   readonly hs256Secret: Hs256SecretSource | undefined;
+  readonly scale: ScaleSettings;
 }
 
 /** CloudWatch Logs accepts only these retention periods. */
@@ -158,6 +205,69 @@ const domainSchema = z.strictObject({
 
 /** Commercial, China and GovCloud region names: eu-west-1, ap-southeast-2, us-gov-west-1, cn-north-1. */
 const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
+
+const positiveInt = () => z.number().int().positive();
+
+const scaleSchema = z.strictObject({
+  quotas: z
+    .strictObject({
+      lambda_concurrency: positiveInt()
+        .min(1000, 'AWS never sets an account below 1,000 after a request')
+        .optional(),
+      api_gateway_rps: positiveInt().optional(),
+      websocket_new_connections_per_sec: positiveInt().optional(),
+      dynamodb_table_units: positiveInt().optional(),
+    })
+    .optional(),
+  alarm_percent: z.number().int().min(1).max(100).optional(),
+  queue_age_alarm_secs: z.number().int().min(60).optional(),
+  connection_shards: z.number().int().min(1).max(256).optional(),
+  workers: z
+    .record(
+      z.string(),
+      z
+        .strictObject({
+          batch_size: z.number().int().min(1).max(10).optional(),
+          max_concurrency: z.number().int().min(2).max(1000).optional(),
+          reserved_concurrency: positiveInt().optional(),
+        })
+        .refine(
+          (worker) =>
+            worker.max_concurrency === undefined ||
+            worker.reserved_concurrency === undefined ||
+            worker.max_concurrency <= worker.reserved_concurrency,
+          { message: 'max_concurrency above reserved_concurrency would have the event source throttled' },
+        ),
+    )
+    .optional(),
+});
+
+const scaleSettings = (scale: z.output<typeof scaleSchema> | undefined): ScaleSettings => {
+  const workers: Record<string, WorkerScale> = {};
+  for (const [id, worker] of Object.entries(scale?.workers ?? {})) {
+    workers[id] = {
+      ...(worker.batch_size === undefined ? {} : { batchSize: worker.batch_size }),
+      ...(worker.max_concurrency === undefined ? {} : { maxConcurrency: worker.max_concurrency }),
+      ...(worker.reserved_concurrency === undefined
+        ? {}
+        : { reservedConcurrency: worker.reserved_concurrency }),
+    };
+  }
+  const quotas = DEFAULT_SCALE.quotas;
+  return {
+    quotas: {
+      lambdaConcurrency: scale?.quotas?.lambda_concurrency ?? quotas.lambdaConcurrency,
+      apiGatewayRps: scale?.quotas?.api_gateway_rps ?? quotas.apiGatewayRps,
+      webSocketNewConnectionsPerSec:
+        scale?.quotas?.websocket_new_connections_per_sec ?? quotas.webSocketNewConnectionsPerSec,
+      dynamoDbTableUnits: scale?.quotas?.dynamodb_table_units ?? quotas.dynamoDbTableUnits,
+    },
+    alarmPercent: scale?.alarm_percent ?? DEFAULT_SCALE.alarmPercent,
+    queueAgeAlarmSecs: scale?.queue_age_alarm_secs ?? DEFAULT_SCALE.queueAgeAlarmSecs,
+    connectionShards: scale?.connection_shards ?? DEFAULT_SCALE.connectionShards,
+    workers,
+  };
+};
 
 const originSchema = z.string().superRefine((origin, context) => {
   const reason = invalidOriginReason(origin);
@@ -232,6 +342,7 @@ const fileSchema = z.strictObject({
     .optional(),
   cors: corsSchema.optional(),
   auth: authSchema,
+  scale: scaleSchema.optional(),
 });
 
 const customDomain = (domain: z.output<typeof domainSchema> | undefined): CustomDomain | undefined =>
@@ -368,6 +479,19 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     );
   }
 
+  const scale = scaleSettings(file.scale);
+  const reserved = Object.values(scale.workers).reduce(
+    (total, worker) => total + (worker.reservedConcurrency ?? 0),
+    0,
+  );
+  if (reserved > scale.quotas.lambdaConcurrency - UNRESERVED_CONCURRENCY) {
+    throw new StageConfigError(
+      `${source} (stage "${stage}"): scale.workers reserve ${reserved} concurrent executions; the account's ` +
+        `${scale.quotas.lambdaConcurrency} (scale.quotas.lambda_concurrency) leaves at most ` +
+        `${scale.quotas.lambdaConcurrency - UNRESERVED_CONCURRENCY} to reserve (Lambda keeps ${UNRESERVED_CONCURRENCY} unreserved)`,
+    );
+  }
+
   const missing = settingsAStageNeeds(raw);
   const placeholders = file.development ? [] : placeholdersIn(raw);
   if (missing.length > 0 || placeholders.length > 0) {
@@ -444,6 +568,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     cors: file.cors && { allowedOrigins: file.cors.allowed_origins },
     authEnv,
     hs256Secret,
+    scale,
   };
 };
 

@@ -23,6 +23,8 @@ export interface NotifyFunctionProps {
   readonly defaults: FunctionDefaults;
   /** Extra environment (auth settings for HTTP and WebSocket functions). */
   readonly environment?: Readonly<Record<string, string>>;
+  /** Reserved concurrency (stage setting `scale.workers.<id>.reserved_concurrency`); unset: none reserved. */
+  readonly reservedConcurrency?: number;
 }
 
 /** Powertools reads these; the service name groups every function's logs and metrics. */
@@ -64,6 +66,7 @@ export class NotifyFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: spec.memoryMb ?? DEFAULT_FUNCTION.memoryMb,
       timeout: Duration.seconds(spec.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       role: this.role,
       logGroup: this.logGroup,
       // Off = PassThrough: no sampling of our own, but a trace an upstream caller sampled still continues.

@@ -455,6 +455,10 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         const expected = new Set<string>();
         for (const table of [...(spec.reads ?? []), ...(spec.writes ?? [])])
           expected.add(envNames.tableName(table));
+        // The shard count of the connections' index (scale.connection_shards) goes with that table.
+        if ([...(spec.reads ?? []), ...(spec.writes ?? [])].includes('wsConnections')) {
+          expected.add(envNames.connectionShards);
+        }
         for (const queue of spec.sendsTo ?? []) {
           expected.add(envNames.queueUrl(queue));
           expected.add(envNames.queueArn(queue));

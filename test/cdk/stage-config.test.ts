@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { addNotifyStacks } from '../../lib/app';
 import {
   DEFAULT_MANAGED_RULE_GROUPS,
+  DEFAULT_SCALE,
   DEFAULT_WAF_RATE_LIMIT,
   loadStageConfig,
   parseStageConfig,
@@ -319,6 +320,53 @@ describe('stage settings validation', () => {
 
   it('says which file is missing for an unknown stage', () => {
     expect(errorOf(() => loadStageConfig('qa')).message).toContain('config/qa.json');
+  });
+});
+
+describe('scale settings', () => {
+  const withScale = (scale: unknown) => parseStageConfig('prod', { ...base, scale }, 'file').scale;
+
+  it('defaults to AWS’s quotas and the declared capacity when absent', () => {
+    expect(parseStageConfig('prod', base, 'file').scale).toEqual(DEFAULT_SCALE);
+    expect(DEFAULT_SCALE.quotas).toEqual({
+      lambdaConcurrency: 1000,
+      apiGatewayRps: 10_000,
+      webSocketNewConnectionsPerSec: 500,
+      dynamoDbTableUnits: 40_000,
+    });
+  });
+
+  it('reads raised quotas, the alarm share, the shard count and per-worker overrides', () => {
+    expect(
+      withScale({
+        quotas: { lambda_concurrency: 3000, api_gateway_rps: 80_000 },
+        alarm_percent: 70,
+        connection_shards: 64,
+        workers: { 'webhooks.deliver': { max_concurrency: 50, reserved_concurrency: 100, batch_size: 1 } },
+      }),
+    ).toEqual({
+      ...DEFAULT_SCALE,
+      quotas: { ...DEFAULT_SCALE.quotas, lambdaConcurrency: 3000, apiGatewayRps: 80_000 },
+      alarmPercent: 70,
+      connectionShards: 64,
+      workers: { 'webhooks.deliver': { maxConcurrency: 50, reservedConcurrency: 100, batchSize: 1 } },
+    });
+  });
+
+  it('refuses values AWS does not accept, and reservations the account cannot give', () => {
+    expect(errorOf(() => withScale({ workers: { w: { max_concurrency: 1 } } })).message).toContain(
+      'scale.workers.w.max_concurrency',
+    );
+    expect(errorOf(() => withScale({ workers: { w: { batch_size: 11 } } })).message).toContain(
+      'scale.workers.w.batch_size',
+    );
+    expect(
+      errorOf(() => withScale({ workers: { w: { max_concurrency: 20, reserved_concurrency: 10 } } })).message,
+    ).toMatch(/max_concurrency above reserved_concurrency/);
+    expect(errorOf(() => withScale({ workers: { w: { reserved_concurrency: 950 } } })).message).toMatch(
+      /reserve 950 concurrent executions; the account's 1000 .* leaves at most 900/,
+    );
+    expect(errorOf(() => withScale({ connection_shards: 0 })).message).toContain('scale.connection_shards');
   });
 });
 

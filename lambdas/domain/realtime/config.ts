@@ -1,3 +1,5 @@
+import { envNames } from '../../../lib/wiring/env';
+
 /**
  * Realtime durations. Contract §4 fixes the defaults; each can be shortened through the environment so
  * that tests of time-dependent rules need not wait real minutes (docs/realtime.md lists them).
@@ -42,7 +44,19 @@ export const realtimeSettings = (): RealtimeSettings => ({
 export const MAX_REPLAYED_FRAMES = 100;
 /** Channels one connection may hold, so one connection cannot grow its item towards 400 KB. */
 export const MAX_CHANNELS_PER_CONNECTION = 100;
-/** Partitions of the connections' `byShard` index: spreads "every open connection" and the sweeper's reads. */
-export const CONNECTION_SHARDS = 16;
+/**
+ * Partitions of the connections' `byShard` index: spreads "every open connection" and the sweeper's reads.
+ * A stage setting (`scale.connection_shards`, docs/scale.md); only ever raised, since rows keep their shard.
+ */
+export const connectionShards = (): number => {
+  const raw = process.env[envNames.connectionShards];
+  if (raw === undefined || raw === '') return DEFAULT_CONNECTION_SHARDS;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new Error(`${envNames.connectionShards} must be a positive integer`);
+  }
+  return value;
+};
+export const DEFAULT_CONNECTION_SHARDS = 16;
 /** Longest a connection lives on API Gateway (2 h): bounds every live item's TTL. */
 export const MAX_CONNECTION_SECS = 2 * 60 * 60;
