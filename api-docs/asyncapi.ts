@@ -1,6 +1,6 @@
 /**
  * The AsyncAPI 3.0 description of the WebSocket API, built from the client frame schemas (the ones the frame
- * handlers validate with, lambdas/domain/realtime/operations.ts) and the server frame schemas
+ * handlers validate with, lambdas/domain/realtime/client-frames.ts) and the server frame schemas
  * (lambdas/domain/realtime/server-frames.ts). The document describes the service: it receives client frames
  * and sends server frames. `npm run api-docs` writes it to docs/api/asyncapi.json.
  */
