@@ -1,4 +1,5 @@
 import { buildAsyncApi } from './asyncapi';
+import { renderClientTypes } from './client-types';
 import { renderHtml } from './html';
 import { buildOpenApi } from './openapi';
 
@@ -12,5 +13,6 @@ export const buildApiDocuments = async (): Promise<Record<string, string>> => {
     'docs/api/openapi.json': json(openApi),
     'docs/api/asyncapi.json': json(asyncApi),
     'docs/api/index.html': renderHtml(openApi, asyncApi),
+    'client/src/generated/wire.ts': renderClientTypes(openApi, asyncApi),
   };
 };

@@ -130,7 +130,7 @@ const errorComponents = () => {
     schemas: Object.fromEntries(
       codes.map((code) => [
         errorName(code),
-        { allOf: [{ $ref: `${SCHEMAS}Error` }, { properties: { code: { const: code } } }] },
+        { allOf: [{ $ref: `${SCHEMAS}ErrorBody` }, { properties: { code: { const: code } } }] },
       ]),
     ),
     responses: Object.fromEntries(
@@ -261,7 +261,7 @@ export const buildOpenApi = async (): Promise<Json> => {
       schemas: {
         ...componentSchemas(requestBodies, 'input', SCHEMAS),
         ...componentSchemas(
-          { Error: errorBodySchema, Timestamp: timestamp, ...RESPONSE_COMPONENTS },
+          { ErrorBody: errorBodySchema, Timestamp: timestamp, ...RESPONSE_COMPONENTS },
           'output',
           SCHEMAS,
         ),

@@ -14,6 +14,7 @@ import {
   markedReadSchema,
   notificationAcceptedSchema,
   readAllSchema,
+  receiverSchema,
   unreadCountSchema,
 } from '../lambdas/domain/notifications/responses';
 import {
@@ -63,6 +64,7 @@ export interface OperationDoc {
 /** Component names of the shared response schemas in the OpenAPI document. */
 export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   NotificationAccepted: notificationAcceptedSchema,
+  Receiver: receiverSchema,
   FeedPage: feedPageSchema,
   MarkedRead: markedReadSchema,
   ReadAll: readAllSchema,

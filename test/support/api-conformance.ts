@@ -95,7 +95,8 @@ export interface ReceivedResponse {
   readonly text: string;
 }
 
-const errorBodyValidator = () => validatorFor(openApiAjv, { $ref: '#/components/schemas/Error' }, OPENAPI_ID);
+const errorBodyValidator = () =>
+  validatorFor(openApiAjv, { $ref: '#/components/schemas/ErrorBody' }, OPENAPI_ID);
 
 /** What is wrong with a response according to docs/api/openapi.json; empty when it conforms. */
 export const openApiProblems = (response: ReceivedResponse): string[] => {
