@@ -1,3 +1,4 @@
+import type { ClientSizeRow } from './client-size';
 import type { ColdStartReport } from './cold-start';
 import type { ServiceUnits } from './cost';
 import type { LatencyResult } from './latency';
@@ -124,6 +125,22 @@ export const printResults = (results: Record<string, unknown>): void => {
           row.p99Ms.toFixed(0),
           row.maxMs.toFixed(0),
           row.lastFrameP50Ms.toFixed(0),
+        ]),
+      ),
+    );
+  }
+  const clientSize = results.clientSize as ClientSizeRow[] | undefined;
+  if (clientSize) {
+    out.push('\nClient SDK (client/): what an app ships, esbuild-minified, gzip -9\n');
+    out.push(
+      table(
+        ['part', 'exports', 'min KiB', 'gzip KiB', 'budget KiB'],
+        clientSize.map((row) => [
+          row.part,
+          row.exports,
+          (row.minifiedBytes / 1024).toFixed(1),
+          (row.gzippedBytes / 1024).toFixed(1),
+          row.budgetBytes === undefined ? '' : (row.budgetBytes / 1024).toFixed(0),
         ]),
       ),
     );

@@ -1,6 +1,8 @@
+import '../local/sdk-env';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { measureClientSize } from './client-size';
 import { measureColdStarts } from './cold-start';
 import { startMeteredRuntime } from './harness';
 import { measureLatency, openClients, thousandConnectedCost } from './latency';
@@ -64,6 +66,10 @@ const main = async () => {
   if (only?.every((part) => part === 'scale')) return;
   const started = performance.now();
   const results: Record<string, unknown> = { generatedAt: new Date().toISOString(), prices: PRICES };
+  if (wanted('client')) {
+    console.error('bench: client SDK size…');
+    results.clientSize = await measureClientSize();
+  }
   if (wanted('cold')) {
     console.error("bench: cold starts (bundling with the stack's esbuild options, importing each bundle)…");
     results.coldStarts = await measureColdStarts({ runs: quick ? 3 : 7 });

@@ -7,7 +7,12 @@ import path from 'node:path';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { z } from 'zod';
-import { AUTH_ENV_NAMES, ConfigError, parseAuthConfig } from '../../lambdas/core/config';
+import {
+  AUTH_ENV_NAMES,
+  ConfigError,
+  parseAuthConfig,
+  REPLAY_PROTECTION_SCOPES,
+} from '../../lambdas/core/config';
 import { repoRoot } from '../paths';
 import { ANY_ORIGIN, type CorsPolicy, invalidOriginReason } from '../wiring';
 
@@ -124,6 +129,10 @@ export const UNRESERVED_CONCURRENCY = 100;
 
 export interface StageSettings {
   readonly stage: string;
+  /** Where the stage is deployed; required unless the stage is development (then the CLI's region applies). */
+  readonly region: string | undefined;
+  /** The account the stage belongs to; when set, a deploy with another account's credentials fails. */
+  readonly account: string | undefined;
   /** Development stages accept HS256 tokens; nothing else differs in code paths. */
   readonly development: boolean;
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -165,7 +174,13 @@ const authSchema = z
     jwks_cache_ttl: z.union([z.string(), z.number().int()]).optional(),
     clock_skew_secs: z.number().int().optional(),
     admin_role: z.string().optional(),
-    replay_protection: z.boolean().optional(),
+    replay_protection: z
+      .enum(REPLAY_PROTECTION_SCOPES, {
+        error:
+          'expected "off", "service" (service tokens single-use) or "all" (every token single-use, which breaks ' +
+          'browser and mobile apps: they reuse their access token)',
+      })
+      .optional(),
     hs256_secret: z.union([z.string(), z.strictObject({ secrets_manager: z.string().min(1) })]).optional(),
   })
   .strict();
@@ -187,6 +202,9 @@ const domainSchema = z.strictObject({
     .string()
     .regex(/^arn:aws[\w-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[\w-]+$/, 'expected an ACM certificate ARN'),
 });
+
+/** Commercial, China and GovCloud region names: eu-west-1, ap-southeast-2, us-gov-west-1, cn-north-1. */
+const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 
 const positiveInt = () => z.number().int().positive();
 
@@ -268,6 +286,11 @@ const corsSchema = z.strictObject({
 
 const fileSchema = z.strictObject({
   development: z.boolean({ error: 'is required (true or false)' }),
+  region: z.string().regex(AWS_REGION, 'expected an AWS region such as "eu-west-1"').optional(),
+  account: z
+    .string()
+    .regex(/^\d{12}$/, 'expected a 12-digit AWS account id (as a string)')
+    .optional(),
   log_level: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']),
   log_retention_days: z.number().refine((days) => (LOG_RETENTION_DAYS as readonly number[]).includes(days), {
     message: `must be one of ${LOG_RETENTION_DAYS.join(', ')}`,
@@ -378,7 +401,39 @@ const settingsAStageNeeds = (raw: unknown): string[] => {
     development || text(valueAt(raw, ['alarms', 'email'])) || text(valueAt(raw, ['alarms', 'topic_arn']))
       ? undefined
       : 'alarms.email or alarms.topic_arn (where alarm notifications go)',
+    // The CDK CLI falls back to us-east-1 when it finds no region: a production stage says where it lives.
+    development || text(valueAt(raw, ['region']))
+      ? undefined
+      : 'region (the AWS region the stage is deployed to, e.g. "eu-west-1")',
   ].filter((problem) => problem !== undefined);
+};
+
+/** Host names reserved for documentation (RFC 2606) or guaranteed not to resolve (RFC 6761): placeholders. */
+const PLACEHOLDER_HOST = /(^|\.)(example\.(com|net|org)|example|invalid)\.?$/i;
+
+const hostOf = (value: string): string => {
+  if (value.includes('@') && !value.includes('/')) return value.slice(value.lastIndexOf('@') + 1);
+  try {
+    return new URL(value).hostname;
+  } catch {
+    return value;
+  }
+};
+
+/** Settings of a non-development stage still holding the shipped example values (`idp.example.com`, ...). */
+const placeholdersIn = (raw: unknown): string[] => {
+  const origins = valueAt(raw, ['cors', 'allowed_origins']);
+  return [
+    ['auth', 'issuer'],
+    ['auth', 'jwks_url'],
+    ['alarms', 'email'],
+    ['domains', 'http', 'name'],
+    ['domains', 'websocket', 'name'],
+    ...(Array.isArray(origins) ? origins.map((_, index) => ['cors', 'allowed_origins', index]) : []),
+  ]
+    .map((path) => [path.join('.'), valueAt(raw, path)] as const)
+    .filter(([, value]) => typeof value === 'string' && PLACEHOLDER_HOST.test(hostOf(value)))
+    .map(([key, value]) => `${key} (${String(value)})`);
 };
 
 /** Validates the parsed content of a stage file; `source` names the file in error messages. */
@@ -438,8 +493,15 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
   }
 
   const missing = settingsAStageNeeds(raw);
-  if (missing.length > 0) {
-    throw new StageConfigError(`${source} (stage "${stage}") is incomplete: missing ${missing.join(', ')}`);
+  const placeholders = file.development ? [] : placeholdersIn(raw);
+  if (missing.length > 0 || placeholders.length > 0) {
+    const parts = [
+      ...(missing.length > 0 ? [`missing ${missing.join(', ')}`] : []),
+      ...(placeholders.length > 0
+        ? [`placeholder values in ${placeholders.join(', ')}: set your own before deploying`]
+        : []),
+    ];
+    throw new StageConfigError(`${source} (stage "${stage}") is incomplete: ${parts.join('; ')}`);
   }
 
   if (typeof auth.hs256_secret === 'string') {
@@ -485,6 +547,8 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
 
   return {
     stage,
+    region: file.region,
+    account: file.account,
     development: file.development,
     logLevel: file.log_level,
     logRetentionDays: file.log_retention_days,

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { repoRoot } from '../paths';
@@ -85,6 +85,8 @@ export class NotifyFunction extends Construct {
         minify: true,
         sourceMap: true,
         sourcesContent: false,
+        // Warnings and errors only: esbuild's per-bundle size summary is noise in `cdk synth` (dozens of functions).
+        logLevel: LogLevel.WARNING,
         target: 'node24',
         format: OutputFormat.ESM,
         mainFields: ['module', 'main'],

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { v7 as uuidv7 } from 'uuid';
@@ -165,7 +166,7 @@ export interface HttpGatewayOptions {
  * other response to an allowed origin it sets Allow-Origin and Expose-Headers and drops the function's own
  * Access-Control-* headers. Returns true when it answered a preflight.
  */
-const applyCors = (cors: CorsPolicy, request: IncomingMessage, response: ServerResponse): boolean => {
+export const applyCors = (cors: CorsPolicy, request: IncomingMessage, response: ServerResponse): boolean => {
   const origin = request.headers.origin;
   const allowOrigin = allowedOriginFor(cors, origin);
   const preflight =
@@ -194,7 +195,7 @@ const withoutCorsHeaders = (headers: Record<string, string>): Record<string, str
   Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('access-control-')));
 
 /** A response the gateway itself produces, in the contract's error format (docs/local-runtime.md). */
-const sendError = (
+export const sendError = (
   request: IncomingMessage,
   response: ServerResponse,
   status: number,
@@ -288,7 +289,9 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
 
     const { headers, cookies } = collectHeaders(request);
     const hasBody = body.length > 0;
-    const asText = isTextContentType(headers['content-type']);
+    // A "text" body that is not UTF-8 goes as bytes (base64), so the handler can refuse it rather than read
+    // replacement characters (AWS does not document this case; docs/local-runtime.md).
+    const asText = isTextContentType(headers['content-type']) && isUtf8(body);
     const host = headers.host ?? '127.0.0.1';
     const queryStringParameters = collectQuery(rawQueryString);
     const event: APIGatewayProxyEventV2 = {

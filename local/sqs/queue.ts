@@ -202,6 +202,18 @@ export class LocalQueue {
     this.notify();
   }
 
+  /**
+   * Lets an in-flight message become visible at `visibleAt` at the latest (a poller handing back what it held
+   * longer than the visibility timeout). A handle that is no longer the latest does nothing.
+   */
+  release(receiptHandle: string | undefined, visibleAt: number): void {
+    if (receiptHandle === undefined) return;
+    const { message, current } = this.resolveHandle(receiptHandle);
+    if (!message || !current) return;
+    message.visibleAt = Math.min(message.visibleAt, visibleAt);
+    this.notify();
+  }
+
   purge(): void {
     this.messages.clear();
     this.changed({ purged: true });

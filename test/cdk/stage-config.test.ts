@@ -3,6 +3,8 @@
  * half-configured fails `cdk synth` with a message naming the setting to fix.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { App, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -23,6 +25,7 @@ const run = promisify(execFile);
 
 const base = {
   development: false,
+  region: 'eu-west-1',
   log_level: 'INFO',
   log_retention_days: 30,
   removal_policy: 'retain',
@@ -47,6 +50,12 @@ const errorOf = (action: () => unknown): StageConfigError => {
 };
 
 describe('checked-in stage files', () => {
+  it('neither makes tokens single-use: apps and IdP client-credential tokens are reused until they expire', () => {
+    for (const stage of ['dev', 'prod']) {
+      expect(loadStageConfig(stage).authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
+    }
+  });
+
   it('config/dev.json is a development stage whose HS256 key is generated in Secrets Manager', () => {
     const settings = loadStageConfig('dev');
     expect(settings.development).toBe(true);
@@ -54,8 +63,33 @@ describe('checked-in stage files', () => {
     expect(settings.authEnv.SERVICE__AUTH__HS256_SECRET).toBeUndefined();
   });
 
-  it('config/prod.json verifies tokens against a JWKS and keeps its data', () => {
-    const settings = loadStageConfig('prod');
+  it('config/prod.json is refused until its placeholders and region are replaced', () => {
+    const error = errorOf(() => loadStageConfig('prod'));
+    expect(error.message).toContain('config/prod.json (stage "prod") is incomplete');
+    expect(error.message).toContain('missing region');
+    for (const key of ['auth.issuer (https://idp.example.com/)', 'auth.jwks_url', 'alarms.email', 'cors']) {
+      expect(error.message).toContain(key);
+    }
+  });
+
+  it('config/prod.json with its own values verifies tokens against a JWKS and keeps its data', () => {
+    const raw = JSON.parse(readFileSync(join(repoRoot, 'config/prod.json'), 'utf8'));
+    const settings = parseStageConfig(
+      'prod',
+      {
+        ...raw,
+        region: 'eu-central-1',
+        alarms: { email: 'oncall@notify.test' },
+        cors: { allowed_origins: ['https://app.notify.test'] },
+        auth: {
+          ...raw.auth,
+          issuer: 'https://login.notify.test/',
+          jwks_url: 'https://login.notify.test/jwks',
+        },
+      },
+      'config/prod.json',
+    );
+    expect(settings.region).toBe('eu-central-1');
     expect(settings.development).toBe(false);
     expect(settings.hs256Secret).toBeUndefined();
     expect(settings.authEnv.SERVICE__AUTH__JWKS_URL).toMatch(/^https:\/\//);
@@ -76,7 +110,7 @@ describe('stage settings validation', () => {
           jwks_cache_ttl: '5m',
           clock_skew_secs: 15,
           admin_role: 'ops',
-          replay_protection: true,
+          replay_protection: 'service',
         },
       },
       'inline',
@@ -87,8 +121,18 @@ describe('stage settings validation', () => {
       SERVICE__AUTH__JWKS_CACHE_TTL: '5m',
       SERVICE__AUTH__CLOCK_SKEW_SECS: '15',
       SERVICE__AUTH__ADMIN_ROLE: 'ops',
-      SERVICE__AUTH__REPLAY_PROTECTION: 'true',
+      SERVICE__AUTH__REPLAY_PROTECTION: 'service',
     });
+  });
+
+  it('takes replay_protection as a scope; a boolean is refused with what the scopes mean', () => {
+    const withReplay = (replay_protection: unknown) =>
+      parseStageConfig('staging', { ...base, auth: { ...base.auth, replay_protection } }, 'inline');
+    expect(withReplay('all').authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('all');
+    expect(withReplay('off').authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
+    expect(errorOf(() => withReplay(true)).message).toMatch(
+      /auth\.replay_protection: expected "off", "service" \(service tokens single-use\) or "all"/,
+    );
   });
 
   it('refuses an HS256 secret on a stage not marked development, whatever its form', () => {
@@ -104,6 +148,58 @@ describe('stage settings validation', () => {
       expect(error.message).toContain('auth.hs256_secret');
       expect(error.message).toContain('"development": true');
     }
+  });
+
+  it('refuses documentation host names (example.com, .example, .invalid) on a stage not marked development', () => {
+    const error = errorOf(() =>
+      parseStageConfig(
+        'prod',
+        {
+          ...base,
+          alarms: { email: 'ops@mail.example.org' },
+          auth: { issuer: 'https://auth.example/', jwks_url: 'https://keys.invalid/jwks.json' },
+          domains: {
+            websocket: {
+              name: 'realtime.example.net',
+              certificate_arn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c',
+            },
+          },
+        },
+        'config/prod.json',
+      ),
+    );
+    expect(error.message).toBe(
+      'config/prod.json (stage "prod") is incomplete: placeholder values in auth.issuer (https://auth.example/), ' +
+        'auth.jwks_url (https://keys.invalid/jwks.json), alarms.email (ops@mail.example.org), ' +
+        'domains.websocket.name (realtime.example.net): set your own before deploying',
+    );
+    // Development stages may keep them; host names that merely contain "example" are real names.
+    expect(() =>
+      parseStageConfig(
+        'prod',
+        { ...base, auth: { issuer: 'https://examples.com/', jwks_url: 'https://example.com.eu/jwks' } },
+        'f',
+      ),
+    ).not.toThrow();
+  });
+
+  it('needs the region of a stage not marked development, and checks region and account', () => {
+    const { region: _region, ...withoutRegion } = base;
+    expect(errorOf(() => parseStageConfig('prod', withoutRegion, 'f')).message).toBe(
+      'f (stage "prod") is incomplete: missing region (the AWS region the stage is deployed to, e.g. "eu-west-1")',
+    );
+    expect(errorOf(() => parseStageConfig('prod', { ...base, region: 'Ireland' }, 'f')).message).toContain(
+      'region: expected an AWS region',
+    );
+    expect(errorOf(() => parseStageConfig('prod', { ...base, account: '1234' }, 'f')).message).toContain(
+      'account: expected a 12-digit AWS account id',
+    );
+    const settings = parseStageConfig(
+      'prod',
+      { ...base, region: 'us-gov-west-1', account: '123456789012' },
+      'f',
+    );
+    expect([settings.region, settings.account]).toEqual(['us-gov-west-1', '123456789012']);
   });
 
   it('names every missing auth setting of an incomplete stage', () => {
@@ -349,7 +445,12 @@ describe('cors settings', () => {
 
   it("is set in the checked-in stage files: any origin on dev, the app's own on prod", () => {
     expect(loadStageConfig('dev').cors).toEqual({ allowedOrigins: ['*'] });
-    expect(loadStageConfig('prod').cors?.allowedOrigins).toEqual(['https://app.example.com']);
+    // prod ships the app's own origin as a placeholder, refused until replaced (with the IdP's).
+    const prod = JSON.parse(readFileSync(join(repoRoot, 'config/prod.json'), 'utf8'));
+    expect(prod.cors.allowed_origins).toEqual(['https://app.example.com']);
+    expect(errorOf(() => loadStageConfig('prod')).message).toContain(
+      'cors.allowed_origins.0 (https://app.example.com)',
+    );
   });
 });
 
@@ -402,19 +503,36 @@ describe('the CDK app', () => {
     expect(app.node.children).toHaveLength(0);
   });
 
-  it('fails synth of a production stage configured with an HS256 secret, with a message and no stack trace', async () => {
-    const failure = await run(process.execPath, ['--import', 'tsx', 'bin/notify.ts'], {
+  /** Runs the app as `cdk synth` does (context in CDK_CONTEXT_JSON); the failure it must end with. */
+  const synthFailure = (context: Record<string, string>, cliEnv: Record<string, string> = {}) =>
+    run(process.execPath, ['--import', 'tsx', 'bin/notify.ts'], {
       cwd: repoRoot,
       env: {
         ...process.env,
-        // How the CDK CLI hands `-c stage=prod -c config=…` to the app.
-        CDK_CONTEXT_JSON: JSON.stringify({ stage: 'prod', config: 'test/cdk/fixtures/prod-with-hs256.json' }),
+        CDK_CONTEXT_JSON: JSON.stringify(context),
         CDK_OUTDIR: '/nonexistent-never-written',
+        ...cliEnv,
       },
     }).then(
       () => undefined,
       (error: { code: number; stderr: string }) => error,
     );
+
+  it("fails synth of the shipped config/prod.json, naming each placeholder and the region, even with the CLI's us-east-1 fallback", async () => {
+    // CDK_DEFAULT_REGION: what the CDK CLI passes when it finds no region anywhere.
+    const failure = await synthFailure({ stage: 'prod' }, { CDK_DEFAULT_REGION: 'us-east-1' });
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toMatch(
+      /^Notify: config\/prod\.json \(stage "prod"\) is incomplete: missing region/,
+    );
+    expect(failure?.stderr).toContain(
+      'placeholder values in auth.issuer (https://idp.example.com/), auth.jwks_url (https://idp.example.com/.well-known/jwks.json), alarms.email (ops@example.com)',
+    );
+    expect(failure?.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('fails synth of a production stage configured with an HS256 secret, with a message and no stack trace', async () => {
+    const failure = await synthFailure({ stage: 'prod', config: 'test/cdk/fixtures/prod-with-hs256.json' });
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain(
       'auth.hs256_secret is set but the stage is not marked "development": true',

@@ -11,6 +11,7 @@ import { addNotifyStacks, edgeStackName, type NotifyApp, stackName } from '../..
 import { EDGE_REGION, StageConfigError } from '../../lib/config/stage-config';
 import { RATE_LIMITED_RETRY_AFTER_SECS } from '../../lib/constructs/web-acl';
 import { envNames, ORIGIN_VERIFY_HEADER } from '../../lib/wiring';
+import { stageFileFrom } from './synth';
 
 const SERVICE_ENV = { account: '123456789012', region: 'eu-west-1' };
 const EXISTING_ACL =
@@ -173,7 +174,7 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
     service.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       ProtocolType: 'HTTP',
       CorsConfiguration: {
-        AllowOrigins: ['https://app.example.com', 'http://localhost:5173'],
+        AllowOrigins: ['https://app.example.test', 'http://localhost:5173'],
         AllowHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id'],
         AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
         ExposeHeaders: ['x-request-id', 'retry-after'],
@@ -312,10 +313,21 @@ describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (do
 
 describe('WAF settings the app refuses', () => {
   it("needs the service's region to reference the us-east-1 web ACL", () => {
-    const app = new App({ context: { stage: 'prod', config: 'test/cdk/fixtures/prod-waf.json' } });
+    // Only a development stage can lack a region (a production stage must name its own).
+    const config = stageFileFrom('config/dev.json', { waf: {} });
+    const app = new App({ context: { stage: 'devwaf', config } });
     expect(() => addNotifyStacks(app, { env: { account: SERVICE_ENV.account } })).toThrow(StageConfigError);
-    expect(() => addNotifyStacks(app, { env: {} })).toThrow(/region must be known.*AWS_REGION/);
+    expect(() => addNotifyStacks(app, { env: {} })).toThrow(/region must be known.*"region"/);
     expect(app.node.children).toHaveLength(0);
+  });
+
+  it("builds the stacks in the stage file's region, whatever the CLI's", () => {
+    const { stacks } = build('test/cdk/fixtures/prod-waf.json', {
+      account: '123456789012',
+      region: 'us-east-1',
+    });
+    expect(stacks.service.region).toBe('eu-west-1');
+    expect(stacks.edge?.region).toBe(EDGE_REGION);
   });
 
   it('builds no CloudFront when the stage has no waf settings', () => {

@@ -160,9 +160,7 @@ describe('frames', () => {
   it('answers a fragmented message over 32 KiB with payload_too_large and closes a single big frame with 1009', async () => {
     const { client } = await connectAs('erin');
     const big = JSON.stringify({ type: 'subscribe', id: 'big', channel: `room:${'x'.repeat(40 * 1024)}` });
-    const half = Math.ceil(big.length / 2);
-    client.socket.send(big.slice(0, half), { fin: false });
-    client.socket.send(big.slice(half), { fin: true });
+    client.sendFragmented(big);
     expect(await client.next((frame) => frame.id === 'big')).toMatchObject({
       type: 'error',
       code: 'payload_too_large',

@@ -40,6 +40,13 @@ export class TestClient {
     this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
+  /** Sends one message in two WebSocket fragments (API Gateway checks its 32 KiB per frame, not per message). */
+  sendFragmented(text: string): void {
+    const half = Math.ceil(text.length / 2);
+    this.socket.send(text.slice(0, half), { fin: false });
+    this.socket.send(text.slice(half), { fin: true });
+  }
+
   /** Waits until a received frame (not taken before) matches, and takes it. */
   async next(match: (frame: Frame) => boolean, timeoutMs = 10_000): Promise<Frame> {
     const deadline = Date.now() + timeoutMs;

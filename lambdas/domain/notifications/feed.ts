@@ -3,6 +3,7 @@ import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-s
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound } from '../../core/errors';
+import { queryPage } from '../../core/paging';
 import {
   decodeCursor,
   encodeCursor,
@@ -64,7 +65,7 @@ export const listFeed = async (
   options: { readonly limit: number; readonly cursor?: string },
 ): Promise<{ items: FeedItem[]; next_cursor: string | null }> => {
   const startAfter = options.cursor ? decodeCursor(userId, options.cursor) : undefined;
-  const [state, { receivers, more }] = await Promise.all([
+  const [state, { receivers, nextAfter }] = await Promise.all([
     feedState(userId),
     pageOfReceivers(userId, options.limit, startAfter),
   ]);
@@ -89,41 +90,30 @@ export const listFeed = async (
       },
     ];
   });
-  const last = receivers.at(-1);
-  return { items, next_cursor: more && last ? encodeCursor(userId, last.receiver_id) : null };
+  return { items, next_cursor: nextAfter ? encodeCursor(userId, nextAfter) : null };
 };
 
-/**
- * Reads up to `limit` unexpired receivers after `startAfter`. A filter can thin a page, so it keeps querying
- * until the page is full or the partition ends; returns the receivers and whether more may follow.
- */
+/** Up to `limit` unexpired receivers after `startAfter`, and the receiver id the next page starts after. */
 const pageOfReceivers = async (
   userId: string,
   limit: number,
   startAfter?: string,
-): Promise<{ receivers: ReceiverRecord[]; more: boolean }> => {
-  const receivers: ReceiverRecord[] = [];
-  let exclusiveStartKey: Record<string, unknown> | undefined = startAfter
-    ? { user_id: userId, receiver_id: startAfter }
-    : undefined;
-  const now = new Date().toISOString();
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: tableName('receivers'),
-        KeyConditionExpression: 'user_id = :user',
-        ...notExpiredFilter,
-        ExpressionAttributeValues: { ':user': userId, ':now': now },
-        ScanIndexForward: false,
-        Limit: limit - receivers.length + 1,
-        ExclusiveStartKey: exclusiveStartKey,
-      }),
-    );
-    receivers.push(...((page.Items ?? []) as ReceiverRecord[]));
-    exclusiveStartKey = page.LastEvaluatedKey;
-  } while (receivers.length <= limit && exclusiveStartKey);
-  // One extra item was asked for to learn whether another page exists without an empty last page.
-  return { receivers: receivers.slice(0, limit), more: receivers.length > limit };
+): Promise<{ receivers: ReceiverRecord[]; nextAfter: string | undefined }> => {
+  const { items, nextKey } = await queryPage<ReceiverRecord & Record<string, unknown>>(
+    {
+      TableName: tableName('receivers'),
+      KeyConditionExpression: 'user_id = :user',
+      ...notExpiredFilter,
+      ExpressionAttributeValues: { ':user': userId, ':now': new Date().toISOString() },
+      ScanIndexForward: false,
+    },
+    {
+      limit,
+      startKey: startAfter ? { user_id: userId, receiver_id: startAfter } : undefined,
+      keyOf: (receiver) => ({ user_id: receiver.user_id, receiver_id: receiver.receiver_id }),
+    },
+  );
+  return { receivers: items, nextAfter: nextKey?.receiver_id as string | undefined };
 };
 
 /** BatchGetItem takes 100 keys and may leave some unprocessed: retry those. */

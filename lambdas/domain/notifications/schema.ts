@@ -14,7 +14,16 @@ export const MAX_TOPICS = 10;
 export type Priority = (typeof PRIORITIES)[number];
 export type Channel = (typeof CHANNELS)[number];
 
-const timestamp = z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' });
+/** RFC 3339 allows lowercase `t` and `z` (§5.6); they are upper-cased before zod's ISO check and stored so. */
+const timestamp = z.pipe(
+  z
+    .string()
+    .check(
+      z.toUpperCase(),
+      z.meta({ format: 'date-time', description: 'RFC 3339 timestamp with an offset (Z or ±hh:mm)' }),
+    ),
+  z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' }),
+);
 
 const uniqueStrings = <T extends string>(
   items: readonly T[],

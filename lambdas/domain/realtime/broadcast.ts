@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../core/clients';
+import { countQuery, documentClient } from '../../core/clients';
 import { logger } from '../../core/logger';
 import { parseChannel } from './channels';
 import {
@@ -70,19 +70,6 @@ export type BroadcastChunk =
       readonly frame: BroadcastFrame;
       readonly startKey?: Record<string, unknown>;
     };
-
-const countQuery = async (input: ConstructorParameters<typeof QueryCommand>[0]): Promise<number> => {
-  let count = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({ ...input, Select: 'COUNT', ExclusiveStartKey: startKey }),
-    );
-    count += page.Count ?? 0;
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return count;
-};
 
 /** Open connections subscribed to the channel (detached session rows excluded). */
 export const channelAudience = (channel: string): Promise<number> =>

@@ -44,7 +44,9 @@ const readMeta = async (sessionId: string): Promise<SessionMeta | undefined> => 
 };
 
 /** The session's buffered frames, oldest first, at most the newest 100. */
-const bufferedFrames = async (sessionId: string): Promise<{ keys: string[]; frames: OutboundFrame[] }> => {
+export const bufferedFrames = async (
+  sessionId: string,
+): Promise<{ keys: string[]; frames: OutboundFrame[] }> => {
   const result = await documentClient().send(
     new QueryCommand({
       TableName: table('sessions'),

@@ -48,6 +48,11 @@ export interface DeliveryRecord {
   readonly created_at: string;
   readonly updated_at: string;
   readonly claimed_at?: string;
+  /** The claim's holder can run until then at most (its invocation's deadline); later it may be taken over. */
+  readonly claim_expires_at?: string;
+  /** SQS message id and receive count of the claim's holder. */
+  readonly claimed_by?: string;
+  readonly claim_receive?: number;
   readonly next_attempt_at?: string | null;
   readonly last_error?: string | null;
   readonly ttl: number;

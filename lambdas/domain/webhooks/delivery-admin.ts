@@ -1,6 +1,6 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from '../../core/clients';
+import { tableName } from '../../core/clients';
 import { conflict, notFound, validationError } from '../../core/errors';
+import { queryPage } from '../../core/paging';
 import { type DeliveryRecord, enqueueAttempts, getDelivery, ttlFrom, updateDelivery } from './deliveries';
 import { requireWebhook } from './webhooks';
 
@@ -55,31 +55,28 @@ export const listDeliveries = async (
   query: { limit: number; cursor?: string | undefined; status?: DeliveryRecord['status'] | undefined },
 ): Promise<{ items: DeliveryView[]; next_cursor: string | null }> => {
   await requireWebhook(webhookId);
-  const items: DeliveryView[] = [];
-  let startKey = query.cursor ? decodeCursor(webhookId, query.cursor) : undefined;
-  // With a status filter a page may hold few matches: read on, a bounded number of pages.
-  for (let page = 0; page < 10 && items.length < query.limit; page += 1) {
-    const out = await documentClient().send(
-      new QueryCommand({
-        TableName: tableName('webhookDeliveries'),
-        KeyConditionExpression: 'webhook_id = :webhook',
-        ...(query.status
-          ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } }
-          : {}),
-        ExpressionAttributeValues: {
-          ':webhook': webhookId,
-          ...(query.status ? { ':status': query.status } : {}),
-        },
-        ScanIndexForward: false,
-        Limit: query.limit - items.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of out.Items ?? []) items.push(toDeliveryView(item as DeliveryRecord));
-    startKey = out.LastEvaluatedKey;
-    if (!startKey) break;
-  }
-  return { items, next_cursor: startKey ? encodeCursor(webhookId, startKey) : null };
+  const { items, nextKey } = await queryPage<DeliveryRecord & Record<string, unknown>>(
+    {
+      TableName: tableName('webhookDeliveries'),
+      KeyConditionExpression: 'webhook_id = :webhook',
+      ...(query.status
+        ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } }
+        : {}),
+      ExpressionAttributeValues: {
+        ':webhook': webhookId,
+        ...(query.status ? { ':status': query.status } : {}),
+      },
+      ScanIndexForward: false,
+    },
+    {
+      limit: query.limit,
+      startKey: query.cursor ? decodeCursor(webhookId, query.cursor) : undefined,
+      keyOf: (item) => ({ webhook_id: item.webhook_id, delivery_id: item.delivery_id }),
+      // With a status filter a page may hold few matches: read on, a bounded number of times.
+      maxReads: 10,
+    },
+  );
+  return { items: items.map(toDeliveryView), next_cursor: nextKey ? encodeCursor(webhookId, nextKey) : null };
 };
 
 /**
