@@ -111,6 +111,7 @@ export interface BroadcastPlan {
 export const planBroadcast = async (
   channel: string | undefined,
   frame: BroadcastFrame,
+  segmentMembers = SEGMENT_MEMBERS,
 ): Promise<BroadcastPlan> => {
   if (channel !== undefined) {
     parseChannel(channel);
@@ -120,7 +121,7 @@ export const planBroadcast = async (
       await runChunk({ kind: 'channel', channel, frame });
       return { recipients, chunks: [] };
     }
-    const ranges = connectionRanges(Math.min(MAX_SEGMENTS, Math.ceil(recipients / SEGMENT_MEMBERS)));
+    const ranges = connectionRanges(Math.min(MAX_SEGMENTS, Math.ceil(recipients / segmentMembers)));
     if (ranges.length === 0) return { recipients, chunks: [{ kind: 'channel', channel, frame }] };
     return { recipients, chunks: ranges.map((range) => ({ kind: 'channel', channel, frame, range })) };
   }
