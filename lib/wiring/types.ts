@@ -37,6 +37,8 @@ export interface FunctionSpec {
   readonly managesConnections?: boolean;
   /** Use of the key that envelope-encrypts webhook secrets (KMS GenerateDataKey / Decrypt on AWS). */
   readonly webhookSecretKey?: 'encrypt' | 'decrypt';
+  /** Whether it signs or opens paging cursors (reads the cursor key's secret on AWS; lambdas/core/cursor-mac.ts). */
+  readonly cursorKey?: boolean;
 }
 
 /** `ANY` is only for the catch-all route (path `$default`): it answers requests no other route matches. */

@@ -54,7 +54,7 @@ export const listFeed = async (
   userId: string,
   options: { readonly limit: number; readonly cursor?: string },
 ): Promise<z.output<typeof feedPageSchema>> => {
-  const startAfter = options.cursor ? decodeCursor(userId, options.cursor) : undefined;
+  const startAfter = options.cursor ? await decodeCursor(userId, options.cursor) : undefined;
   const [state, { receivers, nextAfter }] = await Promise.all([
     feedState(userId),
     pageOfReceivers(userId, options.limit, startAfter),
@@ -80,7 +80,7 @@ export const listFeed = async (
       },
     ];
   });
-  return { items, next_cursor: nextAfter ? encodeCursor(userId, nextAfter) : null };
+  return { items, next_cursor: nextAfter ? await encodeCursor(userId, nextAfter) : null };
 };
 
 /** Up to `limit` unexpired receivers after `startAfter`, and the receiver id the next page starts after. */
