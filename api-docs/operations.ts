@@ -17,6 +17,8 @@ import {
   receiverSchema,
   unreadCountSchema,
 } from '../lambdas/domain/notifications/responses';
+import { defaultsSchema, preferencesSchema } from '../lambdas/domain/preferences/responses';
+import { MAX_RULES } from '../lambdas/domain/preferences/schema';
 import {
   broadcastAcceptedSchema,
   scopePresenceSchema,
@@ -42,6 +44,8 @@ export interface SuccessDoc {
 export const TAGS = {
   health: 'Health, metrics and this description (no authentication)',
   notifications: 'Creating notifications and the in-app feed',
+  preferences:
+    'What reaches a user: per event type and channel, topic mutes, service defaults and required types',
   events: 'Domain events onto the bus (to `topic:<event_type>` WebSocket subscribers and webhooks)',
   topics: 'Topics and their subscriptions (a notification naming a topic reaches every subscriber)',
   devices: 'Push device tokens',
@@ -69,6 +73,8 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   MarkedRead: markedReadSchema,
   ReadAll: readAllSchema,
   UnreadCount: unreadCountSchema,
+  Preferences: preferencesSchema,
+  PreferenceDefaults: defaultsSchema,
   EventAccepted: eventAcceptedSchema,
   Topic: topicSchema,
   Subscription: subscriptionSchema,
@@ -171,6 +177,38 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     tag: 'notifications',
     summary: 'Unread, unexpired items in the caller’s feed',
     success: { 200: { description: 'The count', schema: unreadCountSchema } },
+  },
+  'preferences.get': {
+    tag: 'preferences',
+    summary: 'A user’s preferences',
+    description:
+      'A user reads its own (`user_id` left out or its own id); a service with `notifications:write` names the user in `user_id`. A user who set nothing gets empty lists and `updated_at: null`.',
+    success: { 200: { description: 'The preferences', schema: preferencesSchema } },
+    errors: { forbidden: 'a user naming another user', validation: 'a service token without `user_id`' },
+  },
+  'preferences.put': {
+    tag: 'preferences',
+    summary: 'Replace a user’s preferences',
+    description:
+      'Rules per event-type pattern (exact type, `prefix.*` or `*`) switch channels on or off; the most specific rule that sets a channel wins, then the service defaults, else on. `muted_topics` stops what reaches the user through those topics. Applies to notifications delivered after the change.',
+    success: { 200: { description: 'The stored preferences', schema: preferencesSchema } },
+    errors: {
+      validation: `unknown channels, malformed patterns, repeated patterns, more than ${MAX_RULES} rules; a rule turning a channel off for types a required default covers (details name the rules)`,
+      forbidden: 'a user naming another user',
+    },
+  },
+  'preferences.defaults.get': {
+    tag: 'preferences',
+    summary: 'The service defaults and required types',
+    success: { 200: { description: 'The defaults', schema: defaultsSchema } },
+  },
+  'preferences.defaults.put': {
+    tag: 'preferences',
+    summary: 'Replace the service defaults',
+    description:
+      'Services with `notifications:write` (or admin users) set, per event-type pattern, channels on or off for users without a rule of their own, and mark types `required` (users cannot turn them off; mutes do not stop them). Applies to notifications created after the change.',
+    success: { 200: { description: 'The stored defaults', schema: defaultsSchema } },
+    errors: { validation: `unknown channels, malformed patterns, more than ${MAX_RULES} rules` },
   },
   'events.publish': {
     tag: 'events',

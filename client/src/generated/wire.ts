@@ -18,6 +18,30 @@ export type NotificationsCreateRequest = {
   readonly expires_at?: string | null;
 };
 
+export type PreferencesPutRequest = {
+  readonly rules: readonly ({
+    readonly event_type: string;
+    readonly channels: {
+      readonly in_app?: boolean;
+      readonly toast?: boolean;
+      readonly realtime?: boolean;
+    };
+  })[];
+  readonly muted_topics?: readonly string[];
+};
+
+export type PreferencesDefaultsPutRequest = {
+  readonly rules: readonly ({
+    readonly event_type: string;
+    readonly channels?: {
+      readonly in_app?: boolean;
+      readonly toast?: boolean;
+      readonly realtime?: boolean;
+    };
+    readonly required?: boolean;
+  })[];
+};
+
 export type BroadcastSendRequest = {
   readonly channel?: string;
   /** Free-form JSON object: at most 32768 bytes serialized, nested at most 16 levels deep. */
@@ -119,6 +143,34 @@ export type ReadAll = {
 
 export type UnreadCount = {
   readonly count: number;
+};
+
+export type Preferences = {
+  readonly user_id: string;
+  readonly rules: readonly ({
+    readonly event_type: string;
+    readonly channels: {
+      readonly in_app?: boolean;
+      readonly toast?: boolean;
+      readonly realtime?: boolean;
+    };
+  })[];
+  readonly muted_topics: readonly string[];
+  /** null while the user has set nothing */
+  readonly updated_at: Timestamp | null;
+};
+
+export type PreferenceDefaults = {
+  readonly rules: readonly ({
+    readonly event_type: string;
+    readonly channels: {
+      readonly in_app?: boolean;
+      readonly toast?: boolean;
+      readonly realtime?: boolean;
+    };
+    readonly required: boolean;
+  })[];
+  readonly updated_at: Timestamp | null;
 };
 
 export type EventAccepted = {

@@ -9,6 +9,7 @@ import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { type Principal, sourceOf } from '../../core/principal';
 import { sendAll } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
+import { defaultsFor } from '../preferences/preferences';
 import { subscriberCounts } from '../topics/topics';
 import { type Audience, CHUNK_SIZE, type FanoutMessage, planMessages } from './fanout-messages';
 import { FEED_RETENTION_MS, type NotificationRecord } from './model';
@@ -46,7 +47,10 @@ export const createNotification = async (
   const deliverAt = scheduled ? scheduledAt : now;
   const expiresAt = input.expires_at ? Date.parse(input.expires_at) : null;
   // Unknown topics are a 404 before anything is stored; their counts bound recipient_count from above.
-  const topicCounts = await subscriberCounts(input.topics);
+  const [topicCounts, preferenceDefaults] = await Promise.all([
+    subscriberCounts(input.topics),
+    defaultsFor(input.event_type),
+  ]);
   const record: NotificationRecord = {
     id,
     source: sourceOf(principal, input.source),
@@ -64,6 +68,8 @@ export const createNotification = async (
     deliver_at: deliverAt,
     status: scheduled ? 'scheduled' : 'accepted',
     created_by: `${principal.kind}:${principal.id}`,
+    // Fixed now: a later change of the defaults applies to notifications created after it (docs/preferences.md).
+    preference_defaults: preferenceDefaults,
     ttl: Math.ceil(Math.max(expiresAt ?? 0, deliverAt + FEED_RETENTION_MS) / 1000),
   };
   const stored = await storeOnce(record);
@@ -84,7 +90,8 @@ export const createNotification = async (
 
 /**
  * The recipients plus, per named topic, its subscriber count at request time: an upper bound of the users
- * reached (a user in several of them is counted each time but delivered once). docs/events-topics-devices.md.
+ * reached (a user in several of them is counted each time but delivered once; a user whose preferences turn
+ * it off is counted too). docs/events-topics-devices.md, docs/preferences.md.
  */
 const recipientCount = (record: Audience, topicCounts: ReadonlyMap<string, number>): number =>
   record.recipient_ids.length +

@@ -8,7 +8,13 @@ import type { NotificationRecord } from './model';
  */
 export type FanoutMessage =
   | { readonly kind: 'plan'; readonly notification_id: string }
-  | { readonly kind: 'chunk'; readonly notification_id: string; readonly recipients: readonly string[] }
+  | {
+      readonly kind: 'chunk';
+      readonly notification_id: string;
+      readonly recipients: readonly string[];
+      /** The topic whose subscribers these are (a recipient who muted it gets nothing); absent for recipient_ids. */
+      readonly topic?: string;
+    }
   | {
       /** One page of a topic's subscribers (a Query): enqueues their chunks, then the next page. */
       readonly kind: 'topic-page';
@@ -32,7 +38,12 @@ export const parseFanoutMessage = (body: string): FanoutMessage => {
   if (typeof message.notification_id !== 'string') throw new Error('fan-out message without notification_id');
   if (message.kind === 'plan') return { kind: 'plan', notification_id: message.notification_id };
   if (message.kind === 'chunk' && Array.isArray(message.recipients)) {
-    return { kind: 'chunk', notification_id: message.notification_id, recipients: message.recipients };
+    const chunk = {
+      kind: 'chunk',
+      notification_id: message.notification_id,
+      recipients: message.recipients,
+    } as const;
+    return typeof message.topic === 'string' ? { ...chunk, topic: message.topic } : chunk;
   }
   if (message.kind === 'topic-page' && typeof message.topic === 'string') {
     return typeof message.after === 'string'

@@ -7,6 +7,8 @@ import { sqs } from '../../core/clients-sqs';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { sendAll } from '../../core/sqs-send';
+import { preferencesOf } from '../preferences/preferences';
+import { channelsFor } from '../preferences/rules';
 import { deliverToMembers, forEachLimited, type Membership, membersPage } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
 import { subscribersPage } from '../topics/subscriptions';
@@ -18,6 +20,7 @@ import {
   type ReceiverRecord,
   receiverIdFor,
 } from './model';
+import type { Channel } from './schema';
 
 /** Recipients of one chunk handled at once (DynamoDB writes and `@connections` posts in flight). */
 const RECIPIENT_CONCURRENCY = 20;
@@ -66,8 +69,11 @@ export const processFanoutMessage = async (
   let receiversWritten = 0;
   // One recipient named twice in a chunk is one claim, not two racing under the same delivery id.
   const recipients = [...new Set(message.recipients)];
+  // Read at delivery: a user's change applies to whatever is delivered after it (docs/preferences.md).
+  const preferences = await preferencesOf(recipients);
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
-    if (await deliverTo(notification, userId, deliveryId)) receiversWritten += 1;
+    const channels = channelsFor(notification, preferences.get(userId), message.topic);
+    if (await deliverTo(notification, userId, deliveryId, channels)) receiversWritten += 1;
   });
   countMetric(SERVICE_METRICS.receiversWritten, receiversWritten); // one value per chunk, not per recipient
   return 'delivered';
@@ -82,7 +88,12 @@ const planTopicPage = async (message: Extract<FanoutMessage, { kind: 'topic-page
   const page = await subscribersPage(message.topic, message.after);
   const next: FanoutMessage[] = page.lastUserId === undefined ? [] : [{ ...message, after: page.lastUserId }];
   const chunks = chunksOf(page.userIds, CHUNK_SIZE).map(
-    (recipients): FanoutMessage => ({ kind: 'chunk', notification_id: message.notification_id, recipients }),
+    (recipients): FanoutMessage => ({
+      kind: 'chunk',
+      notification_id: message.notification_id,
+      recipients,
+      topic: message.topic,
+    }),
   );
   await sendAll(
     queueUrl('fanout'),
@@ -101,10 +112,14 @@ const postpone = async (message: FanoutMessage, remainingMs: number) => {
   );
 };
 
-const wantsFrames = (notification: NotificationRecord): boolean =>
-  notification.channels.includes('toast') || notification.channels.includes('realtime');
+const wantsFrames = (channels: readonly Channel[]): boolean =>
+  channels.includes('toast') || channels.includes('realtime');
 
-const frameFor = (notification: NotificationRecord, receiverId: string): NotificationFrame => ({
+const frameFor = (
+  notification: NotificationRecord,
+  receiverId: string,
+  channels: readonly Channel[],
+): NotificationFrame => ({
   type: 'notification',
   id: receiverId,
   notification_id: notification.id,
@@ -115,7 +130,7 @@ const frameFor = (notification: NotificationRecord, receiverId: string): Notific
   data: notification.data,
   priority: notification.priority,
   created_at: notification.created_at,
-  channel: notification.channels.includes('toast') ? 'toast' : 'realtime',
+  channel: channels.includes('toast') ? 'toast' : 'realtime',
 });
 
 /** Every membership of a channel (a user's few connections and detached sessions), page by page. */
@@ -207,23 +222,29 @@ const writeReceiver = async (
   }
 };
 
-/** Delivers to one recipient; true when this call wrote its receiver record. */
+/**
+ * Delivers to one recipient on the channels its preferences leave on; true when this call wrote its receiver
+ * record. With no channel left it records nothing, so another chunk reaching the user otherwise (a named
+ * recipient, an unmuted topic) still delivers.
+ */
 const deliverTo = async (
   notification: NotificationRecord,
   userId: string,
   deliveryId: string,
+  channels: readonly Channel[],
 ): Promise<boolean> => {
+  if (channels.length === 0) return false;
   // Connections first: most recipients of a large notification are offline, and for them the receipt
   // needs no pending-frames flag and no second write to clear it.
-  const members = wantsFrames(notification) ? await membersOf(`user:${userId}`) : [];
-  const inApp = notification.channels.includes('in_app');
+  const members = wantsFrames(channels) ? await membersOf(`user:${userId}`) : [];
+  const inApp = channels.includes('in_app');
   // A toast/realtime-only notification to an offline recipient has nothing to deliver and records nothing.
   if (!inApp && members.length === 0) return false;
   const claim = await claimDelivery(notification, userId, deliveryId, members.length > 0);
   if (!claim) return false;
   const written = inApp && (await writeReceiver(notification, userId, claim.receiverId));
   if (!claim.framesPending) return written;
-  const result = await deliverToMembers(members, frameFor(notification, claim.receiverId));
+  const result = await deliverToMembers(members, frameFor(notification, claim.receiverId, channels));
   await documentClient().send(
     new UpdateCommand({
       TableName: tableName('receipts'),

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { openCursor, signCursor } from '../../core/cursor-mac';
 import { validationError } from '../../core/errors';
+import type { ResolvedDefaults } from '../preferences/rules';
 import type { Channel, Priority } from './schema';
 
 /** A notification as stored once in the `notifications` table. */
@@ -24,6 +25,8 @@ export interface NotificationRecord {
   readonly status: 'accepted' | 'scheduled';
   /** `user:<id>` or `service:<name>`: who created it. */
   readonly created_by: string;
+  /** The service defaults for its event type when it was created (absent on records older than preferences). */
+  readonly preference_defaults?: ResolvedDefaults;
   readonly ttl: number;
 }
 

@@ -1,5 +1,9 @@
 // Apart from schema.ts so that the matcher worker, which validates nothing, does not load zod.
 
+const SEGMENT = '[A-Za-z0-9_-]+';
+/** An exact event type (the same rule POST /events applies), `prefix.*`, or `*`: webhook filters, preference rules. */
+export const EVENT_TYPE_PATTERN = new RegExp(`^(?:\\*|${SEGMENT}(?:\\.${SEGMENT})*(?:\\.\\*)?)$`);
+
 /**
  * The filter keys an event type is looked up under: itself, `prefix.*` for each proper prefix, and `*`.
  * `orders.*` matches `orders.created` and `orders.created.eu`, never `orders` itself.

@@ -1,11 +1,8 @@
 import * as z from '../../core/zod';
+import { EVENT_TYPE_PATTERN as FILTER } from './filters';
 
 export const MIN_SECRET_CHARS = 16;
 export const MAX_FILTERS = 50;
-
-const SEGMENT = '[A-Za-z0-9_-]+';
-/** An exact event type (the same rule POST /events applies), `prefix.*`, or `*`. */
-const FILTER = new RegExp(`^(?:\\*|${SEGMENT}(?:\\.${SEGMENT})*(?:\\.\\*)?)$`);
 
 /** Contract §3 "Webhooks": the body of POST /webhooks. */
 export const createWebhookSchema = z.strictObject({

@@ -2,6 +2,7 @@ import type { WiringPart } from '../types';
 import { realtimeStateTables } from './realtime';
 
 const HANDLERS = 'lambdas/handlers/http/notifications';
+const PREFERENCES = 'lambdas/handlers/http/preferences';
 
 /**
  * Notifications: create (stored once, fan-out handed to SQS), the fan-out worker, and the in-app feed.
@@ -15,7 +16,7 @@ export const notifications: WiringPart = {
       path: '/notifications',
       handler: `${HANDLERS}/create.ts`,
       access: { users: 'any', services: 'notifications:write' },
-      reads: ['topics'],
+      reads: ['topics', 'preferences'],
       writes: ['notifications', 'idempotency'],
       sendsTo: ['fanout'],
       schedules: true,
@@ -55,6 +56,38 @@ export const notifications: WiringPart = {
       access: { users: 'any' },
       reads: ['receivers', 'feedState'],
     },
+    {
+      id: 'preferences.get',
+      method: 'GET',
+      path: '/preferences',
+      handler: `${PREFERENCES}/get.ts`,
+      access: { users: 'any', services: 'notifications:write' },
+      reads: ['preferences'],
+    },
+    {
+      id: 'preferences.put',
+      method: 'PUT',
+      path: '/preferences',
+      handler: `${PREFERENCES}/put.ts`,
+      access: { users: 'any', services: 'notifications:write' },
+      writes: ['preferences'],
+    },
+    {
+      id: 'preferences.defaults.get',
+      method: 'GET',
+      path: '/preferences/defaults',
+      handler: `${PREFERENCES}/get-defaults.ts`,
+      access: { users: 'any', services: 'any' },
+      reads: ['preferences'],
+    },
+    {
+      id: 'preferences.defaults.put',
+      method: 'PUT',
+      path: '/preferences/defaults',
+      handler: `${PREFERENCES}/put-defaults.ts`,
+      access: { users: 'admin', services: 'notifications:write' },
+      writes: ['preferences'],
+    },
   ],
   tables: [
     {
@@ -81,6 +114,12 @@ export const notifications: WiringPart = {
       partitionKey: { name: 'notification_id', type: 'S' },
       sortKey: { name: 'user_id', type: 'S' },
       ttlAttribute: 'ttl',
+    },
+    {
+      id: 'preferences',
+      purpose:
+        "users' preferences (one item per user who set any, key user:<id>) and the service defaults (key defaults)",
+      partitionKey: { name: 'owner', type: 'S' },
     },
     {
       id: 'feedState',
@@ -112,7 +151,7 @@ export const notifications: WiringPart = {
       maxBatchingWindowSecs: 0,
       timeoutSecs: 30,
       memoryMb: 512,
-      reads: ['notifications', 'subscriptions'],
+      reads: ['notifications', 'subscriptions', 'preferences'],
       writes: ['receivers', 'receipts', ...realtimeStateTables],
       sendsTo: ['fanout'],
       managesConnections: true,

@@ -1,0 +1,164 @@
+import { BatchGetCommand, type BatchGetCommandOutput, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '../../core/clients';
+import { forbidden, validationError } from '../../core/errors';
+import type { Principal } from '../../core/principal';
+import type * as z from '../../core/zod';
+import type { defaultsSchema, preferencesSchema } from './responses';
+import {
+  type PreferenceRule,
+  patternWithin,
+  type ResolvedDefaults,
+  resolveDefaults,
+  type UserPreferences,
+} from './rules';
+import type { PutDefaultsInput, PutPreferencesInput } from './schema';
+
+/**
+ * One item per user who set preferences (`owner` = `user:<id>`) and one for the service defaults
+ * (`owner` = `defaults`). Users who never set any have no item, so they cost the fan-out a missing key only.
+ */
+const DEFAULTS_OWNER = 'defaults';
+const userOwner = (userId: string) => `user:${userId}`;
+
+interface PreferencesRecord extends UserPreferences {
+  readonly owner: string;
+  readonly updated_at: string;
+}
+
+interface DefaultsRecord {
+  readonly owner: typeof DEFAULTS_OWNER;
+  readonly rules: readonly PreferenceRule[];
+  readonly updated_at: string;
+}
+
+/**
+ * Whose preferences a request reads or sets: a user its own (naming another is 403); a service (the route
+ * requires `notifications:write`) the user it names in `user_id`.
+ */
+export const preferencesOwner = (principal: Principal, userId: string | undefined): string => {
+  if (principal.kind === 'user') {
+    if (userId !== undefined && userId !== principal.id)
+      throw forbidden('A user may see and set only its own preferences');
+    return principal.id;
+  }
+  if (userId === undefined) {
+    throw validationError('Name the user', [{ field: 'user_id', issue: 'required for a service token' }]);
+  }
+  return userId;
+};
+
+export type Preferences = z.output<typeof preferencesSchema>;
+export type Defaults = z.output<typeof defaultsSchema>;
+
+const getItem = async <T>(owner: string): Promise<T | undefined> => {
+  const result = await documentClient().send(
+    new GetCommand({ TableName: tableName('preferences'), Key: { owner }, ConsistentRead: true }),
+  );
+  return result.Item as T | undefined;
+};
+
+export const getDefaults = async (): Promise<Defaults> => {
+  const record = await getItem<DefaultsRecord>(DEFAULTS_OWNER);
+  return {
+    rules: (record?.rules ?? []).map((rule) => ({
+      event_type: rule.event_type,
+      channels: rule.channels ?? {},
+      required: rule.required === true,
+    })),
+    updated_at: record?.updated_at ?? null,
+  };
+};
+
+/** PUT /preferences/defaults: replaces the whole set in one write. */
+export const putDefaults = async (input: PutDefaultsInput): Promise<Defaults> => {
+  const record: DefaultsRecord = {
+    owner: DEFAULTS_OWNER,
+    rules: input.rules,
+    updated_at: new Date().toISOString(),
+  };
+  await documentClient().send(new PutCommand({ TableName: tableName('preferences'), Item: record }));
+  return { rules: input.rules, updated_at: record.updated_at };
+};
+
+/** What the defaults say about one event type: read once per notification, when it is created. */
+export const defaultsFor = async (eventType: string): Promise<ResolvedDefaults> =>
+  resolveDefaults((await getItem<DefaultsRecord>(DEFAULTS_OWNER))?.rules ?? [], eventType);
+
+export const getPreferences = async (userId: string): Promise<Preferences> => {
+  const record = await getItem<PreferencesRecord>(userOwner(userId));
+  return {
+    user_id: userId,
+    rules: (record?.rules ?? []).map((rule) => ({
+      event_type: rule.event_type,
+      channels: rule.channels ?? {},
+    })),
+    muted_topics: [...(record?.muted_topics ?? [])],
+    updated_at: record?.updated_at ?? null,
+  };
+};
+
+/**
+ * PUT /preferences: replaces the user's rules and mutes in one write, after checking that no rule turns a
+ * channel off for types a required default covers (400 naming each such rule). A broader rule (`*`) is
+ * accepted; required types are exempt from it at delivery.
+ */
+export const putPreferences = async (userId: string, input: PutPreferencesInput): Promise<Preferences> => {
+  const required = (await getDefaults()).rules.filter((rule) => rule.required);
+  const refused = input.rules.flatMap((rule, index) => {
+    const turnsOff = Object.values(rule.channels).some((on) => on === false);
+    const cover = required.find((requiredRule) => patternWithin(rule.event_type, requiredRule.event_type));
+    return turnsOff && cover
+      ? [
+          {
+            field: `rules[${index}].event_type`,
+            issue: `${cover.event_type} is required and cannot be turned off`,
+          },
+        ]
+      : [];
+  });
+  if (refused.length > 0) {
+    throw validationError('Some rules turn off notifications that are required', refused);
+  }
+  const record: PreferencesRecord = {
+    owner: userOwner(userId),
+    rules: input.rules,
+    muted_topics: input.muted_topics,
+    updated_at: new Date().toISOString(),
+  };
+  await documentClient().send(new PutCommand({ TableName: tableName('preferences'), Item: record }));
+  return {
+    user_id: userId,
+    rules: input.rules,
+    muted_topics: input.muted_topics,
+    updated_at: record.updated_at,
+  };
+};
+
+/**
+ * The preferences of a chunk's recipients: one BatchGetItem per 100 (eventually consistent, 0.5 RRU a key
+ * whether or not the user has an item); unprocessed keys are retried with a short backoff.
+ */
+export const preferencesOf = async (userIds: readonly string[]): Promise<Map<string, UserPreferences>> => {
+  const found = new Map<string, UserPreferences>();
+  const table = tableName('preferences');
+  for (let start = 0; start < userIds.length; start += 100) {
+    let keys: Record<string, unknown>[] | undefined = userIds
+      .slice(start, start + 100)
+      .map((id) => ({ owner: userOwner(id) }));
+    for (let attempt = 0; keys && keys.length > 0; attempt += 1) {
+      if (attempt >= 8) throw new Error(`BatchGetItem left ${keys.length} preference keys unprocessed`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      const result: BatchGetCommandOutput = await documentClient().send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: keys } } }),
+      );
+      for (const item of (result.Responses?.[table] ?? []) as PreferencesRecord[]) {
+        found.set(item.owner.slice('user:'.length), {
+          rules: item.rules ?? [],
+          muted_topics: item.muted_topics ?? [],
+        });
+      }
+      keys = result.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
+  return found;
+};

@@ -1,0 +1,67 @@
+import * as z from '../../core/zod';
+import { CHANNELS } from '../notifications/schema';
+import { TOPIC_NAME } from '../topics/names';
+import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
+
+/** Rules per user and per defaults set; muted topics per user. docs/preferences.md. */
+export const MAX_RULES = 200;
+export const MAX_MUTED_TOPICS = 200;
+
+const pattern = z
+  .string()
+  .check(
+    z.minLength(1),
+    z.maxLength(130),
+    z.regex(EVENT_TYPE_PATTERN, 'must be an event type, `prefix.*` or `*`'),
+  );
+
+/** Unknown channels are refused by the strict object. */
+export const channelSwitches = z.strictObject(
+  Object.fromEntries(CHANNELS.map((channel) => [channel, z.optional(z.boolean())])) as Record<
+    (typeof CHANNELS)[number],
+    z.ZodMiniOptional<z.ZodMiniBoolean>
+  >,
+);
+
+const uniquePatterns = <T extends { event_type: string }>() =>
+  z.superRefine<T[]>((rules, context) => {
+    const seen = new Set<string>();
+    rules.forEach((rule, index) => {
+      if (seen.has(rule.event_type)) {
+        context.addIssue({ code: 'custom', path: [index, 'event_type'], message: 'duplicate pattern' });
+      }
+      seen.add(rule.event_type);
+    });
+  });
+
+const userRule = z.strictObject({ event_type: pattern, channels: channelSwitches });
+
+export const putPreferencesSchema = z.strictObject({
+  rules: z.array(userRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
+  muted_topics: z._default(
+    z.array(z.string().check(z.regex(TOPIC_NAME, 'must be a topic name'))).check(
+      z.maxLength(MAX_MUTED_TOPICS),
+      z.refine((topics) => new Set(topics).size === topics.length, { message: 'must not repeat a topic' }),
+    ),
+    [],
+  ),
+});
+
+const defaultRule = z.strictObject({
+  event_type: pattern,
+  channels: z._default(channelSwitches, {}),
+  required: z._default(z.boolean(), false),
+});
+
+export const putDefaultsSchema = z.strictObject({
+  rules: z.array(defaultRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
+});
+
+/** `user_id`: whose preferences a service reads or sets; a user may leave it out or name itself. */
+export const preferencesQuerySchema = z.strictObject({
+  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+});
+
+export type PutPreferencesInput = z.output<typeof putPreferencesSchema>;
+export type PutDefaultsInput = z.output<typeof putDefaultsSchema>;
+export type PreferencesQuery = z.output<typeof preferencesQuerySchema>;
