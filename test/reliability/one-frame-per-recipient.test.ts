@@ -1,14 +1,7 @@
-/**
- * Reliability suite, concurrency part: exactly one `notification` frame per connection and one feed item per
- * user, whatever overlaps (recipients and several topics, connected or not) and however many identical
- * requests race with one Idempotency-Key. Runs on the local runtime with its normal settings (the fan-out
- * worker takes batches of 10 and runs chunks in parallel), over real HTTP and WebSocket connections.
- */
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { envNames } from '../../lib/wiring';
 import { apiClient, eventually } from '../support/api';
 import { receiverCount } from '../support/dynamodb';
+import { queueIdle } from '../support/queues';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
@@ -30,20 +23,7 @@ afterAll(async () => {
 
 const api = apiClient(() => runtime.httpUrl);
 
-const fanoutQueueIdle = async () => {
-  const sqs = new SQSClient({});
-  const attributes = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: process.env[envNames.queueUrl('fanout')],
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  sqs.destroy();
-  return (
-    attributes.Attributes?.ApproximateNumberOfMessages === '0' &&
-    attributes.Attributes?.ApproximateNumberOfMessagesNotVisible === '0'
-  );
-};
+const fanoutQueueIdle = () => queueIdle('fanout');
 
 const connect = async (userId: string): Promise<TestClient> => {
   const client = await TestClient.open(`${runtime.wsUrl}?token=${await runtime.mintUserToken(userId)}`);
