@@ -32,6 +32,9 @@ export interface EventFrame {
   readonly version: number;
   readonly data: Record<string, unknown>;
   readonly time: string;
+  /** Only on a replayed event (archive replay): the frame has its own `id`, the event's is `original_id`. */
+  readonly replayed?: true;
+  readonly original_id?: string;
 }
 
 export interface PresenceFrame {
