@@ -9,7 +9,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 90_000,
     reporters: ['default'],
-    // Handlers log one JSON line per request; tests that read logs raise the level themselves.
-    env: { POWERTOOLS_LOG_LEVEL: 'WARN', AWS_SDK_JS_SUPPRESS_NODE_VERSION_WARNING: '1' },
+    // Handlers log one JSON line per request; tests that read logs raise the level themselves. The variable that
+    // silences the AWS SDK's Node-version warning (@aws-sdk/core) also reaches the processes tests spawn.
+    env: { POWERTOOLS_LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
 });

@@ -1,11 +1,16 @@
+import '../local/sdk-env';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { measureClientSize } from './client-size';
 import { measureColdStarts } from './cold-start';
 import { startMeteredRuntime } from './harness';
 import { measureLatency, openClients, thousandConnectedCost } from './latency';
+import { runLoad } from './load';
 import { PRICES } from './prices';
 import { printResults } from './report';
+import { QUICK_SCALE_SIZES, runScaleSimulation, SCALE_SIZES } from './scale';
+import { buildScaleReport, printScaleReport } from './scale-report';
 import {
   connectedHour,
   feedPage,
@@ -20,15 +25,57 @@ const only = process.argv
   ?.slice('--only='.length)
   .split(',');
 const wanted = (part: string) => !only || only.includes(part);
+/** A number option `--name=N`. */
+const numberOption = (name: string): number | undefined => {
+  const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  return raw === undefined ? undefined : Number(raw);
+};
+
+/** The scale simulation runs only when asked for (`--only=scale`): it takes minutes. */
+const runScale = async () => {
+  const base = quick ? QUICK_SCALE_SIZES : SCALE_SIZES;
+  const sizes = {
+    ...base,
+    roomMembers: numberOption('room') ?? base.roomMembers,
+    connections: numberOption('connections') ?? base.connections,
+    chunkSample: process.argv.includes('--full-chains') ? 0 : base.chunkSample,
+  };
+  const started = performance.now();
+  const simulation = await runScaleSimulation(sizes);
+  const report = buildScaleReport(simulation);
+  console.log(printScaleReport(report, simulation));
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`\nscale simulation took ${seconds.toFixed(0)} s; figures in bench/scale-results.json\n`);
+  writeFormatted(join(import.meta.dirname, 'scale-results.json'), {
+    generatedAt: new Date().toISOString(),
+    sizes,
+    seconds,
+    ...report,
+  });
+};
+
+/** Written as the repository's formatter wants it, so a committed file passes `biome check`. */
+const writeFormatted = (file: string, value: unknown) => {
+  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+  spawnSync(join(import.meta.dirname, '..', 'node_modules', '.bin', 'biome'), ['format', '--write', file], {
+    stdio: 'ignore',
+  });
+};
 
 const main = async () => {
+  if (only?.includes('scale')) await runScale();
+  if (only?.every((part) => part === 'scale')) return;
   const started = performance.now();
   const results: Record<string, unknown> = { generatedAt: new Date().toISOString(), prices: PRICES };
+  if (wanted('client')) {
+    console.error('bench: client SDK size…');
+    results.clientSize = await measureClientSize();
+  }
   if (wanted('cold')) {
     console.error("bench: cold starts (bundling with the stack's esbuild options, importing each bundle)…");
     results.coldStarts = await measureColdStarts({ runs: quick ? 3 : 7 });
   }
-  if (wanted('cost') || wanted('latency')) {
+  if (wanted('cost') || wanted('latency') || wanted('load')) {
     // The sweeper (every minute) would run inside measurements: a time scale of 60 makes it hourly.
     process.env.NOTIFY_LOCAL_TIME_SCALE ??= '60';
     // Handlers log at INFO on AWS; here the lines would bury the table (their cost is CloudWatch's, not metered).
@@ -64,6 +111,11 @@ const main = async () => {
         if (wanted('cost')) scenarios.push(await thousandConnectedCost(bench, service, clients));
         await Promise.all(clients.map((client) => client.close()));
       }
+      if (wanted('load')) {
+        // The reliability suite's load run: 50 concurrent clients for 60 s (docs/reliability.md).
+        console.error('bench: load (50 concurrent clients)…');
+        results.load = await runLoad(bench.runtime, { clients: 50, seconds: quick ? 15 : 60 });
+      }
       results.scenarios = scenarios;
     } finally {
       await bench.runtime.stop();
@@ -71,16 +123,7 @@ const main = async () => {
   }
   results.benchSeconds = (performance.now() - started) / 1000;
   printResults(results);
-  const resultsFile = join(import.meta.dirname, 'results.json');
-  writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
-  // Formatted as the repository's formatter wants it, so a committed results.json passes \`biome check\`.
-  spawnSync(
-    join(import.meta.dirname, '..', 'node_modules', '.bin', 'biome'),
-    ['format', '--write', resultsFile],
-    {
-      stdio: 'ignore',
-    },
-  );
+  writeFormatted(join(import.meta.dirname, 'results.json'), results);
 };
 
 main().then(

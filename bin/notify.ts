@@ -8,6 +8,14 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { addNotifyStacks } from '../lib/app';
 import { StageConfigError } from '../lib/config/stage-config';
 
+// aws-cdk-lib announces every bundled asset ("Bundling asset notify-dev/…/Code/Stage..."), one line per function:
+// dropped, so that `cdk synth -q` shows only what matters. esbuild's own warnings and errors still print.
+const writeStderr = process.stderr.write.bind(process.stderr);
+process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) =>
+  typeof chunk === 'string' && /^Bundling asset \S+\.\.\.\n$/.test(chunk)
+    ? true
+    : writeStderr(chunk, ...rest)) as typeof process.stderr.write;
+
 const app = new App();
 try {
   addNotifyStacks(app);

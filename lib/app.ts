@@ -21,8 +21,8 @@ export interface NotifyApp {
 /**
  * Adds the stage's stacks to `app`. The stage comes from context `stage` (`-c stage=prod`, default dev), its
  * settings from config/<stage>.json, or from the file named by context `config` (`-c config=path.json`).
- * `env` defaults to the CLI's account and region (CDK_DEFAULT_*). Throws StageConfigError before any stack
- * exists when the settings are invalid.
+ * The stacks' account and region are the stage file's `account` / `region`, else `env` (default: the CLI's,
+ * CDK_DEFAULT_*). Throws StageConfigError before any stack exists when the settings are invalid.
  */
 export const addNotifyStacks = (
   app: App,
@@ -31,10 +31,13 @@ export const addNotifyStacks = (
   const stage = String(app.node.tryGetContext('stage') ?? DEFAULT_STAGE);
   const configFile = app.node.tryGetContext('config') as string | undefined;
   const settings = loadStageConfig(stage, configFile);
-  const env = options.env ?? {
+  // The stage file's region and account win: the CLI's (CDK_DEFAULT_*) may be a profile's or its us-east-1
+  // fallback. Development stages without them go wherever the CLI points.
+  const cliEnv = options.env ?? {
     account: process.env.CDK_DEFAULT_ACCOUNT,
     region: process.env.CDK_DEFAULT_REGION,
   };
+  const env = { account: settings.account ?? cliEnv.account, region: settings.region ?? cliEnv.region };
 
   // Unresolved (a token) when the CLI knows no region: the checks below that need one cannot run.
   const region = env.region && !Token.isUnresolved(env.region) ? env.region : undefined;
@@ -61,8 +64,8 @@ export const addNotifyStacks = (
     if (!region) {
       throw new StageConfigError(
         `stage "${stage}": waf creates a web ACL in ${EDGE_REGION} that the service stack references, so the ` +
-          "service's region must be known when synthesizing: set AWS_REGION (or your profile's region), or " +
-          'name an existing CLOUDFRONT web ACL in waf.web_acl_arn.',
+          'service\'s region must be known when synthesizing: set "region" in the stage file, or name an ' +
+          'existing CLOUDFRONT web ACL in waf.web_acl_arn.',
       );
     }
     edge = new NotifyEdgeStack(app, edgeStackName(stage), {

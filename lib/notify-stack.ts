@@ -26,6 +26,9 @@ import {
   type Wiring,
 } from './wiring';
 
+/** The table whose `byShard` index the `scale.connection_shards` setting partitions. */
+const CONNECTIONS_TABLE = 'wsConnections';
+
 export interface NotifyStackProps extends StackProps {
   readonly settings: StageSettings;
   /** The wiring to build; the project's declaration unless a test injects another. */
@@ -41,7 +44,7 @@ export interface NotifyStackProps extends StackProps {
 const VISIBILITY_TIMEOUT_FACTOR = 6;
 
 /**
- * The whole service for one stage, built from the wiring declaration (DESIGN.md principle 1): every route,
+ * The whole service for one stage, built from the wiring declaration (docs/design.md principle 1): every route,
  * worker, rule, schedule and table comes from `wiring`; nothing here names a route or a table.
  */
 export class NotifyStack extends Stack {
@@ -55,6 +58,8 @@ export class NotifyStack extends Stack {
   readonly scheduling: OneTimeScheduling | undefined;
   /** The KMS key that envelope-encrypts webhook secrets, when a function declares `webhookSecretKey`. */
   readonly webhookSecretKey: kms.Key | undefined;
+  /** The key that signs paging cursors, when a function declares `cursorKey`. */
+  readonly cursorKey: secretsmanager.Secret | undefined;
   /** Alarms, the optional alarm topic and the dashboard. */
   readonly monitoring: Monitoring;
   /** Every function, keyed by `<kind>:<declared id>` (e.g. `http:health.live`, `ws:$connect`). */
@@ -106,6 +111,7 @@ export class NotifyStack extends Stack {
         ? new ServiceHttpApi(this, 'Http', {
             ...apiProps,
             throttle: settings.throttling.http,
+            ...(settings.cors ? { cors: settings.cors } : {}),
             // Behind CloudFront the host name is the distribution's (HttpFrontDoor).
             domain: props.webAclArn ? undefined : settings.domains.http,
           })
@@ -153,6 +159,10 @@ export class NotifyStack extends Stack {
         })
       : undefined;
 
+    this.cursorKey = allSpecs.some((spec) => spec.cursorKey)
+      ? this.cursorKeySecret(removalPolicy)
+      : undefined;
+
     for (const route of wiring.httpRoutes) {
       const fn = this.addFunction(`http:${route.id}`, `Http${pascalCase(route.id)}`, route, {
         description:
@@ -174,6 +184,15 @@ export class NotifyStack extends Stack {
       });
       this.webSocketApi?.addRoute(route.routeKey, fn.function);
     }
+    const unknownWorkers = Object.keys(settings.scale.workers).filter(
+      (id) => !wiring.workers.some((worker) => worker.id === id),
+    );
+    if (unknownWorkers.length > 0) {
+      throw new Error(
+        `stage "${settings.stage}": scale.workers names ${unknownWorkers.join(', ')}, which no worker of lib/wiring is ` +
+          `(workers: ${wiring.workers.map((worker) => worker.id).join(', ')})`,
+      );
+    }
     for (const worker of wiring.workers) {
       const source = this.queues.get(worker.queue, `worker "${worker.id}"`);
       const timeoutSecs = worker.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs;
@@ -184,16 +203,19 @@ export class NotifyStack extends Stack {
             `${VISIBILITY_TIMEOUT_FACTOR * timeoutSecs}s`,
         );
       }
+      // The stage's scale settings override the declared capacity (docs/scale.md, knobs).
+      const scale = settings.scale.workers[worker.id] ?? {};
       const fn = this.addFunction(`worker:${worker.id}`, `Worker${pascalCase(worker.id)}`, worker, {
         description: `worker ${worker.id} (queue ${worker.queue})`,
         withAuth: false,
+        reservedConcurrency: scale.reservedConcurrency,
       });
       fn.function.addEventSource(
         new SqsEventSource(source.queue, {
-          batchSize: worker.batchSize,
+          batchSize: scale.batchSize ?? worker.batchSize,
           maxBatchingWindow: Duration.seconds(worker.maxBatchingWindowSecs),
           reportBatchItemFailures: true,
-          maxConcurrency: worker.maxConcurrency,
+          maxConcurrency: scale.maxConcurrency ?? worker.maxConcurrency,
         }),
       );
     }
@@ -254,6 +276,8 @@ export class NotifyStack extends Stack {
       stage: settings.stage,
       functions: this.functions,
       queues: this.queues.all,
+      tables: this.tables.all,
+      scale: settings.scale,
       httpApi: this.httpApi,
       webSocketApi: this.webSocketApi,
       alarmEmail: settings.alarms.email,
@@ -271,6 +295,36 @@ export class NotifyStack extends Stack {
   }
 
   /**
+   * A random 64-character key the stack generates into Secrets Manager, read by functions once per instance;
+   * `rotation` says why it is rotated by hand (cdk-nag AwsSolutions-SMG4).
+   */
+  private generatedKey(
+    id: string,
+    description: string,
+    rotation: string,
+    removalPolicy: RemovalPolicy,
+  ): secretsmanager.Secret {
+    const secret = new secretsmanager.Secret(this, id, {
+      description: `Notify ${this.settings.stage}: ${description}`,
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy,
+    });
+    Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: rotation });
+    return secret;
+  }
+
+  /** The HMAC key of paging cursors (it reaches only the functions that declare `cursorKey`). */
+  private cursorKeySecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
+    return this.generatedKey(
+      'CursorKey',
+      'HMAC key that signs paging cursors',
+      'Instances read the key once; rotating it only invalidates cursors in flight (clients restart from the ' +
+        'first page), so rotate by `aws secretsmanager put-secret-value` and a redeploy when needed.',
+      removalPolicy,
+    );
+  }
+
+  /**
    * The Secrets Manager secret holding a development stage's HS256 key (validated before: development stages
    * only). Functions get its ARN and read it at cold start; the key is in no template, variable or file.
    */
@@ -282,18 +336,14 @@ export class NotifyStack extends Stack {
         ? secretsmanager.Secret.fromSecretCompleteArn(this, 'Hs256DevelopmentSecret', source.secretId)
         : secretsmanager.Secret.fromSecretNameV2(this, 'Hs256DevelopmentSecret', source.secretId);
     }
-    const secret = new secretsmanager.Secret(this, 'Hs256DevelopmentSecret', {
-      description: `Notify ${this.settings.stage}: HS256 key for development tokens`,
-      generateSecretString: { passwordLength: 64, excludePunctuation: true },
-      removalPolicy,
-    });
-    Validations.of(secret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'Development stages only. Each function instance reads the key once at cold start, so a rotation ' +
+    const secret = this.generatedKey(
+      'Hs256DevelopmentSecret',
+      'HS256 key for development tokens',
+      'Development stages only. Each function instance reads the key once at cold start, so a rotation ' +
         'would leave running instances on the old key; rotate by `aws secretsmanager put-secret-value` and a ' +
         'redeploy (which replaces every instance).',
-    });
+      removalPolicy,
+    );
     new CfnOutput(this, 'Hs256SecretArn', {
       value: secret.secretArn,
       description: 'Secrets Manager secret holding the HS256 key that signs development tokens',
@@ -306,7 +356,11 @@ export class NotifyStack extends Stack {
     key: string,
     constructId: string,
     spec: FunctionSpec,
-    options: { readonly description: string; readonly withAuth: boolean },
+    options: {
+      readonly description: string;
+      readonly withAuth: boolean;
+      readonly reservedConcurrency?: number;
+    },
   ): NotifyFunction {
     if (this.functions.has(key)) throw new Error(`lib/wiring: ${key} is declared twice`);
     const usedBy = key;
@@ -315,6 +369,7 @@ export class NotifyStack extends Stack {
       description: options.description,
       defaults: this.defaults,
       environment: options.withAuth ? this.authEnv : {},
+      reservedConcurrency: options.reservedConcurrency,
     });
     const lambdaFn = fn.function;
     if (options.withAuth && this.hs256Secret) {
@@ -327,6 +382,9 @@ export class NotifyStack extends Stack {
       if (writes.has(tableId)) table.grantReadWriteData(lambdaFn);
       else table.grantReadData(lambdaFn);
       lambdaFn.addEnvironment(envNames.tableName(tableId), table.tableName);
+    }
+    if (writes.has(CONNECTIONS_TABLE) || spec.reads?.includes(CONNECTIONS_TABLE)) {
+      lambdaFn.addEnvironment(envNames.connectionShards, String(this.settings.scale.connectionShards));
     }
     for (const queueId of new Set(spec.sendsTo ?? [])) {
       const { queue } = this.queues.get(queueId, usedBy);
@@ -358,6 +416,10 @@ export class NotifyStack extends Stack {
           this.queues.get(target.targetQueue, usedBy).queue.queueArn,
         );
       }
+    }
+    if (spec.cursorKey && this.cursorKey) {
+      this.cursorKey.grantRead(lambdaFn);
+      lambdaFn.addEnvironment(envNames.cursorKeySecretArn, this.cursorKey.secretArn);
     }
     if (spec.webhookSecretKey && this.webhookSecretKey) {
       if (spec.webhookSecretKey === 'encrypt') this.webhookSecretKey.grant(lambdaFn, 'kms:GenerateDataKey');

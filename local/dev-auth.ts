@@ -5,13 +5,18 @@ import { SignJWT } from 'jose';
 import { REPO_ROOT } from './lambda/runner';
 
 /**
- * Development auth of the local runtime: an HS256 secret, kept in `.data/dev-auth.json` (ignored by git) so
- * tokens minted by `npm run token` stay valid across restarts of `npm start`.
+ * Development auth of the local runtime: an HS256 secret, kept in `dev-auth.json` so tokens minted by
+ * `npm run token` stay valid across restarts of `npm start`: in the data directory of `--data DIR`, else in
+ * the repository's `.data/` (ignored by git).
  */
 export const DEV_AUTH_FILE = resolve(REPO_ROOT, '.data', 'dev-auth.json');
 
-/** The dev auth file in effect: NOTIFY_DEV_AUTH_FILE (tests point it elsewhere), else DEV_AUTH_FILE. */
-export const devAuthFile = (): string => process.env.NOTIFY_DEV_AUTH_FILE || DEV_AUTH_FILE;
+/**
+ * The dev auth file in effect: NOTIFY_DEV_AUTH_FILE (tests point it elsewhere), else `dataDir`/dev-auth.json
+ * when the runtime keeps its data there, else DEV_AUTH_FILE.
+ */
+export const devAuthFile = (dataDir?: string): string =>
+  process.env.NOTIFY_DEV_AUTH_FILE || (dataDir ? resolve(dataDir, 'dev-auth.json') : DEV_AUTH_FILE);
 
 export const AUTH_ENV_PREFIX = 'SERVICE__AUTH__';
 export const DEV_AUDIENCE = 'notify';

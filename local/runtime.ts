@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { wiring as declaredWiring, envNames, type Wiring } from '../lib/wiring';
+import { ANY_ORIGIN, wiring as declaredWiring, envNames, type Wiring } from '../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../lib/wiring/areas/events';
+import { createDemo, DEMO_PATH, type Demo } from './demo/server';
 import {
   DEV_AUDIENCE,
   DEV_SERVICE_AUDIENCE,
@@ -18,10 +19,10 @@ import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
 import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION } from './lambda/runner';
 import type { InvokeFunction } from './lambda/types';
+import { localCursorEnv, localWebhookEnv } from './local-keys';
 import type { GatewayMeter } from './metering/gateway-meter';
 import { LocalScheduler } from './scheduler/local-scheduler';
 import { LocalSqs } from './sqs/local-sqs';
-import { localWebhookEnv } from './webhook-key';
 
 /** Stage name of the local WebSocket API; `@connections` lives under `/local/@connections`. */
 export const LOCAL_STAGE = 'local';
@@ -44,6 +45,13 @@ export interface RuntimeOptions {
   readonly quiet?: boolean;
   /** API Gateway's WebSocket idle timeout and connection limit, shortened by tests. */
   readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
+  /**
+   * Origins whose pages may call the REST API (the stage setting `cors.allowed_origins`); default any origin,
+   * as a page under development may be served from anywhere. An empty list configures no CORS at all.
+   */
+  readonly corsOrigins?: readonly string[];
+  /** Serves the demo inbox at /demo/ with its local-only token and test-notification endpoints (npm start). */
+  readonly demo?: boolean;
   /** Benchmarks (bench/, local/metering/): hooks that count billable operations. */
   readonly meter?: {
     readonly gateway?: GatewayMeter;
@@ -57,6 +65,8 @@ export interface Runtime {
   readonly httpUrl: string;
   /** `ws://127.0.0.1:PORT/ws` */
   readonly wsUrl: string;
+  /** `http://127.0.0.1:PORT/demo/` when started with `demo`. */
+  readonly demoUrl: string | undefined;
   readonly port: number;
   /** Every variable the runtime set for the functions (also in process.env while it runs). */
   readonly env: Readonly<Record<string, string>>;
@@ -129,10 +139,18 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     previousEnv.clear();
   };
 
+  const corsOrigins = options.corsOrigins ?? [ANY_ORIGIN];
+  const cors = corsOrigins.length ? { allowedOrigins: corsOrigins } : undefined;
+  // Created once the port and the auth settings are known; until then the gateway answers 503 anyway.
+  let demo: Demo | undefined;
   try {
     const gateway: GatewayServer = await startGatewayServer({
       wiring,
       invoke,
+      ...(cors ? { cors } : {}),
+      ...(options.demo
+        ? { localRoutes: (request, response) => demo?.handle(request, response) ?? false }
+        : {}),
       stage: LOCAL_STAGE,
       port: options.port ?? 3000,
       ...(options.webSocket ? { webSocket: options.webSocket } : {}),
@@ -210,21 +228,34 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       [envNames.stage]: LOCAL_STAGE,
       ...devAuthEnv,
       ...localWebhookEnv(dataDir),
+      ...localCursorEnv(dataDir),
       ...options.env,
     };
     for (const [name, value] of Object.entries(env)) {
       previousEnv.set(name, process.env[name]);
       process.env[name] = value;
     }
+    const hs256 = hs256FromEnv(process.env);
+    if (options.demo) {
+      demo = createDemo({
+        httpUrl: `${origin}/api/v1`,
+        ...(cors ? { cors } : {}),
+        minting: hs256 && {
+          mintUserToken: (sub, tokenOptions) => mintUserToken(hs256, sub, tokenOptions),
+          mintServiceToken: (name, scopes, tokenOptions) =>
+            mintServiceToken(hs256, name, scopes, tokenOptions),
+        },
+      });
+    }
     envReady();
     gateway.open();
     runtimeStarted = true;
 
-    const hs256 = hs256FromEnv(process.env);
     let stopped: Promise<void> | undefined;
     return {
       httpUrl: `${origin}/api/v1`,
       wsUrl: `ws://127.0.0.1:${gateway.port}${WS_PATH}`,
+      demoUrl: options.demo ? `${origin}${DEMO_PATH}` : undefined,
       port: gateway.port,
       env,
       hs256,

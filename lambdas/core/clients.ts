@@ -1,12 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../lib/wiring/env';
 
 /**
  * AWS clients, created once per process on first use. Each service's client lives in its own module
  * (clients-*.ts) so a function's bundle carries only the SDK clients it imports (cold start).
  * Endpoints come from the SDK's own configuration: AWS_ENDPOINT_URL_<SERVICE> points them at the local
- * stand-ins, so there is no local-mode branch here (DESIGN.md principle 3).
+ * stand-ins, so there is no local-mode branch here (docs/design.md principle 3).
  */
 export const lazy = <T>(create: () => T): (() => T) => {
   let value: T | undefined;
@@ -29,3 +29,17 @@ export const requiredEnv = (name: string): string => {
 
 export const tableName = (tableId: string): string => requiredEnv(envNames.tableName(tableId));
 export const queueUrl = (queueId: string): string => requiredEnv(envNames.queueUrl(queueId));
+
+/** Items a Query matches, every page counted (`Select: COUNT`: no item is returned). */
+export const countQuery = async (input: ConstructorParameters<typeof QueryCommand>[0]): Promise<number> => {
+  let count = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient().send(
+      new QueryCommand({ ...input, Select: 'COUNT', ExclusiveStartKey: startKey }),
+    );
+    count += page.Count ?? 0;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return count;
+};

@@ -14,7 +14,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** The `auth` section of interface.md §5, plus `admin_role` and `replay_protection`. */
+/** The `auth` settings of docs/contract.md §2, plus `admin_role` and `replay_protection`. */
 export interface AuthConfig {
   /** Expected `iss`. */
   readonly issuer: string;
@@ -32,13 +32,21 @@ export interface AuthConfig {
   readonly hs256Secret: string | undefined;
   /** A user whose `roles` contain this role is an admin. */
   readonly adminRole: string;
-  /** When on, every token must carry a `jti` that is accepted only once. */
-  readonly replayProtection: boolean;
+  /** Which tokens must carry a `jti` accepted only once (single-use): none, service tokens, or every token. */
+  readonly replayProtection: ReplayProtection;
 }
+
+/**
+ * `off`: tokens are reused until they expire (OAuth bearer tokens; what browser and mobile apps need).
+ * `service`: service tokens are single-use (per-call assertions); user tokens are not.
+ * `all`: every token is single-use; breaks any app that reuses its access token.
+ */
+export const REPLAY_PROTECTION_SCOPES = ['off', 'service', 'all'] as const;
+export type ReplayProtection = (typeof REPLAY_PROTECTION_SCOPES)[number];
 
 const AUTH_PREFIX = 'SERVICE__AUTH__';
 
-/** Setting key (as in interface.md, upper-cased) → environment variable name. */
+/** Setting key (as in docs/contract.md, upper-cased) → environment variable name. */
 const AUTH_KEYS = [
   'ISSUER',
   'AUDIENCE',
@@ -131,11 +139,15 @@ const hs256Secret: ParseSetting<string> = (text) => {
     : text;
 };
 
-const onOff: ParseSetting<boolean> = (text) => {
+/** `true` and `false` were this setting's values before it was scoped: they keep their meaning. */
+const LEGACY_REPLAY_PROTECTION: Record<string, ReplayProtection> = { true: 'all', false: 'off' };
+
+const replayProtection: ParseSetting<ReplayProtection> = (text) => {
   const normalized = text.toLowerCase();
-  if (['true', '1', 'on', 'yes'].includes(normalized)) return true;
-  if (['false', '0', 'off', 'no'].includes(normalized)) return false;
-  return new Invalid(`expected true or false, got "${text}"`);
+  const scope = (REPLAY_PROTECTION_SCOPES as readonly string[]).includes(normalized)
+    ? (normalized as ReplayProtection)
+    : LEGACY_REPLAY_PROTECTION[normalized];
+  return scope ?? new Invalid(`expected off, service or all, got "${text}"`);
 };
 
 export interface ParseAuthConfigOptions {
@@ -177,7 +189,7 @@ export const parseAuthConfig = (
     clockSkewSecs: read('CLOCK_SKEW_SECS', wholeSecs, DEFAULT_CLOCK_SKEW_SECS),
     hs256Secret: read('HS256_SECRET', hs256Secret, undefined),
     adminRole: read('ADMIN_ROLE', asText, DEFAULT_ADMIN_ROLE),
-    replayProtection: read('REPLAY_PROTECTION', onOff, false),
+    replayProtection: read('REPLAY_PROTECTION', replayProtection, 'off'),
   };
   if (textOf('JWKS_URL') === undefined && textOf('HS256_SECRET') === undefined) {
     problems.push({

@@ -1,3 +1,5 @@
+import { forbidden } from './errors';
+
 /** Who is calling, as established by token validation (contract §2). */
 export type Principal = UserPrincipal | ServicePrincipal;
 
@@ -22,3 +24,19 @@ export interface ServicePrincipal {
 
 export const hasScope = (principal: Principal, scope: string): boolean =>
   principal.kind === 'service' && principal.scopes.includes(scope);
+
+/**
+ * The `source` a caller may state (notifications and events): a service its own name or a dotted sub-source of it
+ * (`billing`, `billing.invoices`), a user `user`; absent, that name. Anything else would let one caller speak as
+ * another, so it is a 403 (docs/notifications.md, "source").
+ */
+export const sourceOf = (principal: Principal, stated: string | undefined): string => {
+  const own = principal.kind === 'service' ? principal.id : 'user';
+  if (stated === undefined || stated === own) return own;
+  if (principal.kind === 'service' && stated.startsWith(`${own}.`)) return stated;
+  throw forbidden(
+    principal.kind === 'service'
+      ? `source must be the calling service's name "${own}" or start with "${own}."`
+      : 'source of a user\'s notification is "user"',
+  );
+};

@@ -9,7 +9,10 @@ import { withMetrics } from './metrics';
  * logged with the message id and receive count; after maxReceiveCount SQS moves the message to the DLQ.
  */
 export const sqsWorker =
-  (workerId: string, processRecord: (body: string, record: SQSRecord) => Promise<unknown>) =>
+  (
+    workerId: string,
+    processRecord: (body: string, record: SQSRecord, context: Context) => Promise<unknown>,
+  ) =>
   async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     logger.resetKeys();
     logger.appendKeys({ worker: workerId, aws_request_id: context.awsRequestId });
@@ -19,7 +22,7 @@ export const sqsWorker =
       event,
       async (record: SQSRecord) => {
         try {
-          return await processRecord(record.body, record);
+          return await processRecord(record.body, record, context);
         } catch (error) {
           logger.error('message failed', {
             message_id: record.messageId,

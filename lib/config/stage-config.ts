@@ -7,8 +7,14 @@ import path from 'node:path';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { z } from 'zod';
-import { AUTH_ENV_NAMES, ConfigError, parseAuthConfig } from '../../lambdas/core/config';
+import {
+  AUTH_ENV_NAMES,
+  ConfigError,
+  parseAuthConfig,
+  REPLAY_PROTECTION_SCOPES,
+} from '../../lambdas/core/config';
 import { repoRoot } from '../paths';
+import { ANY_ORIGIN, type CorsPolicy, invalidOriginReason } from '../wiring';
 
 /** A stage's settings are missing or malformed; the message names the file and the offending keys. */
 export class StageConfigError extends Error {
@@ -75,8 +81,58 @@ export interface CustomDomain {
   readonly certificateArn: string;
 }
 
+/** Per-worker capacity overrides; unset fields keep the declaration's values (lib/wiring/areas). */
+export interface WorkerScale {
+  /** Messages per invocation (SQS event source BatchSize, 1–10 without a batching window). */
+  readonly batchSize?: number;
+  /** Event-source MaximumConcurrency (2–1,000): concurrent batches the queue may drive. */
+  readonly maxConcurrency?: number;
+  /** Reserved concurrency of the worker's function: a guaranteed share that is also its ceiling. */
+  readonly reservedConcurrency?: number;
+}
+
+/** Capacity settings of a stage: the account quotas it is sized for, and the knobs docs/scale.md discusses. */
+export interface ScaleSettings {
+  /** The account's quotas in the stage's Region (defaults: AWS's); alarms fire at `alarmPercent` of each. */
+  readonly quotas: {
+    readonly lambdaConcurrency: number;
+    readonly apiGatewayRps: number;
+    readonly webSocketNewConnectionsPerSec: number;
+    /** DynamoDB on-demand throughput per table (read and write units per second, each). */
+    readonly dynamoDbTableUnits: number;
+  };
+  readonly alarmPercent: number;
+  /** A queue whose oldest message is older than this has a backlog (alarm). */
+  readonly queueAgeAlarmSecs: number;
+  /** Partitions of the connections' `byShard` index; raise only (rows keep the shard they were written with). */
+  readonly connectionShards: number;
+  readonly workers: Readonly<Record<string, WorkerScale>>;
+}
+
+/** The scale settings of a stage file without a `scale` section (AWS's default quotas, us-east-1). */
+export const DEFAULT_SCALE: ScaleSettings = {
+  quotas: {
+    lambdaConcurrency: 1000,
+    apiGatewayRps: 10_000,
+    webSocketNewConnectionsPerSec: 500,
+    dynamoDbTableUnits: 40_000,
+  },
+  alarmPercent: 80,
+  // Above SQS's longest DelaySeconds (15 min), so a delayed retry is not taken for a backlog.
+  queueAgeAlarmSecs: 1200,
+  connectionShards: 16,
+  workers: {},
+};
+
+/** Lambda keeps this much of the account's concurrency unreserved. */
+export const UNRESERVED_CONCURRENCY = 100;
+
 export interface StageSettings {
   readonly stage: string;
+  /** Where the stage is deployed; required unless the stage is development (then the CLI's region applies). */
+  readonly region: string | undefined;
+  /** The account the stage belongs to; when set, a deploy with another account's credentials fails. */
+  readonly account: string | undefined;
   /** Development stages accept HS256 tokens; nothing else differs in code paths. */
   readonly development: boolean;
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -96,9 +152,12 @@ export interface StageSettings {
   readonly waf: WafSettings | undefined;
   /** Host names of the APIs (on CloudFront for the HTTP API with `waf`, else API Gateway custom domains). */
   readonly domains: { readonly http: CustomDomain | undefined; readonly webSocket: CustomDomain | undefined };
+  /** Origins whose pages may call the HTTP API (API Gateway's CORS); undefined: no browser page may. */
+  readonly cors: CorsPolicy | undefined;
   /** `SERVICE__AUTH__*` variables for the functions, without the HS256 secret. */
   readonly authEnv: Readonly<Record<string, string>>;
   readonly hs256Secret: Hs256SecretSource | undefined;
+  readonly scale: ScaleSettings;
 }
 
 /** CloudWatch Logs accepts only these retention periods. */
@@ -115,7 +174,13 @@ const authSchema = z
     jwks_cache_ttl: z.union([z.string(), z.number().int()]).optional(),
     clock_skew_secs: z.number().int().optional(),
     admin_role: z.string().optional(),
-    replay_protection: z.boolean().optional(),
+    replay_protection: z
+      .enum(REPLAY_PROTECTION_SCOPES, {
+        error:
+          'expected "off", "service" (service tokens single-use) or "all" (every token single-use, which breaks ' +
+          'browser and mobile apps: they reuse their access token)',
+      })
+      .optional(),
     hs256_secret: z.union([z.string(), z.strictObject({ secrets_manager: z.string().min(1) })]).optional(),
   })
   .strict();
@@ -138,8 +203,94 @@ const domainSchema = z.strictObject({
     .regex(/^arn:aws[\w-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[\w-]+$/, 'expected an ACM certificate ARN'),
 });
 
+/** Commercial, China and GovCloud region names: eu-west-1, ap-southeast-2, us-gov-west-1, cn-north-1. */
+const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
+
+const positiveInt = () => z.number().int().positive();
+
+const scaleSchema = z.strictObject({
+  quotas: z
+    .strictObject({
+      lambda_concurrency: positiveInt()
+        .min(1000, 'AWS never sets an account below 1,000 after a request')
+        .optional(),
+      api_gateway_rps: positiveInt().optional(),
+      websocket_new_connections_per_sec: positiveInt().optional(),
+      dynamodb_table_units: positiveInt().optional(),
+    })
+    .optional(),
+  alarm_percent: z.number().int().min(1).max(100).optional(),
+  queue_age_alarm_secs: z.number().int().min(60).optional(),
+  connection_shards: z.number().int().min(1).max(256).optional(),
+  workers: z
+    .record(
+      z.string(),
+      z
+        .strictObject({
+          batch_size: z.number().int().min(1).max(10).optional(),
+          max_concurrency: z.number().int().min(2).max(1000).optional(),
+          reserved_concurrency: positiveInt().optional(),
+        })
+        .refine(
+          (worker) =>
+            worker.max_concurrency === undefined ||
+            worker.reserved_concurrency === undefined ||
+            worker.max_concurrency <= worker.reserved_concurrency,
+          { message: 'max_concurrency above reserved_concurrency would have the event source throttled' },
+        ),
+    )
+    .optional(),
+});
+
+const scaleSettings = (scale: z.output<typeof scaleSchema> | undefined): ScaleSettings => {
+  const workers: Record<string, WorkerScale> = {};
+  for (const [id, worker] of Object.entries(scale?.workers ?? {})) {
+    workers[id] = {
+      ...(worker.batch_size === undefined ? {} : { batchSize: worker.batch_size }),
+      ...(worker.max_concurrency === undefined ? {} : { maxConcurrency: worker.max_concurrency }),
+      ...(worker.reserved_concurrency === undefined
+        ? {}
+        : { reservedConcurrency: worker.reserved_concurrency }),
+    };
+  }
+  const quotas = DEFAULT_SCALE.quotas;
+  return {
+    quotas: {
+      lambdaConcurrency: scale?.quotas?.lambda_concurrency ?? quotas.lambdaConcurrency,
+      apiGatewayRps: scale?.quotas?.api_gateway_rps ?? quotas.apiGatewayRps,
+      webSocketNewConnectionsPerSec:
+        scale?.quotas?.websocket_new_connections_per_sec ?? quotas.webSocketNewConnectionsPerSec,
+      dynamoDbTableUnits: scale?.quotas?.dynamodb_table_units ?? quotas.dynamoDbTableUnits,
+    },
+    alarmPercent: scale?.alarm_percent ?? DEFAULT_SCALE.alarmPercent,
+    queueAgeAlarmSecs: scale?.queue_age_alarm_secs ?? DEFAULT_SCALE.queueAgeAlarmSecs,
+    connectionShards: scale?.connection_shards ?? DEFAULT_SCALE.connectionShards,
+    workers,
+  };
+};
+
+const originSchema = z.string().superRefine((origin, context) => {
+  const reason = invalidOriginReason(origin);
+  if (reason) context.addIssue({ code: 'custom', message: reason });
+});
+
+const corsSchema = z.strictObject({
+  allowed_origins: z
+    .array(originSchema)
+    .min(1, 'list at least one origin, or leave cors out to allow none')
+    .refine((origins) => !origins.includes(ANY_ORIGIN) || origins.length === 1, {
+      message: `"${ANY_ORIGIN}" allows every origin: list it alone`,
+    })
+    .refine((origins) => new Set(origins).size === origins.length, { message: 'lists an origin twice' }),
+});
+
 const fileSchema = z.strictObject({
   development: z.boolean({ error: 'is required (true or false)' }),
+  region: z.string().regex(AWS_REGION, 'expected an AWS region such as "eu-west-1"').optional(),
+  account: z
+    .string()
+    .regex(/^\d{12}$/, 'expected a 12-digit AWS account id (as a string)')
+    .optional(),
   log_level: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']),
   log_retention_days: z.number().refine((days) => (LOG_RETENTION_DAYS as readonly number[]).includes(days), {
     message: `must be one of ${LOG_RETENTION_DAYS.join(', ')}`,
@@ -189,7 +340,9 @@ const fileSchema = z.strictObject({
       message: 'http and websocket need names of their own (API Gateway cannot map both kinds to one domain)',
     })
     .optional(),
+  cors: corsSchema.optional(),
   auth: authSchema,
+  scale: scaleSchema.optional(),
 });
 
 const customDomain = (domain: z.output<typeof domainSchema> | undefined): CustomDomain | undefined =>
@@ -248,7 +401,39 @@ const settingsAStageNeeds = (raw: unknown): string[] => {
     development || text(valueAt(raw, ['alarms', 'email'])) || text(valueAt(raw, ['alarms', 'topic_arn']))
       ? undefined
       : 'alarms.email or alarms.topic_arn (where alarm notifications go)',
+    // The CDK CLI falls back to us-east-1 when it finds no region: a production stage says where it lives.
+    development || text(valueAt(raw, ['region']))
+      ? undefined
+      : 'region (the AWS region the stage is deployed to, e.g. "eu-west-1")',
   ].filter((problem) => problem !== undefined);
+};
+
+/** Host names reserved for documentation (RFC 2606) or guaranteed not to resolve (RFC 6761): placeholders. */
+const PLACEHOLDER_HOST = /(^|\.)(example\.(com|net|org)|example|invalid)\.?$/i;
+
+const hostOf = (value: string): string => {
+  if (value.includes('@') && !value.includes('/')) return value.slice(value.lastIndexOf('@') + 1);
+  try {
+    return new URL(value).hostname;
+  } catch {
+    return value;
+  }
+};
+
+/** Settings of a non-development stage still holding the shipped example values (`idp.example.com`, ...). */
+const placeholdersIn = (raw: unknown): string[] => {
+  const origins = valueAt(raw, ['cors', 'allowed_origins']);
+  return [
+    ['auth', 'issuer'],
+    ['auth', 'jwks_url'],
+    ['alarms', 'email'],
+    ['domains', 'http', 'name'],
+    ['domains', 'websocket', 'name'],
+    ...(Array.isArray(origins) ? origins.map((_, index) => ['cors', 'allowed_origins', index]) : []),
+  ]
+    .map((path) => [path.join('.'), valueAt(raw, path)] as const)
+    .filter(([, value]) => typeof value === 'string' && PLACEHOLDER_HOST.test(hostOf(value)))
+    .map(([key, value]) => `${key} (${String(value)})`);
 };
 
 /** Validates the parsed content of a stage file; `source` names the file in error messages. */
@@ -294,9 +479,29 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     );
   }
 
+  const scale = scaleSettings(file.scale);
+  const reserved = Object.values(scale.workers).reduce(
+    (total, worker) => total + (worker.reservedConcurrency ?? 0),
+    0,
+  );
+  if (reserved > scale.quotas.lambdaConcurrency - UNRESERVED_CONCURRENCY) {
+    throw new StageConfigError(
+      `${source} (stage "${stage}"): scale.workers reserve ${reserved} concurrent executions; the account's ` +
+        `${scale.quotas.lambdaConcurrency} (scale.quotas.lambda_concurrency) leaves at most ` +
+        `${scale.quotas.lambdaConcurrency - UNRESERVED_CONCURRENCY} to reserve (Lambda keeps ${UNRESERVED_CONCURRENCY} unreserved)`,
+    );
+  }
+
   const missing = settingsAStageNeeds(raw);
-  if (missing.length > 0) {
-    throw new StageConfigError(`${source} (stage "${stage}") is incomplete: missing ${missing.join(', ')}`);
+  const placeholders = file.development ? [] : placeholdersIn(raw);
+  if (missing.length > 0 || placeholders.length > 0) {
+    const parts = [
+      ...(missing.length > 0 ? [`missing ${missing.join(', ')}`] : []),
+      ...(placeholders.length > 0
+        ? [`placeholder values in ${placeholders.join(', ')}: set your own before deploying`]
+        : []),
+    ];
+    throw new StageConfigError(`${source} (stage "${stage}") is incomplete: ${parts.join('; ')}`);
   }
 
   if (typeof auth.hs256_secret === 'string') {
@@ -342,6 +547,8 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
 
   return {
     stage,
+    region: file.region,
+    account: file.account,
     development: file.development,
     logLevel: file.log_level,
     logRetentionDays: file.log_retention_days,
@@ -358,8 +565,10 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     alarms: { email: file.alarms?.email, topicArn: file.alarms?.topic_arn },
     waf: wafSettings(file.waf),
     domains: { http: customDomain(file.domains?.http), webSocket: customDomain(file.domains?.websocket) },
+    cors: file.cors && { allowedOrigins: file.cors.allowed_origins },
     authEnv,
     hs256Secret,
+    scale,
   };
 };
 

@@ -1,4 +1,4 @@
-import type { RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -8,10 +8,18 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { CustomDomain } from '../config/stage-config';
 import { acknowledgeRoutesWithoutAuthorizer } from '../nag-suppressions';
-import { DEFAULT_ROUTE_PATH, type HttpMethod } from '../wiring';
+import {
+  CORS_ALLOWED_HEADERS,
+  CORS_ALLOWED_METHODS,
+  CORS_EXPOSED_HEADERS,
+  CORS_MAX_AGE_SECS,
+  type CorsPolicy,
+  DEFAULT_ROUTE_PATH,
+  type HttpMethod,
+} from '../wiring';
 import { pascalCase } from './naming';
 
-/** REST base path (interface.md §1). */
+/** REST base path (docs/contract.md §1). */
 export const API_BASE_PATH = '/api/v1';
 /** WebSocket stage name: the URL ends in /ws, as it does locally (contract §1). */
 export const WEBSOCKET_STAGE_NAME = 'ws';
@@ -56,6 +64,25 @@ const accessLogs = (scope: Construct, props: AccessLogProps): apigw.IAccessLogSe
   format: AccessLogFormat.jsonWithStandardFields(),
 });
 
+interface HttpApiProps extends StageProps {
+  /** Origins whose pages may call the API; without it API Gateway answers no preflight. */
+  readonly cors?: CorsPolicy;
+}
+
+/**
+ * API Gateway adds these headers to every response (a function's own CORS headers are ignored). Preflights are
+ * caught by the `$default` route, whose function answers them 204 (lambdas/handlers/http/fallback.ts).
+ */
+const corsPreflight = (cors: CorsPolicy): apigw.CorsPreflightOptions => ({
+  allowOrigins: [...cors.allowedOrigins],
+  allowHeaders: [...CORS_ALLOWED_HEADERS],
+  allowMethods: CORS_ALLOWED_METHODS.map((method) => apigw.CorsHttpMethod[method]),
+  exposeHeaders: [...CORS_EXPOSED_HEADERS],
+  maxAge: Duration.seconds(CORS_MAX_AGE_SECS),
+  // Tokens travel in Authorization, never in cookies; credentials would also forbid the `*` origin.
+  allowCredentials: false,
+});
+
 /** The HTTP API: one route per declared HTTP route under /api/v1, payload format 2.0, access logs on. */
 export class ServiceHttpApi extends Construct {
   readonly api: apigw.HttpApi;
@@ -63,11 +90,12 @@ export class ServiceHttpApi extends Construct {
   /** The custom domain (props.domain); its regionalDomainName is the target of the DNS record. */
   readonly customDomain: apigw.DomainName | undefined;
 
-  constructor(scope: Construct, id: string, props: StageProps) {
+  constructor(scope: Construct, id: string, props: HttpApiProps) {
     super(scope, id);
     this.api = new apigw.HttpApi(this, 'Api', {
       description: `Notify ${props.stageName} REST API`,
       createDefaultStage: false,
+      ...(props.cors ? { corsPreflight: corsPreflight(props.cors) } : {}),
     });
     acknowledgeRoutesWithoutAuthorizer(this.api);
     this.stage = new apigw.HttpStage(this, 'DefaultStage', {

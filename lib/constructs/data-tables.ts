@@ -62,6 +62,11 @@ export class DataTables extends Construct {
     }
   }
 
+  /** Every declared table by id, in declaration order. */
+  get all(): readonly { readonly id: string; readonly table: dynamodb.Table }[] {
+    return [...this.byId].map(([id, table]) => ({ id, table }));
+  }
+
   /** The table of a declared id; throws naming the user of an undeclared one. */
   table(id: string, usedBy: string): dynamodb.Table {
     const table = this.byId.get(id);

@@ -1,12 +1,14 @@
 import { Duration, NestedStack, type RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { SERVICE_METRICS } from '../../lambdas/core/metrics';
+import type { ScaleSettings } from '../config/stage-config';
 import type { ServiceHttpApi, ServiceWebSocketApi } from './apis';
 import { METRICS_NAMESPACE, type NotifyFunction, SERVICE_NAME } from './notify-function';
 import type { ServiceQueue } from './queues';
@@ -16,6 +18,9 @@ export interface MonitoringProps {
   /** Every function of the stack, keyed as NotifyStack keys them (`http:health.live`, `worker:fanout`). */
   readonly functions: ReadonlyMap<string, NotifyFunction>;
   readonly queues: readonly ServiceQueue[];
+  readonly tables: readonly { readonly id: string; readonly table: dynamodb.Table }[];
+  /** Quotas the stage is sized for and the share of each at which the capacity alarms fire (docs/scale.md). */
+  readonly scale: ScaleSettings;
   readonly httpApi: ServiceHttpApi | undefined;
   readonly webSocketApi: ServiceWebSocketApi | undefined;
   /** Subscribed to a topic the stack creates. */
@@ -185,6 +190,8 @@ export class Monitoring extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
 
+    this.capacityAlarms(props, http?.requests, webSocket);
+
     this.dashboard = new cloudwatch.Dashboard(inNested, 'Dashboard', {
       // A new name since the move to the nested stack: CloudFormation creates the nested dashboard before it
       // deletes the parent's, and the same name would collide (or be deleted by that cleanup).
@@ -260,6 +267,98 @@ export class Monitoring extends Construct {
       }),
       new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }),
     );
+  }
+
+  /**
+   * Alarms that fire before an AWS quota is reached (docs/scale.md): account concurrency, the API Gateway
+   * account throttle, new WebSocket connections and each table's throughput at `alarmPercent` of the quotas the
+   * stage is sized for (a table's throttle events too: a hot partition throttles far below the table quota);
+   * and a backlog on every queue (its oldest message waiting longer than `queueAgeAlarmSecs`).
+   */
+  private capacityAlarms(
+    props: MonitoringProps,
+    httpRequests: cloudwatch.IMetric | undefined,
+    webSocket: ReturnType<Monitoring['webSocketMetrics']> | undefined,
+  ): void {
+    const { quotas, alarmPercent, queueAgeAlarmSecs } = props.scale;
+    const share = alarmPercent / 100;
+    const minute = Duration.minutes(1);
+    const perMinute = (metric: cloudwatch.Metric) =>
+      metric.with({ period: minute, statistic: cloudwatch.Stats.SUM });
+    this.alarm('lambda-account-concurrency', {
+      description: `Lambda concurrent executions of the account reached ${alarmPercent}% of ${quotas.lambdaConcurrency} (scale.quotas.lambda_concurrency); beyond it every function is throttled`,
+      metric: new cloudwatch.Metric({
+        namespace: 'AWS/Lambda',
+        metricName: 'ConcurrentExecutions',
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: minute,
+      }),
+      threshold: Math.floor(quotas.lambdaConcurrency * share),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    const apiTraffic: Record<string, cloudwatch.IMetric> = {};
+    if (httpRequests) apiTraffic.http = (httpRequests as cloudwatch.Metric).with({ period: minute });
+    if (webSocket) {
+      apiTraffic.messages = perMinute(webSocket.messages);
+      apiTraffic.connects = perMinute(webSocket.connects);
+    }
+    if (Object.keys(apiTraffic).length > 0) {
+      this.alarm('apigw-account-rps', {
+        description: `API Gateway requests (HTTP + WebSocket messages and connects) reached ${alarmPercent}% of the account throttle of ${quotas.apiGatewayRps}/s (scale.quotas.api_gateway_rps); @connections calls share it too`,
+        metric: new cloudwatch.MathExpression({
+          expression: `(${Object.keys(apiTraffic).join(' + ')}) / 60`,
+          label: 'API Gateway requests/s',
+          period: minute,
+          usingMetrics: apiTraffic,
+        }),
+        threshold: Math.floor(quotas.apiGatewayRps * share),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    if (webSocket) {
+      this.alarm('websocket-new-connections', {
+        description: `New WebSocket connections reached ${alarmPercent}% of ${quotas.webSocketNewConnectionsPerSec}/s (scale.quotas.websocket_new_connections_per_sec)`,
+        metric: new cloudwatch.MathExpression({
+          expression: 'connects / 60',
+          label: 'new connections/s',
+          period: minute,
+          usingMetrics: { connects: perMinute(webSocket.connects) },
+        }),
+        threshold: Math.floor(quotas.webSocketNewConnectionsPerSec * share),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    for (const { spec, queue } of props.queues) {
+      this.alarm(`${spec.id}-age`, {
+        description: `The oldest message of "${spec.id}" has waited ${queueAgeAlarmSecs} s (scale.queue_age_alarm_secs): its workers do not keep up`,
+        metric: queue.metricApproximateAgeOfOldestMessage({
+          period: minute,
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        threshold: queueAgeAlarmSecs,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    const fiveMinutes = { period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM };
+    for (const { id, table } of props.tables) {
+      // Percent of the table quota used by the busier direction; any throttle event counts as 100 %.
+      this.alarm(`${id}-throughput`, {
+        description: `Table ${id}: ${alarmPercent}% of ${quotas.dynamoDbTableUnits} units/s (scale.quotas.dynamodb_table_units) used, or requests throttled (a hot partition: docs/scale.md)`,
+        metric: new cloudwatch.MathExpression({
+          expression: `IF(readThrottles + writeThrottles > 0, 100, 100 * MAX([reads, writes]) / 300 / ${quotas.dynamoDbTableUnits})`,
+          label: `${id} % of throughput quota`,
+          period: FIVE_MINUTES,
+          usingMetrics: {
+            reads: table.metricConsumedReadCapacityUnits(fiveMinutes),
+            writes: table.metricConsumedWriteCapacityUnits(fiveMinutes),
+            readThrottles: table.metric('ReadThrottleEvents', fiveMinutes),
+            writeThrottles: table.metric('WriteThrottleEvents', fiveMinutes),
+          },
+        }),
+        threshold: alarmPercent,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
   }
 
   private webSocketMetrics(webSocketApi: ServiceWebSocketApi) {

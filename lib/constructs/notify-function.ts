@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { repoRoot } from '../paths';
@@ -23,6 +23,8 @@ export interface NotifyFunctionProps {
   readonly defaults: FunctionDefaults;
   /** Extra environment (auth settings for HTTP and WebSocket functions). */
   readonly environment?: Readonly<Record<string, string>>;
+  /** Reserved concurrency (stage setting `scale.workers.<id>.reserved_concurrency`); unset: none reserved. */
+  readonly reservedConcurrency?: number;
 }
 
 /** Powertools reads these; the service name groups every function's logs and metrics. */
@@ -64,6 +66,7 @@ export class NotifyFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: spec.memoryMb ?? DEFAULT_FUNCTION.memoryMb,
       timeout: Duration.seconds(spec.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       role: this.role,
       logGroup: this.logGroup,
       // Off = PassThrough: no sampling of our own, but a trace an upstream caller sampled still continues.
@@ -82,11 +85,13 @@ export class NotifyFunction extends Construct {
         minify: true,
         sourceMap: true,
         sourcesContent: false,
+        // Warnings and errors only: esbuild's per-bundle size summary is noise in `cdk synth` (dozens of functions).
+        logLevel: LogLevel.WARNING,
         target: 'node24',
         format: OutputFormat.ESM,
         mainFields: ['module', 'main'],
         // The SDK v3 clients are bundled too: pinned versions, tree-shaken, and faster to load than the
-        // runtime's full copy (reference/aws-limits-and-prices.md, Lambda init).
+        // runtime's full copy (Lambda init time is billed; docs/performance.md).
         externalModules: [],
         // Some CommonJS dependencies call require(); ESM output has no require unless it is created.
         banner:

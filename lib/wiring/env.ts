@@ -15,6 +15,8 @@ export const envNames = {
   schedulerRoleArn: 'NOTIFY_SCHEDULER_ROLE_ARN',
   scheduleGroup: 'NOTIFY_SCHEDULE_GROUP',
   stage: 'NOTIFY_STAGE',
+  /** Partitions of the connections' `byShard` index (stage setting `scale.connection_shards`; default 16). */
+  connectionShards: 'NOTIFY_CONNECTION_SHARDS',
   /** KMS key that envelope-encrypts webhook secrets (AWS); locally NOTIFY_WEBHOOK_LOCAL_KEY instead. */
   webhookKmsKeyId: 'NOTIFY_WEBHOOK_KMS_KEY_ID',
   /** Secrets Manager secret holding the HS256 key of a development stage, read at cold start (AWS only). */
@@ -24,6 +26,10 @@ export const envNames = {
    * CloudFront + WAF; HTTP functions then refuse requests without it (AWS only).
    */
   originSecretArn: 'NOTIFY_ORIGIN_SECRET_ARN',
+  /** Secrets Manager secret holding the key that signs paging cursors (AWS; lambdas/core/cursor-mac.ts). */
+  cursorKeySecretArn: 'NOTIFY_CURSOR_KEY_SECRET_ARN',
+  /** The cursor key itself (local runtime only). */
+  cursorKey: 'NOTIFY_CURSOR_KEY',
 } as const;
 
 /** Header CloudFront adds to every request it forwards to the HTTP API (lower case, as API Gateway passes it). */

@@ -7,6 +7,7 @@
  * endpoint to DIR/eventbridge/eventbridge-endpoint.json, and this command calls StartReplay there. Events whose
  * `time` lies in [from, to] (default: everything archived so far) are delivered again with `replay-name` set.
  */
+import '../sdk-env';
 import { findEventBridgeState, ReplayTargetNotFound, requestReplay } from '../eventbridge/replay-client';
 import { fail, parseCliArgs } from './args';
 

@@ -1,11 +1,12 @@
 /**
  * `npm run token`: mints development tokens with the HS256 secret `npm start` uses.
  *
- *   npm run token -- --user alice [--roles admin]
- *   npm run token -- --service billing --scope "notifications:write events:publish"
+ *   npm run -s token -- --user alice [--roles admin]
+ *   npm run -s token -- --service billing --scope "notifications:write events:publish"
  *
- * The secret and issuer come from SERVICE__AUTH__* when set, else from the file `npm start` writes.
- * Prints only the token, so `TOKEN=$(npm run -s token -- --user alice)` works.
+ * The secret and issuer come from SERVICE__AUTH__* when set, else from the file `npm start` writes (in the
+ * `--data DIR` it was given, else .data/). Prints only the token, so `TOKEN=$(npm run -s token -- --user alice)`
+ * works; without `-s` npm prints its own header into that output first, so the command refuses instead.
  */
 import {
   AUTH_ENV_PREFIX,
@@ -17,10 +18,17 @@ import {
   mintUserToken,
   readDevAuth,
 } from '../dev-auth';
-import { fail, parseCliArgs } from './args';
+import { fail, npmHeaderInCapturedOutput, parseCliArgs } from './args';
 
 const USAGE =
-  'npm run token -- --user ID [--roles admin,...] | --service NAME [--scope "events:publish ..."] [--ttl SECONDS]';
+  'npm run -s token -- --user ID [--roles admin,...] | --service NAME [--scope "events:publish ..."] [--ttl SECONDS] [--data DIR]';
+const DETAILS = `Prints a development token (HS256) on stdout, nothing else.
+  --user ID        a user token with sub ID; --roles adds roles (comma or space separated)
+  --service NAME   a service token; --scope lists its scopes (space separated; none by default)
+  --ttl SECONDS    lifetime, default 3600
+  --data DIR       the data directory of \`npm start -- --data DIR\` (or NOTIFY_DATA_DIR): its dev-auth.json
+The secret is SERVICE__AUTH__HS256_SECRET when set (with SERVICE__AUTH__ISSUER, _AUDIENCE, _SERVICE_AUDIENCE),
+else the one \`npm start\` saved. Use \`npm run -s\`: without -s npm prints a header before the token.`;
 
 const args = parseCliArgs(
   {
@@ -29,9 +37,17 @@ const args = parseCliArgs(
     service: { type: 'string' },
     scope: { type: 'string' },
     ttl: { type: 'string' },
+    data: { type: 'string' },
   },
   USAGE,
+  DETAILS,
 );
+if (npmHeaderInCapturedOutput('token')) {
+  fail(
+    'npm has printed its "> notify@… token" header into this output, so it would not be a token: ' +
+      'run `npm run -s token -- …` (-s keeps npm quiet)',
+  );
+}
 const user = args.user as string | undefined;
 const service = args.service as string | undefined;
 if (Boolean(user) === Boolean(service)) fail(`give exactly one of --user or --service\nusage: ${USAGE}`);
@@ -40,11 +56,13 @@ if (!/^\d{1,7}$/.test(ttlText) || Number(ttlText) < 1)
   fail(`--ttl must be a number of seconds, got ${ttlText}`);
 
 const env = (key: string) => process.env[`${AUTH_ENV_PREFIX}${key}`]?.trim() || undefined;
-const saved = readDevAuth();
+const dataDir = (args.data as string | undefined) ?? (process.env.NOTIFY_DATA_DIR || undefined);
+const saved = readDevAuth(devAuthFile(dataDir));
 const secret = env('HS256_SECRET') ?? saved?.secret;
 if (!secret) {
   fail(
-    `no HS256 secret: run npm start once (it writes ${devAuthFile()}) or set ${AUTH_ENV_PREFIX}HS256_SECRET`,
+    `no HS256 secret: run npm start${dataDir ? ` -- --data ${dataDir}` : ''} once (it writes ` +
+      `${devAuthFile(dataDir)}) or set ${AUTH_ENV_PREFIX}HS256_SECRET`,
   );
 }
 const settings: Hs256Settings = {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BusRule } from '../../lib/wiring';
+import { AppendLog } from '../durable-file';
 import {
   AwsServiceError,
   type HttpReply,
@@ -148,6 +149,7 @@ export class LocalEventBridge {
   private readonly replays = new Map<string, Replay>();
   private readonly log: (line: string) => void;
   private server: LoopbackServer | undefined;
+  private archiveLog: AppendLog | undefined;
   private readonly counters_: EventBridgeCounters = {
     putEvents: 0,
     billedEvents: 0,
@@ -186,6 +188,10 @@ export class LocalEventBridge {
   async start(): Promise<void> {
     if (this.server) return;
     this.loadArchive();
+    if (this.opts.dataDir) {
+      this.archiveLog = new AppendLog(join(this.opts.dataDir, ARCHIVE_FILE), { log: this.log });
+      await this.archiveLog.open();
+    }
     this.server = await startLoopbackServer(
       'LocalEventBridge',
       (request) => this.handle(request),
@@ -223,6 +229,8 @@ export class LocalEventBridge {
   async stop(): Promise<void> {
     await this.server?.close();
     this.server = undefined;
+    await this.archiveLog?.close();
+    this.archiveLog = undefined;
     if (this.opts.dataDir) rmSync(join(this.opts.dataDir, STATE_FILE), { force: true });
   }
 
@@ -234,15 +242,15 @@ export class LocalEventBridge {
     const from = opts.from?.getTime() ?? Number.NEGATIVE_INFINITY;
     const to = opts.to?.getTime() ?? Number.POSITIVE_INFINITY;
     const name = opts.name ?? `replay-${Date.now()}`;
-    let replayed = 0;
+    const routed: Promise<void>[] = [];
     for (const { event } of [...this.archive]) {
       const time = new Date(event.time).getTime();
       if (time < from || time > to) continue;
-      this.route({ ...event, 'replay-name': name });
-      replayed += 1;
+      routed.push(this.route({ ...event, 'replay-name': name }));
     }
-    this.counters_.replayed += replayed;
-    return replayed;
+    await Promise.all(routed);
+    this.counters_.replayed += routed.length;
+    return routed.length;
   }
 
   private handle(request: HttpRequest): Promise<HttpReply> {
@@ -257,7 +265,7 @@ export class LocalEventBridge {
     const respond = (body: unknown) => Promise.resolve(jsonReply(200, CONTENT_TYPE, body));
     switch (operation) {
       case 'PutEvents':
-        return respond(this.putEvents(input));
+        return this.putEvents(input).then((body) => jsonReply(200, CONTENT_TYPE, body));
       case 'StartReplay':
         return this.startReplay(input).then((body) => jsonReply(200, CONTENT_TYPE, body));
       case 'DescribeReplay':
@@ -267,7 +275,8 @@ export class LocalEventBridge {
     }
   }
 
-  private putEvents(input: Record<string, unknown>) {
+  /** Answers once every accepted entry is archived and in its target queues, on disk with dataDir. */
+  private async putEvents(input: Record<string, unknown>) {
     const entries = input.Entries;
     if (!Array.isArray(entries) || entries.length === 0) {
       throw new AwsServiceError(
@@ -291,19 +300,22 @@ export class LocalEventBridge {
         `Total size of the entries in the request is over the limit (${total} > ${MAX_PUT_EVENTS_BYTES} bytes).`,
       );
     }
-    const results = (entries as Record<string, unknown>[]).map((entry, index) => {
-      try {
-        const event = this.toEnvelope(entry ?? {});
-        this.counters_.putEvents += 1;
-        this.counters_.billedEvents += billedRequests(sizes[index] ?? 0);
-        this.accept(event);
-        return { EventId: event.id };
-      } catch (error) {
-        if (!(error instanceof EntryError)) throw error;
-        this.counters_.failedEntries += 1;
-        return { ErrorCode: error.code, ErrorMessage: error.message };
-      }
-    });
+    const results = await Promise.all(
+      (entries as Record<string, unknown>[]).map(async (entry, index) => {
+        try {
+          const event = this.toEnvelope(entry ?? {});
+          this.counters_.putEvents += 1;
+          this.counters_.billedEvents += billedRequests(sizes[index] ?? 0);
+          await this.accept(event);
+          return { EventId: event.id };
+        } catch (error) {
+          this.counters_.failedEntries += 1;
+          if (error instanceof EntryError) return { ErrorCode: error.code, ErrorMessage: error.message };
+          // Not stored (e.g. the disk write failed): the caller retries the entry, as on AWS.
+          return { ErrorCode: 'InternalFailure', ErrorMessage: (error as Error).message };
+        }
+      }),
+    );
     return { FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length, Entries: results };
   }
 
@@ -354,25 +366,34 @@ export class LocalEventBridge {
     };
   }
 
-  private accept(event: EventEnvelope): void {
+  private async accept(event: EventEnvelope): Promise<void> {
+    let archived: Promise<void> = Promise.resolve();
     if (this.archivePattern.matches(event)) {
-      const archived: ArchivedEvent = { archivedAt: new Date().toISOString(), event };
-      this.archive.push(archived);
+      const entry: ArchivedEvent = { archivedAt: new Date().toISOString(), event };
+      this.archive.push(entry);
       this.counters_.archived += 1;
-      if (this.opts.dataDir) {
-        mkdirSync(this.opts.dataDir, { recursive: true });
-        appendFileSync(join(this.opts.dataDir, ARCHIVE_FILE), `${JSON.stringify(archived)}\n`);
+      if (this.archiveLog) {
+        this.archiveLog.append(JSON.stringify(entry));
+        archived = this.archiveLog.durable();
       }
     }
-    this.route(event);
+    await Promise.all([archived, this.route(event)]);
   }
 
-  /** Delivers an event to the target queue of every matching rule (the SQS message body is the envelope). */
-  private route(event: EventEnvelope): void {
+  /**
+   * Delivers an event to the target queue of every matching rule (the SQS message body is the envelope);
+   * resolves once the messages are durable. A message SQS refuses is logged, as AWS drops it after retries.
+   */
+  private async route(event: EventEnvelope): Promise<void> {
+    const sent: Promise<string>[] = [];
     for (const { rule, pattern } of this.rules) {
       if (!pattern.matches(event)) continue;
       try {
-        this.opts.sqs.enqueue(rule.targetQueue, JSON.stringify(event), { senderId: 'events.amazonaws.com' });
+        sent.push(
+          this.opts.sqs.enqueue(rule.targetQueue, JSON.stringify(event), {
+            senderId: 'events.amazonaws.com',
+          }),
+        );
         this.counters_.deliveries += 1;
       } catch (error) {
         // On AWS a failed delivery is retried and then dropped (or sent to the rule's DLQ); say it loudly.
@@ -381,6 +402,7 @@ export class LocalEventBridge {
         );
       }
     }
+    await Promise.all(sent);
   }
 
   private async startReplay(input: Record<string, unknown>) {

@@ -1,7 +1,19 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { v7 as uuidv7 } from 'uuid';
-import { DEFAULT_ROUTE_PATH, type HttpRoute } from '../../lib/wiring';
+import {
+  ANY_ORIGIN,
+  allowedOriginFor,
+  CORS_ALLOWED_HEADERS,
+  CORS_ALLOWED_METHODS,
+  CORS_EXPOSED_HEADERS,
+  CORS_MAX_AGE_SECS,
+  type CorsPolicy,
+  DEFAULT_ROUTE_PATH,
+  type HttpRoute,
+  isCorsPreflight,
+} from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
 import { apiGatewayId, apiGatewayTime, sourceIpOf } from './ids';
 
@@ -145,10 +157,45 @@ export interface HttpGatewayOptions {
   /** `requestContext.apiId`. */
   readonly apiId?: string;
   readonly accountId?: string;
+  /** The API's CORS configuration; without it preflights are routed like any request (405), as on AWS. */
+  readonly cors?: CorsPolicy;
 }
 
+export const isPreflight = (request: IncomingMessage): boolean =>
+  isCorsPreflight(request.method, request.headers);
+
+/**
+ * The headers API Gateway adds with a CORS configuration, for an allowed origin only: Allow-Origin (and Vary
+ * when it names the origin) on every response; on a preflight, the allowed methods, headers and max age;
+ * otherwise the exposed headers. Set before routing, so the gateway's own answers carry them too.
+ */
+export const applyCors = (cors: CorsPolicy, request: IncomingMessage, response: ServerResponse): void => {
+  const allowOrigin = allowedOriginFor(cors, request.headers.origin);
+  if (!allowOrigin) return;
+  response.setHeader('access-control-allow-origin', allowOrigin);
+  // A cache in between must not hand one origin's answer to another.
+  if (allowOrigin !== ANY_ORIGIN) response.setHeader('vary', 'origin');
+  if (isPreflight(request)) {
+    response.setHeader('access-control-allow-methods', CORS_ALLOWED_METHODS.join(','));
+    response.setHeader('access-control-allow-headers', CORS_ALLOWED_HEADERS.join(','));
+    response.setHeader('access-control-max-age', String(CORS_MAX_AGE_SECS));
+  } else {
+    response.setHeader('access-control-expose-headers', CORS_EXPOSED_HEADERS.join(','));
+  }
+};
+
+/** API Gateway's own answer to a preflight that no route takes: 204, the CORS headers already set. */
+export const answerPreflight = (request: IncomingMessage, response: ServerResponse): void => {
+  request.resume();
+  response.writeHead(204, { 'apigw-requestid': apiGatewayId() });
+  response.end();
+};
+
+const withoutCorsHeaders = (headers: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('access-control-')));
+
 /** A response the gateway itself produces, in the contract's error format (docs/local-runtime.md). */
-const sendError = (
+export const sendError = (
   request: IncomingMessage,
   response: ServerResponse,
   status: number,
@@ -182,6 +229,12 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
   const accountId = options.accountId ?? '000000000000';
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    // A preflight goes where any OPTIONS request goes: no declared route takes OPTIONS, so to the catch-all when
+    // there is one (as on AWS, where `$default` catches it), else API Gateway answers it.
+    if (options.cors) {
+      applyCors(options.cors, request, response);
+      if (isPreflight(request) && !catchAll) return answerPreflight(request, response);
+    }
     const started = Date.now();
     const gatewayRequestId = apiGatewayId();
     const rawUrl = request.url ?? '/';
@@ -241,7 +294,9 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
 
     const { headers, cookies } = collectHeaders(request);
     const hasBody = body.length > 0;
-    const asText = isTextContentType(headers['content-type']);
+    // A "text" body that is not UTF-8 goes as bytes (base64), so the handler can refuse it rather than read
+    // replacement characters (AWS does not document this case; docs/local-runtime.md).
+    const asText = isTextContentType(headers['content-type']) && isUtf8(body);
     const host = headers.host ?? '127.0.0.1';
     const queryStringParameters = collectQuery(rawQueryString);
     const event: APIGatewayProxyEventV2 = {
@@ -289,7 +344,7 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
       return;
     }
     const outgoing: Record<string, string | string[]> = {
-      ...mapped.headers,
+      ...(options.cors ? withoutCorsHeaders(mapped.headers) : mapped.headers),
       'apigw-requestid': gatewayRequestId,
     };
     if (mapped.cookies.length) outgoing['set-cookie'] = mapped.cookies;

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Wiring } from '../../lib/wiring';
+import { v7 as uuidv7 } from 'uuid';
+import type { CorsPolicy, Wiring } from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
 import type { GatewayMeter } from '../metering/gateway-meter';
 import { API_BASE_PATH, createHttpGateway } from './http';
@@ -26,6 +27,10 @@ export interface GatewayServerOptions {
   readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
   /** Counts billable requests, messages and connection time (benchmarks). */
   readonly meter?: GatewayMeter;
+  /** The REST API's CORS configuration (API Gateway's corsPreflight); none: preflights get 405. */
+  readonly cors?: CorsPolicy;
+  /** Local-only pages and endpoints (the demo): asked first, answers true when it took the request. */
+  readonly localRoutes?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
 
 export interface GatewayServer {
@@ -51,7 +56,11 @@ const plainError = (response: ServerResponse, status: number, code: string, mess
  * `@connections` management API under /<stage>/@connections.
  */
 export const startGatewayServer = async (options: GatewayServerOptions): Promise<GatewayServer> => {
-  const http = createHttpGateway({ routes: options.wiring.httpRoutes, invoke: options.invoke });
+  const http = createHttpGateway({
+    routes: options.wiring.httpRoutes,
+    invoke: options.invoke,
+    ...(options.cors ? { cors: options.cors } : {}),
+  });
   const webSocket = createWebSocketGateway({
     routes: options.wiring.webSocketRoutes,
     invoke: options.invoke,
@@ -67,6 +76,7 @@ export const startGatewayServer = async (options: GatewayServerOptions): Promise
       plainError(response, 503, 'unavailable', 'The local runtime is starting');
       return;
     }
+    if (options.localRoutes?.(request, response)) return;
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     if (path === API_BASE_PATH || path.startsWith(`${API_BASE_PATH}/`)) {
       options.meter?.httpRequest();
@@ -84,6 +94,25 @@ export const startGatewayServer = async (options: GatewayServerOptions): Promise
   };
 
   const server = createServer(onRequest);
+  // Node answers an unparseable request (headers over its 16 KiB, bad syntax) with a bare status line; clients
+  // of this service expect the contract's error body everywhere.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify({
+      code: 'validation',
+      message: tooLarge ? 'Request headers are larger than 16 KiB' : 'Malformed HTTP request',
+      request_id: uuidv7(),
+      details: [{ field: '(headers)', issue: tooLarge ? 'too large' : 'malformed' }],
+    });
+    socket.end(
+      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
   server.on('upgrade', (request: IncomingMessage, socket, head: Buffer) => {
     const path = (request.url ?? '/').split('?')[0];
     if (!open || path !== WS_PATH) {

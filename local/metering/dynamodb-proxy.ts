@@ -10,6 +10,8 @@ export interface DynamoDbCall {
   readonly kind: 'read' | 'write';
   /** True when the units were computed here instead of being reported (see docs/performance.md). */
   readonly computed: boolean;
+  /** The request as the caller sent it (keys, index, key condition), for partition spread (bench/scale). */
+  readonly request: Readonly<Record<string, unknown>>;
 }
 
 export interface DynamoDbMeteringProxy {
@@ -142,7 +144,7 @@ export const startDynamoDbMeteringProxy = async (
             }
           }
         }
-        onCall({ operation, units, kind, computed });
+        onCall({ operation, units, kind, computed, request: parsedRequest });
         if (asked === undefined || asked === 'NONE') delete parsed.ConsumedCapacity;
         else if (asked === 'TOTAL' && parsed.ConsumedCapacity !== undefined) {
           parsed.ConsumedCapacity = Array.isArray(parsed.ConsumedCapacity)
@@ -167,9 +169,9 @@ export const startDynamoDbMeteringProxy = async (
             ? tableOfRequest(Object.values(firstItem as Record<string, Record<string, unknown>>)[0] ?? {})
             : undefined) ??
           'transaction';
-        onCall({ operation, units: new Map([[table, items]]), kind, computed: true });
+        onCall({ operation, units: new Map([[table, items]]), kind, computed: true, request: parsedRequest });
       } else {
-        onCall({ operation, units: new Map(), kind, computed: false });
+        onCall({ operation, units: new Map(), kind, computed: false, request: parsedRequest });
       }
     }
     response.writeHead(upstream.statusCode ?? 500, answerHeaders);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecurringSchedule, ScheduleTarget } from '../../lib/wiring';
+import { writeFileDurably } from '../durable-file';
 import type { InvokeFunction } from '../lambda/types';
 import {
   AwsServiceError,
@@ -99,6 +100,8 @@ export class LocalScheduler {
   };
   private server: LoopbackServer | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Schedules whose message is being sent (not yet durable, so not yet marked fired). */
+  private readonly firing = new Set<StoredSchedule>();
 
   constructor(private readonly opts: LocalSchedulerOptions) {
     this.region = opts.region ?? 'us-east-1';
@@ -331,39 +334,59 @@ export class LocalScheduler {
     if (!this.server) return;
     let next = Number.POSITIVE_INFINITY;
     for (const schedule of this.schedules.values()) {
-      if (!schedule.fired && schedule.state === 'ENABLED') next = Math.min(next, schedule.fireAt);
+      if (!schedule.fired && !this.firing.has(schedule) && schedule.state === 'ENABLED') {
+        next = Math.min(next, schedule.fireAt);
+      }
     }
     if (!Number.isFinite(next)) return;
-    this.timer = setTimeout(() => this.fireDue(), Math.min(MAX_TIMER_MS, Math.max(0, next - Date.now())));
+    this.timer = setTimeout(
+      () => void this.fireDue(),
+      Math.min(MAX_TIMER_MS, Math.max(0, next - Date.now())),
+    );
   }
 
-  private fireDue(): void {
+  /**
+   * Sends the target message of every due schedule, and only once it is durable marks the schedule fired:
+   * a crash in between fires it again after the restart (at least once, as Scheduler promises).
+   */
+  private async fireDue(): Promise<void> {
     const now = Date.now();
-    for (const [key, schedule] of this.schedules) {
-      if (schedule.fired || schedule.state !== 'ENABLED' || schedule.fireAt > now) continue;
-      try {
-        // EventBridge Scheduler sends Input as the SQS message body.
-        this.opts.sqs.enqueue(schedule.queueId, schedule.target.Input ?? '{}', {
-          senderId: 'scheduler.amazonaws.com',
-        });
-        this.counters_.fired += 1;
-      } catch (error) {
-        this.log(`schedule ${key} could not send to ${schedule.queueId}: ${(error as Error).message}`);
-      }
-      schedule.fired = true;
-      if (schedule.actionAfterCompletion === 'DELETE') this.schedules.delete(key);
-    }
+    const due = [...this.schedules].filter(
+      ([, schedule]) =>
+        !schedule.fired &&
+        !this.firing.has(schedule) &&
+        schedule.state === 'ENABLED' &&
+        schedule.fireAt <= now,
+    );
+    await Promise.all(
+      due.map(async ([key, schedule]) => {
+        this.firing.add(schedule);
+        try {
+          // EventBridge Scheduler sends Input as the SQS message body.
+          await this.opts.sqs.enqueue(schedule.queueId, schedule.target.Input ?? '{}', {
+            senderId: 'scheduler.amazonaws.com',
+          });
+          this.counters_.fired += 1;
+        } catch (error) {
+          this.log(`schedule ${key} could not send to ${schedule.queueId}: ${(error as Error).message}`);
+        }
+        this.firing.delete(schedule);
+        schedule.fired = true;
+        // Deleted or replaced meanwhile: leave the newer state alone.
+        if (schedule.actionAfterCompletion === 'DELETE' && this.schedules.get(key) === schedule) {
+          this.schedules.delete(key);
+        }
+      }),
+    );
     this.save();
     this.arm();
   }
 
+  /** Answers to CreateSchedule / DeleteSchedule come after this durable write. */
   private save(): void {
     const dataDir = this.opts.dataDir;
     if (!dataDir) return;
-    mkdirSync(dataDir, { recursive: true });
-    const file = join(dataDir, SCHEDULES_FILE);
-    writeFileSync(`${file}.tmp`, JSON.stringify([...this.schedules.values()]));
-    renameSync(`${file}.tmp`, file);
+    writeFileDurably(join(dataDir, SCHEDULES_FILE), JSON.stringify([...this.schedules.values()]));
   }
 
   private load(): void {

@@ -1,5 +1,5 @@
 import type { SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
-import type { Worker } from '../../lib/wiring';
+import { DEFAULT_FUNCTION, type Worker } from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
 import type { LocalQueue, StoredMessage } from './queue';
 
@@ -140,22 +140,31 @@ export class EventSourceMapping {
       if (this.stopped) break;
       await queue.waitForMessages(Number.POSITIVE_INFINITY, signal);
       if (this.stopped) break;
+      // On AWS the visibility timeout outlasts the function timeout (the stack checks it), so a message never
+      // comes back while its invocation runs. A time scale shortens the one but not the other: hold the
+      // batch until its invocation ends, then let the visibility timeout count from the receive.
       const visibilityMs = queue.scaledMs(queue.visibilityTimeoutSecs);
-      const batch = this.receive(batchSize, visibilityMs, MAX_BATCH_PAYLOAD_BYTES);
+      const holdMs = Math.max(visibilityMs, this.functionTimeoutMs + 1000);
+      const receivedAt = Date.now();
+      const batch = this.receive(batchSize, holdMs, MAX_BATCH_PAYLOAD_BYTES);
       if (batch.length === 0) continue;
       // The batching window opens with the first message and closes early once the batch is full.
       const deadline = Date.now() + windowMs;
       let bytes = batch.reduce((sum, message) => sum + message.sizeBytes, 0);
       while (batch.length < batchSize && Date.now() < deadline && !this.stopped) {
         await queue.waitForMessages(deadline, signal);
-        const more = this.receive(batchSize - batch.length, visibilityMs, MAX_BATCH_PAYLOAD_BYTES - bytes);
+        const more = this.receive(batchSize - batch.length, holdMs, MAX_BATCH_PAYLOAD_BYTES - bytes);
         // Nothing taken although a message is visible: the payload budget is spent.
         if (more.length === 0 && queue.hasVisibleMessage()) break;
         batch.push(...more);
         bytes += more.reduce((sum, message) => sum + message.sizeBytes, 0);
       }
-      this.dispatch(batch);
+      this.dispatch(batch, receivedAt + visibilityMs);
     }
+  }
+
+  private get functionTimeoutMs(): number {
+    return (this.options.worker.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs) * 1000;
   }
 
   private receive(max: number, visibilityMs: number, byteBudget: number): StoredMessage[] {
@@ -171,11 +180,15 @@ export class EventSourceMapping {
     return messages;
   }
 
-  private dispatch(batch: StoredMessage[]): void {
+  /** Invokes the worker with `batch`; what it does not settle becomes visible again at `visibleAt`. */
+  private dispatch(batch: StoredMessage[], visibleAt: number): void {
     const { worker, queue, invoke, region, log } = this.options;
     // Receipt handles as of this receive: a later receive of the same message must not be deleted by us.
     const handles = batch.map((message) => ({ message, receiptHandle: message.receiptHandle }));
     const event: SQSEvent = { Records: batch.map((message) => toSqsRecord(message, queue, region)) };
+    const release = () => {
+      for (const { receiptHandle } of handles) queue.release(receiptHandle, visibleAt);
+    };
     const run = (async () => {
       let result: unknown;
       try {
@@ -186,15 +199,18 @@ export class EventSourceMapping {
             error instanceof Error ? error.message : String(error)
           }`,
         );
+        release();
         return;
       }
       const outcome = failedMessageIds(result, new Set(batch.map((message) => message.id)));
       if ('wholeBatchFailed' in outcome) {
         log(`worker ${worker.id}: ${outcome.wholeBatchFailed}; the whole batch is treated as failed`);
+        release();
         return;
       }
       const succeeded = handles.filter(({ message }) => !outcome.failed.has(message.id));
       for (const { receiptHandle } of succeeded) queue.deleteByReceiptHandle(receiptHandle);
+      release();
       // The poller deletes with DeleteMessageBatch, ten handles per request.
       for (let index = 0; index < succeeded.length; index += 10) queue.countRequest(0);
     })();

@@ -1,5 +1,3 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DEFAULT_FUNCTION, type QueueId, type QueueSpec, type Worker } from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
 import {
@@ -14,8 +12,15 @@ import {
   startLoopbackServer,
 } from './aws-http';
 import { EventSourceMapping } from './event-source-mapping';
+import { SqsJournal } from './journal';
 import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES, type MessageAttributes, validateMessage } from './message';
-import { LocalQueue, type QueueCounters, type QueueStats, type StoredMessage } from './queue';
+import {
+  LocalQueue,
+  type QueueChange,
+  type QueueCounters,
+  type QueueStats,
+  type StoredMessage,
+} from './queue';
 import { resolveTimeScale } from './time-scale';
 
 /**
@@ -31,7 +36,6 @@ const DEFAULT_VISIBILITY_TIMEOUT_SECS = 30;
 const MAX_VISIBILITY_TIMEOUT_SECS = 43_200;
 const MAX_WAIT_TIME_SECS = 20;
 const MESSAGE_RETENTION_SECS = 345_600;
-const SNAPSHOT_FILE = 'sqs-messages.json';
 
 /** Query-protocol error codes the SDK maps to its modeled exceptions (x-amzn-query-error). */
 const QUERY_ERROR_CODES: Readonly<Record<string, string>> = {
@@ -49,7 +53,10 @@ export interface LocalSqsOptions {
   readonly queues: readonly QueueSpec[];
   readonly workers: readonly Worker[];
   readonly invoke: InvokeFunction;
-  /** When set, queued messages are kept in `<dataDir>/sqs-messages.json` across restarts. */
+  /**
+   * When set, queued messages are kept in `<dataDir>/sqs-messages.json` and `sqs-journal.ndjson` across
+   * restarts and crashes: a send is answered only once it is on disk (fsync'd).
+   */
   readonly dataDir?: string;
   readonly region?: string;
   readonly accountId?: string;
@@ -70,10 +77,6 @@ export interface EnqueueOptions {
   readonly messageAttributes?: MessageAttributes;
   /** Reported as the message's SenderId (default: the account id). */
   readonly senderId?: string;
-}
-
-interface Snapshot {
-  readonly queues: Record<string, StoredMessage[]>;
 }
 
 const asInteger = (value: unknown, name: string, min: number, max: number, fallback: number): number => {
@@ -97,7 +100,7 @@ export class LocalSqs {
   private readonly mappings: EventSourceMapping[] = [];
   private readonly log: (line: string) => void;
   private server: LoopbackServer | undefined;
-  private saveTimer: NodeJS.Timeout | undefined;
+  private readonly journal: SqsJournal | undefined;
   private readonly longPolls = new AbortController();
 
   constructor(private readonly opts: LocalSqsOptions) {
@@ -105,7 +108,8 @@ export class LocalSqs {
     this.accountId = opts.accountId ?? '000000000000';
     this.timeScale = resolveTimeScale(opts.timeScale, 'LocalSqs');
     this.log = opts.log ?? ((line) => console.warn(`[sqs] ${line}`));
-    const onChange = () => this.scheduleSave();
+    this.journal = opts.dataDir ? new SqsJournal(opts.dataDir, () => this.contents(), this.log) : undefined;
+    const journalOf = (queueName: string) => (change: QueueChange) => this.journal?.record(queueName, change);
     for (const spec of opts.queues) {
       if (this.queues.has(spec.id) || this.queues.has(`${spec.id}-dlq`)) {
         throw new Error(`Queue ${spec.id} is declared twice`);
@@ -115,7 +119,7 @@ export class LocalSqs {
         arn: this.arnOf(`${spec.id}-dlq`),
         visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
         timeScale: this.timeScale,
-        onChange,
+        onChange: journalOf(`${spec.id}-dlq`),
       });
       const queue = new LocalQueue({
         name: spec.id,
@@ -123,7 +127,7 @@ export class LocalSqs {
         visibilityTimeoutSecs: spec.visibilityTimeoutSecs,
         timeScale: this.timeScale,
         redrive: { maxReceiveCount: spec.maxReceiveCount, deadLetterQueue },
-        onChange,
+        onChange: journalOf(spec.id),
       });
       this.queues.set(queue.name, queue);
       this.queues.set(deadLetterQueue.name, deadLetterQueue);
@@ -162,7 +166,7 @@ export class LocalSqs {
   async start(): Promise<void> {
     if (this.server) return;
     if (this.longPolls.signal.aborted) throw new Error('A stopped LocalSqs cannot restart: create a new one');
-    this.restore();
+    await this.restore();
     this.server = await startLoopbackServer('LocalSqs', (request) => this.handle(request), errorReply);
     for (const mapping of this.mappings) mapping.start();
   }
@@ -189,9 +193,10 @@ export class LocalSqs {
 
   /**
    * Sends a message without HTTP, for service integrations (EventBridge rule targets, Scheduler targets)
-   * that deliver to SQS on AWS. Same validation and limits as SendMessage; returns the message id.
+   * that deliver to SQS on AWS. Same validation and limits as SendMessage (a bad message throws at once);
+   * resolves with the message id once the message is durable.
    */
-  enqueue(queueId: QueueId, body: string, opts: EnqueueOptions = {}): string {
+  enqueue(queueId: QueueId, body: string, opts: EnqueueOptions = {}): Promise<string> {
     const queue = this.queue(queueId);
     const message = validateMessage({
       MessageBody: body,
@@ -199,7 +204,13 @@ export class LocalSqs {
       MessageAttributes: opts.messageAttributes,
     });
     queue.countRequest(message.sizeBytes);
-    return queue.send(message, opts.senderId ?? this.accountId).id;
+    const { id } = queue.send(message, opts.senderId ?? this.accountId);
+    return this.durable().then(() => id);
+  }
+
+  /** Resolves once every message accepted so far is on disk (at once without dataDir). */
+  durable(): Promise<void> {
+    return this.journal?.durable() ?? Promise.resolve();
   }
 
   /** Approximate message counts, as GetQueueAttributes reports them. */
@@ -219,8 +230,7 @@ export class LocalSqs {
     await Promise.all(this.mappings.map((mapping) => mapping.stop(this.opts.stopGraceMs ?? 2000)));
     await this.server?.close();
     this.server = undefined;
-    clearTimeout(this.saveTimer);
-    this.save();
+    await this.journal?.close();
   }
 
   private arnOf(queueName: string): string {
@@ -275,10 +285,17 @@ export class LocalSqs {
     const input = parseJsonObject(request.body);
     const respond = (body: unknown) => jsonReply(200, CONTENT_TYPE, body);
     switch (operation) {
-      case 'SendMessage':
-        return respond(this.sendMessage(input, request));
-      case 'SendMessageBatch':
-        return respond(this.sendMessageBatch(input, request));
+      // A send is answered once it is on disk, as SQS answers once the message is stored redundantly.
+      case 'SendMessage': {
+        const sent = this.sendMessage(input, request);
+        await this.durable();
+        return respond(sent);
+      }
+      case 'SendMessageBatch': {
+        const sent = this.sendMessageBatch(input, request);
+        await this.durable();
+        return respond(sent);
+      }
       case 'GetQueueUrl':
         return respond(this.getQueueUrl(input));
       case 'GetQueueAttributes':
@@ -527,43 +544,21 @@ export class LocalSqs {
     return { Successful, Failed };
   }
 
-  private scheduleSave(): void {
-    if (!this.opts.dataDir || this.saveTimer) return;
-    // Coalesce bursts of changes into one write; stop() writes the final state.
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = undefined;
-      this.save();
-    }, 250);
-    this.saveTimer.unref();
+  private contents(): Record<string, StoredMessage[]> {
+    const contents: Record<string, StoredMessage[]> = {};
+    for (const queue of this.queues.values()) contents[queue.name] = queue.snapshot();
+    return contents;
   }
 
-  private save(): void {
-    const dataDir = this.opts.dataDir;
-    if (!dataDir) return;
-    mkdirSync(dataDir, { recursive: true });
-    const snapshot: Snapshot = { queues: {} };
-    for (const queue of this.queues.values()) snapshot.queues[queue.name] = queue.snapshot();
-    const file = join(dataDir, SNAPSHOT_FILE);
-    writeFileSync(`${file}.tmp`, JSON.stringify(snapshot));
-    renameSync(`${file}.tmp`, file);
-  }
-
-  private restore(): void {
-    const dataDir = this.opts.dataDir;
-    if (!dataDir) return;
-    let snapshot: Snapshot;
-    try {
-      snapshot = JSON.parse(readFileSync(join(dataDir, SNAPSHOT_FILE), 'utf8')) as Snapshot;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new Error(`Cannot read ${join(dataDir, SNAPSHOT_FILE)}: ${(error as Error).message}`);
-    }
-    for (const [name, messages] of Object.entries(snapshot.queues)) {
+  private async restore(): Promise<void> {
+    if (!this.journal) return;
+    for (const [name, messages] of this.journal.load()) {
       const queue = this.queues.get(name);
-      if (queue) queue.restore(messages);
-      else if (messages.length > 0)
-        this.log(`dropping ${messages.length} stored message(s) of undeclared queue ${name}`);
+      if (queue) queue.restore([...messages.values()]);
+      else if (messages.size > 0)
+        this.log(`dropping ${messages.size} stored message(s) of undeclared queue ${name}`);
     }
+    await this.journal.open();
   }
 }
 

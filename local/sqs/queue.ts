@@ -42,6 +42,13 @@ export interface QueueStats {
   readonly ApproximateNumberOfMessagesNotVisible: number;
 }
 
+/** One change of a queue's durable state, as the journal records it (visibility changes are not kept). */
+export type QueueChange =
+  | { readonly put: StoredMessage }
+  | { readonly received: string; readonly receiveCount: number; readonly firstReceivedAt: number }
+  | { readonly deleted: string }
+  | { readonly purged: true };
+
 export interface QueueOptions {
   readonly name: string;
   readonly arn: string;
@@ -50,7 +57,7 @@ export interface QueueOptions {
   /** Multiplies every duration (visibility timeout, delays) so tests need not wait for real minutes. */
   readonly timeScale: number;
   readonly redrive?: { readonly maxReceiveCount: number; readonly deadLetterQueue: LocalQueue };
-  readonly onChange: () => void;
+  readonly onChange: (change: QueueChange) => void;
 }
 
 const encodeReceiptHandle = (queueName: string, messageId: string): string =>
@@ -114,7 +121,7 @@ export class LocalQueue {
   insert(message: StoredMessage): void {
     this.messages.set(message.id, message);
     this.counters.sent += 1;
-    this.changed();
+    this.changed({ put: message });
   }
 
   /**
@@ -141,17 +148,19 @@ export class LocalQueue {
       message.visibleAt = now + visibilityMs;
       message.receiptHandle = encodeReceiptHandle(this.name, message.id);
       received.push(message);
+      this.changed({ received: message.id, receiveCount: message.receiveCount, firstReceivedAt: now });
     }
     this.counters.received += received.length;
-    if (received.length > 0) this.changed();
     return received;
   }
 
   private moveToDeadLetterQueue(message: StoredMessage, deadLetterQueue: LocalQueue): void {
+    // SQS keeps the message id, body, attributes and sent timestamp; the receive count carries over.
+    // Into the DLQ first: a crash between the two journal lines leaves a copy, never no message.
+    deadLetterQueue.insert({ ...message, visibleAt: Date.now(), receiptHandle: undefined });
     this.messages.delete(message.id);
     this.counters.movedToDlq += 1;
-    // SQS keeps the message id, body, attributes and sent timestamp; the receive count carries over.
-    deadLetterQueue.insert({ ...message, visibleAt: Date.now(), receiptHandle: undefined });
+    this.changed({ deleted: message.id });
   }
 
   private resolveHandle(receiptHandle: unknown): { message: StoredMessage | undefined; current: boolean } {
@@ -176,7 +185,7 @@ export class LocalQueue {
     if (!message || !current) return false;
     this.messages.delete(message.id);
     this.counters.deleted += 1;
-    this.changed();
+    this.changed({ deleted: message.id });
     return true;
   }
 
@@ -190,12 +199,24 @@ export class LocalQueue {
       );
     }
     message.visibleAt = now + visibilityMs;
-    this.changed();
+    this.notify();
+  }
+
+  /**
+   * Lets an in-flight message become visible at `visibleAt` at the latest (a poller handing back what it held
+   * longer than the visibility timeout). A handle that is no longer the latest does nothing.
+   */
+  release(receiptHandle: string | undefined, visibleAt: number): void {
+    if (receiptHandle === undefined) return;
+    const { message, current } = this.resolveHandle(receiptHandle);
+    if (!message || !current) return;
+    message.visibleAt = Math.min(message.visibleAt, visibleAt);
+    this.notify();
   }
 
   purge(): void {
     this.messages.clear();
-    this.changed();
+    this.changed({ purged: true });
   }
 
   hasVisibleMessage(): boolean {
@@ -269,8 +290,8 @@ export class LocalQueue {
     for (const wake of [...this.waiters]) wake();
   }
 
-  private changed(): void {
+  private changed(change: QueueChange): void {
     this.notify();
-    this.options.onChange();
+    this.options.onChange(change);
   }
 }

@@ -8,7 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addNotifyStacks } from '../../lib/app';
 import { StageConfigError, type StageSettings } from '../../lib/config/stage-config';
-import { prodSettings, type SynthesizedStack, synthesize } from './synth';
+import { prodSettings, type SynthesizedStack, stageFileFrom, synthesize } from './synth';
 
 const CERTIFICATE = 'arn:aws:acm:eu-west-1:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d';
 
@@ -96,12 +96,11 @@ describe('custom domains on API Gateway', () => {
 
 describe('custom domain certificates in the wrong region', () => {
   it('refuses a regional domain whose certificate is not in the service region', () => {
-    const app = new App({
-      context: { stage: 'prod', config: 'test/cdk/fixtures/prod-waf-existing-acl.json' },
-    });
+    const config = stageFileFrom('test/cdk/fixtures/prod-waf-existing-acl.json', { region: 'us-west-2' });
+    const app = new App({ context: { stage: 'prod', config } });
     let error: unknown;
     try {
-      addNotifyStacks(app, { env: { account: '123456789012', region: 'us-west-2' } });
+      addNotifyStacks(app, { env: { account: '123456789012', region: 'eu-west-1' } });
     } catch (caught) {
       error = caught;
     }

@@ -264,7 +264,9 @@ describe('production-like stage (project declaration)', () => {
       (resource) => resource.Type === 'AWS::CloudWatch::Alarm',
     );
     expect(alarms.length).toBe(
-      wiring.queues.length + synth.stack.functions.size + 3, // + HTTP 5xx, WebSocket, webhooks
+      // per queue: DLQ and backlog; per function; per table: throughput; HTTP 5xx, WebSocket, webhooks;
+      // account concurrency, API Gateway throttle, new connections (docs/scale.md)
+      2 * wiring.queues.length + synth.stack.functions.size + wiring.tables.length + 3 + 3,
     );
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }, existing]);

@@ -3,6 +3,8 @@
  * half-configured fails `cdk synth` with a message naming the setting to fix.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { App, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -11,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { addNotifyStacks } from '../../lib/app';
 import {
   DEFAULT_MANAGED_RULE_GROUPS,
+  DEFAULT_SCALE,
   DEFAULT_WAF_RATE_LIMIT,
   loadStageConfig,
   parseStageConfig,
@@ -22,6 +25,7 @@ const run = promisify(execFile);
 
 const base = {
   development: false,
+  region: 'eu-west-1',
   log_level: 'INFO',
   log_retention_days: 30,
   removal_policy: 'retain',
@@ -45,7 +49,29 @@ const errorOf = (action: () => unknown): StageConfigError => {
   throw new Error('expected a StageConfigError');
 };
 
+/** config/prod.json with what an operator must set (placeholders, region) set: the rest as shipped. */
+const prodWithOwnValues = () => {
+  const raw = JSON.parse(readFileSync(join(repoRoot, 'config/prod.json'), 'utf8'));
+  return parseStageConfig(
+    'prod',
+    {
+      ...raw,
+      region: 'eu-central-1',
+      alarms: { email: 'oncall@notify.test' },
+      cors: { allowed_origins: ['https://app.notify.test'] },
+      auth: { ...raw.auth, issuer: 'https://login.notify.test/', jwks_url: 'https://login.notify.test/jwks' },
+    },
+    'config/prod.json',
+  );
+};
+
 describe('checked-in stage files', () => {
+  it('neither makes tokens single-use: apps and IdP client-credential tokens are reused until they expire', () => {
+    for (const settings of [loadStageConfig('dev'), prodWithOwnValues()]) {
+      expect(settings.authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
+    }
+  });
+
   it('config/dev.json is a development stage whose HS256 key is generated in Secrets Manager', () => {
     const settings = loadStageConfig('dev');
     expect(settings.development).toBe(true);
@@ -53,10 +79,21 @@ describe('checked-in stage files', () => {
     expect(settings.authEnv.SERVICE__AUTH__HS256_SECRET).toBeUndefined();
   });
 
-  it('config/prod.json verifies tokens against a JWKS and keeps its data', () => {
-    const settings = loadStageConfig('prod');
+  it('config/prod.json is refused until its placeholders and region are replaced', () => {
+    const error = errorOf(() => loadStageConfig('prod'));
+    expect(error.message).toContain('config/prod.json (stage "prod") is incomplete');
+    expect(error.message).toContain('missing region');
+    for (const key of ['auth.issuer (https://idp.example.com/)', 'auth.jwks_url', 'alarms.email', 'cors']) {
+      expect(error.message).toContain(key);
+    }
+  });
+
+  it('config/prod.json with its own values verifies tokens against a JWKS and keeps its data', () => {
+    const settings = prodWithOwnValues();
+    expect(settings.region).toBe('eu-central-1');
     expect(settings.development).toBe(false);
     expect(settings.hs256Secret).toBeUndefined();
+    expect(settings.authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
     expect(settings.authEnv.SERVICE__AUTH__JWKS_URL).toMatch(/^https:\/\//);
     expect(settings.removalPolicy).toBe('retain');
     // The HTTP API behind CloudFront with a web ACL the app creates (docs/deploy.md, WAF).
@@ -75,7 +112,7 @@ describe('stage settings validation', () => {
           jwks_cache_ttl: '5m',
           clock_skew_secs: 15,
           admin_role: 'ops',
-          replay_protection: true,
+          replay_protection: 'service',
         },
       },
       'inline',
@@ -86,8 +123,18 @@ describe('stage settings validation', () => {
       SERVICE__AUTH__JWKS_CACHE_TTL: '5m',
       SERVICE__AUTH__CLOCK_SKEW_SECS: '15',
       SERVICE__AUTH__ADMIN_ROLE: 'ops',
-      SERVICE__AUTH__REPLAY_PROTECTION: 'true',
+      SERVICE__AUTH__REPLAY_PROTECTION: 'service',
     });
+  });
+
+  it('takes replay_protection as a scope; a boolean is refused with what the scopes mean', () => {
+    const withReplay = (replay_protection: unknown) =>
+      parseStageConfig('staging', { ...base, auth: { ...base.auth, replay_protection } }, 'inline');
+    expect(withReplay('all').authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('all');
+    expect(withReplay('off').authEnv.SERVICE__AUTH__REPLAY_PROTECTION).toBe('off');
+    expect(errorOf(() => withReplay(true)).message).toMatch(
+      /auth\.replay_protection: expected "off", "service" \(service tokens single-use\) or "all"/,
+    );
   });
 
   it('refuses an HS256 secret on a stage not marked development, whatever its form', () => {
@@ -103,6 +150,58 @@ describe('stage settings validation', () => {
       expect(error.message).toContain('auth.hs256_secret');
       expect(error.message).toContain('"development": true');
     }
+  });
+
+  it('refuses documentation host names (example.com, .example, .invalid) on a stage not marked development', () => {
+    const error = errorOf(() =>
+      parseStageConfig(
+        'prod',
+        {
+          ...base,
+          alarms: { email: 'ops@mail.example.org' },
+          auth: { issuer: 'https://auth.example/', jwks_url: 'https://keys.invalid/jwks.json' },
+          domains: {
+            websocket: {
+              name: 'realtime.example.net',
+              certificate_arn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c',
+            },
+          },
+        },
+        'config/prod.json',
+      ),
+    );
+    expect(error.message).toBe(
+      'config/prod.json (stage "prod") is incomplete: placeholder values in auth.issuer (https://auth.example/), ' +
+        'auth.jwks_url (https://keys.invalid/jwks.json), alarms.email (ops@mail.example.org), ' +
+        'domains.websocket.name (realtime.example.net): set your own before deploying',
+    );
+    // Development stages may keep them; host names that merely contain "example" are real names.
+    expect(() =>
+      parseStageConfig(
+        'prod',
+        { ...base, auth: { issuer: 'https://examples.com/', jwks_url: 'https://example.com.eu/jwks' } },
+        'f',
+      ),
+    ).not.toThrow();
+  });
+
+  it('needs the region of a stage not marked development, and checks region and account', () => {
+    const { region: _region, ...withoutRegion } = base;
+    expect(errorOf(() => parseStageConfig('prod', withoutRegion, 'f')).message).toBe(
+      'f (stage "prod") is incomplete: missing region (the AWS region the stage is deployed to, e.g. "eu-west-1")',
+    );
+    expect(errorOf(() => parseStageConfig('prod', { ...base, region: 'Ireland' }, 'f')).message).toContain(
+      'region: expected an AWS region',
+    );
+    expect(errorOf(() => parseStageConfig('prod', { ...base, account: '1234' }, 'f')).message).toContain(
+      'account: expected a 12-digit AWS account id',
+    );
+    const settings = parseStageConfig(
+      'prod',
+      { ...base, region: 'us-gov-west-1', account: '123456789012' },
+      'f',
+    );
+    expect([settings.region, settings.account]).toEqual(['us-gov-west-1', '123456789012']);
   });
 
   it('names every missing auth setting of an incomplete stage', () => {
@@ -226,6 +325,53 @@ describe('stage settings validation', () => {
   });
 });
 
+describe('scale settings', () => {
+  const withScale = (scale: unknown) => parseStageConfig('prod', { ...base, scale }, 'file').scale;
+
+  it('defaults to AWS’s quotas and the declared capacity when absent', () => {
+    expect(parseStageConfig('prod', base, 'file').scale).toEqual(DEFAULT_SCALE);
+    expect(DEFAULT_SCALE.quotas).toEqual({
+      lambdaConcurrency: 1000,
+      apiGatewayRps: 10_000,
+      webSocketNewConnectionsPerSec: 500,
+      dynamoDbTableUnits: 40_000,
+    });
+  });
+
+  it('reads raised quotas, the alarm share, the shard count and per-worker overrides', () => {
+    expect(
+      withScale({
+        quotas: { lambda_concurrency: 3000, api_gateway_rps: 80_000 },
+        alarm_percent: 70,
+        connection_shards: 64,
+        workers: { 'webhooks.deliver': { max_concurrency: 50, reserved_concurrency: 100, batch_size: 1 } },
+      }),
+    ).toEqual({
+      ...DEFAULT_SCALE,
+      quotas: { ...DEFAULT_SCALE.quotas, lambdaConcurrency: 3000, apiGatewayRps: 80_000 },
+      alarmPercent: 70,
+      connectionShards: 64,
+      workers: { 'webhooks.deliver': { maxConcurrency: 50, reservedConcurrency: 100, batchSize: 1 } },
+    });
+  });
+
+  it('refuses values AWS does not accept, and reservations the account cannot give', () => {
+    expect(errorOf(() => withScale({ workers: { w: { max_concurrency: 1 } } })).message).toContain(
+      'scale.workers.w.max_concurrency',
+    );
+    expect(errorOf(() => withScale({ workers: { w: { batch_size: 11 } } })).message).toContain(
+      'scale.workers.w.batch_size',
+    );
+    expect(
+      errorOf(() => withScale({ workers: { w: { max_concurrency: 20, reserved_concurrency: 10 } } })).message,
+    ).toMatch(/max_concurrency above reserved_concurrency/);
+    expect(errorOf(() => withScale({ workers: { w: { reserved_concurrency: 950 } } })).message).toMatch(
+      /reserve 950 concurrent executions; the account's 1000 .* leaves at most 900/,
+    );
+    expect(errorOf(() => withScale({ connection_shards: 0 })).message).toContain('scale.connection_shards');
+  });
+});
+
 describe('waf settings', () => {
   const ACL =
     'arn:aws:wafv2:us-east-1:123456789012:global/webacl/central/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
@@ -268,6 +414,44 @@ describe('waf settings', () => {
     );
     expect(errorOf(() => withWaf({ managed_rule_groups: ['AWSManagedRulesSQLiRuleSet'] })).message).toContain(
       'waf.managed_rule_groups.0',
+    );
+  });
+});
+
+describe('cors settings', () => {
+  const withCors = (cors: unknown) => parseStageConfig('prod', { ...base, cors }, 'file').cors;
+
+  it('means no browser origin when absent; takes exact origins or "*" alone', () => {
+    expect(parseStageConfig('prod', base, 'file').cors).toBeUndefined();
+    expect(withCors({ allowed_origins: ['https://app.example.test', 'http://localhost:5173'] })).toEqual({
+      allowedOrigins: ['https://app.example.test', 'http://localhost:5173'],
+    });
+    expect(withCors({ allowed_origins: ['*'] })).toEqual({ allowedOrigins: ['*'] });
+  });
+
+  it('refuses what a browser never sends as Origin, plain http off loopback, "*" among others, an empty list', () => {
+    const refused = (origins: unknown[]) => errorOf(() => withCors({ allowed_origins: origins })).message;
+    expect(refused(['https://app.example.test/'])).toMatch(
+      /cors\.allowed_origins\.0: "https:\/\/app\.example\.test\/" is not an origin: write it as https:\/\/app\.example\.test/,
+    );
+    expect(refused(['app.example.test'])).toContain('cors.allowed_origins.0');
+    expect(refused(['https://app.example.test/inbox'])).toContain('is not an origin');
+    expect(refused(['http://app.example.test'])).toMatch(/only https:\/\/ origins/);
+    expect(refused(['*', 'https://app.example.test'])).toMatch(/"\*" allows every origin: list it alone/);
+    expect(refused(['https://a.example.test', 'https://a.example.test'])).toContain('lists an origin twice');
+    expect(refused([])).toMatch(/list at least one origin/);
+    expect(errorOf(() => withCors({ allowed_origins: ['*'], allow_credentials: true })).message).toContain(
+      'allow_credentials',
+    );
+  });
+
+  it("is set in the checked-in stage files: any origin on dev, the app's own on prod", () => {
+    expect(loadStageConfig('dev').cors).toEqual({ allowedOrigins: ['*'] });
+    // prod ships the app's own origin as a placeholder, refused until replaced (with the IdP's).
+    const prod = JSON.parse(readFileSync(join(repoRoot, 'config/prod.json'), 'utf8'));
+    expect(prod.cors.allowed_origins).toEqual(['https://app.example.com']);
+    expect(errorOf(() => loadStageConfig('prod')).message).toContain(
+      'cors.allowed_origins.0 (https://app.example.com)',
     );
   });
 });
@@ -321,19 +505,36 @@ describe('the CDK app', () => {
     expect(app.node.children).toHaveLength(0);
   });
 
-  it('fails synth of a production stage configured with an HS256 secret, with a message and no stack trace', async () => {
-    const failure = await run(process.execPath, ['--import', 'tsx', 'bin/notify.ts'], {
+  /** Runs the app as `cdk synth` does (context in CDK_CONTEXT_JSON); the failure it must end with. */
+  const synthFailure = (context: Record<string, string>, cliEnv: Record<string, string> = {}) =>
+    run(process.execPath, ['--import', 'tsx', 'bin/notify.ts'], {
       cwd: repoRoot,
       env: {
         ...process.env,
-        // How the CDK CLI hands `-c stage=prod -c config=…` to the app.
-        CDK_CONTEXT_JSON: JSON.stringify({ stage: 'prod', config: 'test/cdk/fixtures/prod-with-hs256.json' }),
+        CDK_CONTEXT_JSON: JSON.stringify(context),
         CDK_OUTDIR: '/nonexistent-never-written',
+        ...cliEnv,
       },
     }).then(
       () => undefined,
       (error: { code: number; stderr: string }) => error,
     );
+
+  it("fails synth of the shipped config/prod.json, naming each placeholder and the region, even with the CLI's us-east-1 fallback", async () => {
+    // CDK_DEFAULT_REGION: what the CDK CLI passes when it finds no region anywhere.
+    const failure = await synthFailure({ stage: 'prod' }, { CDK_DEFAULT_REGION: 'us-east-1' });
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toMatch(
+      /^Notify: config\/prod\.json \(stage "prod"\) is incomplete: missing region/,
+    );
+    expect(failure?.stderr).toContain(
+      'placeholder values in auth.issuer (https://idp.example.com/), auth.jwks_url (https://idp.example.com/.well-known/jwks.json), alarms.email (ops@example.com)',
+    );
+    expect(failure?.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('fails synth of a production stage configured with an HS256 secret, with a message and no stack trace', async () => {
+    const failure = await synthFailure({ stage: 'prod', config: 'test/cdk/fixtures/prod-with-hs256.json' });
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain(
       'auth.hs256_secret is set but the stage is not marked "development": true',

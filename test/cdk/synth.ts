@@ -1,8 +1,12 @@
 /** Builds a NotifyStack once for a test file and hands out its template (bundling every function is slow). */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { parseStageConfig, type StageSettings } from '../../lib/config/stage-config';
 import { NotifyStack } from '../../lib/notify-stack';
+import { repoRoot } from '../../lib/paths';
 import type { Wiring } from '../../lib/wiring';
 
 export interface SynthesizedStack {
@@ -58,6 +62,7 @@ export const prodSettings = (extra: Record<string, unknown> = {}): StageSettings
     'prodtest',
     {
       development: false,
+      region: 'eu-west-1',
       log_level: 'INFO',
       log_retention_days: 90,
       removal_policy: 'retain',
@@ -76,9 +81,20 @@ export const prodSettings = (extra: Record<string, unknown> = {}): StageSettings
         jwks_cache_ttl: '10m',
         clock_skew_secs: 10,
         admin_role: 'ops',
-        replay_protection: true,
+        replay_protection: 'service',
       },
       ...extra,
     },
     'test settings',
   );
+
+/**
+ * A stage file for `-c config=…`: the checked-in `fixture` (repository-relative) with top-level keys replaced
+ * (`undefined` removes one), written to a temporary directory. Returns its absolute path.
+ */
+export const stageFileFrom = (fixture: string, changes: Record<string, unknown>): string => {
+  const settings = { ...JSON.parse(readFileSync(join(repoRoot, fixture), 'utf8')), ...changes };
+  const file = join(mkdtempSync(join(tmpdir(), 'notify-stage-')), 'stage.json');
+  writeFileSync(file, JSON.stringify(settings));
+  return file;
+};

@@ -11,6 +11,7 @@ import { addNotifyStacks, edgeStackName, type NotifyApp, stackName } from '../..
 import { EDGE_REGION, StageConfigError } from '../../lib/config/stage-config';
 import { RATE_LIMITED_RETRY_AFTER_SECS } from '../../lib/constructs/web-acl';
 import { envNames, ORIGIN_VERIFY_HEADER } from '../../lib/wiring';
+import { stageFileFrom } from './synth';
 
 const SERVICE_ENV = { account: '123456789012', region: 'eu-west-1' };
 const EXISTING_ACL =
@@ -169,6 +170,32 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
     });
   });
 
+  it('lets browser pages of cors.allowed_origins call it: API Gateway answers preflights, CloudFront passes them uncached', () => {
+    service.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'HTTP',
+      CorsConfiguration: {
+        AllowOrigins: ['https://app.example.test', 'http://localhost:5173'],
+        AllowHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id'],
+        AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        ExposeHeaders: ['x-request-id', 'retry-after'],
+        MaxAge: 7200,
+        AllowCredentials: false,
+      },
+    });
+    // A preflight must reach API Gateway (whose $default function answers it, origin header included) with its
+    // Origin and Access-Control-Request-* headers, and never come from a cache, or one origin's answer would be
+    // served to another.
+    service.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        DefaultCacheBehavior: Match.objectLike({
+          AllowedMethods: Match.arrayWith(['OPTIONS']),
+          CachePolicyId: CACHING_DISABLED,
+          OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
+        }),
+      }),
+    });
+  });
+
   it('sends the origin secret from Secrets Manager, never as a literal, and the HTTP functions check it', () => {
     const frontDoor = stacks.service.httpFrontDoor;
     if (!frontDoor) throw new Error('expected a front door');
@@ -239,9 +266,16 @@ describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (do
     const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json');
     expect(stacks.edge).toBeUndefined();
     expect(app.node.children.map((child) => child.node.id)).toEqual([stackName('prod')]);
-    Template.fromStack(stacks.service).hasResourceProperties('AWS::CloudFront::Distribution', {
+    const template = Template.fromStack(stacks.service);
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({ WebACLId: EXISTING_ACL, PriceClass: 'PriceClass_All' }),
     });
+    // This stage lists no cors.allowed_origins: no CORS configuration, browsers of other origins are refused.
+    const apis = Object.values(
+      template.findResources('AWS::ApiGatewayV2::Api', { Properties: { ProtocolType: 'HTTP' } }),
+    ) as Resource[];
+    expect(apis).toHaveLength(1);
+    expect(apis[0]?.Properties.CorsConfiguration).toBeUndefined();
   });
 
   it('serves the custom domain with its certificate and TLS 1.2 at least, and gives it as the REST URL', () => {
@@ -279,10 +313,21 @@ describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (do
 
 describe('WAF settings the app refuses', () => {
   it("needs the service's region to reference the us-east-1 web ACL", () => {
-    const app = new App({ context: { stage: 'prod', config: 'test/cdk/fixtures/prod-waf.json' } });
+    // Only a development stage can lack a region (a production stage must name its own).
+    const config = stageFileFrom('config/dev.json', { waf: {} });
+    const app = new App({ context: { stage: 'devwaf', config } });
     expect(() => addNotifyStacks(app, { env: { account: SERVICE_ENV.account } })).toThrow(StageConfigError);
-    expect(() => addNotifyStacks(app, { env: {} })).toThrow(/region must be known.*AWS_REGION/);
+    expect(() => addNotifyStacks(app, { env: {} })).toThrow(/region must be known.*"region"/);
     expect(app.node.children).toHaveLength(0);
+  });
+
+  it("builds the stacks in the stage file's region, whatever the CLI's", () => {
+    const { stacks } = build('test/cdk/fixtures/prod-waf.json', {
+      account: '123456789012',
+      region: 'us-east-1',
+    });
+    expect(stacks.service.region).toBe('eu-west-1');
+    expect(stacks.edge?.region).toBe(EDGE_REGION);
   });
 
   it('builds no CloudFront when the stage has no waf settings', () => {

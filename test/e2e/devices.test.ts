@@ -35,7 +35,7 @@ describe('devices', () => {
       app_id: 'com.example.beta',
     });
     expect(updated).toEqual({ status: 201, body: { ...created.body, app_id: 'com.example.beta' } });
-    expect((await api('GET', '/devices', alice)).body).toEqual({ items: [updated.body] });
+    expect((await api('GET', '/devices', alice)).body).toEqual({ items: [updated.body], next_cursor: null });
   });
 
   it('moves a token registered by another user (one owner per token)', async () => {

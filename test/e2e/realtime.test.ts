@@ -6,6 +6,7 @@ import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
 import { sweep } from '../../lambdas/domain/realtime/sweeper';
 import { table } from '../../lambdas/domain/realtime/tables';
 import { wiring } from '../../lib/wiring';
+import { assertDocumentedResponse } from '../support/api-conformance';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { HandshakeError, TestClient } from '../support/ws-client';
 
@@ -65,7 +66,10 @@ const api = async (path: string, token: string, init: RequestInit = {}) => {
     ...init,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  const text = await response.text();
+  const method = init.method ?? 'GET';
+  assertDocumentedResponse({ method, path, status: response.status, headers: response.headers, text });
+  return { status: response.status, body: JSON.parse(text) as Record<string, unknown> };
 };
 
 describe('connecting', () => {
@@ -160,9 +164,7 @@ describe('frames', () => {
   it('answers a fragmented message over 32 KiB with payload_too_large and closes a single big frame with 1009', async () => {
     const { client } = await connectAs('erin');
     const big = JSON.stringify({ type: 'subscribe', id: 'big', channel: `room:${'x'.repeat(40 * 1024)}` });
-    const half = Math.ceil(big.length / 2);
-    client.socket.send(big.slice(0, half), { fin: false });
-    client.socket.send(big.slice(half), { fin: true });
+    client.sendFragmented(big);
     expect(await client.next((frame) => frame.id === 'big')).toMatchObject({
       type: 'error',
       code: 'payload_too_large',

@@ -1,26 +1,33 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { freePort } from '../../local/dynamodb-local';
 import { REPO_ROOT } from '../../local/lambda/runner';
 
 /**
- * `npm start` exactly as the README says, as a child process: printed URLs and tokens, the API, a WebSocket,
- * `--data` across a restart, `npm run token`, and a clean stop on SIGTERM and SIGINT with no process left.
+ * `npm start` exactly as the README says, as a child process: printed URLs and tokens, the ready-to-paste
+ * commands of its banner, the API, a WebSocket, `--data` across a restart (with the dev auth file inside it),
+ * `npm run token`, short log lines (JSON with --json-logs), no AWS SDK Node-version warning, and a clean stop on
+ * SIGTERM and SIGINT with no process left.
  */
 const work = mkdtempSync(join(tmpdir(), 'notify-cli-'));
 const dataDir = join(work, 'data');
-// Keep the developer's own .data/dev-auth.json out of this.
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  NOTIFY_DEV_AUTH_FILE: join(work, 'dev-auth.json'),
-  PORT: '',
-};
+// As a developer runs it: no test override of the dev auth file, no log level or SDK variable from
+// vitest.config.ts; `--data` keeps the developer's own .data/dev-auth.json out of this.
+const env: NodeJS.ProcessEnv = { ...process.env, PORT: '' };
 for (const name of Object.keys(env)) if (name.startsWith('SERVICE__AUTH__')) delete env[name];
+delete env.NOTIFY_DEV_AUTH_FILE;
+delete env.NOTIFY_DATA_DIR;
+delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+delete env.POWERTOOLS_LOG_LEVEL;
+const repoDevAuth = join(REPO_ROOT, '.data', 'dev-auth.json');
+const repoDevAuthState = () => (existsSync(repoDevAuth) ? statSync(repoDevAuth).mtimeMs : 'absent');
 
+const run = promisify(execFile);
 const started: ChildProcess[] = [];
 afterAll(() => {
   // Each child leads its own process group: a failed test still takes npm, tsx, node and Java down.
@@ -65,8 +72,8 @@ const isAlive = (pid: number): boolean => {
   }
 };
 
-const startCli = async (port: number) => {
-  const child = spawn('npm', ['start', '--', '--port', String(port), '--data', dataDir], {
+const startCli = async (port: number, extraArgs: string[] = []) => {
+  const child = spawn('npm', ['start', '--', '--port', String(port), '--data', dataDir, ...extraArgs], {
     cwd: REPO_ROOT,
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -74,10 +81,13 @@ const startCli = async (port: number) => {
   });
   started.push(child);
   let output = '';
+  let errors = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  child.stderr?.on('data', () => {});
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errors += chunk.toString();
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   for (let waited = 0; !/Ctrl-C stops everything/.test(output); waited += 100) {
     if (child.exitCode !== null || waited > 90_000) throw new Error(`npm start did not come up:\n${output}`);
@@ -88,12 +98,26 @@ const startCli = async (port: number) => {
   return {
     child,
     exited,
+    output: () => output,
+    errors: () => errors,
     restUrl: line('REST'),
     wsUrl: line('WebSocket'),
     userToken: token('user'),
     serviceToken: token('service'),
   };
 };
+
+/** `npm start -- ARGS` that is expected to give up: its exit code and stderr. */
+const startCliToExit = (args: string[]) =>
+  new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = spawn('npm', ['start', '--', ...args], { cwd: REPO_ROOT, env, detached: true });
+    started.push(child);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.once('exit', (code) => resolve({ code, stderr }));
+  });
 
 const stopCli = async (cli: Awaited<ReturnType<typeof startCli>>, signal: NodeJS.Signals) => {
   const tree = descendants(cli.child.pid as number);
@@ -107,6 +131,13 @@ const stopCli = async (cli: Awaited<ReturnType<typeof startCli>>, signal: NodeJS
   expect(tree.filter(isAlive)).toEqual([]);
 };
 
+const waitFor = async (condition: () => boolean) => {
+  for (let attempt = 0; attempt < 200 && !condition(); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(condition()).toBe(true);
+};
+
 const unreadCount = async (restUrl: string, token: string) => {
   const response = await fetch(`${restUrl}/notifications/unread-count`, {
     headers: { authorization: `Bearer ${token}` },
@@ -118,10 +149,14 @@ const unreadCount = async (restUrl: string, token: string) => {
 describe('npm start', () => {
   it('runs the service, keeps --data across a restart and leaves no process behind', async () => {
     const port = await freePort();
+    const repoDevAuthBefore = repoDevAuthState();
     const first = await startCli(port);
     expect(first.restUrl).toBe(`http://127.0.0.1:${port}/api/v1`);
     expect(first.wsUrl).toBe(`ws://127.0.0.1:${port}/ws`);
     expect((await fetch(`${first.restUrl}/ready`)).status).toBe(200);
+    const demo = await fetch(`http://127.0.0.1:${port}/demo/`);
+    expect(demo.status).toBe(200);
+    expect(await demo.text()).toContain('<script type="module" src="app.js">');
 
     const socket = new WebSocket(`${first.wsUrl}?token=${first.userToken}`);
     await new Promise<void>((resolve, reject) => {
@@ -142,36 +177,67 @@ describe('npm start', () => {
       if (count === 0) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(count).toBe(1);
-    await stopCli(first, 'SIGTERM');
+    // One short line per request, no JSON record and no 9-line SDK warning. (Only status and latency are
+    // asserted: in one process, a worker running meanwhile can swap the shared logger's keys — docs/local-runtime.md.)
+    await waitFor(() => /^\d\d:\d\d:\d\d\.\d{3} INFO {2}202 (\S+ )?\d+ms/m.test(first.output()));
+    expect(first.output()).not.toContain('{"level"');
+    expect(first.output() + first.errors()).not.toContain('NodeVersionSupportWarning');
+    // The secret lives with the data it protects, not in the repository's .data/.
+    expect(first.output()).toContain(`(saved in ${join(dataDir, 'dev-auth.json')})`);
+    expect(existsSync(join(dataDir, 'dev-auth.json'))).toBe(true);
 
-    const second = await startCli(port);
-    const minted = execFileSync('npm', ['run', '--silent', 'token', '--', '--user', 'dev-user'], {
-      cwd: REPO_ROOT,
+    // The banner's ready-to-paste commands work as pasted (wscat is not a dependency: npx would download it).
+    const banner = first.output();
+    const commands = banner
+      .slice(banner.indexOf('Try it'), banner.indexOf('Ctrl-C stops everything'))
+      .split('\n')
+      .slice(1)
+      .filter((line) => !/npx wscat/.test(line))
+      .join('\n');
+    expect(commands).toContain(`export NOTIFY_USER_TOKEN=${first.userToken}`);
+    const pasted = await run('sh', ['-c', `set -e\n${commands}`], {
       env,
       encoding: 'utf8',
-    }).trim();
-    expect(await unreadCount(second.restUrl as string, minted)).toBe(1);
+      timeout: 120_000,
+    });
+    expect(pasted.stdout).toMatch(/"status":"accepted"/);
+    expect(pasted.stdout).toMatch(/"items":\[/);
+    expect(pasted.stdout).toContain('All 9 checks passed.');
+    const kept = await unreadCount(first.restUrl as string, first.userToken as string);
+    await stopCli(first, 'SIGTERM');
+
+    const second = await startCli(port, ['--json-logs']);
+    const minted = execFileSync(
+      'npm',
+      ['run', '--silent', 'token', '--', '--data', dataDir, '--user', 'dev-user'],
+      { cwd: REPO_ROOT, env, encoding: 'utf8' },
+    ).trim();
+    expect(await unreadCount(second.restUrl as string, minted)).toBe(kept);
+    await waitFor(() => second.output().includes('"message":"request"'));
+    const record = second
+      .output()
+      .split('\n')
+      .find((line) => line.includes('"message":"request"'));
+    expect(JSON.parse(record as string)).toMatchObject({ level: 'INFO', status: 200 });
     await stopCli(second, 'SIGINT');
+    expect(repoDevAuthState()).toBe(repoDevAuthBefore);
   }, 240_000);
+
+  it('refuses a --cors-origins entry that is not an origin, in one line, before starting anything', async () => {
+    const result = await startCliToExit(['--port', '1', '--cors-origins', 'https://app.example.test/']);
+    expect(result.code).toBe(1);
+    expect(result.stderr.split('\n').filter((line) => line.startsWith('notify:'))).toEqual([
+      'notify: --cors-origins: "https://app.example.test/" is not an origin: write it as https://app.example.test ' +
+        '(scheme, host and port only, lower case, no trailing slash)',
+    ]);
+  }, 60_000);
 
   it('explains a port in use in one line and exits 1', async () => {
     const port = await freePort();
     const holder = (await import('node:net')).createServer();
     await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
     try {
-      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn('npm', ['start', '--', '--port', String(port)], {
-          cwd: REPO_ROOT,
-          env,
-          detached: true,
-        });
-        started.push(child);
-        let stderr = '';
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString();
-        });
-        child.once('exit', (code) => resolve({ code, stderr }));
-      });
+      const result = await startCliToExit(['--port', String(port)]);
       expect(result.code).toBe(1);
       const lines = result.stderr.split('\n').filter((line) => line.startsWith('notify:'));
       expect(lines).toEqual([

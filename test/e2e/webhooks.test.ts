@@ -266,6 +266,30 @@ describe('delivery', () => {
     expect(request?.verified).toMatchObject({ type: 'keys.rotated' });
   });
 
+  it('pages deliveries without a cursor to an empty page after a full last page (one paging helper)', async () => {
+    const hook = await webhookFor(['paged.event']);
+    for (let index = 0; index < 4; index += 1) await publish('paged.event', { index });
+    await eventually(
+      () => deliveries(hook.id),
+      (body) => body.items.length === 4,
+    );
+    const whole = await deliveries(hook.id, '?limit=4');
+    expect(whole.items).toHaveLength(4);
+    expect(whole.next_cursor).toBeNull();
+    const first = await deliveries(hook.id, '?limit=2');
+    expect(first.items).toHaveLength(2);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const second = await deliveries(hook.id, `?limit=2&cursor=${first.next_cursor}`);
+    expect(second.items).toHaveLength(2);
+    expect(second.next_cursor).toBeNull();
+    expect([...first.items, ...second.items].map((item: { id: string }) => item.id)).toEqual(
+      whole.items.map((item: { id: string }) => item.id),
+    );
+    // With a status filter too: every delivery succeeded, so the filter keeps all four.
+    const filtered = await deliveries(hook.id, '?limit=4&status=succeeded');
+    expect(filtered.next_cursor).toBeNull();
+  });
+
   it('delivers once however often the bus message is redelivered', async () => {
     const hook = await webhookFor(['dup.event']);
     const envelope = {

@@ -94,13 +94,13 @@ export const userClaims = (claims: Claims = {}, options: MintOptions = {}): Clai
  */
 export const authEnvFor = (
   idp: Pick<JwksServer, 'jwksUrl'> | undefined,
-  extra: { hs256?: boolean; replayProtection?: boolean; jwksCacheTtl?: string } = {},
+  extra: { hs256?: boolean; replayProtection?: 'service' | 'all'; jwksCacheTtl?: string } = {},
 ): Record<string, string> => ({
   SERVICE__AUTH__ISSUER: TEST_ISSUER,
   SERVICE__AUTH__AUDIENCE: TEST_AUDIENCE,
   SERVICE__AUTH__SERVICE_AUDIENCE: TEST_SERVICE_AUDIENCE,
   ...(idp ? { SERVICE__AUTH__JWKS_URL: idp.jwksUrl } : {}),
   ...(extra.hs256 || !idp ? { SERVICE__AUTH__HS256_SECRET: TEST_HS256_SECRET } : {}),
-  ...(extra.replayProtection ? { SERVICE__AUTH__REPLAY_PROTECTION: 'true' } : {}),
+  ...(extra.replayProtection ? { SERVICE__AUTH__REPLAY_PROTECTION: extra.replayProtection } : {}),
   ...(extra.jwksCacheTtl ? { SERVICE__AUTH__JWKS_CACHE_TTL: extra.jwksCacheTtl } : {}),
 });

@@ -36,7 +36,7 @@ describe('parseAuthConfig', () => {
       clockSkewSecs: 30,
       hs256Secret: undefined,
       adminRole: 'admin',
-      replayProtection: false,
+      replayProtection: 'off',
     });
   });
 
@@ -49,7 +49,7 @@ describe('parseAuthConfig', () => {
       SERVICE__AUTH__CLOCK_SKEW_SECS: '0',
       SERVICE__AUTH__HS256_SECRET: 'a'.repeat(32),
       SERVICE__AUTH__ADMIN_ROLE: 'ops',
-      SERVICE__AUTH__REPLAY_PROTECTION: 'true',
+      SERVICE__AUTH__REPLAY_PROTECTION: 'service',
     });
     expect(config).toMatchObject({
       audience: 'api',
@@ -58,8 +58,21 @@ describe('parseAuthConfig', () => {
       clockSkewSecs: 0,
       hs256Secret: 'a'.repeat(32),
       adminRole: 'ops',
-      replayProtection: true,
+      replayProtection: 'service',
     });
+  });
+
+  it('scopes replay protection: off, service or all; true and false keep their old meaning', () => {
+    const scope = (value: string) =>
+      parseAuthConfig({ ...minimal, SERVICE__AUTH__REPLAY_PROTECTION: value }).replayProtection;
+    expect(scope('off')).toBe('off');
+    expect(scope('service')).toBe('service');
+    expect(scope(' ALL ')).toBe('all');
+    expect(scope('true')).toBe('all');
+    expect(scope('false')).toBe('off');
+    expect(configError({ ...minimal, SERVICE__AUTH__REPLAY_PROTECTION: 'users' }).message).toBe(
+      'SERVICE__AUTH__REPLAY_PROTECTION: expected off, service or all, got "users"',
+    );
   });
 
   it('parses jwks_cache_ttl durations: 300s, 5m, 1h and plain seconds', () => {
@@ -152,7 +165,7 @@ describe('parseAuthConfig', () => {
     expect(error.message).toBe(
       'SERVICE__AUTH__ISSUER: is required; ' +
         'SERVICE__AUTH__CLOCK_SKEW_SECS: expected a whole number of seconds >= 0, got "1.5"; ' +
-        'SERVICE__AUTH__REPLAY_PROTECTION: expected true or false, got "maybe"; ' +
+        'SERVICE__AUTH__REPLAY_PROTECTION: expected off, service or all, got "maybe"; ' +
         'SERVICE__AUTH__JWKS_URL: set it (or SERVICE__AUTH__HS256_SECRET for local development): ' +
         'no way to check token signatures; ' +
         'SERVICE__AUTH__SERVICE_AUDIENCE: must differ from SERVICE__AUTH__AUDIENCE, ' +

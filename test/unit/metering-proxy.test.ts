@@ -50,7 +50,14 @@ describe('DynamoDB metering proxy', () => {
     );
     expect(put.ConsumedCapacity).toBeUndefined();
     expect(calls).toEqual([
-      { operation: 'PutItem', kind: 'write', units: new Map([['metered', 3]]), computed: false },
+      {
+        operation: 'PutItem',
+        kind: 'write',
+        units: new Map([['metered', 3]]),
+        computed: false,
+        // The request as the caller sent it (no ReturnConsumedCapacity added), for partition spread.
+        request: { TableName: 'metered', Item: { pk: { S: 'a' }, big: { S: 'x'.repeat(2500) } } },
+      },
     ]);
   });
 
@@ -92,7 +99,13 @@ describe('DynamoDB metering proxy', () => {
       ),
     ).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
     expect(calls).toEqual([
-      { operation: 'PutItem', kind: 'write', units: new Map([['metered', 1]]), computed: true },
+      {
+        operation: 'PutItem',
+        kind: 'write',
+        units: new Map([['metered', 1]]),
+        computed: true,
+        request: expect.objectContaining({ TableName: 'metered', Item: { pk: { S: 'a' } } }),
+      },
     ]);
   });
 });

@@ -20,7 +20,7 @@ export {
 let processVerifier: TokenVerifier | undefined;
 
 const replayTableName = (config: AuthConfig): string | undefined => {
-  if (!config.replayProtection) return undefined;
+  if (config.replayProtection === 'off') return undefined;
   const name = envNames.tableName('replay');
   const tableName = process.env[name];
   if (!tableName) throw new Error(`${name} must be set when SERVICE__AUTH__REPLAY_PROTECTION is on`);

@@ -11,14 +11,14 @@ import { ServiceError, unauthorized, unavailable } from '../errors';
 import type { Principal, ServicePrincipal, UserPrincipal } from '../principal';
 import type { ReplayStore } from './replay-store';
 
-/** Validates bearer tokens (contract §2, interface.md §5) and turns them into principals. */
+/** Validates bearer tokens (docs/contract.md §2) and turns them into principals. */
 export interface TokenVerifier {
   /** Resolves the token's principal; throws `unauthorized` (401), or `unavailable` (503) when the key set or replay store is down. */
   verify(token: string): Promise<Principal>;
 }
 
 export interface TokenVerifierDeps {
-  /** Required when `config.replayProtection` is on. */
+  /** Required unless `config.replayProtection` is `off`. */
   readonly replayStore?: ReplayStore;
   /** Current time in epoch milliseconds, for `exp`/`nbf` checks. */
   readonly now?: () => number;
@@ -75,7 +75,7 @@ const toServiceError = (error: unknown): ServiceError => {
 
 export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps = {}): TokenVerifier => {
   const now = deps.now ?? (() => Date.now());
-  if (config.replayProtection && !deps.replayStore) {
+  if (config.replayProtection !== 'off' && !deps.replayStore) {
     throw new Error('replay protection is on but no replay store was given');
   }
   const remoteKeys = config.jwksUrl
@@ -127,8 +127,11 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
     throw unauthorized('The token audience is not accepted');
   };
 
-  const checkReplay = async (payload: JWTPayload): Promise<void> => {
-    if (!config.replayProtection || !deps.replayStore) return;
+  const checkReplay = async (payload: JWTPayload, principal: Principal): Promise<void> => {
+    const singleUse =
+      config.replayProtection === 'all' ||
+      (config.replayProtection === 'service' && principal.kind === 'service');
+    if (!singleUse || !deps.replayStore) return;
     const jti = payload.jti;
     if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
       throw unauthorized('The token has no valid "jti" claim');
@@ -170,8 +173,11 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
         });
         if (typeof payload.sub !== 'string' || payload.sub === '')
           throw unauthorized('The token has no "sub" claim');
+        // jose checks iat's type only; a token "issued" later than now (beyond skew) is forged or from a bad clock.
+        if (typeof payload.iat === 'number' && payload.iat > now() / 1000 + config.clockSkewSecs)
+          throw unauthorized('The token was issued in the future');
         const principal = principalOf(payload);
-        await checkReplay(payload);
+        await checkReplay(payload, principal);
         return principal;
       } catch (error) {
         throw toServiceError(error);

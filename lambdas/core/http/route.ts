@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type * as core from 'zod/v4/core';
 import { type Access, type HttpRoute, httpRouteById, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring';
 import { bearerToken, tokenVerifier } from '../auth';
-import { forbidden, ServiceError, unauthorized, validationError } from '../errors';
+import { forbidden, notFound, ServiceError, unauthorized, validationError } from '../errors';
 import { newId } from '../ids';
 import { logger } from '../logger';
 import { flushMetrics } from '../metrics';
@@ -141,8 +141,24 @@ const authentication = (route: HttpRoute): MiddlewareObj<Event, Result, Error, R
 });
 
 const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const CHARSET_PARAMETER = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** JSON body: 256 KiB cap (413), JSON content type (415), well-formed (400). */
+/**
+ * Every DynamoDB key is at most 1,024 bytes (sort keys; partition keys 2,048): a longer path parameter names
+ * nothing that can exist, so it is a 404 before any handler turns it into a key (and DynamoDB into a 500).
+ */
+export const MAX_PATH_PARAMETER_BYTES = 1024;
+
+const pathParameterBounds = (): MiddlewareObj<Event, Result, Error, RouteContext> => ({
+  before: ({ event }) => {
+    for (const value of Object.values(event.pathParameters ?? {})) {
+      if (value !== undefined && Buffer.byteLength(value) > MAX_PATH_PARAMETER_BYTES) throw notFound();
+    }
+  },
+});
+
+/** JSON body: 256 KiB cap (413), JSON content type in UTF-8 (415), UTF-8 and well-formed (400). */
 const jsonBody = (): MiddlewareObj<Event, Result, Error, RouteContext> => ({
   before: ({ event, context }) => {
     if (event.body === undefined || event.body === null || event.body === '') return;
@@ -150,14 +166,25 @@ const jsonBody = (): MiddlewareObj<Event, Result, Error, RouteContext> => ({
     if (bytes.length > MAX_BODY_BYTES) {
       throw new ServiceError('payload_too_large', `Request body is over ${MAX_BODY_BYTES} bytes`);
     }
-    if (!JSON_CONTENT_TYPE.test(header(event, 'content-type') ?? '')) {
+    const contentType = header(event, 'content-type') ?? '';
+    const charset = CHARSET_PARAMETER.exec(contentType)?.[1]?.toLowerCase();
+    if (
+      !JSON_CONTENT_TYPE.test(contentType) ||
+      (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+    ) {
       throw new ServiceError(
         'unsupported_media_type',
-        'Request body must be JSON (Content-Type: application/json)',
+        'Request body must be JSON in UTF-8 (Content-Type: application/json)',
       );
     }
+    let text: string;
     try {
-      context.parsedBody = JSON.parse(bytes.toString('utf8'));
+      text = utf8.decode(bytes);
+    } catch {
+      throw validationError('Request body is not valid UTF-8', [{ field: '(body)', issue: 'invalid UTF-8' }]);
+    }
+    try {
+      context.parsedBody = JSON.parse(text);
     } catch {
       throw validationError('Request body is not valid JSON', [{ field: '(body)', issue: 'malformed JSON' }]);
     }
@@ -187,11 +214,12 @@ export const httpRoute = <B extends Schema | undefined = undefined, Q extends Sc
   handle: (request: ApiRequest<Output<B>, Output<Q>>) => Promise<ApiResponse>,
 ) => {
   const route = typeof routeOrId === 'string' ? httpRouteById(routeOrId) : routeOrId;
-  return middy<Event, Result, Error, RouteContext>()
+  const handler = middy<Event, Result, Error, RouteContext>()
     .use(requestScope(route))
     .use(errorResponses())
     .use(cloudFrontOrigin())
     .use(authentication(route))
+    .use(pathParameterBounds())
     .use(jsonBody())
     .handler(async (event, context) => {
       const body = (
@@ -214,4 +242,6 @@ export const httpRoute = <B extends Schema | undefined = undefined, Q extends Sc
       });
       return toResult(response);
     });
+  // The API description (api-docs/) reads the schemas that validate from the handler itself.
+  return Object.assign(handler, { route, schemas });
 };

@@ -1,11 +1,23 @@
+import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from '../../core/clients';
-import { notFound } from '../../core/errors';
-import type { Platform, RegisterDeviceInput } from './schema';
+import { countQuery, documentClient, tableName } from '../../core/clients';
+import { conflict, notFound, validationError } from '../../core/errors';
+import type * as z from '../../core/zod';
+import type { deviceListSchema, deviceSchema } from './responses';
+import {
+  type ListDevicesQuery,
+  MAX_DEVICES_PER_USER,
+  type Platform,
+  type RegisterDeviceInput,
+} from './schema';
 
-/** One item per token (the key), so a token has one owner; byUser lists a user's devices. */
+/**
+ * One item per token, keyed by the token's SHA-256 (a token of 4,096 characters is up to 16 KB, over
+ * DynamoDB's key limits), so a token has one owner; byUser (user_id + token_hash) lists a user's devices.
+ */
 interface DeviceRecord {
+  readonly token_hash: string;
   readonly token: string;
   readonly user_id: string;
   readonly platform: Platform;
@@ -14,12 +26,8 @@ interface DeviceRecord {
   readonly updated_at: string;
 }
 
-export interface Device {
-  readonly token: string;
-  readonly platform: DeviceRecord['platform'];
-  readonly app_id: string | null;
-  readonly created_at: string;
-}
+/** What the device routes answer (the schema is the API documents' too). */
+export type Device = z.output<typeof deviceSchema>;
 
 const toDevice = (record: DeviceRecord): Device => ({
   token: record.token,
@@ -28,24 +36,38 @@ const toDevice = (record: DeviceRecord): Device => ({
   created_at: record.created_at,
 });
 
+/** base64url SHA-256: 43 characters whatever the token. */
+export const tokenHashOf = (token: string): string =>
+  createHash('sha256').update(token, 'utf8').digest('base64url');
+
+const TOKEN_HASH = /^[A-Za-z0-9_-]{43}$/;
+
+/** How many devices the user has (a COUNT Query on byUser; eventually consistent, like every index read). */
+const deviceCount = (userId: string): Promise<number> =>
+  countQuery({
+    TableName: tableName('devices'),
+    IndexName: 'byUser',
+    KeyConditionExpression: 'user_id = :user',
+    ExpressionAttributeValues: { ':user': userId },
+  });
+
 /**
  * Registers (upserts) a token for the user. The same owner re-registering updates platform and app_id and
- * keeps created_at; another user registering it takes it over (one item per token: the previous owner's list
- * loses it in the same write), with a new created_at.
+ * keeps created_at; a token new to the user (new, or taken over from another user: one item per token, so the
+ * previous owner's list loses it in the same write) counts against MAX_DEVICES_PER_USER and gets a new created_at.
  */
 export const registerDevice = async (userId: string, input: RegisterDeviceInput): Promise<Device> => {
   const now = new Date().toISOString();
   const table = tableName('devices');
+  const tokenHash = tokenHashOf(input.token);
   const appId = input.app_id ?? null;
   try {
     const result = await documentClient().send(
       new UpdateCommand({
         TableName: table,
-        Key: { token: input.token },
-        UpdateExpression:
-          'SET user_id = :user, platform = :platform, app_id = :app, updated_at = :now, created_at = if_not_exists(created_at, :now)',
-        ConditionExpression: 'attribute_not_exists(#token) OR user_id = :user',
-        ExpressionAttributeNames: { '#token': 'token' },
+        Key: { token_hash: tokenHash },
+        UpdateExpression: 'SET platform = :platform, app_id = :app, updated_at = :now',
+        ConditionExpression: 'user_id = :user',
         ExpressionAttributeValues: {
           ':user': userId,
           ':platform': input.platform,
@@ -59,8 +81,14 @@ export const registerDevice = async (userId: string, input: RegisterDeviceInput)
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
-  // Owned by another user: move it.
+  // Checked before the write, so registrations racing each other can pass it by as many as are in flight.
+  if ((await deviceCount(userId)) >= MAX_DEVICES_PER_USER) {
+    throw conflict(
+      `A user may register at most ${MAX_DEVICES_PER_USER} devices; delete one (DELETE /devices) first`,
+    );
+  }
   const record: DeviceRecord = {
+    token_hash: tokenHash,
     token: input.token,
     user_id: userId,
     platform: input.platform,
@@ -78,7 +106,7 @@ export const deleteDevice = async (userId: string, token: string): Promise<void>
     await documentClient().send(
       new DeleteCommand({
         TableName: tableName('devices'),
-        Key: { token },
+        Key: { token_hash: tokenHashOf(token) },
         ConditionExpression: 'user_id = :user',
         ExpressionAttributeValues: { ':user': userId },
       }),
@@ -89,11 +117,23 @@ export const deleteDevice = async (userId: string, token: string): Promise<void>
   }
 };
 
-/** The user's own devices: a Query on the byUser index, every page (a user has few). */
-export const listDevices = async (userId: string): Promise<Device[]> => {
+/**
+ * The user's own devices, a page at a time (Query on byUser, in token-hash order). The cursor is the last
+ * token hash: it can only page within the caller's own list, so it needs no signature, only a shape check.
+ */
+export const listDevices = async (
+  userId: string,
+  query: ListDevicesQuery,
+): Promise<z.output<typeof deviceListSchema>> => {
+  if (query.cursor !== undefined && !TOKEN_HASH.test(query.cursor)) {
+    throw validationError('Invalid query', [{ field: 'cursor', issue: 'is not a cursor of this listing' }]);
+  }
   const items: Device[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
+  let startKey: Record<string, unknown> | undefined = query.cursor
+    ? { user_id: userId, token_hash: query.cursor }
+    : undefined;
+  // One more than a page tells whether another page exists (no next_cursor leading to an empty page).
+  while (items.length <= query.limit) {
     const page = await documentClient().send(
       new QueryCommand({
         TableName: tableName('devices'),
@@ -101,10 +141,15 @@ export const listDevices = async (userId: string): Promise<Device[]> => {
         KeyConditionExpression: 'user_id = :user',
         ExpressionAttributeValues: { ':user': userId },
         ExclusiveStartKey: startKey,
+        Limit: query.limit + 1 - items.length,
       }),
     );
     for (const item of page.Items ?? []) items.push(toDevice(item as DeviceRecord));
     startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+    if (!startKey) break;
+  }
+  const more = items.length > query.limit;
+  const pageItems = items.slice(0, query.limit);
+  const last = pageItems.at(-1);
+  return { items: pageItems, next_cursor: more && last ? tokenHashOf(last.token) : null };
 };

@@ -4,6 +4,13 @@ import * as z from '../../core/zod';
 export const PLATFORMS = ['ios', 'android', 'web'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
+/**
+ * Devices one user may register: far above phones, tablets and browsers a person uses, and small enough that
+ * the whole list (≤ 100 × ~4.4 KB) fits one response. Past it: 409 until one is deleted.
+ */
+export const MAX_DEVICES_PER_USER = 100;
+export const MAX_DEVICES_PAGE = 100;
+
 /** Push tokens: APNs 64 hex, FCM ~160 characters, a Web Push subscription endpoint URL; 4096 leaves room. */
 const deviceToken = z.string().check(z.minLength(1), z.maxLength(4096));
 
@@ -15,4 +22,10 @@ export const registerDeviceSchema = z.strictObject({
 
 export const deleteDeviceSchema = z.strictObject({ token: deviceToken });
 
+export const listDevicesQuerySchema = z.strictObject({
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(MAX_DEVICES_PAGE)), MAX_DEVICES_PAGE),
+  cursor: z.optional(z.string().check(z.maxLength(64))),
+});
+
 export type RegisterDeviceInput = z.output<typeof registerDeviceSchema>;
+export type ListDevicesQuery = z.output<typeof listDevicesQuerySchema>;

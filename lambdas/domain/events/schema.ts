@@ -1,3 +1,4 @@
+import { jsonLimits } from '../../core/json-limits';
 import * as z from '../../core/zod';
 import { eventTypeSchema, PRIORITIES } from '../notifications/schema';
 
@@ -15,11 +16,7 @@ export const publishEventSchema = z.strictObject({
     z.refine((source) => !source.toLowerCase().startsWith('aws.'), { message: 'must not start with aws.' }),
   ),
   version: z.number().check(z.int(), z.gte(1), z.lte(Number.MAX_SAFE_INTEGER)),
-  data: z.record(z.string(), z.unknown()).check(
-    z.refine((data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_EVENT_DATA_BYTES, {
-      message: `must serialize to at most ${MAX_EVENT_DATA_BYTES} bytes`,
-    }),
-  ),
+  data: z.record(z.string(), z.unknown()).check(...jsonLimits<Record<string, unknown>>(MAX_EVENT_DATA_BYTES)),
   priority: z._default(z.enum(PRIORITIES), 'normal'),
   archive: z._default(z.boolean(), false),
 });

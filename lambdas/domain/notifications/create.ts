@@ -6,7 +6,7 @@ import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/cli
 import { scheduler } from '../../core/clients-scheduler';
 import { forbidden } from '../../core/errors';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
-import type { Principal } from '../../core/principal';
+import { type Principal, sourceOf } from '../../core/principal';
 import { sendAll } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
 import { subscriberCounts } from '../topics/topics';
@@ -19,6 +19,7 @@ const SCHEDULE_THRESHOLD_MS = 1000;
 
 /** Contract §2/§3: a user may notify only itself; a service needs `notifications:write` (checked by the route). */
 const assertMayNotify = (principal: Principal, input: CreateNotificationInput) => {
+  sourceOf(principal, input.source);
   if (principal.kind !== 'user') return;
   if (input.recipient_ids.some((id) => id !== principal.id) || input.topics.length > 0) {
     throw forbidden('A user may create notifications only for itself');
@@ -48,7 +49,7 @@ export const createNotification = async (
   const topicCounts = await subscriberCounts(input.topics);
   const record: NotificationRecord = {
     id,
-    source: input.source ?? (principal.kind === 'service' ? principal.id : 'user'),
+    source: sourceOf(principal, input.source),
     event_type: input.event_type,
     title: input.title,
     body: input.body,

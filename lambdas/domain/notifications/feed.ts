@@ -4,6 +4,8 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound } from '../../core/errors';
+import { queryPage } from '../../core/paging';
+import type * as z from '../../core/zod';
 import {
   decodeCursor,
   encodeCursor,
@@ -12,6 +14,7 @@ import {
   type NotificationRecord,
   type ReceiverRecord,
 } from './model';
+import type { feedPageSchema, receiverSchema } from './responses';
 
 /**
  * The in-app feed. Read state has two sources: a receiver's own `read_at`, and the user's read-all
@@ -25,20 +28,8 @@ interface FeedState {
   readonly read_all_at?: string;
 }
 
-export interface FeedItem {
-  readonly id: string;
-  readonly notification_id: string;
-  readonly source: string;
-  readonly event_type: string;
-  readonly title: string;
-  readonly body: string;
-  readonly data: Record<string, unknown>;
-  readonly priority: string;
-  readonly channels: readonly string[];
-  readonly created_at: string;
-  readonly read_at: string | null;
-  readonly expires_at: string | null;
-}
+/** One item of GET /notifications (the schema is the API documents' too). */
+export type FeedItem = z.output<typeof receiverSchema>;
 
 const feedState = async (userId: string): Promise<FeedState> => {
   const result = await documentClient().send(
@@ -81,9 +72,9 @@ const notExpiredFilter = {
 export const listFeed = async (
   userId: string,
   options: { readonly limit: number; readonly cursor?: string },
-): Promise<{ items: FeedItem[]; next_cursor: string | null }> => {
-  const startAfter = options.cursor ? decodeCursor(userId, options.cursor) : undefined;
-  const [state, { receivers, more }] = await Promise.all([
+): Promise<z.output<typeof feedPageSchema>> => {
+  const startAfter = options.cursor ? await decodeCursor(userId, options.cursor) : undefined;
+  const [state, { receivers, nextAfter }] = await Promise.all([
     feedState(userId),
     pageOfReceivers(userId, options.limit, startAfter),
   ]);
@@ -101,48 +92,37 @@ export const listFeed = async (
         body: notification.body,
         data: notification.data,
         priority: notification.priority,
-        channels: notification.channels,
+        channels: [...notification.channels],
         created_at: notification.created_at,
         read_at: readAtOf(receiver, state),
         expires_at: notification.expires_at,
       },
     ];
   });
-  const last = receivers.at(-1);
-  return { items, next_cursor: more && last ? encodeCursor(userId, last.receiver_id) : null };
+  return { items, next_cursor: nextAfter ? await encodeCursor(userId, nextAfter) : null };
 };
 
-/**
- * Reads up to `limit` unexpired receivers after `startAfter`. A filter can thin a page, so it keeps querying
- * until the page is full or the partition ends; returns the receivers and whether more may follow.
- */
+/** Up to `limit` unexpired receivers after `startAfter`, and the receiver id the next page starts after. */
 const pageOfReceivers = async (
   userId: string,
   limit: number,
   startAfter?: string,
-): Promise<{ receivers: ReceiverRecord[]; more: boolean }> => {
-  const receivers: ReceiverRecord[] = [];
-  let exclusiveStartKey: Record<string, unknown> | undefined = startAfter
-    ? { user_id: userId, receiver_id: startAfter }
-    : undefined;
-  const now = new Date().toISOString();
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: tableName('receivers'),
-        KeyConditionExpression: 'user_id = :user',
-        ...notExpiredFilter,
-        ExpressionAttributeValues: { ':user': userId, ':now': now },
-        ScanIndexForward: false,
-        Limit: limit - receivers.length + 1,
-        ExclusiveStartKey: exclusiveStartKey,
-      }),
-    );
-    receivers.push(...((page.Items ?? []) as ReceiverRecord[]));
-    exclusiveStartKey = page.LastEvaluatedKey;
-  } while (receivers.length <= limit && exclusiveStartKey);
-  // One extra item was asked for to learn whether another page exists without an empty last page.
-  return { receivers: receivers.slice(0, limit), more: receivers.length > limit };
+): Promise<{ receivers: ReceiverRecord[]; nextAfter: string | undefined }> => {
+  const { items, nextKey } = await queryPage<ReceiverRecord & Record<string, unknown>>(
+    {
+      TableName: tableName('receivers'),
+      KeyConditionExpression: 'user_id = :user',
+      ...notExpiredFilter,
+      ExpressionAttributeValues: { ':user': userId, ':now': new Date().toISOString() },
+      ScanIndexForward: false,
+    },
+    {
+      limit,
+      startKey: startAfter ? { user_id: userId, receiver_id: startAfter } : undefined,
+      keyOf: (receiver) => ({ user_id: receiver.user_id, receiver_id: receiver.receiver_id }),
+    },
+  );
+  return { receivers: items, nextAfter: nextKey?.receiver_id as string | undefined };
 };
 
 /** The notifications of a page's receivers, by id. */

@@ -1,3 +1,4 @@
+import { jsonLimits } from '../../core/json-limits';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
 
@@ -13,7 +14,16 @@ export const MAX_TOPICS = 10;
 export type Priority = (typeof PRIORITIES)[number];
 export type Channel = (typeof CHANNELS)[number];
 
-const timestamp = z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' });
+/** RFC 3339 allows lowercase `t` and `z` (§5.6); they are upper-cased before zod's ISO check and stored so. */
+const timestamp = z.pipe(
+  z
+    .string()
+    .check(
+      z.toUpperCase(),
+      z.meta({ format: 'date-time', description: 'RFC 3339 timestamp with an offset (Z or ±hh:mm)' }),
+    ),
+  z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' }),
+);
 
 const uniqueStrings = <T extends string>(
   items: readonly T[],
@@ -41,10 +51,9 @@ const fields = z.strictObject({
   event_type: eventTypeSchema,
   title: z.string().check(z.minLength(1), z.maxLength(256)),
   body: z._default(z.string().check(z.maxLength(4096)), ''),
-  data: z._default(z.record(z.string(), z.unknown()), {}).check(
-    z.refine((data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_DATA_BYTES, {
-      message: `must serialize to at most ${MAX_DATA_BYTES} bytes`,
-    }),
+  data: z._default(
+    z.record(z.string(), z.unknown()).check(...jsonLimits<Record<string, unknown>>(MAX_DATA_BYTES)),
+    {},
   ),
   priority: z._default(z.enum(PRIORITIES), 'normal'),
   channels: z._default(

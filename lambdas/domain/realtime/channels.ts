@@ -1,10 +1,18 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../../lib/wiring/env';
 import { documentClient } from '../../core/clients';
-import { forbidden, notFound, ServiceError, unavailable, validationError } from '../../core/errors';
+import {
+  forbidden,
+  notFound,
+  ServiceError,
+  unauthorized,
+  unavailable,
+  validationError,
+} from '../../core/errors';
 import { logger } from '../../core/logger';
 import { MAX_CHANNELS_PER_CONNECTION } from './config';
-import { type ConnectionRecord, putMembership } from './lifecycle';
+import { type ConnectionRecord, getConnection, putMembership } from './lifecycle';
 import { joinRoomPresence, leaveRoomPresence } from './presence';
 import { nowSecs, TABLE, table } from './tables';
 
@@ -43,11 +51,33 @@ export const checkChannelAccess = async (userId: string, channel: string): Promi
 
 export type Authenticated = ConnectionRecord & { readonly user_id: string; readonly session_id: string };
 
-/** Adds a channel to the connection (idempotent): membership row + the connection's channel set. */
+/**
+ * Adds a channel to the connection (idempotent). The cap is one conditional write on the connection item, so
+ * a burst of concurrent subscribes cannot pass it (each frame's earlier read would be stale), and the item's
+ * channel set stays bounded (at most 100 names of at most 305 characters: far below DynamoDB's 400 KB).
+ * The membership row follows the set: a failure between the two leaves a channel the retry completes.
+ */
 export const subscribe = async (connection: Authenticated, channel: string): Promise<void> => {
   await checkChannelAccess(connection.user_id, channel);
-  if (connection.channels?.has(channel)) return;
-  if ((connection.channels?.size ?? 0) >= MAX_CHANNELS_PER_CONNECTION) {
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('connections'),
+        Key: { connection_id: connection.connection_id },
+        UpdateExpression: 'ADD channels :channel',
+        ConditionExpression:
+          'attribute_exists(connection_id) AND (attribute_not_exists(channels) OR size(channels) < :max OR contains(channels, :name))',
+        ExpressionAttributeValues: {
+          ':channel': new Set([channel]),
+          ':name': channel,
+          ':max': MAX_CHANNELS_PER_CONNECTION,
+        },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    if (!(await getConnection(connection.connection_id)))
+      throw unauthorized('The connection has been closed');
     throw new ServiceError(
       'validation',
       `A connection may hold at most ${MAX_CHANNELS_PER_CONNECTION} channels`,
@@ -55,15 +85,6 @@ export const subscribe = async (connection: Authenticated, channel: string): Pro
     );
   }
   await putMembership(channel, connection.connection_id, connection.user_id, connection.session_id);
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: table('connections'),
-      Key: { connection_id: connection.connection_id },
-      UpdateExpression: 'ADD channels :channel',
-      ConditionExpression: 'attribute_exists(connection_id)',
-      ExpressionAttributeValues: { ':channel': new Set([channel]) },
-    }),
-  );
 };
 
 /** Removes a channel (idempotent); leaving `room:<id>` also ends the room's presence membership. */
@@ -93,15 +114,25 @@ export const unsubscribe = async (connection: Authenticated, channel: string): P
 export const joinRoom = async (connection: Authenticated, roomId: string): Promise<string> => {
   const room = `room:${roomId}`;
   await subscribe(connection, room);
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: table('connections'),
-      Key: { connection_id: connection.connection_id },
-      UpdateExpression: 'ADD rooms :room',
-      ConditionExpression: 'attribute_exists(connection_id)',
-      ExpressionAttributeValues: { ':room': new Set([room]) },
-    }),
-  );
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('connections'),
+        Key: { connection_id: connection.connection_id },
+        UpdateExpression: 'ADD rooms :room',
+        // An unsubscribe racing the join may have removed the channel: rooms stay a subset of channels.
+        ConditionExpression: 'attribute_exists(connection_id) AND contains(channels, :name)',
+        ExpressionAttributeValues: { ':room': new Set([room]), ':name': room },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      throw validationError('The room was left while it was being joined', [
+        { field: 'room_id', issue: 'left meanwhile' },
+      ]);
+    }
+    throw error;
+  }
   await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online');
   return room;
 };

@@ -1,3 +1,5 @@
+import { envNames } from '../../../lib/wiring/env';
+
 /**
  * Realtime durations. Contract §4 fixes the defaults; each can be shortened through the environment so
  * that tests of time-dependent rules need not wait real minutes (docs/realtime.md lists them).
@@ -21,19 +23,40 @@ export interface RealtimeSettings {
   readonly heartbeatIntervalMs: number;
 }
 
+/** The contract's values, which the environment variables below may shorten. */
+export const REALTIME_DEFAULTS: RealtimeSettings = {
+  authTimeoutSecs: 10,
+  idleTimeoutSecs: 45,
+  sessionTtlSecs: 120,
+  heartbeatIntervalMs: 20_000,
+};
+
 /** Read on every call, so a test can change the environment between cases. */
 export const realtimeSettings = (): RealtimeSettings => ({
-  authTimeoutSecs: seconds('NOTIFY_WS_AUTH_TIMEOUT_SECS', 10),
-  idleTimeoutSecs: seconds('NOTIFY_WS_IDLE_TIMEOUT_SECS', 45),
-  sessionTtlSecs: seconds('NOTIFY_WS_SESSION_TTL_SECS', 120),
-  heartbeatIntervalMs: seconds('NOTIFY_WS_HEARTBEAT_INTERVAL_SECS', 20) * 1000,
+  authTimeoutSecs: seconds('NOTIFY_WS_AUTH_TIMEOUT_SECS', REALTIME_DEFAULTS.authTimeoutSecs),
+  idleTimeoutSecs: seconds('NOTIFY_WS_IDLE_TIMEOUT_SECS', REALTIME_DEFAULTS.idleTimeoutSecs),
+  sessionTtlSecs: seconds('NOTIFY_WS_SESSION_TTL_SECS', REALTIME_DEFAULTS.sessionTtlSecs),
+  heartbeatIntervalMs:
+    seconds('NOTIFY_WS_HEARTBEAT_INTERVAL_SECS', REALTIME_DEFAULTS.heartbeatIntervalMs / 1000) * 1000,
 });
 
 /** Most frames a resumed session gets replayed (contract §4). */
 export const MAX_REPLAYED_FRAMES = 100;
 /** Channels one connection may hold, so one connection cannot grow its item towards 400 KB. */
 export const MAX_CHANNELS_PER_CONNECTION = 100;
-/** Partitions of the connections' `byShard` index: spreads "every open connection" and the sweeper's reads. */
-export const CONNECTION_SHARDS = 16;
+/**
+ * Partitions of the connections' `byShard` index: spreads "every open connection" and the sweeper's reads.
+ * A stage setting (`scale.connection_shards`, docs/scale.md); only ever raised, since rows keep their shard.
+ */
+export const connectionShards = (): number => {
+  const raw = process.env[envNames.connectionShards];
+  if (raw === undefined || raw === '') return DEFAULT_CONNECTION_SHARDS;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new Error(`${envNames.connectionShards} must be a positive integer`);
+  }
+  return value;
+};
+export const DEFAULT_CONNECTION_SHARDS = 16;
 /** Longest a connection lives on API Gateway (2 h): bounds every live item's TTL. */
 export const MAX_CONNECTION_SECS = 2 * 60 * 60;

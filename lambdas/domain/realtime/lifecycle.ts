@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { documentClient } from '../../core/clients';
 import { newId } from '../../core/ids';
 import type { UserPrincipal } from '../../core/principal';
-import { CONNECTION_SHARDS, MAX_CONNECTION_SECS, realtimeSettings } from './config';
+import { connectionShards, MAX_CONNECTION_SECS, realtimeSettings } from './config';
 import type { PresenceStatus, SessionFrame } from './frames';
 import { presenceOnConnect, presenceOnDisconnect } from './presence';
 import { nowSecs, SESSION_META, table } from './tables';
@@ -38,7 +38,7 @@ export const shardOf = (connectionId: string): string => {
   for (let index = 0; index < connectionId.length; index++) {
     hash = (hash * 31 + connectionId.charCodeAt(index)) >>> 0;
   }
-  return `s${String(hash % CONNECTION_SHARDS).padStart(2, '0')}`;
+  return `s${String(hash % connectionShards()).padStart(2, '0')}`;
 };
 
 export const connectionTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;

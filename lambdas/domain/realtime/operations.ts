@@ -1,8 +1,15 @@
 import { ServiceError } from '../../core/errors';
 import { logger } from '../../core/logger';
 import type { Principal } from '../../core/principal';
-import * as z from '../../core/zod';
+import type * as z from '../../core/zod';
 import { type Authenticated, joinRoom, subscribe, unsubscribe } from './channels';
+import {
+  type CLIENT_FRAMES,
+  type ClientFrameType,
+  FrameError,
+  frameErrorOf,
+  readClientFrame,
+} from './client-frames';
 import { ackFrame, errorFrame, type OutboundFrame, type WsErrorCode } from './frames';
 import {
   authenticateConnection,
@@ -14,32 +21,6 @@ import {
 import { updatePresence } from './presence';
 import { resumeSession, SessionExpiredError } from './sessions';
 
-/** API Gateway's frame limit; a larger message can still reach a handler when sent in fragments. */
-export const MAX_CLIENT_FRAME_BYTES = 32 * 1024;
-
-const frameId = z.optional(z.string().check(z.maxLength(64)));
-const name = z
-  .string()
-  .check(z.minLength(1), z.maxLength(256), z.regex(/^\S+$/, 'must not contain whitespace'));
-const channel = z.string().check(z.minLength(1), z.maxLength(300));
-
-/** Client frames (contract §4); unknown extra fields are ignored, as clients evolve faster than servers. */
-export const CLIENT_FRAMES = {
-  auth: z.object({ id: frameId, token: z.string().check(z.minLength(1), z.maxLength(16 * 1024)) }),
-  subscribe: z.object({ id: frameId, channel }),
-  unsubscribe: z.object({ id: frameId, channel }),
-  'join.room': z.object({ id: frameId, room_id: name }),
-  'join.topic': z.object({ id: frameId, topic: name }),
-  'presence.update': z.object({ id: frameId, status: z.enum(['online', 'away', 'busy']) }),
-  reconnect: z.object({ id: frameId, session_id: z.string().check(z.minLength(1), z.maxLength(64)) }),
-  heartbeat: z.object({ id: frameId }),
-} as const;
-
-export type ClientFrameType = keyof typeof CLIENT_FRAMES;
-
-export const isClientFrameType = (type: unknown): type is ClientFrameType =>
-  typeof type === 'string' && Object.hasOwn(CLIENT_FRAMES, type);
-
 /** What a frame operation needs from its surroundings (the handler supplies AWS-backed ones). */
 export interface FrameContext {
   readonly connectionId: string;
@@ -48,56 +29,6 @@ export interface FrameContext {
   /** Validates a bearer token (throws a 401 ServiceError when invalid). */
   readonly verifyToken: (token: string) => Promise<Principal>;
 }
-
-class FrameError extends Error {
-  constructor(
-    readonly code: WsErrorCode,
-    message: string,
-    /** The client frame's id, when it is known only where the error is raised. */
-    readonly frameId?: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The client frame's `id` when it is a usable one, for answers to frames that failed validation. */
-const idOf = (value: unknown): string | undefined => {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const id = (value as { id?: unknown }).id;
-  return typeof id === 'string' && id.length <= 64 ? id : undefined;
-};
-
-const describeIssues = (error: z.core.$ZodError): string =>
-  error.issues
-    .slice(0, 3)
-    .map((issue) => `${issue.path.join('.') || '(frame)'}: ${issue.message}`)
-    .join('; ');
-
-/** Parses a frame body into JSON; errors become `validation`/`payload_too_large` error frames. */
-export const parseFrameBody = (
-  body: string | undefined | null,
-): { type?: unknown; id?: string; value: unknown } => {
-  const text = body ?? '';
-  if (Buffer.byteLength(text) > MAX_CLIENT_FRAME_BYTES) {
-    let id: string | undefined;
-    try {
-      id = idOf(JSON.parse(text));
-    } catch {
-      // No usable id in a message that is not JSON.
-    }
-    throw new FrameError('payload_too_large', `Frames are limited to ${MAX_CLIENT_FRAME_BYTES} bytes`, id);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new FrameError('validation', 'The frame is not valid JSON');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new FrameError('validation', 'A frame must be a JSON object with a string "type"');
-  }
-  return { type: (value as { type?: unknown }).type, id: idOf(value), value };
-};
 
 const requireAuthenticated = async (ctx: FrameContext): Promise<Authenticated> => {
   const connection = await getConnection(ctx.connectionId);
@@ -190,25 +121,16 @@ export const handleClientFrame = async (
 ): Promise<void> => {
   let id: string | undefined;
   try {
-    const parsed = parseFrameBody(body);
-    id = parsed.id;
-    if (typeof parsed.type !== 'string')
-      throw new FrameError('validation', 'A frame must have a string "type"');
-    if (!isClientFrameType(parsed.type) || routeKey === '$default' || routeKey !== parsed.type) {
-      throw new FrameError('validation', `Unknown frame type "${parsed.type.slice(0, 64)}"`);
-    }
-    const type: ClientFrameType = parsed.type;
-    const result = CLIENT_FRAMES[type].safeParse(parsed.value);
-    if (!result.success)
-      throw new FrameError('validation', `Invalid ${type} frame: ${describeIssues(result.error)}`);
-    await (operations[type] as (ctx: FrameContext, frame: unknown) => Promise<void>)(ctx, result.data);
+    const frame = readClientFrame(routeKey, body);
+    id = frame.id;
+    await (operations[frame.type] as (ctx: FrameContext, frame: unknown) => Promise<void>)(ctx, frame.data);
   } catch (error) {
     await ctx.send(toErrorFrame(error, id));
   }
 };
 
 const toErrorFrame = (error: unknown, id: string | undefined): OutboundFrame => {
-  if (error instanceof FrameError) return errorFrame(error.code, error.message, id ?? error.frameId);
+  if (error instanceof FrameError) return frameErrorOf(error, id);
   if (error instanceof ServiceError) {
     const code: WsErrorCode =
       error.code === 'method_not_allowed' ||

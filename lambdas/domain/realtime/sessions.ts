@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import type { Authenticated } from './channels';
-import { MAX_CONNECTION_SECS, MAX_REPLAYED_FRAMES } from './config';
+import { MAX_CHANNELS_PER_CONNECTION, MAX_CONNECTION_SECS, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
 import { endConnection, putMembership } from './lifecycle';
 import { joinRoomPresence } from './presence';
@@ -44,7 +44,9 @@ const readMeta = async (sessionId: string): Promise<SessionMeta | undefined> => 
 };
 
 /** The session's buffered frames, oldest first, at most the newest 100. */
-const bufferedFrames = async (sessionId: string): Promise<{ keys: string[]; frames: OutboundFrame[] }> => {
+export const bufferedFrames = async (
+  sessionId: string,
+): Promise<{ keys: string[]; frames: OutboundFrame[] }> => {
   const result = await documentClient().send(
     new QueryCommand({
       TableName: table('sessions'),
@@ -124,8 +126,11 @@ export const resumeSession = async (
   }
   const previousConnection = meta.connection_id;
   const restoredChannels = meta.channels ?? [];
-  const channels = new Set([...(connection.channels ?? []), ...restoredChannels]);
-  const rooms = meta.rooms ?? [];
+  // The connection's own channels first; the union stays within the per-connection cap.
+  const channels = new Set(
+    [...new Set([...(connection.channels ?? []), ...restoredChannels])].slice(0, MAX_CHANNELS_PER_CONNECTION),
+  );
+  const rooms = (meta.rooms ?? []).filter((room) => channels.has(room));
   // The connection's own fresh session is abandoned: its memberships now belong to the resumed one.
   await Promise.all(
     [...channels].map((channel) =>

@@ -3,7 +3,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
 import { logger } from '../../core/logger';
-import { CONNECTION_SHARDS, realtimeSettings } from './config';
+import { connectionShards, realtimeSettings } from './config';
 import { forEachLimited, postFrame } from './deliver';
 import { type ErrorFrame, errorFrame } from './frames';
 import { type ConnectionRecord, type EndReason, endConnection, getConnection } from './lifecycle';
@@ -18,7 +18,7 @@ const isGone = (error: unknown) =>
     (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410);
 
 export const shardNames = (): string[] =>
-  Array.from({ length: CONNECTION_SHARDS }, (_, index) => `s${String(index).padStart(2, '0')}`);
+  Array.from({ length: connectionShards() }, (_, index) => `s${String(index).padStart(2, '0')}`);
 
 /** Connection ids whose `check_at` has passed, from one shard of the index (a key-range Query). */
 const dueInShard = async (shard: string, nowSecs: number): Promise<string[]> => {

@@ -29,8 +29,13 @@ for (const [network, prefix] of [
   forbidden.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128], // unspecified
+  ['::', 96], // unspecified and IPv4-compatible (deprecated; embeds any IPv4)
+  // IPv4-mapped ::ffff:0:0/96 needs no entry: BlockList judges a mapped address by the IPv4 rules above (an entry
+  // here would match every IPv4 address). IPv4-translated ::ffff:0:0:0/96 (SIIT) gets no such treatment:
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96], // NAT64 (could embed a private IPv4)
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['2001::', 32], // Teredo (embeds an IPv4)
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4 (could embed a private IPv4)

@@ -18,11 +18,32 @@ import { signatureHeader } from './signature';
 import { checkWebhookUrl } from './url-policy';
 import { disableWebhook, getWebhook, noteFailure, noteSuccess, type WebhookRecord } from './webhooks';
 
+/** Slack on a claim's expiry for clock differences between invocations. */
+const CLAIM_CLOCK_SLACK_MS = 5_000;
+
+/** Which receive of which queue message is working on an attempt, and until when it can at most run. */
+export interface Receipt {
+  readonly messageId: string;
+  /** SQS's ApproximateReceiveCount of this receive. */
+  readonly receiveCount: number;
+  /** The invocation's deadline: past it the invocation has been stopped, whatever state it was in. */
+  readonly deadline: Date;
+}
+
 /**
- * A claim older than this belongs to an invocation that died mid-attempt (SQS redelivers only after the
- * 180 s visibility timeout, well past the worker's 30 s timeout), so a redelivered message may take it over.
+ * The attempt is claimed by another receive of this same message (SQS handed it out twice) that may still be
+ * running. Acknowledging would delete the message its holder depends on, so the item fails instead: SQS hands
+ * it out again after the visibility timeout (180 s), longer than any invocation (30 s), so by then the claim
+ * has either been recorded as an outcome or expired.
  */
-const STALE_CLAIM_MS = 90_000;
+export class AttemptHeldByOtherReceive extends Error {
+  constructor(message: DeliveryMessage, claimExpiresAt: string | undefined) {
+    super(
+      `attempt ${message.attempt} of delivery ${message.delivery_id} is claimed by another receive of this message until ${claimExpiresAt ?? 'unknown'}; retried after the visibility timeout`,
+    );
+    this.name = 'AttemptHeldByOtherReceive';
+  }
+}
 /** Longest wait a Retry-After can ask for. */
 const MAX_RETRY_AFTER_SECS = 24 * 3600;
 
@@ -74,10 +95,18 @@ const describe = (result: SendResult): string =>
   result.status !== undefined ? `HTTP ${result.status}` : (result.error ?? 'no answer');
 
 /**
- * Makes attempt `message.attempt` of a delivery, at most once: a conditional claim on (run, attempt) turns
- * duplicate and stale messages into no-ops. Records the attempt, then schedules the next one or dead-letters.
+ * Makes attempt `message.attempt` of a delivery: a conditional claim on (run, attempt) turns duplicate and
+ * stale messages into no-ops. Records the attempt, then schedules the next one or dead-letters. A message is
+ * acknowledged (this returns) only once the delivery is final or its next attempt is queued, or while another
+ * message holds the claim (that message stays unacknowledged until it records an outcome). A claim is taken
+ * over when its holder's invocation is past its deadline, or when SQS hands the holder's own message out again
+ * (its earlier receive was abandoned: the invocation died, or the local runtime restarted after a crash).
  */
-export const deliverAttempt = async (message: DeliveryMessage, now = new Date()): Promise<void> => {
+export const deliverAttempt = async (
+  message: DeliveryMessage,
+  receipt: Receipt,
+  now = new Date(),
+): Promise<void> => {
   const record = await getDelivery(message.webhook_id, message.delivery_id);
   if (!record || record.run !== message.run) return;
   if (record.status === 'succeeded' || record.status === 'dead_letter') return;
@@ -102,11 +131,16 @@ export const deliverAttempt = async (message: DeliveryMessage, now = new Date())
       status: 'sending',
       attempt_count: message.attempt,
       claimed_at: now.toISOString(),
+      claim_expires_at: new Date(receipt.deadline.getTime() + CLAIM_CLOCK_SLACK_MS).toISOString(),
+      claimed_by: receipt.messageId,
+      claim_receive: receipt.receiveCount,
       updated_at: now.toISOString(),
     },
     condition:
       '#run = :run AND ((attempt_count = :previous AND #status IN (:pending, :retrying)) OR ' +
-      '(attempt_count = :attempt AND #status = :sending AND claimed_at < :stale))',
+      '(attempt_count = :attempt AND #status = :sending AND (claim_expires_at < :now OR ' +
+      // Claims written before claims had an expiry: their invocations are long gone.
+      'attribute_not_exists(claim_expires_at) OR (claimed_by = :message AND claim_receive < :receive))))',
     names: { '#run': 'run', '#status': 'status' },
     values: {
       ':run': message.run,
@@ -115,10 +149,24 @@ export const deliverAttempt = async (message: DeliveryMessage, now = new Date())
       ':pending': 'pending',
       ':retrying': 'retrying',
       ':sending': 'sending',
-      ':stale': new Date(now.getTime() - STALE_CLAIM_MS).toISOString(),
+      ':now': now.toISOString(),
+      ':message': receipt.messageId,
+      ':receive': receipt.receiveCount,
     },
   });
-  if (!claimed) return;
+  if (!claimed) {
+    const current = await getDelivery(message.webhook_id, message.delivery_id);
+    const held =
+      current?.run === message.run &&
+      current.status === 'sending' &&
+      current.attempt_count === message.attempt;
+    if (held && current.claimed_by === receipt.messageId) {
+      throw new AttemptHeldByOtherReceive(message, current.claim_expires_at);
+    }
+    // Recorded or moved on; or held by another message (a duplicate), which is not acknowledged before it
+    // records an outcome, and comes back to take its own claim over if its invocation dies.
+    return;
+  }
 
   const result = await send(webhook, record, now);
   const outcome = await decide(webhook, message, result, now);

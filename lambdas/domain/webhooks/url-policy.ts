@@ -16,6 +16,8 @@ export const checkWebhookUrl = async (
   raw: string,
   allowLoopback: boolean,
 ): Promise<{ url: URL; resolved: ResolvedAddress }> => {
+  // The URL parser would silently drop these; a URL is stored and shown exactly as it will be used.
+  if (/\s/.test(raw)) throw new AddressRefused('must not contain whitespace');
   let url: URL;
   try {
     url = new URL(raw);
@@ -26,6 +28,7 @@ export const checkWebhookUrl = async (
     throw new AddressRefused('must be an https:// URL');
   if (url.protocol === 'http:' && !allowLoopback) throw new AddressRefused('must be an https:// URL');
   if (url.username || url.password) throw new AddressRefused('must not carry credentials');
+  if (url.port === '0') throw new AddressRefused('must not use port 0');
   const resolved = await resolveAllowed(url.hostname, allowLoopback);
   if (url.protocol === 'http:' && addressRefusal(resolved.address, false) === undefined) {
     throw new AddressRefused('plain http:// is allowed only to a loopback address');

@@ -1,15 +1,23 @@
 import { PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { connectionsApi } from '../../core/clients-connections';
+import { logger } from '../../core/logger';
+import { FrameError, frameErrorOf, readClientFrame } from '../../domain/realtime/client-frames';
+import { errorFrame, type ServerFrame } from '../../domain/realtime/frames';
 import type { WebSocketMessageEvent } from './frame';
 
 const encoder = new TextEncoder();
 
-const frameIdOf = (body: string | null | undefined): string | undefined => {
+/** The answer to a heartbeat: its ack, or the error any other frame type would get (size, id, shape). */
+const answerTo = (event: WebSocketMessageEvent): ServerFrame => {
   try {
-    const id = (JSON.parse(body ?? '') as { id?: unknown }).id;
-    return typeof id === 'string' && id.length <= 64 ? id : undefined;
-  } catch {
-    return undefined;
+    const body =
+      event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+    const { id } = readClientFrame(event.requestContext.routeKey, body);
+    return id === undefined ? { type: 'heartbeat.ack' } : { type: 'heartbeat.ack', id };
+  } catch (error) {
+    if (error instanceof FrameError) return frameErrorOf(error);
+    logger.error('heartbeat failed', { error: error as Error });
+    return errorFrame('internal', 'Something went wrong; the frame was not processed');
   }
 };
 
@@ -18,13 +26,11 @@ const frameIdOf = (body: string | null | undefined): string | undefined => {
  * and one short invocation. Silence is detected by the sweeper from API Gateway's LastActiveAt.
  */
 export const handler = async (event: WebSocketMessageEvent): Promise<{ statusCode: number }> => {
-  const id = frameIdOf(event.body);
-  const frame = id === undefined ? { type: 'heartbeat.ack' } : { type: 'heartbeat.ack', id };
   try {
     await connectionsApi().send(
       new PostToConnectionCommand({
         ConnectionId: event.requestContext.connectionId,
-        Data: encoder.encode(JSON.stringify(frame)),
+        Data: encoder.encode(JSON.stringify(answerTo(event))),
       }),
     );
   } catch (error) {

@@ -127,13 +127,13 @@ export const events: WiringPart = {
     },
     {
       id: 'devices',
-      purpose: 'push device tokens, one owner per token (keyed by token); byUser lists a user’s own',
-      partitionKey: { name: 'token', type: 'S' },
+      purpose: 'push device tokens, one owner per token (keyed by its SHA-256); byUser lists a user’s own',
+      partitionKey: { name: 'token_hash', type: 'S' },
       globalIndexes: [
         {
           name: 'byUser',
           partitionKey: { name: 'user_id', type: 'S' },
-          sortKey: { name: 'token', type: 'S' },
+          sortKey: { name: 'token_hash', type: 'S' },
           projection: 'all',
         },
       ],

@@ -30,7 +30,8 @@ describe('replay protection', () => {
         credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       }),
     );
-  const replayConfig = () => parseAuthConfig(authEnvFor(idp, { replayProtection: true }));
+  const replayConfig = (scope: 'service' | 'all' = 'all') =>
+    parseAuthConfig(authEnvFor(idp, { replayProtection: scope }));
   const statusOf = (promise: Promise<unknown>) =>
     promise.then(
       () => 'accepted',
@@ -62,6 +63,20 @@ describe('replay protection', () => {
     expect(await statusOf(second.verify(token))).toBe('401 The token has already been used');
     expect(await statusOf(first.verify(token))).toBe('401 The token has already been used');
     expect(await statusOf(second.verify(await userToken(idp.key('ES256'))))).toBe('accepted');
+  });
+
+  it('with "service", makes service tokens single-use and lets user tokens be reused (browser apps)', async () => {
+    const verifier = createTokenVerifier(replayConfig('service'), {
+      replayStore: new DynamoDbReplayStore(tableName, instanceClient()),
+    });
+    const user = await userToken(idp.key('ES256'), { jti: undefined });
+    expect(await statusOf(verifier.verify(user))).toBe('accepted');
+    expect(await statusOf(verifier.verify(user))).toBe('accepted');
+    const service = await serviceToken(idp.key('ES256'));
+    expect(await statusOf(verifier.verify(service))).toBe('accepted');
+    expect(await statusOf(verifier.verify(service))).toBe('401 The token has already been used');
+    const withoutJti = await serviceToken(idp.key('ES256'), { jti: undefined });
+    expect(await statusOf(verifier.verify(withoutJti))).toBe('401 The token has no valid "jti" claim');
   });
 
   it('requires a jti when replay protection is on', async () => {

@@ -143,6 +143,13 @@ describe('token verifier', () => {
     expect((await rejection(jwksOnly, token)).message).toBe('The token is not valid yet');
   });
 
+  it('rejects a token issued (iat) beyond the clock skew in the future, and accepts one within it', async () => {
+    const future = await userToken(idp.key(), { iat: nowSecs() + 3600, exp: nowSecs() + 7200 });
+    expect((await rejection(jwksOnly, future)).message).toBe('The token was issued in the future');
+    const skewed = await userToken(idp.key(), { iat: nowSecs() + 25 });
+    await expect(jwksOnly.verify(skewed)).resolves.toMatchObject({ kind: 'user' });
+  });
+
   it('accepts exp and nbf within the clock skew', async () => {
     const recentlyExpired = await userToken(idp.key(), { exp: nowSecs() - 25 });
     const almostValid = await userToken(idp.key(), { nbf: nowSecs() + 25 });

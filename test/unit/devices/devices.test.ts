@@ -40,8 +40,8 @@ describe('devices', () => {
     const token = unique('tok');
     const device = await registerDevice(alice, { token, platform: 'ios', app_id: 'com.example' });
     expect(device).toEqual({ token, platform: 'ios', app_id: 'com.example', created_at: expect.any(String) });
-    expect(await listDevices(alice)).toEqual([device]);
-    expect(await listDevices(bob)).toEqual([]);
+    expect((await listDevices(alice, { limit: 100 })).items).toEqual([device]);
+    expect((await listDevices(bob, { limit: 100 })).items).toEqual([]);
   });
 
   it('updates a token registered again by its owner and keeps created_at', async () => {
@@ -51,7 +51,7 @@ describe('devices', () => {
     expect(first.app_id).toBeNull();
     const second = await registerDevice(alice, { token, platform: 'web', app_id: 'web-app' });
     expect(second).toEqual({ token, platform: 'web', app_id: 'web-app', created_at: first.created_at });
-    expect(await listDevices(alice)).toEqual([second]);
+    expect((await listDevices(alice, { limit: 100 })).items).toEqual([second]);
   });
 
   it('moves a token registered by another user: one owner per token', async () => {
@@ -60,8 +60,8 @@ describe('devices', () => {
     await registerDevice(alice, { token, platform: 'ios' });
     const kept = await registerDevice(alice, { token: unique('other'), platform: 'ios' });
     const moved = await registerDevice(bob, { token, platform: 'ios' });
-    expect(await listDevices(bob)).toEqual([moved]);
-    expect(await listDevices(alice)).toEqual([kept]);
+    expect((await listDevices(bob, { limit: 100 })).items).toEqual([moved]);
+    expect((await listDevices(alice, { limit: 100 })).items).toEqual([kept]);
     expect(await statusOf(deleteDevice(alice, token))).toBe(404);
   });
 
@@ -71,9 +71,9 @@ describe('devices', () => {
     await registerDevice(alice, { token, platform: 'ios' });
     expect(await statusOf(deleteDevice(bob, token))).toBe(404);
     expect(await statusOf(deleteDevice(alice, unique('unknown')))).toBe(404);
-    expect(await listDevices(alice)).toHaveLength(1);
+    expect((await listDevices(alice, { limit: 100 })).items).toHaveLength(1);
     expect(await statusOf(deleteDevice(alice, token))).toBe('resolved');
-    expect(await listDevices(alice)).toEqual([]);
+    expect((await listDevices(alice, { limit: 100 })).items).toEqual([]);
     expect(await statusOf(deleteDevice(alice, token))).toBe(404);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONNECTION_SHARDS } from '../../../lambdas/domain/realtime/config';
+import { DEFAULT_CONNECTION_SHARDS } from '../../../lambdas/domain/realtime/config';
 import { deliverToChannel } from '../../../lambdas/domain/realtime/deliver';
 import { openConnection, shardOf } from '../../../lambdas/domain/realtime/lifecycle';
 import {
@@ -8,6 +8,7 @@ import {
   scopePresence,
   userPresence,
 } from '../../../lambdas/domain/realtime/presence';
+import { shardNames } from '../../../lambdas/domain/realtime/sweeper';
 import { useDynamoDbLocal } from '../../support/dynamodb';
 
 useDynamoDbLocal();
@@ -32,7 +33,18 @@ describe('presence aggregation', () => {
 describe('connection shards', () => {
   it('spreads connection ids over every shard', () => {
     const shards = new Set(Array.from({ length: 2000 }, (_, index) => shardOf(`conn-${index}`)));
-    expect(shards.size).toBe(CONNECTION_SHARDS);
+    expect(shards.size).toBe(DEFAULT_CONNECTION_SHARDS);
+  });
+
+  it('follows the stage setting (scale.connection_shards), and the sweeper lists the same shards', () => {
+    process.env.NOTIFY_CONNECTION_SHARDS = '64';
+    try {
+      const shards = new Set(Array.from({ length: 5000 }, (_, index) => shardOf(`conn-${index}`)));
+      expect(shards.size).toBe(64);
+      expect(new Set(shardNames())).toEqual(shards);
+    } finally {
+      delete process.env.NOTIFY_CONNECTION_SHARDS;
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import { filterKeysFor, filterMatches } from '../../../lambdas/domain/webhooks/f
 import { createWebhookSchema } from '../../../lambdas/domain/webhooks/schema';
 import { parseWebhookSettings } from '../../../lambdas/domain/webhooks/settings';
 import { signatureHeader } from '../../../lambdas/domain/webhooks/signature';
+import { checkWebhookUrl } from '../../../lambdas/domain/webhooks/url-policy';
 
 describe('event filters', () => {
   it('looks an event type up under itself, each prefix.* and *', () => {
@@ -61,6 +62,13 @@ describe('address policy', () => {
     '::ffff:10.0.0.1',
     '::',
     '224.0.0.1',
+    '::a00:1', // IPv4-compatible ::/96 (10.0.0.1)
+    '::8.8.8.8',
+    '::ffff:169.254.169.254', // IPv4-mapped: judged as the IPv4 address
+    '::ffff:0:a9fe:a9fe', // IPv4-translated 169.254.169.254
+    '64:ff9b:1::a00:1', // local-use NAT64
+    '2001::1', // Teredo (embeds an IPv4)
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
   ])('refuses %s', (address) => {
     expect(addressRefusal(address, false)).toBeDefined();
   });
@@ -74,6 +82,24 @@ describe('address policy', () => {
     expect(addressRefusal('::1', true)).toBeUndefined();
     expect(addressRefusal('10.0.0.1', true)).toBeDefined();
     expect(addressRefusal('169.254.169.254', true)).toBeDefined();
+  });
+});
+
+describe('webhook URL', () => {
+  it.each([
+    [' https://example.com/hook', 'whitespace'],
+    ['https://example.com/hook ', 'whitespace'],
+    ['https://exa\tmple.com/hook', 'whitespace'],
+    ['https://example.com/ho\nok', 'whitespace'],
+    ['https://93.184.216.34:0/hook', 'port'],
+  ])('refuses %j', async (url, reason) => {
+    await expect(checkWebhookUrl(url, false)).rejects.toThrow(reason);
+  });
+
+  it('accepts an explicit port', async () => {
+    await expect(checkWebhookUrl('https://93.184.216.34:8443/hook', false)).resolves.toMatchObject({
+      resolved: { address: '93.184.216.34' },
+    });
   });
 });
 

@@ -1,9 +1,11 @@
 import { httpRoute } from '../../../core/http/route';
+import { sourceOf } from '../../../core/principal';
 import { publishEvent } from '../../../domain/events/publish';
 import { publishEventSchema } from '../../../domain/events/schema';
 import { withIdempotency } from '../../../domain/idempotency';
 
 export const handler = httpRoute('events.publish', { body: publishEventSchema }, async (request) => {
+  sourceOf(request.principal, request.body.source);
   const scope = {
     operation: 'events.publish',
     principal: request.principal,

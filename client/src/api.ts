@@ -1,0 +1,124 @@
+import { HttpClient, type HttpOptions, newIdempotencyKey } from './http.js';
+import { type TokenProvider, type TokenSource, tokenSourceOf } from './token.js';
+import type {
+  Device,
+  DeviceRequest,
+  FeedPage,
+  ItemList,
+  NotificationAccepted,
+  NotificationRequest,
+  ReadAllResult,
+  ReadResult,
+  Receiver,
+  ScopePresence,
+  Subscription,
+  Topic,
+  UserPresence,
+} from './wire.js';
+
+export interface ApiOptions extends HttpOptions {
+  /** Where user tokens come from; or `tokens`, to share one TokenSource with the realtime client. */
+  readonly getToken?: TokenProvider;
+  readonly tokens?: TokenSource;
+}
+
+export interface IdempotencyOptions {
+  /** The same key within 24 h returns the first answer and does nothing again; generated when not given. */
+  readonly idempotencyKey?: string;
+}
+
+/** A create that may be retried: one Idempotency-Key for every try. */
+export const postWithKey = <T>(
+  http: HttpClient,
+  route: string,
+  body: unknown,
+  options: IdempotencyOptions,
+): Promise<T> =>
+  http.request('POST', route, { body, idempotencyKey: options.idempotencyKey ?? newIdempotencyKey() });
+
+const path = (template: string, value: string) => template.replace('{}', encodeURIComponent(value));
+
+/** The REST API as a signed-in user sees it. Every method throws NotifyError on failure. */
+export class NotifyApi {
+  protected readonly http: HttpClient;
+
+  constructor(options: ApiOptions) {
+    const tokens = tokenSourceOf(options);
+    this.http = new HttpClient(options, (force) => tokens.get(force));
+  }
+
+  /** One page of the feed, newest first. */
+  getFeed(options: { readonly cursor?: string; readonly limit?: number } = {}): Promise<FeedPage> {
+    return this.http.request('GET', '/notifications', { query: options });
+  }
+
+  /** Every feed item, newest first, fetching pages of `limit` as the loop asks for more. */
+  async *feed(options: { readonly limit?: number } = {}): AsyncGenerator<Receiver, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.getFeed({ ...options, ...(cursor ? { cursor } : {}) });
+      yield* page.items;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** Marks one feed item read; the first `read_at` stays. */
+  markRead(receiverId: string): Promise<ReadResult> {
+    return this.http.request('POST', path('/notifications/{}/read', receiverId), { idempotent: true });
+  }
+
+  markAllRead(): Promise<ReadAllResult> {
+    return this.http.request('POST', '/notifications/read-all', { idempotent: true });
+  }
+
+  async getUnreadCount(): Promise<number> {
+    return (await this.http.request<{ count: number }>('GET', '/notifications/unread-count')).count;
+  }
+
+  /** Creates a notification (a user may only name itself); retried safely with an Idempotency-Key. */
+  createNotification(
+    body: NotificationRequest,
+    options: IdempotencyOptions = {},
+  ): Promise<NotificationAccepted> {
+    return postWithKey(this.http, '/notifications', body, options);
+  }
+
+  getPresence(userId: string): Promise<UserPresence> {
+    return this.http.request('GET', path('/presence/{}', userId));
+  }
+
+  /** Members of a room (`room:<roomId>`), sorted by user id. */
+  getRoomPresence(roomId: string): Promise<ScopePresence> {
+    return this.http.request('GET', '/presence', { query: { scope: `room:${roomId}` } });
+  }
+
+  getTopic(name: string): Promise<Topic> {
+    return this.http.request('GET', path('/topics/{}', name));
+  }
+
+  /** Subscribes the user to a topic (its notifications reach the user); subscribing twice returns the same. */
+  createSubscription(topic: string): Promise<Subscription> {
+    return this.http.request('POST', '/subscriptions', { body: { topic }, idempotent: true });
+  }
+
+  async listSubscriptions(): Promise<readonly Subscription[]> {
+    return (await this.http.request<ItemList<Subscription>>('GET', '/subscriptions')).items;
+  }
+
+  deleteSubscription(id: string): Promise<void> {
+    return this.http.request('DELETE', path('/subscriptions/{}', id));
+  }
+
+  /** Registers (or updates) a push token for this user. */
+  registerDevice(device: DeviceRequest): Promise<Device> {
+    return this.http.request('POST', '/devices', { body: device, idempotent: true });
+  }
+
+  async listDevices(): Promise<readonly Device[]> {
+    return (await this.http.request<ItemList<Device>>('GET', '/devices')).items;
+  }
+
+  deleteDevice(token: string): Promise<void> {
+    return this.http.request('DELETE', '/devices', { body: { token } });
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * The inbox: feed items and the unread count, kept in sync by realtime frames, with optimistic mark-read.
+ * Framework-free, in the shape React's `useSyncExternalStore(inbox.subscribe, inbox.getSnapshot)` expects
+ * (Vue, Svelte or plain DOM code subscribe the same way).
+ */
+import type { NotifyApi } from './api.js';
+import type { NotifyError } from './errors.js';
+import type { RealtimeClient } from './realtime.js';
+import type { Receiver } from './wire.js';
+
+export interface InboxSnapshot {
+  /** Newest first, with optimistic reads applied. */
+  readonly items: readonly Receiver[];
+  readonly unreadCount: number;
+  /** `idle` before `load()`; `error` when the last load or refresh failed (`error` says why; items stay). */
+  readonly status: 'idle' | 'loading' | 'ready' | 'error';
+  readonly error: NotifyError | undefined;
+  /** Older items exist: `loadMore()` fetches them. */
+  readonly hasMore: boolean;
+}
+
+export interface InboxOptions {
+  readonly api: NotifyApi;
+  /** Frames from it keep the inbox current; without it, call `refresh()` yourself. */
+  readonly realtime?: RealtimeClient;
+  /** Items per page (1–100, default 20). */
+  readonly pageSize?: number;
+}
+
+/** Receiver ids are UUID v7 (time-ordered): their text order is their age order. */
+const olderThan = (id: string, than: string) => id < than;
+
+export class InboxStore {
+  /** The service's view, as last fetched and updated by confirmed writes. */
+  private items: Receiver[] = [];
+  private serverUnread = 0;
+  private cursor: string | null = null;
+  private status: InboxSnapshot['status'] = 'idle';
+  private error: NotifyError | undefined;
+  /** Reads sent and not yet confirmed: id → the `read_at` shown meanwhile. */
+  private readonly reading = new Map<string, string>();
+  /** A read-all sent and not yet confirmed: items up to this id show as read. */
+  private readingAll: { readonly upTo: string; readonly at: string } | undefined;
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
+  private readonly listeners = new Set<() => void>();
+  private readonly detach: (() => void)[] = [];
+  private snapshot: InboxSnapshot;
+
+  constructor(private readonly options: InboxOptions) {
+    this.snapshot = this.compute();
+    const { realtime } = options;
+    if (realtime) {
+      // A notification frame does not say whether it made a feed item (in_app): the feed's head does.
+      // A new session (first connect, or one that could not resume) may have missed frames.
+      const stale = () => {
+        if (this.status !== 'idle') void this.refresh();
+      };
+      this.detach.push(realtime.on('notification', stale));
+      this.detach.push(realtime.on('session', ({ resumed }) => resumed || stale()));
+    }
+  }
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  /** The current state; the same object until something changes. */
+  readonly getSnapshot = (): InboxSnapshot => this.snapshot;
+
+  /** Loads the first page and the unread count. */
+  load(): Promise<void> {
+    if (this.status === 'idle') {
+      this.status = 'loading';
+      this.publish();
+    }
+    return this.refresh();
+  }
+
+  /**
+   * Fetches the feed's head and the unread count again and merges them (older pages already loaded stay).
+   * Calls made while one runs are coalesced into one more run.
+   */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.refreshAgain = false;
+          await this.fetchHead();
+        } while (this.refreshAgain);
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /** Appends the next older page. */
+  async loadMore(): Promise<void> {
+    if (!this.cursor) return;
+    const page = await this.options.api.getFeed({ cursor: this.cursor, limit: this.pageSize() });
+    const known = new Set(this.items.map((item) => item.id));
+    this.items = [...this.items, ...page.items.filter((item) => !known.has(item.id))];
+    this.cursor = page.next_cursor;
+    this.publish();
+  }
+
+  /** Shows the item read at once; restores it (and the count) if the service refuses, then rethrows. */
+  async markRead(id: string): Promise<void> {
+    const shown = this.snapshot.items.find((item) => item.id === id);
+    if (shown?.read_at) return;
+    this.reading.set(id, new Date().toISOString());
+    this.publish();
+    try {
+      const result = await this.options.api.markRead(id);
+      const index = this.items.findIndex((item) => item.id === id);
+      const item = this.items[index];
+      if (item && !item.read_at) {
+        this.items[index] = { ...item, read_at: result.read_at };
+        this.serverUnread = Math.max(0, this.serverUnread - 1);
+      } else if (!item && this.status !== 'idle') {
+        // Not loaded here (e.g. the id of a toast): only the service knows whether it counted as unread.
+        void this.refresh();
+      }
+    } finally {
+      this.reading.delete(id);
+      this.publish();
+    }
+  }
+
+  /** Shows every loaded item read at once; restores them if the service refuses, then rethrows. */
+  async markAllRead(): Promise<void> {
+    const newest = this.items[0];
+    if (!newest) return;
+    const at = new Date().toISOString();
+    this.readingAll = { upTo: newest.id, at };
+    this.publish();
+    try {
+      await this.options.api.markAllRead();
+      this.items = this.items.map((item) =>
+        item.read_at || olderThan(newest.id, item.id) ? item : { ...item, read_at: at },
+      );
+    } finally {
+      this.readingAll = undefined;
+      this.publish();
+    }
+    // The exact count (items may have arrived meanwhile, and older unloaded ones were marked too).
+    await this.refresh();
+  }
+
+  /** Stops listening to the realtime client. */
+  destroy(): void {
+    for (const off of this.detach.splice(0)) off();
+    this.listeners.clear();
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+
+  private pageSize(): number {
+    return this.options.pageSize ?? 20;
+  }
+
+  private async fetchHead(): Promise<void> {
+    try {
+      const [page, count] = await Promise.all([
+        this.options.api.getFeed({ limit: this.pageSize() }),
+        this.options.api.getUnreadCount(),
+      ]);
+      const oldest = page.items[page.items.length - 1];
+      // Keep older pages already loaded; anything else the head no longer lists has expired.
+      const older = oldest ? this.items.filter((item) => olderThan(item.id, oldest.id)) : [];
+      this.items = [...page.items, ...older];
+      if (older.length === 0) this.cursor = page.next_cursor;
+      this.serverUnread = count;
+      this.status = 'ready';
+      this.error = undefined;
+    } catch (error) {
+      this.status = 'error';
+      this.error = error as NotifyError;
+    }
+    this.publish();
+  }
+
+  private compute(): InboxSnapshot {
+    const readingAll = this.readingAll;
+    let hidden = 0;
+    const items = this.items.map((item) => {
+      if (item.read_at) return item;
+      const readAt =
+        this.reading.get(item.id) ??
+        (readingAll && !olderThan(readingAll.upTo, item.id) ? readingAll.at : undefined);
+      if (readAt === undefined) return item;
+      hidden++;
+      return { ...item, read_at: readAt };
+    });
+    const unreadCount = readingAll
+      ? items.filter((item) => !item.read_at).length
+      : Math.max(0, this.serverUnread - hidden);
+    return {
+      items,
+      unreadCount,
+      status: this.status,
+      error: this.error,
+      hasMore: this.cursor !== null,
+    };
+  }
+
+  private publish(): void {
+    this.snapshot = this.compute();
+    for (const listener of [...this.listeners]) listener();
+  }
+}

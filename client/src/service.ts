@@ -1,0 +1,52 @@
+/**
+ * The service-side client, for backend services in Node (≥ 20) holding a service token: create notifications,
+ * publish events, broadcast. Creates carry an Idempotency-Key (generated when not given) so that retries after a
+ * network failure or a 503 never notify twice.
+ */
+import { type IdempotencyOptions, postWithKey } from './api.js';
+import { HttpClient, type HttpOptions } from './http.js';
+import { TokenSource } from './token.js';
+import type {
+  BroadcastAccepted,
+  BroadcastRequest,
+  EventAccepted,
+  EventRequest,
+  NotificationAccepted,
+  NotificationRequest,
+} from './wire.js';
+
+export interface ServiceOptions extends HttpOptions {
+  /** A service token (scopes `notifications:write`, `events:publish`, `broadcast:write` as needed) or a provider. */
+  readonly token: string | (() => string | Promise<string>);
+}
+
+export class NotifyService {
+  private readonly http: HttpClient;
+
+  constructor(options: ServiceOptions) {
+    const { token } = options;
+    const tokens = new TokenSource(typeof token === 'string' ? () => token : () => token());
+    this.http = new HttpClient(options, (force) => tokens.get(force));
+  }
+
+  /** `202` with the notification id; the fan-out happens after the answer. */
+  createNotification(
+    body: NotificationRequest,
+    options: IdempotencyOptions = {},
+  ): Promise<NotificationAccepted> {
+    return postWithKey(this.http, '/notifications', body, options);
+  }
+
+  /** Puts an event on the bus (webhooks, `topic:<event_type>` subscribers). */
+  publishEvent(body: EventRequest, options: IdempotencyOptions = {}): Promise<EventAccepted> {
+    return postWithKey(this.http, '/events', body, options);
+  }
+
+  /**
+   * Sends `payload` as a frame to a channel's connections (or every connection). Not idempotent on the service,
+   * so retried only when refused with 429.
+   */
+  broadcast(body: BroadcastRequest): Promise<BroadcastAccepted> {
+    return this.http.request('POST', '/broadcast', { body });
+  }
+}

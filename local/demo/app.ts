@@ -1,0 +1,239 @@
+/**
+ * The demo inbox (docs/demo.md), built only on the client SDK: bell with unread badge, feed with mark-read and
+ * read-all, toasts, a room with its live presence list, and "send a test notification" through the local
+ * runtime's demo endpoint. Settings come from the query string, so the page also works from another origin:
+ *
+ *   /demo/?api=http://127.0.0.1:3000&user=alice&room=lobby&token_ttl=3600
+ */
+import {
+  createNotify,
+  type NotificationFrame,
+  NotifyError,
+  type PresenceState,
+  type PresenceStatus,
+  type Receiver,
+} from '../../client/src/index.js';
+
+const params = new URLSearchParams(location.search);
+/** The runtime's origin: the page's own by default. */
+const apiBase = (params.get('api') ?? location.origin).replace(/\/+$/, '');
+const userId = params.get('user') ?? 'demo-user';
+const roomId = params.get('room') ?? 'lobby';
+const tokenTtlSecs = Number(params.get('token_ttl') ?? 3600);
+const TOAST_MS = 6000;
+
+const element = <T extends HTMLElement = HTMLElement>(id: string): T => {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`demo: #${id} is missing from index.html`);
+  return found as T;
+};
+
+const time = () => new Date().toISOString().slice(11, 23);
+
+/** The activity panel: what happened, newest first; `data-*` attributes say what each line is about. */
+const activity = (kind: string, text: string, data: Record<string, string> = {}) => {
+  const line = document.createElement('li');
+  line.dataset.kind = kind;
+  Object.assign(line.dataset, data);
+  line.textContent = `${time()} ${text}`;
+  element('activity').prepend(line);
+};
+
+const showError = (error: unknown) => {
+  const text =
+    error instanceof NotifyError
+      ? `${error.code}: ${error.message}${error.requestId ? ` (request ${error.requestId})` : ''}`
+      : String(error);
+  element('error').textContent = text;
+  activity('error', text);
+};
+
+/** The local runtime's token endpoint (docs/demo.md); a real app asks its own backend or IdP here. */
+const fetchToken = async (forceRefresh: boolean): Promise<string> => {
+  const response = await fetch(`${apiBase}/demo/api/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ user_id: userId, expires_in_secs: tokenTtlSecs }),
+  });
+  const body = (await response.json()) as { token?: string; message?: string };
+  if (!response.ok || !body.token)
+    throw new Error(`token endpoint: ${response.status} ${body.message ?? ''}`);
+  activity('token', forceRefresh ? 'fresh token (refresh)' : 'token', { refresh: String(forceRefresh) });
+  return body.token;
+};
+
+const notify = createNotify({
+  apiUrl: `${apiBase}/api/v1`,
+  wsUrl: `${apiBase.replace(/^http/, 'ws')}/ws`,
+  getToken: ({ forceRefresh }) => fetchToken(forceRefresh),
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Bell and feed, from the inbox store
+
+const renderItem = (item: Receiver): HTMLLIElement => {
+  const row = document.createElement('li');
+  row.dataset.id = item.id;
+  row.dataset.read = String(item.read_at !== null);
+  const text = document.createElement('div');
+  text.className = 'text';
+  const title = document.createElement('div');
+  title.className = 'title';
+  title.textContent = item.title;
+  const body = document.createElement('div');
+  body.className = 'body';
+  body.textContent = item.body;
+  text.append(title, body);
+  row.append(text);
+  if (!item.read_at) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'mark-read';
+    button.textContent = 'Mark read';
+    button.addEventListener('click', () => notify.inbox.markRead(item.id).catch(showError));
+    row.append(button);
+  }
+  return row;
+};
+
+const renderInbox = () => {
+  const snapshot = notify.inbox.getSnapshot();
+  const badge = element('badge');
+  badge.textContent = String(snapshot.unreadCount);
+  badge.dataset.count = String(snapshot.unreadCount);
+  element('feed').replaceChildren(...snapshot.items.map(renderItem));
+  element('feed-empty').hidden = snapshot.items.length > 0;
+  element('more').hidden = !snapshot.hasMore;
+  if (snapshot.error) showError(snapshot.error);
+};
+notify.inbox.subscribe(renderInbox);
+
+element('read-all').addEventListener('click', () => notify.inbox.markAllRead().catch(showError));
+element('more').addEventListener('click', () => notify.inbox.loadMore().catch(showError));
+element('bell').addEventListener('click', () => element('feed').scrollIntoView({ behavior: 'smooth' }));
+
+// ---------------------------------------------------------------------------------------------------------
+// Toasts and connection state, from the realtime client
+
+const showToast = (frame: NotificationFrame) => {
+  const toast = document.createElement('div');
+  toast.className = 'toast';
+  toast.dataset.id = frame.id;
+  const title = document.createElement('strong');
+  title.textContent = frame.title;
+  const body = document.createElement('div');
+  body.className = 'body';
+  body.textContent = frame.body;
+  toast.append(title, body);
+  element('toasts').append(toast);
+  setTimeout(() => toast.remove(), TOAST_MS);
+};
+
+notify.realtime.on('notification', (frame) => {
+  activity('notification', `${frame.channel} ${frame.title}`, { id: frame.id, channel: frame.channel });
+  if (frame.channel === 'toast') showToast(frame);
+});
+
+notify.realtime.on('state', ({ state, reason }) => {
+  const badge = element('state');
+  badge.textContent = state;
+  badge.dataset.state = state;
+  activity('state', `${state}${reason ? ` (${reason.code})` : ''}`, { state });
+});
+
+notify.realtime.on('session', (session) => {
+  activity(
+    'session',
+    session.resumed
+      ? `session ${session.sessionId} resumed, ${session.replayed} missed frame(s) replayed`
+      : `session ${session.sessionId} started`,
+    { resumed: String(session.resumed), replayed: String(session.replayed) },
+  );
+  // A new session may have missed presence changes: read the room again.
+  if (!session.resumed) void loadRoom();
+});
+
+notify.realtime.on('sessionExpired', () => activity('session', 'previous session expired: feed reloaded'));
+notify.realtime.on('error', (error) =>
+  activity('error', `${error.code}: ${error.message}`, { code: error.code }),
+);
+
+// ---------------------------------------------------------------------------------------------------------
+// The room and its presence list
+
+const members = new Map<string, PresenceState>();
+
+const renderRoom = () => {
+  const rows = [...members]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([member, status]) => {
+      const row = document.createElement('li');
+      row.dataset.user = member;
+      row.dataset.status = status;
+      row.textContent = `${member}${member === userId ? ' (you)' : ''} — ${status}`;
+      return row;
+    });
+  element('presence').replaceChildren(...rows);
+};
+
+const loadRoom = async () => {
+  try {
+    const presence = await notify.api.getRoomPresence(roomId);
+    members.clear();
+    for (const member of presence.members)
+      if (member.status !== 'offline') members.set(member.user_id, member.status);
+    renderRoom();
+  } catch (error) {
+    showError(error);
+  }
+};
+
+notify.realtime.on('presence', (frame) => {
+  if (frame.scope !== `room:${roomId}`) return;
+  if (frame.change === 'leave' || frame.status === 'offline') members.delete(frame.user_id);
+  else members.set(frame.user_id, frame.status);
+  renderRoom();
+});
+
+element<HTMLSelectElement>('status').addEventListener('change', (event) => {
+  const status = (event.target as HTMLSelectElement).value as PresenceStatus;
+  notify.realtime.setPresence(status).catch(showError);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// "Send a test notification": the local runtime creates it with its development service token
+
+element('send').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  element('error').textContent = '';
+  const channels = [
+    ...(element<HTMLInputElement>('send-in-app').checked ? ['in_app'] : []),
+    ...(element<HTMLInputElement>('send-toast').checked ? ['toast'] : []),
+  ];
+  try {
+    const response = await fetch(`${apiBase}/demo/api/notifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        user_id: userId,
+        title: element<HTMLInputElement>('send-title').value,
+        body: `sent at ${time()}`,
+        channels,
+      }),
+    });
+    const body = (await response.json()) as { id?: string; code?: string; message?: string };
+    if (!response.ok) throw new Error(`${body.code ?? response.status}: ${body.message ?? ''}`);
+    activity('sent', `sent notification ${body.id}`, { id: body.id ?? '' });
+  } catch (error) {
+    showError(error);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------------
+
+element('user').textContent = userId;
+element('room-name').textContent = roomId;
+notify.realtime.joinRoom(roomId).then(loadRoom, showError);
+notify.start().catch(showError);
+// For the browser console (and nothing else): the SDK objects behind the page.
+(globalThis as { notifyDemo?: unknown }).notifyDemo = notify;

@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { decodeJwt, jwtVerify } from 'jose';
+import { afterAll, describe, expect, it } from 'vitest';
+import { writeDevAuth } from '../../local/dev-auth';
+import { REPO_ROOT } from '../../local/lambda/runner';
+
+/**
+ * `npm run token` as the README uses it: `$(npm run -s token -- …)`, `--data DIR`, `--help`, and a clear refusal
+ * when npm's header would end up in the captured output.
+ */
+const run = promisify(execFile);
+const work = mkdtempSync(join(tmpdir(), 'notify-token-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const env: NodeJS.ProcessEnv = { ...process.env };
+for (const name of Object.keys(env)) if (name.startsWith('SERVICE__AUTH__')) delete env[name];
+delete env.NOTIFY_DEV_AUTH_FILE;
+delete env.NOTIFY_DATA_DIR;
+
+const npm = (args: string[]) =>
+  run('npm', args, { cwd: REPO_ROOT, env, encoding: 'utf8' }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  );
+
+describe('npm run token', () => {
+  const dataDir = join(work, 'data');
+  const settings = {
+    secret: 's'.repeat(48),
+    issuer: 'http://127.0.0.1:4321',
+    audience: 'notify',
+    serviceAudience: 'notify.s2s',
+  };
+  writeDevAuth(settings, join(dataDir, 'dev-auth.json'));
+
+  it('prints only a token signed with the secret `npm start --data DIR` saved there', async () => {
+    const user = await npm([
+      'run',
+      '-s',
+      'token',
+      '--',
+      '--data',
+      dataDir,
+      '--user',
+      'alice',
+      '--roles',
+      'admin',
+    ]);
+    expect(user.code).toBe(0);
+    expect(user.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    const key = new TextEncoder().encode(settings.secret);
+    const { payload } = await jwtVerify(user.stdout.trim(), key, {
+      issuer: settings.issuer,
+      audience: 'notify',
+    });
+    expect(payload).toMatchObject({ sub: 'alice', roles: ['admin'] });
+
+    const empty = join(work, 'never-started');
+    const service = await npm(['run', '-s', 'token', '--', '--data', empty, '--service', 'billing']);
+    expect(service.code).toBe(1);
+    expect(service.stderr).toContain(`no HS256 secret: run npm start -- --data ${empty} once`);
+
+    const fromEnv = await run(
+      'npm',
+      ['run', '-s', 'token', '--', '--service', 'billing', '--scope', 'events:publish'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...env, NOTIFY_DATA_DIR: dataDir },
+        encoding: 'utf8',
+      },
+    );
+    expect(decodeJwt(fromEnv.stdout.trim())).toMatchObject({ service: 'billing', aud: 'notify.s2s' });
+  }, 90_000);
+
+  it('refuses, with the remedy, when npm has written its header into captured output (no -s)', async () => {
+    const result = await npm(['run', 'token', '--', '--data', dataDir, '--user', 'alice']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toMatch(/eyJ/);
+    expect(result.stderr).toContain('run `npm run -s token -- …`');
+  }, 90_000);
+
+  it('answers --help with its usage and exit code 0, as the other CLIs do', async () => {
+    for (const script of ['token', 'replay', 'start']) {
+      const result = await npm(['run', '-s', script, '--', '--help']);
+      expect(result.code, script).toBe(0);
+      expect(result.stdout, script).toMatch(new RegExp(`^usage: npm (run -s |run )?${script}`));
+    }
+    const token = await npm(['run', '-s', 'token', '--', '--help']);
+    expect(token.stdout).toContain('--data DIR');
+    expect((await npm(['run', '-s', 'token', '--', '--bogus'])).stderr).toContain("Unknown option '--bogus'");
+  }, 90_000);
+});

@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentClient, tableName } from '../../lambdas/core/clients';
+import type { DeliveryRecord } from '../../lambdas/domain/webhooks/deliveries';
+import { envNames } from '../../lib/wiring';
+import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
+import { WebhookReceiver } from '../e2e/webhook-receiver';
+import { apiClient, eventually } from '../support/api';
+import { type Runtime, startTestRuntime } from '../support/runtime';
+
+/**
+ * A delivery attempt interrupted by a crash (its claim left in `sending`) must still complete: a redelivered
+ * message is never acknowledged while another receive may hold the claim, and takes the claim over once the
+ * holder's invocation is past its deadline, or at once when it is the holder's own message handed out again.
+ * SQS time runs 100× faster here (visibility timeout 1.8 s).
+ */
+let runtime: Runtime;
+let admin: string;
+let sqs: SQSClient;
+const receiver = new WebhookReceiver();
+const savedScale = process.env[TIME_SCALE_ENV];
+
+beforeAll(async () => {
+  process.env[TIME_SCALE_ENV] = '0.01';
+  await receiver.start();
+  runtime = await startTestRuntime();
+  admin = await runtime.mintServiceToken('ops', ['webhooks:admin']);
+  sqs = new SQSClient({});
+});
+afterAll(async () => {
+  sqs?.destroy();
+  await runtime?.stop();
+  await receiver.stop();
+  if (savedScale === undefined) delete process.env[TIME_SCALE_ENV];
+  else process.env[TIME_SCALE_ENV] = savedScale;
+});
+
+const api = apiClient(() => runtime.httpUrl);
+
+/** A webhook and a delivery left `sending` for attempt 1 by a receive that then died. */
+const interruptedDelivery = async (claim: Partial<DeliveryRecord>) => {
+  const path = `/claims/${randomBytes(6).toString('hex')}`;
+  const created = await api('POST', '/webhooks', admin, {
+    url: receiver.endpoint(path, 'claim-secret-0123456789', [{ status: 200 }]),
+    secret: 'claim-secret-0123456789',
+    event_filters: ['claim.test'],
+    name: 'claims',
+  });
+  expect(created.status).toBe(201);
+  const now = new Date();
+  const deliveryId = `evt-${randomBytes(8).toString('hex')}`;
+  const record: DeliveryRecord = {
+    webhook_id: created.body.id as string,
+    delivery_id: deliveryId,
+    event: {
+      id: deliveryId,
+      event_type: 'claim.test',
+      source: 'shop',
+      version: 1,
+      data: {},
+      priority: 'normal',
+      time: now.toISOString(),
+    },
+    status: 'sending',
+    attempt_count: 1,
+    run: 0,
+    attempts: [],
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    claimed_at: now.toISOString(),
+    ttl: Math.floor(now.getTime() / 1000) + 3600,
+    ...claim,
+  };
+  await documentClient().send(new PutCommand({ TableName: tableName('webhookDeliveries'), Item: record }));
+  const message = { webhook_id: record.webhook_id, delivery_id: deliveryId, run: 0, attempt: 1 };
+  return { record, path, message: JSON.stringify(message) };
+};
+
+const send = async (body: string, delaySeconds = 0) =>
+  (
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: runtime.env[envNames.queueUrl('webhookDeliveries')],
+        MessageBody: body,
+        DelaySeconds: delaySeconds,
+      }),
+    )
+  ).MessageId as string;
+
+/** The claim its first receive took, before that receive happens. */
+const claimBy = (record: DeliveryRecord, messageId: string, expiresInMs: number) =>
+  documentClient().send(
+    new PutCommand({
+      TableName: tableName('webhookDeliveries'),
+      Item: {
+        ...record,
+        claimed_by: messageId,
+        claim_receive: 1,
+        claim_expires_at: new Date(Date.now() + expiresInMs).toISOString(),
+      },
+    }),
+  );
+
+const finalStatus = async (record: DeliveryRecord) =>
+  eventually(
+    async () => {
+      const listed = await api('GET', `/webhooks/${record.webhook_id}/deliveries`, admin);
+      return (listed.body.items as { id: string; status: string }[]).find(
+        (item) => item.id === record.delivery_id,
+      )?.status;
+    },
+    (status) => status === 'succeeded' || status === 'dead_letter',
+    60_000,
+  );
+
+describe('an attempt whose claim was left by a crashed invocation', () => {
+  it('completes once the claim has expired; a duplicate message meanwhile changes nothing', async () => {
+    const { record, path, message } = await interruptedDelivery({});
+    // The holder's message comes back after the claim expired (500 s × 0.01); a duplicate comes at once.
+    await claimBy(record, await send(message, 500), 2000);
+    await send(message);
+    expect(await finalStatus(record)).toBe('succeeded');
+    expect(receiver.at(path)).toHaveLength(1);
+  }, 90_000);
+
+  it('is taken over at once when SQS hands the holder its own message again (the holder died)', async () => {
+    const { record, path, message } = await interruptedDelivery({});
+    // Delayed so the claim below is in place before the first receive (100 s × 0.01).
+    // Far away: only the second receive of the holder's own message can take this claim over.
+    await claimBy(record, await send(message, 100), 3_600_000);
+    expect(await finalStatus(record)).toBe('succeeded');
+    expect(receiver.at(path)).toHaveLength(1);
+  }, 90_000);
+});

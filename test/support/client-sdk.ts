@@ -1,0 +1,103 @@
+/**
+ * Helpers for driving the client SDK (client/src) against the local runtime:
+ *
+ *   const socket = new GatedWebSocket();             // hold reconnects while a test makes the client miss frames
+ *   createNotify({ ..., WebSocket: socket.constructor });
+ *   await dropConnections('alice');                  // the server ends alice's connections (@connections DELETE)
+ *   await bufferedFrameCount(sessionId);             // frames waiting in a session's replay buffer
+ */
+import { DeleteConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { WebSocket } from 'ws';
+import type { WebSocketConstructor, WebSocketLike } from '../../client/src/index';
+import { connectionsApi } from '../../lambdas/core/clients-connections';
+import { membersPage } from '../../lambdas/domain/realtime/deliver';
+import { bufferedFrames } from '../../lambdas/domain/realtime/sessions';
+
+/** The open connections of a user, read from its `user:<id>` channel. */
+export const connectionIds = async (userId: string): Promise<string[]> => {
+  const { members } = await membersPage(`user:${userId}`);
+  return members.filter((member) => !member.detached).map((member) => member.connection_id);
+};
+
+/** Ends every open connection of a user from the server's side, as the sweeper or an operator would. */
+export const dropConnections = async (userId: string): Promise<number> => {
+  const ids = await connectionIds(userId);
+  for (const id of ids) await connectionsApi().send(new DeleteConnectionCommand({ ConnectionId: id }));
+  return ids.length;
+};
+
+/** How many frames a session's replay buffer holds (frames sent to it while it had no connection). */
+export const bufferedFrameCount = async (sessionId: string): Promise<number> =>
+  (await bufferedFrames(sessionId)).frames.length;
+
+/**
+ * A WebSocket class (the `ws` package's, as Node 20 has no global one) whose new connections can be held back:
+ * `hold()` makes the next connections wait until `release()`, so a test decides how long a client stays away.
+ * `opened` counts connections made; `blackhole()` silently drops what the connections open now send and receive
+ * (a dead network path that never closes); later connections work.
+ */
+export class SocketControl {
+  opened = 0;
+  private gate: Promise<void> = Promise.resolve();
+  private open: () => void = () => {};
+  private readonly live = new Set<WebSocket>();
+  private readonly silenced = new Set<WebSocket>();
+
+  hold(): void {
+    this.gate = new Promise((resolve) => {
+      this.open = resolve;
+    });
+  }
+
+  release(): void {
+    this.open();
+  }
+
+  blackhole(): void {
+    for (const socket of this.live) this.silenced.add(socket);
+  }
+
+  readonly WebSocket: WebSocketConstructor = (() => {
+    const control = this;
+    return class GatedWebSocket implements WebSocketLike {
+      onopen: ((event: never) => void) | null = null;
+      onmessage: ((event: never) => void) | null = null;
+      onclose: ((event: never) => void) | null = null;
+      onerror: ((event: never) => void) | null = null;
+      private socket: WebSocket | undefined;
+      private closedEarly = false;
+
+      constructor(url: string) {
+        void control.gate.then(() => {
+          if (this.closedEarly) return;
+          control.opened++;
+          const socket = new WebSocket(url);
+          this.socket = socket;
+          control.live.add(socket);
+          socket.onopen = () => (this.onopen as ((event: unknown) => void) | null)?.({});
+          socket.onmessage = (event) => {
+            if (!control.silenced.has(socket)) (this.onmessage as ((event: unknown) => void) | null)?.(event);
+          };
+          socket.onclose = (event) => {
+            control.live.delete(socket);
+            (this.onclose as ((event: unknown) => void) | null)?.(event);
+          };
+          socket.onerror = () => {};
+        });
+      }
+
+      get readyState(): number {
+        return this.socket?.readyState ?? (this.closedEarly ? 3 : 0);
+      }
+
+      send(data: string): void {
+        if (this.socket && !control.silenced.has(this.socket)) this.socket.send(data);
+      }
+
+      close(code?: number): void {
+        if (this.socket) this.socket.close(code);
+        else this.closedEarly = true;
+      }
+    };
+  })();
+}
