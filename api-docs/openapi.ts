@@ -5,7 +5,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { type ErrorCode, STATUS_OF } from '../lambdas/core/errors';
-import { MAX_BODY_BYTES } from '../lambdas/core/http/route';
+import { MAX_BODY_BYTES, MAX_PATH_PARAMETER_BYTES } from '../lambdas/core/http/route';
 import { errorBodySchema, timestamp } from '../lambdas/core/response-schemas';
 import type { Schema } from '../lambdas/core/validation';
 import type * as z from '../lambdas/core/zod';
@@ -93,6 +93,8 @@ const errorConditions = (route: HttpRoute, schemas: RouteSchemas, doc: Operation
   add('forbidden', doc.errors?.forbidden);
   add('forbidden', 'on stages behind CloudFront: a request that did not come through it');
   add('not_found', doc.errors?.not_found);
+  if (route.path.includes('{'))
+    add('not_found', `a path parameter over ${MAX_PATH_PARAMETER_BYTES} bytes (no key that long exists)`);
   add('conflict', doc.errors?.conflict);
   if (schemas.body) {
     add('payload_too_large', COMMON_REASONS.payload_too_large);
@@ -182,7 +184,8 @@ const parametersOf = (route: HttpRoute, schemas: RouteSchemas, doc: OperationDoc
     name,
     in: 'path',
     required: true,
-    schema: { type: 'string' },
+    description: `at most ${MAX_PATH_PARAMETER_BYTES} bytes (UTF-8)`,
+    schema: { type: 'string', minLength: 1 },
   }));
   if (schemas.query) {
     const query = jsonSchemaOf(schemas.query, 'input') as { properties?: Json; required?: string[] };
