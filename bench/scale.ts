@@ -1,19 +1,22 @@
-import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BroadcastChunk } from '../lambdas/domain/realtime/broadcast';
 import { envNames, type TableSpec, wiring } from '../lib/wiring';
 import { createTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
-import { type DynamoDbCall, startDynamoDbMeteringProxy } from '../local/metering';
+import { apiGatewayId } from '../local/gateway/ids';
+import {
+  type ConnectionsCall,
+  type DynamoDbCall,
+  startDynamoDbMeteringProxy,
+  startLiveConnectionsEndpoint,
+} from '../local/metering';
 
 /**
  * The scale simulation: the service's own fan-out code (broadcast chunks, audience counts, the sweeper, the
  * webhook matcher) against DynamoDB Local holding audiences too large for one machine's sockets: 100,000
  * members in one room, 1,000,000 rows in the connection index, written directly with BatchWriteItem.
  * Every DynamoDB call goes through the metering proxy and is attributed to the operation running, with the
- * partition it touched. `@connections` is a counting endpoint that answers like API Gateway for a live
- * connection (a post succeeds, GetConnection says it was just active): 100,000 real sockets do not fit here.
+ * partition it touched. `@connections` is startLiveConnectionsEndpoint, answering as API Gateway does for open
+ * connections: 100,000 real sockets do not fit on this machine.
  */
 
 export interface PartitionUse {
@@ -117,7 +120,7 @@ class CallRecorder {
     }
   }
 
-  connectionsCall(kind: 'post' | 'get' | 'delete'): void {
+  connectionsCall(kind: ConnectionsCall): void {
     if (!this.current) return;
     if (kind === 'post') this.current.posts += 1;
     else if (kind === 'get') this.current.getConnections += 1;
@@ -168,37 +171,6 @@ class CallRecorder {
   }
 }
 
-/**
- * `@connections` as API Gateway answers it for live connections: PostToConnection 200, GetConnection with
- * LastActiveAt = now, DeleteConnection 204. Counts each call for the operation running.
- */
-const startConnectionsEndpoint = async (recorder: CallRecorder): Promise<{ url: string; server: Server }> => {
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      if (request.method === 'POST') {
-        recorder.connectionsCall('post');
-        response.writeHead(200).end();
-      } else if (request.method === 'GET') {
-        recorder.connectionsCall('get');
-        const now = new Date().toISOString();
-        response
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ connectedAt: now, lastActiveAt: now, identity: { sourceIp: '127.0.0.1' } }));
-      } else {
-        recorder.connectionsCall('delete');
-        response.writeHead(204).end();
-      }
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-};
-
-/** An id shaped like API Gateway's (`L0SM9cOFvHcCIhw=`). */
-const connectionId = () => `${randomBytes(11).toString('base64').replace(/\//g, '_').slice(0, 15)}=`;
-
 /** Writes items straight into a table, 25 per BatchWriteItem, `lanes` in parallel, retrying unprocessed ones. */
 const bulkWrite = async (
   client: DynamoDBDocumentClient,
@@ -246,7 +218,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
   const tableEnv = await createTables(db.client, wiring.tables);
   const recorder = new CallRecorder(tableEnv);
   const proxy = await startDynamoDbMeteringProxy(db.endpoint, (call) => recorder.dynamoDbCall(call));
-  const connections = await startConnectionsEndpoint(recorder);
+  const connections = await startLiveConnectionsEndpoint((call) => recorder.connectionsCall(call));
   Object.assign(process.env, LOCAL_AWS_ENV, tableEnv, {
     AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
     [envNames.wsCallbackUrl]: connections.url,
@@ -289,7 +261,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
     await setup(`writing ${sizes.roomMembers.toLocaleString('en')} memberships of ${room}…`, () =>
       bulkWrite(direct, table('wsChannels'), sizes.roomMembers, (index) => ({
         channel: room,
-        connection_id: connectionId(),
+        connection_id: apiGatewayId(),
         user_id: `u${index}`,
         session_id: `s${index}`,
         ttl,
@@ -311,7 +283,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
       `writing ${sizes.connections.toLocaleString('en')} connections (and their byShard entries)…`,
       () =>
         bulkWrite(direct, table('wsConnections'), sizes.connections, (index) => {
-          const id = connectionId();
+          const id = apiGatewayId();
           const shard = shardOf(id);
           rowsPerShard[shard] = (rowsPerShard[shard] ?? 0) + 1;
           return {
@@ -369,8 +341,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
       setupSeconds: setupMs / 1000,
     };
   } finally {
-    await new Promise<void>((resolve) => connections.server.close(() => resolve()));
-    connections.server.closeAllConnections();
+    await connections.stop();
     await proxy.stop();
     direct.destroy();
     await db.stop();

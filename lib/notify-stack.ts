@@ -44,7 +44,7 @@ export interface NotifyStackProps extends StackProps {
 const VISIBILITY_TIMEOUT_FACTOR = 6;
 
 /**
- * The whole service for one stage, built from the wiring declaration (DESIGN.md principle 1): every route,
+ * The whole service for one stage, built from the wiring declaration (docs/design.md principle 1): every route,
  * worker, rule, schedule and table comes from `wiring`; nothing here names a route or a table.
  */
 export class NotifyStack extends Stack {

@@ -19,7 +19,7 @@ import {
 } from '../wiring';
 import { pascalCase } from './naming';
 
-/** REST base path (interface.md §1). */
+/** REST base path (docs/contract.md §1). */
 export const API_BASE_PATH = '/api/v1';
 /** WebSocket stage name: the URL ends in /ws, as it does locally (contract §1). */
 export const WEBSOCKET_STAGE_NAME = 'ws';

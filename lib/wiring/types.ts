@@ -1,9 +1,9 @@
 /**
  * The shape of the wiring declaration: plain data, no CDK and no Lambda types, so that the CDK app
- * (lib/stack) and the local runtime (local/) both build from the same declaration (DESIGN.md principle 1).
+ * (lib/stack) and the local runtime (local/) both build from the same declaration (docs/design.md principle 1).
  */
 
-/** Scopes a service token can carry (interface.md §5). */
+/** Scopes a service token can carry (docs/contract.md §2). */
 export type Scope = 'events:publish' | 'notifications:write' | 'webhooks:admin' | 'broadcast:write';
 
 /**

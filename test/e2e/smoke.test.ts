@@ -7,8 +7,7 @@ import { authEnvFor } from '../support/tokens';
 
 /**
  * `npm run smoke` (smoke/run.ts), the deployment smoke test, pointed at the local runtime with HS256 tokens and
- * the strictest replay protection a stage can choose (`all`: every token good for one request), so the
- * token-command path is what is tested; the shipped stages say `off`.
+ * the strictest replay protection (`all`): every token is good for one request.
  */
 const run = promisify(execFile);
 const authEnv = authEnvFor(undefined, { replayProtection: 'all' });
@@ -38,7 +37,7 @@ const smoke = (tokens: Record<string, string>) => {
 };
 
 describe('npm run smoke', () => {
-  it('passes every check with token commands, as README step 4 sets them up for the dev stage', async () => {
+  it('passes every check with token commands, as README step 4 shows for single-use tokens', async () => {
     const result = await smoke({
       NOTIFY_USER_TOKEN_COMMAND: 'npm run -s token -- --user smoke-user',
       NOTIFY_SERVICE_TOKEN_COMMAND: 'npm run -s token -- --service smoke --scope notifications:write',

@@ -2,7 +2,14 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { countQuery, documentClient } from '../../core/clients';
 import { logger } from '../../core/logger';
 import { parseChannel } from './channels';
-import { deliverToMembers, forEachLimited, MEMBERS_PAGE, membersPage, postFrame } from './deliver';
+import {
+  type ConnectionRange,
+  deliverToMembers,
+  forEachLimited,
+  MEMBERS_PAGE,
+  membersPage,
+  postFrame,
+} from './deliver';
 import type { BroadcastFrame } from './frames';
 import { endConnection } from './lifecycle';
 import { shardNames } from './sweeper';
@@ -11,6 +18,42 @@ import { BY_SHARD_INDEX, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './
 /** Audiences up to this size are delivered by the request itself; larger ones go through the queue. */
 export const INLINE_AUDIENCE = 100;
 
+/**
+ * A large channel (a room of 100,000) is one partition; read page after page by one chain of chunks it takes
+ * about a minute on AWS (docs/scale.md, hot keys). It is split instead into segments of about this many
+ * members, ranges of connection ids, each its own chain: the segments run in parallel.
+ */
+export const SEGMENT_MEMBERS = 5_000;
+export const MAX_SEGMENTS = 32;
+/**
+ * The characters connection ids mostly start with (base64 letters and digits), in DynamoDB's byte order: the
+ * cuts between segments. Rarer first characters (`+`, `/`, anything else) still fall in some segment.
+ */
+const ID_FIRST_CHARACTERS = [...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'];
+/** Below and above every connection id: the segments together cover any string. */
+const LOWEST = '\u0000';
+const HIGHEST = '\u{10FFFF}';
+
+/**
+ * `segments` contiguous ranges of connection ids that together cover every possible id, cut at first characters
+ * of API Gateway ids so that random ids spread evenly. One segment (or none asked) means the whole partition.
+ */
+export const connectionRanges = (segments: number): ConnectionRange[] => {
+  const count = Math.min(Math.max(1, Math.floor(segments)), ID_FIRST_CHARACTERS.length);
+  if (count === 1) return [];
+  const starts = Array.from(
+    { length: count - 1 },
+    (_, index) =>
+      ID_FIRST_CHARACTERS[Math.round(((index + 1) * ID_FIRST_CHARACTERS.length) / count)] as string,
+  );
+  // Up to (not including) the next start: its preceding character followed by the highest one.
+  const before = (start: string) => `${String.fromCharCode(start.charCodeAt(0) - 1)}${HIGHEST}`;
+  return [LOWEST, ...starts].map((from, index) => {
+    const next = starts[index];
+    return { from, to: next === undefined ? HIGHEST : before(next) };
+  });
+};
+
 /** One unit of broadcast work on the `broadcast` queue: a page of a channel or of one connection shard. */
 export type BroadcastChunk =
   | {
@@ -18,6 +61,8 @@ export type BroadcastChunk =
       readonly channel: string;
       readonly frame: BroadcastFrame;
       readonly startKey?: Record<string, unknown>;
+      /** The segment of a large channel this chain delivers; absent: the whole channel. */
+      readonly range?: ConnectionRange;
     }
   | {
       readonly kind: 'shard';
@@ -60,11 +105,13 @@ export interface BroadcastPlan {
 
 /**
  * POST /broadcast: counts the audience, delivers small channel audiences at once, and turns larger ones (and
- * "everyone") into queue chunks, one per channel or per connection shard; each chunk enqueues its own successor.
+ * "everyone") into queue chunks, one per segment of the channel or per connection shard; each chunk enqueues its
+ * own successor, so the segments and shards are delivered in parallel.
  */
 export const planBroadcast = async (
   channel: string | undefined,
   frame: BroadcastFrame,
+  segmentMembers = SEGMENT_MEMBERS,
 ): Promise<BroadcastPlan> => {
   if (channel !== undefined) {
     parseChannel(channel);
@@ -74,7 +121,9 @@ export const planBroadcast = async (
       await runChunk({ kind: 'channel', channel, frame });
       return { recipients, chunks: [] };
     }
-    return { recipients, chunks: [{ kind: 'channel', channel, frame }] };
+    const ranges = connectionRanges(Math.min(MAX_SEGMENTS, Math.ceil(recipients / segmentMembers)));
+    if (ranges.length === 0) return { recipients, chunks: [{ kind: 'channel', channel, frame }] };
+    return { recipients, chunks: ranges.map((range) => ({ kind: 'channel', channel, frame, range })) };
   }
   const recipients = await everyoneAudience();
   if (recipients === 0) return { recipients, chunks: [] };
@@ -84,7 +133,7 @@ export const planBroadcast = async (
 /** Delivers one chunk (up to MEMBERS_PAGE connections) and returns the chunk that continues it, if any. */
 export const runChunk = async (chunk: BroadcastChunk): Promise<BroadcastChunk | undefined> => {
   if (chunk.kind === 'channel') {
-    const page = await membersPage(chunk.channel, chunk.startKey);
+    const page = await membersPage(chunk.channel, chunk.startKey, MEMBERS_PAGE, chunk.range);
     await deliverToMembers(page.members, chunk.frame);
     return page.next ? { ...chunk, startKey: page.next } : undefined;
   }

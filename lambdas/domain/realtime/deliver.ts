@@ -85,19 +85,32 @@ export const forEachLimited = async <T>(
   await Promise.all(lanes);
 };
 
-/** One page of a channel's unexpired memberships (a Query on the channel's partition). */
+/** A range of connection ids within a channel's partition (both ends included), read as one segment. */
+export interface ConnectionRange {
+  readonly from: string;
+  readonly to: string;
+}
+
+/** One page of a channel's unexpired memberships (a Query on the channel's partition, or on a range of it). */
 export const membersPage = async (
   channel: string,
   startKey?: Record<string, unknown>,
   limit = MEMBERS_PAGE,
+  range?: ConnectionRange,
 ): Promise<{ members: Membership[]; next?: Record<string, unknown> }> => {
   const page = await documentClient().send(
     new QueryCommand({
       TableName: table('channels'),
-      KeyConditionExpression: 'channel = :channel',
+      KeyConditionExpression: range
+        ? 'channel = :channel AND connection_id BETWEEN :from AND :to'
+        : 'channel = :channel',
       FilterExpression: NOT_EXPIRED,
       ExpressionAttributeNames: notExpiredNames,
-      ExpressionAttributeValues: { ':channel': channel, ':now': nowSecs() },
+      ExpressionAttributeValues: {
+        ':channel': channel,
+        ':now': nowSecs(),
+        ...(range ? { ':from': range.from, ':to': range.to } : {}),
+      },
       ExclusiveStartKey: startKey,
       Limit: limit,
     }),
