@@ -1,11 +1,11 @@
 /**
- * AWS list prices, us-east-1, on-demand, without free tiers. Source: /work/shared/reference/aws-limits-and-prices.md
- * ("as published late 2026"), itself from the AWS pricing pages of each service. Update `asOf` with the figures.
+ * AWS list prices, us-east-1, on-demand, without free tiers, from the AWS pricing pages of each service as
+ * published late 2026. Update `asOf` with the figures.
  */
 export const PRICES = {
   asOf: '2026-12-01',
   region: 'us-east-1',
-  source: 'shared/reference/aws-limits-and-prices.md (AWS pricing pages, late 2026)',
+  source: 'AWS pricing pages, late 2026',
   /** HTTP API, first 300 M requests a month. */
   httpApiPerMillionRequests: 1.0,
   /** WebSocket API: messages sent and received, in 32 KB units. */

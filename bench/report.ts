@@ -2,6 +2,7 @@ import type { ClientSizeRow } from './client-size';
 import type { ColdStartReport } from './cold-start';
 import type { ServiceUnits } from './cost';
 import type { LatencyResult } from './latency';
+import type { LoadResult } from './load';
 import { PRICES } from './prices';
 import type { ScenarioResult, SkippedScenario } from './scenarios';
 
@@ -144,6 +145,26 @@ export const printResults = (results: Record<string, unknown>): void => {
         ]),
       ),
     );
+  }
+  const load = results.load as LoadResult | undefined;
+  if (load) {
+    out.push(
+      `\nLoad: ${load.clients} concurrent clients for ${load.seconds} s — ${load.requests} requests, ` +
+        `${load.errors} errors, ${load.accepted} notifications accepted, ${load.lostFeedItems} feed items and ` +
+        `${load.lostFrames} frames lost\n`,
+    );
+    out.push(
+      table(
+        ['request', 'count', 'p50 ms', 'p99 ms'],
+        load.perRequest.map((row) => [
+          row.request,
+          String(row.count),
+          row.p50Ms.toFixed(0),
+          row.p99Ms.toFixed(0),
+        ]),
+      ),
+    );
+    for (const sample of load.errorSamples) out.push(`  error: ${sample}`);
   }
   out.push(`\nbench took ${(results.benchSeconds as number).toFixed(0)} s; figures in bench/results.json\n`);
   console.log(out.join('\n'));

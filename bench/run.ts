@@ -6,6 +6,7 @@ import { measureClientSize } from './client-size';
 import { measureColdStarts } from './cold-start';
 import { startMeteredRuntime } from './harness';
 import { measureLatency, openClients, thousandConnectedCost } from './latency';
+import { runLoad } from './load';
 import { PRICES } from './prices';
 import { printResults } from './report';
 import { QUICK_SCALE_SIZES, runScaleSimulation, SCALE_SIZES } from './scale';
@@ -74,7 +75,7 @@ const main = async () => {
     console.error("bench: cold starts (bundling with the stack's esbuild options, importing each bundle)…");
     results.coldStarts = await measureColdStarts({ runs: quick ? 3 : 7 });
   }
-  if (wanted('cost') || wanted('latency')) {
+  if (wanted('cost') || wanted('latency') || wanted('load')) {
     // The sweeper (every minute) would run inside measurements: a time scale of 60 makes it hourly.
     process.env.NOTIFY_LOCAL_TIME_SCALE ??= '60';
     // Handlers log at INFO on AWS; here the lines would bury the table (their cost is CloudWatch's, not metered).
@@ -109,6 +110,11 @@ const main = async () => {
         results.latency = latency;
         if (wanted('cost')) scenarios.push(await thousandConnectedCost(bench, service, clients));
         await Promise.all(clients.map((client) => client.close()));
+      }
+      if (wanted('load')) {
+        // The reliability suite's load run: 50 concurrent clients for 60 s (docs/reliability.md).
+        console.error('bench: load (50 concurrent clients)…');
+        results.load = await runLoad(bench.runtime, { clients: 50, seconds: quick ? 15 : 60 });
       }
       results.scenarios = scenarios;
     } finally {

@@ -44,7 +44,7 @@ export interface NotifyStackProps extends StackProps {
 const VISIBILITY_TIMEOUT_FACTOR = 6;
 
 /**
- * The whole service for one stage, built from the wiring declaration (DESIGN.md principle 1): every route,
+ * The whole service for one stage, built from the wiring declaration (docs/design.md principle 1): every route,
  * worker, rule, schedule and table comes from `wiring`; nothing here names a route or a table.
  */
 export class NotifyStack extends Stack {
@@ -58,6 +58,8 @@ export class NotifyStack extends Stack {
   readonly scheduling: OneTimeScheduling | undefined;
   /** The KMS key that envelope-encrypts webhook secrets, when a function declares `webhookSecretKey`. */
   readonly webhookSecretKey: kms.Key | undefined;
+  /** The key that signs paging cursors, when a function declares `cursorKey`. */
+  readonly cursorKey: secretsmanager.Secret | undefined;
   /** Alarms, the optional alarm topic and the dashboard. */
   readonly monitoring: Monitoring;
   /** Every function, keyed by `<kind>:<declared id>` (e.g. `http:health.live`, `ws:$connect`). */
@@ -155,6 +157,10 @@ export class NotifyStack extends Stack {
           enableKeyRotation: true,
           removalPolicy,
         })
+      : undefined;
+
+    this.cursorKey = allSpecs.some((spec) => spec.cursorKey)
+      ? this.cursorKeySecret(removalPolicy)
       : undefined;
 
     for (const route of wiring.httpRoutes) {
@@ -289,6 +295,36 @@ export class NotifyStack extends Stack {
   }
 
   /**
+   * A random 64-character key the stack generates into Secrets Manager, read by functions once per instance;
+   * `rotation` says why it is rotated by hand (cdk-nag AwsSolutions-SMG4).
+   */
+  private generatedKey(
+    id: string,
+    description: string,
+    rotation: string,
+    removalPolicy: RemovalPolicy,
+  ): secretsmanager.Secret {
+    const secret = new secretsmanager.Secret(this, id, {
+      description: `Notify ${this.settings.stage}: ${description}`,
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy,
+    });
+    Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: rotation });
+    return secret;
+  }
+
+  /** The HMAC key of paging cursors (it reaches only the functions that declare `cursorKey`). */
+  private cursorKeySecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
+    return this.generatedKey(
+      'CursorKey',
+      'HMAC key that signs paging cursors',
+      'Instances read the key once; rotating it only invalidates cursors in flight (clients restart from the ' +
+        'first page), so rotate by `aws secretsmanager put-secret-value` and a redeploy when needed.',
+      removalPolicy,
+    );
+  }
+
+  /**
    * The Secrets Manager secret holding a development stage's HS256 key (validated before: development stages
    * only). Functions get its ARN and read it at cold start; the key is in no template, variable or file.
    */
@@ -300,18 +336,14 @@ export class NotifyStack extends Stack {
         ? secretsmanager.Secret.fromSecretCompleteArn(this, 'Hs256DevelopmentSecret', source.secretId)
         : secretsmanager.Secret.fromSecretNameV2(this, 'Hs256DevelopmentSecret', source.secretId);
     }
-    const secret = new secretsmanager.Secret(this, 'Hs256DevelopmentSecret', {
-      description: `Notify ${this.settings.stage}: HS256 key for development tokens`,
-      generateSecretString: { passwordLength: 64, excludePunctuation: true },
-      removalPolicy,
-    });
-    Validations.of(secret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'Development stages only. Each function instance reads the key once at cold start, so a rotation ' +
+    const secret = this.generatedKey(
+      'Hs256DevelopmentSecret',
+      'HS256 key for development tokens',
+      'Development stages only. Each function instance reads the key once at cold start, so a rotation ' +
         'would leave running instances on the old key; rotate by `aws secretsmanager put-secret-value` and a ' +
         'redeploy (which replaces every instance).',
-    });
+      removalPolicy,
+    );
     new CfnOutput(this, 'Hs256SecretArn', {
       value: secret.secretArn,
       description: 'Secrets Manager secret holding the HS256 key that signs development tokens',
@@ -384,6 +416,10 @@ export class NotifyStack extends Stack {
           this.queues.get(target.targetQueue, usedBy).queue.queueArn,
         );
       }
+    }
+    if (spec.cursorKey && this.cursorKey) {
+      this.cursorKey.grantRead(lambdaFn);
+      lambdaFn.addEnvironment(envNames.cursorKeySecretArn, this.cursorKey.secretArn);
     }
     if (spec.webhookSecretKey && this.webhookSecretKey) {
       if (spec.webhookSecretKey === 'encrypt') this.webhookSecretKey.grant(lambdaFn, 'kms:GenerateDataKey');

@@ -19,10 +19,10 @@ import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
 import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION } from './lambda/runner';
 import type { InvokeFunction } from './lambda/types';
+import { localCursorEnv, localWebhookEnv } from './local-keys';
 import type { GatewayMeter } from './metering/gateway-meter';
 import { LocalScheduler } from './scheduler/local-scheduler';
 import { LocalSqs } from './sqs/local-sqs';
-import { localWebhookEnv } from './webhook-key';
 
 /** Stage name of the local WebSocket API; `@connections` lives under `/local/@connections`. */
 export const LOCAL_STAGE = 'local';
@@ -228,6 +228,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       [envNames.stage]: LOCAL_STAGE,
       ...devAuthEnv,
       ...localWebhookEnv(dataDir),
+      ...localCursorEnv(dataDir),
       ...options.env,
     };
     for (const [name, value] of Object.entries(env)) {

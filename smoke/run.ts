@@ -4,8 +4,8 @@
  *   npm run smoke -- --api <HttpApiUrl> --ws <WebSocketUrl>          (or NOTIFY_API_URL / NOTIFY_WS_URL)
  *
  * Tokens come from the environment: NOTIFY_USER_TOKEN and NOTIFY_SERVICE_TOKEN (scope notifications:write), or,
- * on a stage with replay protection (each token good for one request), NOTIFY_USER_TOKEN_COMMAND and
- * NOTIFY_SERVICE_TOKEN_COMMAND: shell commands printing a fresh token, run once per request. The same user
+ * where auth.replay_protection makes them single-use ("service", "all"), NOTIFY_SERVICE_TOKEN_COMMAND /
+ * NOTIFY_USER_TOKEN_COMMAND: shell commands printing a fresh token, run once per request. The same user
  * (the token's `sub`) gets one notification, marked read at the end. Exit code 0 when every check passes.
  */
 import '../local/sdk-env';
@@ -22,8 +22,8 @@ created, delivered in realtime, listed in the feed and marked read.
   --ws URL          the WebSocketUrl stack output, ending in /ws (or NOTIFY_WS_URL)
   --timeout SECONDS how long to wait for asynchronous delivery, default 30
 Tokens: NOTIFY_USER_TOKEN and NOTIFY_SERVICE_TOKEN (notifications:write), or NOTIFY_USER_TOKEN_COMMAND and
-NOTIFY_SERVICE_TOKEN_COMMAND (a shell command printing a fresh token, run per request: needed when the stage has
-auth.replay_protection on).`;
+NOTIFY_SERVICE_TOKEN_COMMAND (a shell command printing a fresh token, run per request: needed where
+auth.replay_protection makes those tokens single-use, "service" or "all").`;
 
 const args = parseCliArgs(
   { api: { type: 'string' }, ws: { type: 'string' }, timeout: { type: 'string' } },
@@ -137,10 +137,11 @@ const connect = (token: string | undefined): Promise<Socket | { refused: number 
   new Promise((resolve, reject) => {
     const socket = new WebSocket(token ? `${wsUrl}?token=${encodeURIComponent(token)}` : wsUrl);
     const frames: Record<string, unknown>[] = [];
+    // A cold $connect function (and a loaded machine locally) can take a while: 30 s, as for REST calls.
     const timer = setTimeout(() => {
       socket.terminate();
-      reject(new CheckFailed('no WebSocket handshake answer within 15 s'));
-    }, 15_000);
+      reject(new CheckFailed('no WebSocket handshake answer within 30 s'));
+    }, 30_000);
     socket.on('message', (data) => {
       try {
         frames.push(JSON.parse(data.toString()) as Record<string, unknown>);
@@ -231,7 +232,6 @@ const connected = await check('a user connects over WebSocket and gets its sessi
 await check('a service creates a notification for that user: 202', async () => {
   expectThat(userId, 'no user (the WebSocket check failed)');
   const answer = await call('POST', '/notifications', serviceToken(), {
-    source: 'notify-smoke',
     event_type: 'notify.smoke',
     title: `Smoke test ${marker}`,
     body: 'Sent by npm run smoke; marked read when it passes.',

@@ -94,8 +94,10 @@ export class HttpClient {
       .join('&');
     const url = `${this.base}${path}${query ? `?${query}` : ''}`;
     let refreshed = false;
+    let forceToken = false;
     for (let attempt = 1; ; attempt++) {
-      const headers: Record<string, string> = { authorization: `Bearer ${await this.token(refreshed)}` };
+      const headers: Record<string, string> = { authorization: `Bearer ${await this.token(forceToken)}` };
+      forceToken = false;
       if (options.body !== undefined) headers['content-type'] = 'application/json';
       if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
       let response: Response | undefined;
@@ -118,7 +120,7 @@ export class HttpClient {
         : new NotifyError('network', `No answer from ${method} ${path}`);
       if (error.status === 401 && !refreshed) {
         // Refused before anything ran: once more with a token the provider makes anew.
-        refreshed = true;
+        refreshed = forceToken = true;
         attempt--;
         continue;
       }

@@ -123,6 +123,9 @@ export class InboxStore {
       if (item && !item.read_at) {
         this.items[index] = { ...item, read_at: result.read_at };
         this.serverUnread = Math.max(0, this.serverUnread - 1);
+      } else if (!item && this.status !== 'idle') {
+        // Not loaded here (e.g. the id of a toast): only the service knows whether it counted as unread.
+        void this.refresh();
       }
     } finally {
       this.reading.delete(id);

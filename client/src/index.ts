@@ -45,7 +45,7 @@ export interface Notify {
   readonly inbox: InboxStore;
   /** Loads the inbox and connects. */
   start(): Promise<void>;
-  /** Disconnects and stops the inbox listening. */
+  /** Disconnects and stops the inbox listening (final: make a new one to start again). */
   stop(): void;
 }
 

@@ -132,6 +132,10 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     this.tokens = tokenSourceOf(options);
   }
 
+  private readonly onOnline = () => {
+    if (this.wanted && !this.socket) this.connect();
+  };
+
   get state(): ConnectionState {
     return this.currentState;
   }
@@ -148,6 +152,8 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     if (!this.WebSocketClass()) throw new TypeError('Notify: no global WebSocket; pass the WebSocket option');
     this.wanted = true;
     this.attempt = 0;
+    // Browsers: when the network comes back, skip the rest of a backoff (adding it twice is a no-op).
+    (globalThis as Partial<EventTarget>).addEventListener?.('online', this.onOnline);
     if (this.socket) return;
     this.clearTimer('reconnect');
     this.open();
@@ -156,6 +162,7 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
   /** Closes the connection and stops reconnecting. The session can still be resumed by `connect()` for 120 s. */
   disconnect(): void {
     this.wanted = false;
+    (globalThis as Partial<EventTarget>).removeEventListener?.('online', this.onOnline);
     this.lose(new NotifyError('disconnected', 'disconnect() was called'));
   }
 
@@ -242,8 +249,9 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
       (error: NotifyError) => {
         if (error.code === 'disconnected') return; // the next session makes it again
         this.desired.delete(channel);
+        // Reported once: to whoever awaits the join, else (a rejoin on a new session) as an error event.
+        if (!this.waiters.has(channel)) this.emit('error', error);
         this.settle(channel, error);
-        this.emit('error', error);
       },
     );
   }
@@ -411,12 +419,12 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     const socket = this.socket;
     this.userId = frame.user_id;
     const previous = this.sessionId;
-    let resumed = false;
+    let resumed: string | undefined;
     let replayed = 0;
     if (previous && previous !== frame.session_id) {
       try {
         const ack = await this.request({ type: 'reconnect', session_id: previous });
-        resumed = true;
+        resumed = ack.session_id ?? previous;
         replayed = ack.replayed ?? 0;
       } catch (cause) {
         const error = cause as NotifyError;
@@ -425,7 +433,7 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
       }
     }
     if (this.socket !== socket) return;
-    this.sessionId = resumed ? (previous as string) : frame.session_id;
+    this.sessionId = resumed ?? frame.session_id;
     if (!resumed) this.onServer = new Set();
     this.live = true;
     this.attempt = 0;
@@ -434,7 +442,7 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     this.scheduleRefresh();
     this.sync();
     this.setState('connected');
-    this.emit('session', { sessionId: this.sessionId, userId: frame.user_id, resumed, replayed });
+    this.emit('session', { sessionId: this.sessionId, userId: frame.user_id, resumed: !!resumed, replayed });
     if (previous && !resumed) this.emit('sessionExpired', { sessionId: previous });
   }
 

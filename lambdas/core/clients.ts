@@ -6,7 +6,7 @@ import { envNames } from '../../lib/wiring/env';
  * AWS clients, created once per process on first use. Each service's client lives in its own module
  * (clients-*.ts) so a function's bundle carries only the SDK clients it imports (cold start).
  * Endpoints come from the SDK's own configuration: AWS_ENDPOINT_URL_<SERVICE> points them at the local
- * stand-ins, so there is no local-mode branch here (DESIGN.md principle 3).
+ * stand-ins, so there is no local-mode branch here (docs/design.md principle 3).
  */
 export const lazy = <T>(create: () => T): (() => T) => {
   let value: T | undefined;

@@ -14,7 +14,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** The `auth` section of interface.md §5, plus `admin_role` and `replay_protection`. */
+/** The `auth` settings of docs/contract.md §2, plus `admin_role` and `replay_protection`. */
 export interface AuthConfig {
   /** Expected `iss`. */
   readonly issuer: string;
@@ -46,7 +46,7 @@ export type ReplayProtection = (typeof REPLAY_PROTECTION_SCOPES)[number];
 
 const AUTH_PREFIX = 'SERVICE__AUTH__';
 
-/** Setting key (as in interface.md, upper-cased) → environment variable name. */
+/** Setting key (as in docs/contract.md, upper-cased) → environment variable name. */
 const AUTH_KEYS = [
   'ISSUER',
   'AUDIENCE',

@@ -19,7 +19,7 @@ import {
 } from '../wiring';
 import { pascalCase } from './naming';
 
-/** REST base path (interface.md §1). */
+/** REST base path (docs/contract.md §1). */
 export const API_BASE_PATH = '/api/v1';
 /** WebSocket stage name: the URL ends in /ws, as it does locally (contract §1). */
 export const WEBSOCKET_STAGE_NAME = 'ws';
@@ -70,8 +70,8 @@ interface HttpApiProps extends StageProps {
 }
 
 /**
- * API Gateway answers preflights itself (before any route, so before the functions' origin check) and adds
- * the headers to every response; it ignores CORS headers a function returns.
+ * API Gateway adds these headers to every response (a function's own CORS headers are ignored). Preflights are
+ * caught by the `$default` route, whose function answers them 204 (lambdas/handlers/http/fallback.ts).
  */
 const corsPreflight = (cors: CorsPolicy): apigw.CorsPreflightOptions => ({
   allowOrigins: [...cors.allowedOrigins],

@@ -91,7 +91,7 @@ export class NotifyFunction extends Construct {
         format: OutputFormat.ESM,
         mainFields: ['module', 'main'],
         // The SDK v3 clients are bundled too: pinned versions, tree-shaken, and faster to load than the
-        // runtime's full copy (reference/aws-limits-and-prices.md, Lambda init).
+        // runtime's full copy (Lambda init time is billed; docs/performance.md).
         externalModules: [],
         // Some CommonJS dependencies call require(); ESM output has no require unless it is created.
         banner:

@@ -64,3 +64,12 @@ export const allowedOriginFor = (policy: CorsPolicy, origin: string | undefined)
   if (policy.allowedOrigins.includes(ANY_ORIGIN)) return ANY_ORIGIN;
   return policy.allowedOrigins.includes(origin) ? origin : undefined;
 };
+
+/** A CORS preflight as browsers send it: OPTIONS with Origin and Access-Control-Request-Method (lower-case names). */
+export const isCorsPreflight = (
+  method: string | undefined,
+  headers: Readonly<Record<string, string | string[] | undefined>> | undefined,
+): boolean =>
+  method === 'OPTIONS' &&
+  headers?.origin !== undefined &&
+  headers['access-control-request-method'] !== undefined;

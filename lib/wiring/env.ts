@@ -26,6 +26,10 @@ export const envNames = {
    * CloudFront + WAF; HTTP functions then refuse requests without it (AWS only).
    */
   originSecretArn: 'NOTIFY_ORIGIN_SECRET_ARN',
+  /** Secrets Manager secret holding the key that signs paging cursors (AWS; lambdas/core/cursor-mac.ts). */
+  cursorKeySecretArn: 'NOTIFY_CURSOR_KEY_SECRET_ARN',
+  /** The cursor key itself (local runtime only). */
+  cursorKey: 'NOTIFY_CURSOR_KEY',
 } as const;
 
 /** Header CloudFront adds to every request it forwards to the HTTP API (lower case, as API Gateway passes it). */

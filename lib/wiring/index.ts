@@ -7,6 +7,7 @@ export {
   CORS_MAX_AGE_SECS,
   type CorsPolicy,
   invalidOriginReason,
+  isCorsPreflight,
 } from './cors';
 export { httpRouteById, wiring } from './declaration';
 export { envNames, ORIGIN_VERIFY_HEADER } from './env';

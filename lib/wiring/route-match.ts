@@ -1,6 +1,6 @@
 import { DEFAULT_ROUTE_PATH, type HttpRoute } from './types';
 
-/** REST base path every declared route lives under (interface.md §1). */
+/** REST base path every declared route lives under (docs/contract.md §1). */
 export const ROUTES_BASE_PATH = '/api/v1';
 
 const segmentsOf = (path: string): string[] => path.split('/').filter(Boolean);

@@ -1,9 +1,9 @@
 /**
  * The shape of the wiring declaration: plain data, no CDK and no Lambda types, so that the CDK app
- * (lib/stack) and the local runtime (local/) both build from the same declaration (DESIGN.md principle 1).
+ * (lib/stack) and the local runtime (local/) both build from the same declaration (docs/design.md principle 1).
  */
 
-/** Scopes a service token can carry (interface.md §5). */
+/** Scopes a service token can carry (docs/contract.md §2). */
 export type Scope = 'events:publish' | 'notifications:write' | 'webhooks:admin' | 'broadcast:write';
 
 /**
@@ -37,6 +37,8 @@ export interface FunctionSpec {
   readonly managesConnections?: boolean;
   /** Use of the key that envelope-encrypts webhook secrets (KMS GenerateDataKey / Decrypt on AWS). */
   readonly webhookSecretKey?: 'encrypt' | 'decrypt';
+  /** Whether it signs or opens paging cursors (reads the cursor key's secret on AWS; lambdas/core/cursor-mac.ts). */
+  readonly cursorKey?: boolean;
 }
 
 /** `ANY` is only for the catch-all route (path `$default`): it answers requests no other route matches. */

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { CorsPolicy } from '../../lib/wiring';
-import { applyCors, sendError } from '../gateway/http';
+import { answerPreflight, applyCors, isPreflight, sendError } from '../gateway/http';
 import { apiGatewayId } from '../gateway/ids';
 
 export const DEMO_PATH = '/demo/';
@@ -249,7 +249,13 @@ export const createDemo = (options: DemoOptions) => {
       }
       if (!path.startsWith(DEMO_PATH)) return false;
       const isApi = path.startsWith(`${DEMO_PATH}api/`);
-      if (isApi && options.cors && applyCors(options.cors, request, response)) return true;
+      if (isApi && options.cors) {
+        applyCors(options.cors, request, response);
+        if (isPreflight(request)) {
+          answerPreflight(request, response);
+          return true;
+        }
+      }
       const served = isApi ? handleApi(request, response, path) : serveStatic(request, response, path);
       served.catch(() => {
         if (!response.headersSent)

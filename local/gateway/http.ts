@@ -12,6 +12,7 @@ import {
   type CorsPolicy,
   DEFAULT_ROUTE_PATH,
   type HttpRoute,
+  isCorsPreflight,
 } from '../../lib/wiring';
 import type { InvokeFunction } from '../lambda/types';
 import { apiGatewayId, apiGatewayTime, sourceIpOf } from './ids';
@@ -160,35 +161,34 @@ export interface HttpGatewayOptions {
   readonly cors?: CorsPolicy;
 }
 
+export const isPreflight = (request: IncomingMessage): boolean =>
+  isCorsPreflight(request.method, request.headers);
+
 /**
- * What API Gateway does with a CORS configuration: it answers a preflight (OPTIONS with Origin and
- * Access-Control-Request-Method) itself, 204, with the allow headers only for an allowed origin; on every
- * other response to an allowed origin it sets Allow-Origin and Expose-Headers and drops the function's own
- * Access-Control-* headers. Returns true when it answered a preflight.
+ * The headers API Gateway adds with a CORS configuration, for an allowed origin only: Allow-Origin (and Vary
+ * when it names the origin) on every response; on a preflight, the allowed methods, headers and max age;
+ * otherwise the exposed headers. Set before routing, so the gateway's own answers carry them too.
  */
-export const applyCors = (cors: CorsPolicy, request: IncomingMessage, response: ServerResponse): boolean => {
-  const origin = request.headers.origin;
-  const allowOrigin = allowedOriginFor(cors, origin);
-  const preflight =
-    request.method === 'OPTIONS' && origin !== undefined && request.headers['access-control-request-method'];
-  if (allowOrigin) {
-    response.setHeader('access-control-allow-origin', allowOrigin);
-    // A cache in between must not hand one origin's answer to another.
-    if (allowOrigin !== ANY_ORIGIN) response.setHeader('vary', 'origin');
-  }
-  if (!preflight) {
-    if (allowOrigin) response.setHeader('access-control-expose-headers', CORS_EXPOSED_HEADERS.join(','));
-    return false;
-  }
-  request.resume();
-  if (allowOrigin) {
+export const applyCors = (cors: CorsPolicy, request: IncomingMessage, response: ServerResponse): void => {
+  const allowOrigin = allowedOriginFor(cors, request.headers.origin);
+  if (!allowOrigin) return;
+  response.setHeader('access-control-allow-origin', allowOrigin);
+  // A cache in between must not hand one origin's answer to another.
+  if (allowOrigin !== ANY_ORIGIN) response.setHeader('vary', 'origin');
+  if (isPreflight(request)) {
     response.setHeader('access-control-allow-methods', CORS_ALLOWED_METHODS.join(','));
     response.setHeader('access-control-allow-headers', CORS_ALLOWED_HEADERS.join(','));
     response.setHeader('access-control-max-age', String(CORS_MAX_AGE_SECS));
+  } else {
+    response.setHeader('access-control-expose-headers', CORS_EXPOSED_HEADERS.join(','));
   }
+};
+
+/** API Gateway's own answer to a preflight that no route takes: 204, the CORS headers already set. */
+export const answerPreflight = (request: IncomingMessage, response: ServerResponse): void => {
+  request.resume();
   response.writeHead(204, { 'apigw-requestid': apiGatewayId() });
   response.end();
-  return true;
 };
 
 const withoutCorsHeaders = (headers: Record<string, string>): Record<string, string> =>
@@ -229,7 +229,12 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
   const accountId = options.accountId ?? '000000000000';
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    if (options.cors && applyCors(options.cors, request, response)) return;
+    // A preflight goes where any OPTIONS request goes: no declared route takes OPTIONS, so to the catch-all when
+    // there is one (as on AWS, where `$default` catches it), else API Gateway answers it.
+    if (options.cors) {
+      applyCors(options.cors, request, response);
+      if (isPreflight(request) && !catchAll) return answerPreflight(request, response);
+    }
     const started = Date.now();
     const gatewayRequestId = apiGatewayId();
     const rawUrl = request.url ?? '/';

@@ -400,6 +400,7 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (spec.schedules && synth.stack.scheduling) expected.add(logicalId(synth.stack.scheduling.role));
         if (spec.webhookSecretKey && synth.stack.webhookSecretKey)
           expected.add(logicalId(synth.stack.webhookSecretKey));
+        if (spec.cursorKey && synth.stack.cursorKey) expected.add(logicalId(synth.stack.cursorKey));
         if (isAuthenticating(key) && synth.stack.hs256Secret)
           expected.add(logicalId(synth.stack.hs256Secret));
 
@@ -466,6 +467,7 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (spec.putsEvents) expected.add(envNames.busName);
         if (spec.managesConnections) expected.add(envNames.wsCallbackUrl);
         if (spec.webhookSecretKey) expected.add(envNames.webhookKmsKeyId);
+        if (spec.cursorKey) expected.add(envNames.cursorKeySecretArn);
         if (isAuthenticating(key) && settings().hs256Secret) expected.add(envNames.hs256SecretArn);
         if (spec.schedules) {
           expected.add(envNames.schedulerRoleArn);

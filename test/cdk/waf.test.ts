@@ -182,9 +182,9 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
         AllowCredentials: false,
       },
     });
-    // API Gateway answers a preflight before any route, so the functions' origin check never sees it; CloudFront
-    // must let OPTIONS through, forward Origin and Access-Control-Request-* (all viewer headers) and cache
-    // nothing, or one origin's answer would be served to another.
+    // A preflight must reach API Gateway (whose $default function answers it, origin header included) with its
+    // Origin and Access-Control-Request-* headers, and never come from a cache, or one origin's answer would be
+    // served to another.
     service.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
         DefaultCacheBehavior: Match.objectLike({

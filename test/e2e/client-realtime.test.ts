@@ -217,6 +217,7 @@ describe('frames', () => {
       code: 'forbidden',
     });
     await client.notify.realtime.subscribe('room:sdk-ok');
+    expect(client.errors).toEqual([]); // told to the awaiting caller only
   });
 });
 

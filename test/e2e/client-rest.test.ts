@@ -193,6 +193,8 @@ describe('inbox store', () => {
     const inbox = new InboxStore({ api });
     await inbox.load();
     expect(inbox.getSnapshot()).toMatchObject({ unreadCount: 2, status: 'ready', hasMore: false });
+    // useSyncExternalStore needs the same object until something changes.
+    expect(inbox.getSnapshot()).toBe(inbox.getSnapshot());
     const snapshots = record(inbox);
     const target = inbox.getSnapshot().items[1]?.id as string;
     const marking = inbox.markRead(target);
@@ -205,6 +207,24 @@ describe('inbox store', () => {
     expect(inbox.getSnapshot().unreadCount).toBe(0);
     expect(inbox.getSnapshot().items.every((item) => item.read_at !== null)).toBe(true);
     expect(await api.getUnreadCount()).toBe(0);
+  });
+
+  it('marks an item that is not loaded (a toast’s id) and takes the count from the service', async () => {
+    const api = apiFor('rest-ned');
+    await notify('rest-ned', 'older');
+    await feedHas(api, 1);
+    await notify('rest-ned', 'newer');
+    await feedHas(api, 2);
+    const inbox = new InboxStore({ api, pageSize: 1 });
+    await inbox.load();
+    expect(inbox.getSnapshot()).toMatchObject({ unreadCount: 2, hasMore: true, items: [{ title: 'newer' }] });
+    const older = (await api.getFeed({ limit: 2 })).items.find((item) => item.title === 'older');
+    await inbox.markRead(older?.id as string);
+    const settled = await eventually(
+      () => inbox.getSnapshot(),
+      (snapshot) => snapshot.unreadCount === 1,
+    );
+    expect(settled.items).toMatchObject([{ title: 'newer', read_at: null }]);
   });
 
   it('rolls an optimistic read back when the service refuses it (the item expired while shown)', async () => {

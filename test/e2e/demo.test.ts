@@ -247,10 +247,15 @@ describe('the demo page in Chromium', () => {
           ExpressionAttributeValues: { ':channel': 'user:carol' },
         }),
       );
+      // The page's connection; a previous round's may still be listed until its $disconnect is through (410).
       const ids = (memberships.Items ?? []).map((item) => item.connection_id as string);
-      expect(ids).toHaveLength(1);
-      await connectionsApi().send(new DeleteConnectionCommand({ ConnectionId: ids[0] }));
-      note(`deleted ${ids[0]}`);
+      expect(ids.length).toBeGreaterThan(0);
+      for (const id of ids) {
+        await connectionsApi()
+          .send(new DeleteConnectionCommand({ ConnectionId: id }))
+          .catch((error: Error) => expect(error.name).toBe('GoneException'));
+        note(`deleted ${id}`);
+      }
       for (let index = 0; index < 3; index += 1) {
         const title = `missed ${round}.${index}`;
         sent.push(title);

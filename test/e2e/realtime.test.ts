@@ -6,6 +6,7 @@ import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
 import { sweep } from '../../lambdas/domain/realtime/sweeper';
 import { table } from '../../lambdas/domain/realtime/tables';
 import { wiring } from '../../lib/wiring';
+import { assertDocumentedResponse } from '../support/api-conformance';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { HandshakeError, TestClient } from '../support/ws-client';
 
@@ -65,7 +66,10 @@ const api = async (path: string, token: string, init: RequestInit = {}) => {
     ...init,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  const text = await response.text();
+  const method = init.method ?? 'GET';
+  assertDocumentedResponse({ method, path, status: response.status, headers: response.headers, text });
+  return { status: response.status, body: JSON.parse(text) as Record<string, unknown> };
 };
 
 describe('connecting', () => {

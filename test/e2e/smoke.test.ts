@@ -6,8 +6,8 @@ import { type Runtime, startTestRuntime } from '../support/runtime';
 import { authEnvFor } from '../support/tokens';
 
 /**
- * `npm run smoke` (smoke/run.ts), the deployment smoke test, pointed at the local runtime set up as the deployed
- * dev stage is: HS256 tokens and replay protection, so every token is good for one request.
+ * `npm run smoke` (smoke/run.ts), the deployment smoke test, pointed at the local runtime with HS256 tokens and
+ * the strictest replay protection (`all`): every token is good for one request.
  */
 const run = promisify(execFile);
 const authEnv = authEnvFor(undefined, { replayProtection: 'all' });
@@ -37,7 +37,7 @@ const smoke = (tokens: Record<string, string>) => {
 };
 
 describe('npm run smoke', () => {
-  it('passes every check with token commands, as README step 4 sets them up for the dev stage', async () => {
+  it('passes every check with token commands, as README step 4 shows for single-use tokens', async () => {
     const result = await smoke({
       NOTIFY_USER_TOKEN_COMMAND: 'npm run -s token -- --user smoke-user',
       NOTIFY_SERVICE_TOKEN_COMMAND: 'npm run -s token -- --service smoke --scope notifications:write',

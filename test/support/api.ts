@@ -1,5 +1,8 @@
+import { assertDocumentedResponse } from './api-conformance';
+
 /**
- * A small REST client for end-to-end tests: JSON in, status and parsed JSON out.
+ * A small REST client for end-to-end tests: JSON in, status and parsed JSON out. Every response is checked
+ * against docs/api/openapi.json (api-conformance.ts): one that the document does not describe throws.
  *
  *   const api = apiClient(() => runtime.httpUrl);
  *   const { status, body } = await api('POST', '/notifications', token, { ... }, { 'idempotency-key': 'k' });
@@ -23,6 +26,7 @@ export const apiClient =
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
+    assertDocumentedResponse({ method, path, status: response.status, headers: response.headers, text });
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
 

@@ -40,8 +40,15 @@ export interface JwksServer {
   addKey(alg?: AsymmetricAlg, kid?: string): Promise<SigningKey>;
   /** Stops publishing a key; tokens it signs are then rejected once verifiers refresh the set. */
   removeKey(kid: string): void;
+  /**
+   * How the key set answers from now on: `normal`; `down` (503); `slow` (answers after `slowMs`, default 6 s,
+   * beyond the verifier's 5 s timeout); `garbage` (200 with a body that is no JSON).
+   */
+  behave(mode: JwksBehaviour, slowMs?: number): void;
   stop(): Promise<void>;
 }
+
+export type JwksBehaviour = 'normal' | 'down' | 'slow' | 'garbage';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
 
@@ -61,13 +68,32 @@ export const startJwksServer = async (options: JwksServerOptions = {}): Promise<
   const published: SigningKey[] = [];
   for (const alg of options.algs ?? ['RS256', 'ES256']) published.push(await generateSigningKey(alg));
   let fetchCount = 0;
+  let behaviour: JwksBehaviour = 'normal';
+  let slowMs = 6_000;
 
   const server: Server = createServer((request, response) => {
     if (request.method === 'GET' && request.url === JWKS_PATH) {
       fetchCount += 1;
+      if (behaviour === 'down') {
+        response.writeHead(503, { 'content-type': 'text/plain' });
+        response.end('unavailable');
+        return;
+      }
+      if (behaviour === 'garbage') {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('<html>not a key set');
+        return;
+      }
+      const delay = behaviour === 'slow' ? slowMs : 0;
       const body = JSON.stringify({ keys: published.map((key) => key.publicJwk) });
-      response.writeHead(200, { 'content-type': 'application/jwk-set+json', 'cache-control': 'max-age=300' });
-      response.end(body);
+      setTimeout(() => {
+        if (response.destroyed) return;
+        response.writeHead(200, {
+          'content-type': 'application/jwk-set+json',
+          'cache-control': 'max-age=300',
+        });
+        response.end(body);
+      }, delay);
       return;
     }
     response.writeHead(404, { 'content-type': 'application/json' });
@@ -101,6 +127,10 @@ export const startJwksServer = async (options: JwksServerOptions = {}): Promise<
       const index = published.findIndex((key) => key.kid === kid);
       if (index === -1) throw new Error(`key ${kid} is not published`);
       published.splice(index, 1);
+    },
+    behave: (mode, delayMs) => {
+      behaviour = mode;
+      if (delayMs !== undefined) slowMs = delayMs;
     },
     stop: () =>
       new Promise<void>((resolve, reject) => {

@@ -1,16 +1,26 @@
 import { WebSocket } from 'ws';
+import { asyncApiProblems } from './api-conformance';
 
 export type Frame = Record<string, unknown> & { type: string };
 
-/** A WebSocket test client that keeps every frame it receives and waits for the ones a test expects. */
+/**
+ * A WebSocket test client that keeps every frame it receives and waits for the ones a test expects. Every
+ * frame is checked against docs/api/asyncapi.json (api-conformance.ts): waiting on or closing a client that
+ * received an undocumented frame throws.
+ */
 export class TestClient {
   readonly frames: Frame[] = [];
   closed: { code: number; reason: string } | undefined;
+  /** Frames that do not conform to the AsyncAPI document, with what is wrong. */
+  readonly undocumented: string[] = [];
   private waiters: (() => void)[] = [];
 
   private constructor(readonly socket: WebSocket) {
     socket.on('message', (data) => {
-      this.frames.push(JSON.parse(data.toString()) as Frame);
+      const frame = JSON.parse(data.toString()) as Frame;
+      const problems = asyncApiProblems(frame);
+      if (problems.length > 0) this.undocumented.push(`${JSON.stringify(frame)}: ${problems.join('; ')}`);
+      this.frames.push(frame);
       this.wake();
     });
     socket.on('close', (code, reason) => {
@@ -40,6 +50,12 @@ export class TestClient {
     this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
+  /** Throws when a frame received so far differs from docs/api/asyncapi.json. */
+  assertDocumentedFrames(): void {
+    if (this.undocumented.length > 0)
+      throw new Error(`Frames differ from docs/api/asyncapi.json:\n${this.undocumented.join('\n')}`);
+  }
+
   /** Sends one message in two WebSocket fragments (API Gateway checks its 32 KiB per frame, not per message). */
   sendFragmented(text: string): void {
     const half = Math.ceil(text.length / 2);
@@ -51,6 +67,7 @@ export class TestClient {
   async next(match: (frame: Frame) => boolean, timeoutMs = 10_000): Promise<Frame> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      this.assertDocumentedFrames();
       const index = this.frames.findIndex(match);
       if (index >= 0) return this.frames.splice(index, 1)[0] as Frame;
       if (this.closed)
@@ -86,12 +103,14 @@ export class TestClient {
       if (Date.now() > deadline) throw new Error('the connection stayed open');
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    this.assertDocumentedFrames();
     return this.closed;
   }
 
-  close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
+  async close(): Promise<void> {
+    this.assertDocumentedFrames();
+    if (this.closed) return;
+    await new Promise<void>((resolve) => {
       this.socket.once('close', () => resolve());
       this.socket.close(1000);
     });

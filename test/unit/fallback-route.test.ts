@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ROUTE_PATH, type HttpRoute, wiring } from '../../lib/wiring';
 import { allowedMethods, pathMatchesTemplate } from '../../lib/wiring/route-match';
 import { createHttpGateway } from '../../local/gateway/http';
-import { createLambdaRunner } from '../../local/lambda/runner';
+import { createLambdaRunner, metering } from '../../local/lambda/runner';
 
 const route = (method: HttpRoute['method'], path: string): HttpRoute => ({
   id: `${method} ${path}`,
@@ -47,17 +47,54 @@ describe('path templates of the declaration', () => {
 describe('the $default route behind the local gateway', () => {
   let server: Server;
   let base: string;
-  beforeAll(async () => {
+  let withCors: Server;
+  let corsBase: string;
+  const listen = async (cors?: { allowedOrigins: string[] }) => {
     const gateway = createHttpGateway({
       routes: wiring.httpRoutes,
       invoke: createLambdaRunner(),
+      ...(cors ? { cors } : {}),
     });
-    server = createServer((request, response) => void gateway.handle(request, response));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const created = createServer((request, response) => void gateway.handle(request, response));
+    await new Promise<void>((resolve) => created.listen(0, '127.0.0.1', resolve));
+    return { created, url: `http://127.0.0.1:${(created.address() as AddressInfo).port}` };
+  };
+  beforeAll(async () => {
+    ({ created: server, url: base } = await listen());
+    ({ created: withCors, url: corsBase } = await listen({ allowedOrigins: ['https://app.example.test'] }));
   });
   afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const created of [server, withCors])
+      await new Promise<void>((resolve) => created.close(() => resolve()));
+  });
+
+  const preflight = (url: string) =>
+    fetch(url, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example.test',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    });
+  const fallbackRuns = () => metering.functions.get('platform.fallback')?.invocations ?? 0;
+
+  it('gets the CORS preflights no route matches (as on AWS) and answers them 204, so the browser proceeds', async () => {
+    const before = fallbackRuns();
+    const response = await preflight(`${corsBase}/api/v1/notifications`);
+    expect(response.status).toBe(204);
+    expect(fallbackRuns()).toBe(before + 1);
+    // API Gateway adds its configured CORS headers to the function's answer.
+    expect(response.headers.get('access-control-allow-origin')).toBe('https://app.example.test');
+    expect(response.headers.get('access-control-allow-headers')).toContain('authorization');
+    expect(response.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(await response.text()).toBe('');
+  });
+
+  it('answers a preflight 204 without CORS headers when the API has no CORS configuration (the browser refuses)', async () => {
+    const response = await preflight(`${base}/api/v1/notifications`);
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('is declared once, as ANY $default, public', () => {

@@ -11,7 +11,7 @@ import { ServiceError, unauthorized, unavailable } from '../errors';
 import type { Principal, ServicePrincipal, UserPrincipal } from '../principal';
 import type { ReplayStore } from './replay-store';
 
-/** Validates bearer tokens (contract §2, interface.md §5) and turns them into principals. */
+/** Validates bearer tokens (docs/contract.md §2) and turns them into principals. */
 export interface TokenVerifier {
   /** Resolves the token's principal; throws `unauthorized` (401), or `unavailable` (503) when the key set or replay store is down. */
   verify(token: string): Promise<Principal>;

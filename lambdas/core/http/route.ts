@@ -214,7 +214,7 @@ export const httpRoute = <B extends Schema | undefined = undefined, Q extends Sc
   handle: (request: ApiRequest<Output<B>, Output<Q>>) => Promise<ApiResponse>,
 ) => {
   const route = typeof routeOrId === 'string' ? httpRouteById(routeOrId) : routeOrId;
-  return middy<Event, Result, Error, RouteContext>()
+  const handler = middy<Event, Result, Error, RouteContext>()
     .use(requestScope(route))
     .use(errorResponses())
     .use(cloudFrontOrigin())
@@ -242,4 +242,6 @@ export const httpRoute = <B extends Schema | undefined = undefined, Q extends Sc
       });
       return toResult(response);
     });
+  // The API description (api-docs/) reads the schemas that validate from the handler itself.
+  return Object.assign(handler, { route, schemas });
 };

@@ -3,6 +3,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { countQuery, documentClient, tableName } from '../../core/clients';
 import { conflict, notFound, validationError } from '../../core/errors';
+import type * as z from '../../core/zod';
+import type { deviceListSchema, deviceSchema } from './responses';
 import {
   type ListDevicesQuery,
   MAX_DEVICES_PER_USER,
@@ -24,12 +26,8 @@ interface DeviceRecord {
   readonly updated_at: string;
 }
 
-export interface Device {
-  readonly token: string;
-  readonly platform: DeviceRecord['platform'];
-  readonly app_id: string | null;
-  readonly created_at: string;
-}
+/** What the device routes answer (the schema is the API documents' too). */
+export type Device = z.output<typeof deviceSchema>;
 
 const toDevice = (record: DeviceRecord): Device => ({
   token: record.token,
@@ -126,7 +124,7 @@ export const deleteDevice = async (userId: string, token: string): Promise<void>
 export const listDevices = async (
   userId: string,
   query: ListDevicesQuery,
-): Promise<{ items: Device[]; next_cursor: string | null }> => {
+): Promise<z.output<typeof deviceListSchema>> => {
   if (query.cursor !== undefined && !TOKEN_HASH.test(query.cursor)) {
     throw validationError('Invalid query', [{ field: 'cursor', issue: 'is not a cursor of this listing' }]);
   }

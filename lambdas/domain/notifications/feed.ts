@@ -4,6 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound } from '../../core/errors';
 import { queryPage } from '../../core/paging';
+import type * as z from '../../core/zod';
 import {
   decodeCursor,
   encodeCursor,
@@ -12,6 +13,7 @@ import {
   type NotificationRecord,
   type ReceiverRecord,
 } from './model';
+import type { feedPageSchema, receiverSchema } from './responses';
 
 /**
  * The in-app feed. Read state has two sources: a receiver's own `read_at`, and the user's read-all
@@ -25,20 +27,8 @@ interface FeedState {
   readonly read_all_at?: string;
 }
 
-export interface FeedItem {
-  readonly id: string;
-  readonly notification_id: string;
-  readonly source: string;
-  readonly event_type: string;
-  readonly title: string;
-  readonly body: string;
-  readonly data: Record<string, unknown>;
-  readonly priority: string;
-  readonly channels: readonly string[];
-  readonly created_at: string;
-  readonly read_at: string | null;
-  readonly expires_at: string | null;
-}
+/** One item of GET /notifications (the schema is the API documents' too). */
+export type FeedItem = z.output<typeof receiverSchema>;
 
 const feedState = async (userId: string): Promise<FeedState> => {
   const result = await documentClient().send(
@@ -63,8 +53,8 @@ const notExpiredFilter = {
 export const listFeed = async (
   userId: string,
   options: { readonly limit: number; readonly cursor?: string },
-): Promise<{ items: FeedItem[]; next_cursor: string | null }> => {
-  const startAfter = options.cursor ? decodeCursor(userId, options.cursor) : undefined;
+): Promise<z.output<typeof feedPageSchema>> => {
+  const startAfter = options.cursor ? await decodeCursor(userId, options.cursor) : undefined;
   const [state, { receivers, nextAfter }] = await Promise.all([
     feedState(userId),
     pageOfReceivers(userId, options.limit, startAfter),
@@ -83,14 +73,14 @@ export const listFeed = async (
         body: notification.body,
         data: notification.data,
         priority: notification.priority,
-        channels: notification.channels,
+        channels: [...notification.channels],
         created_at: notification.created_at,
         read_at: readAtOf(receiver, state),
         expires_at: notification.expires_at,
       },
     ];
   });
-  return { items, next_cursor: nextAfter ? encodeCursor(userId, nextAfter) : null };
+  return { items, next_cursor: nextAfter ? await encodeCursor(userId, nextAfter) : null };
 };
 
 /** Up to `limit` unexpired receivers after `startAfter`, and the receiver id the next page starts after. */

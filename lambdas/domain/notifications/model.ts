@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { openCursor, signCursor } from '../../core/cursor-mac';
 import { validationError } from '../../core/errors';
 import type { Channel, Priority } from './schema';
 
@@ -76,23 +77,19 @@ export const receiverIdFor = (notificationId: string, userId: string, deliverAtM
 const RECEIVER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const isReceiverId = (value: string): boolean => RECEIVER_ID.test(value);
 
-const cursorCheck = (userId: string, receiverId: string) =>
-  createHash('sha256').update(`feed-cursor\n${userId}\n${receiverId}`).digest('base64url').slice(0, 16);
+const feedScope = (userId: string) => `feed:${userId}`;
 
 /**
- * Feed cursors are opaque: the last receiver id with a check bound to the user, so an edited or
- * foreign cursor is refused (400) instead of silently paging from somewhere else.
+ * Feed cursors are opaque: the last receiver id, signed for the user (lambdas/core/cursor-mac.ts), so an edited,
+ * forged or foreign cursor is refused (400) instead of silently paging from somewhere else.
  */
-export const encodeCursor = (userId: string, receiverId: string): string =>
-  Buffer.from(`${receiverId}.${cursorCheck(userId, receiverId)}`).toString('base64url');
+export const encodeCursor = (userId: string, receiverId: string): Promise<string> =>
+  signCursor(feedScope(userId), receiverId);
 
-export const decodeCursor = (userId: string, cursor: string): string => {
-  const invalid = () =>
-    validationError('Invalid cursor', [{ field: 'cursor', issue: 'not a cursor this feed issued' }]);
-  const decoded = Buffer.from(cursor, 'base64url').toString('utf8');
-  const [receiverId, check] = decoded.split('.');
-  if (!receiverId || !check || !isReceiverId(receiverId) || check !== cursorCheck(userId, receiverId))
-    throw invalid();
-  if (Buffer.from(receiverId + '.' + check).toString('base64url') !== cursor) throw invalid();
+export const decodeCursor = async (userId: string, cursor: string): Promise<string> => {
+  const receiverId = await openCursor(feedScope(userId), cursor);
+  if (!isReceiverId(receiverId)) {
+    throw validationError('Invalid cursor', [{ field: 'cursor', issue: 'not a cursor this listing issued' }]);
+  }
   return receiverId;
 };

@@ -23,12 +23,21 @@ export interface RealtimeSettings {
   readonly heartbeatIntervalMs: number;
 }
 
+/** The contract's values, which the environment variables below may shorten. */
+export const REALTIME_DEFAULTS: RealtimeSettings = {
+  authTimeoutSecs: 10,
+  idleTimeoutSecs: 45,
+  sessionTtlSecs: 120,
+  heartbeatIntervalMs: 20_000,
+};
+
 /** Read on every call, so a test can change the environment between cases. */
 export const realtimeSettings = (): RealtimeSettings => ({
-  authTimeoutSecs: seconds('NOTIFY_WS_AUTH_TIMEOUT_SECS', 10),
-  idleTimeoutSecs: seconds('NOTIFY_WS_IDLE_TIMEOUT_SECS', 45),
-  sessionTtlSecs: seconds('NOTIFY_WS_SESSION_TTL_SECS', 120),
-  heartbeatIntervalMs: seconds('NOTIFY_WS_HEARTBEAT_INTERVAL_SECS', 20) * 1000,
+  authTimeoutSecs: seconds('NOTIFY_WS_AUTH_TIMEOUT_SECS', REALTIME_DEFAULTS.authTimeoutSecs),
+  idleTimeoutSecs: seconds('NOTIFY_WS_IDLE_TIMEOUT_SECS', REALTIME_DEFAULTS.idleTimeoutSecs),
+  sessionTtlSecs: seconds('NOTIFY_WS_SESSION_TTL_SECS', REALTIME_DEFAULTS.sessionTtlSecs),
+  heartbeatIntervalMs:
+    seconds('NOTIFY_WS_HEARTBEAT_INTERVAL_SECS', REALTIME_DEFAULTS.heartbeatIntervalMs / 1000) * 1000,
 });
 
 /** Most frames a resumed session gets replayed (contract §4). */

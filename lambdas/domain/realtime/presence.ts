@@ -1,8 +1,10 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
+import type * as z from '../../core/zod';
 import { MAX_CONNECTION_SECS } from './config';
 import { deliverToChannel } from './deliver';
 import type { PresenceFrame, PresenceState, PresenceStatus } from './frames';
+import type { scopePresenceSchema, userPresenceSchema } from './responses';
 import { LAST_SEEN_MEMBER, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /**
@@ -219,12 +221,8 @@ export const presenceOnDisconnect = async (
   for (const room of rooms) await leaveRoomPresence(room, userId, connectionId);
 };
 
-export interface UserPresence {
-  readonly user_id: string;
-  readonly status: PresenceState;
-  readonly last_seen_at: string | null;
-  readonly connections: number;
-}
+/** What GET /presence/{user_id} answers (the schema is the API documents' too). */
+export type UserPresence = z.output<typeof userPresenceSchema>;
 
 /** GET /presence/{user_id}: one Query on the user's scope. A connected user is seen now. */
 export const userPresence = async (userId: string): Promise<UserPresence> => {
@@ -241,11 +239,7 @@ export const userPresence = async (userId: string): Promise<UserPresence> => {
   };
 };
 
-export interface ScopeMember {
-  readonly user_id: string;
-  readonly status: PresenceState;
-  readonly last_seen_at: string;
-}
+export type ScopeMember = z.output<typeof scopePresenceSchema>['members'][number];
 
 /** GET /presence?scope=room:<id>: the room's members (users with a connection in it), one Query. */
 export const scopePresence = async (scope: string): Promise<{ scope: string; members: ScopeMember[] }> => {

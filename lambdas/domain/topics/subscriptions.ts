@@ -4,6 +4,8 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { forbidden, notFound, unavailable, validationError } from '../../core/errors';
 import type { Principal } from '../../core/principal';
+import type * as z from '../../core/zod';
+import type { subscriptionSchema } from './responses';
 import type { CreateSubscriptionInput } from './schema';
 
 /** One item per (topic, user) in the `subscriptions` table. */
@@ -15,12 +17,8 @@ export interface SubscriptionRecord {
   readonly created_by: string;
 }
 
-export interface Subscription {
-  readonly id: string;
-  readonly topic: string;
-  readonly user_id: string;
-  readonly created_at: string;
-}
+/** What the subscription routes answer (the schema is the API documents' too). */
+export type Subscription = z.output<typeof subscriptionSchema>;
 
 /** Attempts of a transaction that DynamoDB cancels for a conflict (concurrent changes of one topic's counter). */
 const MAX_TRANSACTION_ATTEMPTS = 8;

@@ -3,7 +3,9 @@ import { BatchGetCommand, type BatchGetCommandOutput, GetCommand, PutCommand } f
 import { documentClient, tableName } from '../../core/clients';
 import { conflict, notFound } from '../../core/errors';
 import type { Principal } from '../../core/principal';
+import type * as z from '../../core/zod';
 import { TOPIC_NAME } from './names';
+import type { topicSchema } from './responses';
 import type { CreateTopicInput } from './schema';
 
 /** A topic as stored (and answered: `created_by` is not part of the answer). */
@@ -16,12 +18,8 @@ export interface TopicRecord {
   readonly created_by: string;
 }
 
-export interface Topic {
-  readonly name: string;
-  readonly description: string | null;
-  readonly created_at: string;
-  readonly subscriber_count: number;
-}
+/** What the topic routes answer (the schema is the API documents' too). */
+export type Topic = z.output<typeof topicSchema>;
 
 const toTopic = (record: TopicRecord): Topic => ({
   name: record.name,

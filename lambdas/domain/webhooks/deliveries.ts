@@ -6,6 +6,7 @@ import { envNames } from '../../../lib/wiring/env';
 import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
 import { sendAll } from '../../core/sqs-send';
+import type { DELIVERY_STATUSES } from './schema';
 import { webhookSettings } from './settings';
 
 /** Deliveries (and their dead letters) are kept this long after their last change. */
@@ -13,7 +14,7 @@ export const DELIVERY_RETENTION_SECS = 30 * 24 * 3600;
 /** Attempts listed per delivery (the oldest go first). */
 export const MAX_LOGGED_ATTEMPTS = 50;
 
-export type DeliveryStatus = 'pending' | 'sending' | 'retrying' | 'succeeded' | 'dead_letter';
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** The webhook body's `data` (contract §3). */
 export interface EventSnapshot {

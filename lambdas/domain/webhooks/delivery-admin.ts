@@ -1,27 +1,20 @@
 import { tableName } from '../../core/clients';
 import { conflict, notFound, validationError } from '../../core/errors';
 import { queryPage } from '../../core/paging';
+import type * as z from '../../core/zod';
 import { type DeliveryRecord, enqueueAttempts, getDelivery, ttlFrom, updateDelivery } from './deliveries';
+import type { deliveryPageSchema, deliverySchema } from './responses';
 import { requireWebhook } from './webhooks';
 
-export interface DeliveryView {
-  readonly id: string;
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly status: DeliveryRecord['status'];
-  readonly attempts: DeliveryRecord['attempts'];
-  readonly next_attempt_at: string | null;
-  readonly last_error: string | null;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
+/** One delivery of GET /webhooks/{id}/deliveries (the schema is the API documents' too). */
+export type DeliveryView = z.output<typeof deliverySchema>;
 
 export const toDeliveryView = (record: DeliveryRecord): DeliveryView => ({
   id: record.delivery_id,
   event_id: record.event.id,
   event_type: record.event.event_type,
   status: record.status,
-  attempts: record.attempts,
+  attempts: [...record.attempts],
   next_attempt_at: record.next_attempt_at ?? null,
   last_error: record.last_error ?? null,
   created_at: record.created_at,
@@ -53,7 +46,7 @@ const decodeCursor = (webhookId: string, cursor: string): Record<string, unknown
 export const listDeliveries = async (
   webhookId: string,
   query: { limit: number; cursor?: string | undefined; status?: DeliveryRecord['status'] | undefined },
-): Promise<{ items: DeliveryView[]; next_cursor: string | null }> => {
+): Promise<z.output<typeof deliveryPageSchema>> => {
   await requireWebhook(webhookId);
   const { items, nextKey } = await queryPage<DeliveryRecord & Record<string, unknown>>(
     {

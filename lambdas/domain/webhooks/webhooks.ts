@@ -3,7 +3,9 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import { documentClient, tableName } from '../../core/clients';
 import { notFound, validationError } from '../../core/errors';
 import { newId } from '../../core/ids';
+import type * as z from '../../core/zod';
 import { AddressRefused } from './address-policy';
+import type { webhookSchema } from './responses';
 import type { CreateWebhookInput } from './schema';
 import { type SealedSecret, sealSecret } from './secret-box';
 import { webhookSettings } from './settings';
@@ -27,21 +29,14 @@ export interface WebhookRecord {
   readonly failing_since?: string;
 }
 
-export interface WebhookView {
-  readonly id: string;
-  readonly name: string;
-  readonly url: string;
-  readonly event_filters: readonly string[];
-  readonly created_at: string;
-  readonly enabled: boolean;
-  readonly disabled_reason?: string;
-}
+/** What the webhook routes answer (the schema is the API documents' too). */
+export type WebhookView = z.output<typeof webhookSchema>;
 
 export const toView = (record: Omit<WebhookRecord, 'secret' | 'list'>): WebhookView => ({
   id: record.id,
   name: record.name,
   url: record.url,
-  event_filters: record.event_filters,
+  event_filters: [...record.event_filters],
   created_at: record.created_at,
   enabled: record.enabled,
   ...(record.disabled_reason ? { disabled_reason: record.disabled_reason } : {}),

@@ -27,6 +27,7 @@ export const notifications: WiringPart = {
       handler: `${HANDLERS}/feed.ts`,
       access: { users: 'any' },
       reads: ['receivers', 'feedState', 'notifications'],
+      cursorKey: true,
     },
     {
       id: 'notifications.read',

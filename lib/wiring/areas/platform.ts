@@ -18,6 +18,8 @@ export const platform: WiringPart = {
     health('health.ready', '/ready', 'lambdas/handlers/http/health/ready.ts', { reads: ['replay'] }),
     health('health.health', '/health', 'lambdas/handlers/http/health/health.ts', { reads: ['replay'] }),
     health('health.metrics', '/metrics', 'lambdas/handlers/http/health/metrics.ts'),
+    // The committed docs/api/openapi.json, bundled into the function (api-docs/ writes it).
+    health('platform.openapi', '/openapi.json', 'lambdas/handlers/http/openapi.ts'),
     // Unmatched requests get the contract's 404 / 405 bodies instead of API Gateway's own {"message"}.
     {
       id: 'platform.fallback',

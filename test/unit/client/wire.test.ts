@@ -1,7 +1,8 @@
 /**
- * The SDK keeps its own copy of the wire types (client/src/wire.ts: the package must not import the service).
- * These checks fail the type check (`npm run typecheck`) when the service's frames or bodies change in a way
- * the SDK's types no longer describe.
+ * The SDK's wire types are generated from the API documents (client/src/generated/wire.ts, by npm run api-docs;
+ * the package must not import the service). These checks also tie them to the service's own types: they fail
+ * the type check (`npm run typecheck`) when the service's frames or bodies change in a way the SDK's types no
+ * longer describe.
  */
 import { describe, expectTypeOf, it } from 'vitest';
 import type * as wire from '../../../client/src/wire';

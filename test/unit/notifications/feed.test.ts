@@ -12,6 +12,9 @@ import {
 } from '../../../lambdas/domain/notifications/model';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
 
+// The local runtime's stand-in for the stack's cursor key secret (lambdas/core/cursor-mac.ts).
+process.env.NOTIFY_CURSOR_KEY ??= 'unit-test-cursor-key-0123456789abcdef';
+
 useDynamoDbLocal();
 
 let userSeq = 0;

@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../lambdas/core/errors';
 import { newIdAt, timeOfId } from '../../../lambdas/core/ids';
@@ -28,17 +29,22 @@ describe('receiver ids', () => {
 
 describe('feed cursors', () => {
   const receiverId = receiverIdFor(newIdAt(Date.now()), 'alice', Date.now());
+  process.env.NOTIFY_CURSOR_KEY ??= 'unit-test-cursor-key-0123456789abcdef';
 
-  it('round-trip for their user', () => {
-    expect(decodeCursor('alice', encodeCursor('alice', receiverId))).toBe(receiverId);
+  it('round-trip for their user', async () => {
+    expect(await decodeCursor('alice', await encodeCursor('alice', receiverId))).toBe(receiverId);
   });
 
-  it('are refused when edited, foreign or garbage', () => {
-    const cursor = encodeCursor('alice', receiverId);
+  it('are refused when edited, foreign, garbage, or signed without the key', async () => {
+    const cursor = await encodeCursor('alice', receiverId);
     const edited = `${cursor.slice(0, 5)}${cursor[5] === 'A' ? 'B' : 'A'}${cursor.slice(6)}`;
-    for (const bad of [edited, `${cursor}x`, 'not-a-cursor', '']) {
-      expect(() => decodeCursor('alice', bad)).toThrow(ServiceError);
+    const payload = Buffer.from(receiverId).toString('base64url');
+    // What a client can compute: a digest of what it knows, or a MAC under a key it guessed.
+    const unkeyed = `${payload}.${createHash('sha256').update(`feed:alice\n${receiverId}`).digest().subarray(0, 16).toString('base64url')}`;
+    const guessedKey = `${payload}.${createHmac('sha256', 'guess').update(`feed:alice\n${receiverId}`).digest().subarray(0, 16).toString('base64url')}`;
+    for (const bad of [edited, `${cursor}x`, `${cursor}.x`, 'not-a-cursor', '', unkeyed, guessedKey]) {
+      await expect(decodeCursor('alice', bad), bad).rejects.toThrow(ServiceError);
     }
-    expect(() => decodeCursor('bob', cursor)).toThrow(ServiceError);
+    await expect(decodeCursor('bob', cursor)).rejects.toThrow(ServiceError);
   });
 });

@@ -3,27 +3,12 @@ import { queueUrl } from '../../../core/clients';
 import { sqs } from '../../../core/clients-sqs';
 import { unavailable } from '../../../core/errors';
 import { httpRoute } from '../../../core/http/route';
-import { jsonLimits } from '../../../core/json-limits';
-import * as z from '../../../core/zod';
 import { planBroadcast } from '../../../domain/realtime/broadcast';
+import { broadcastSchema } from '../../../domain/realtime/broadcast-schema';
 import type { BroadcastFrame } from '../../../domain/realtime/frames';
 
-/** A broadcast frame must fit one WebSocket frame (API Gateway's 32 KiB). */
-const MAX_PAYLOAD_BYTES = 32 * 1024;
-
-const body = z.strictObject({
-  channel: z.optional(
-    z
-      .string()
-      .check(z.regex(/^(user|room|topic):\S{1,256}$/, 'must be user:<id>, room:<id> or topic:<name>')),
-  ),
-  payload: z
-    .looseObject({ type: z.string().check(z.minLength(1), z.maxLength(64)) })
-    .check(...jsonLimits<{ type: string }>(MAX_PAYLOAD_BYTES)),
-});
-
 /** POST /broadcast → 202 {recipients}; large audiences are fanned out by the broadcast worker. */
-export const handler = httpRoute('broadcast.send', { body }, async (request) => {
+export const handler = httpRoute('broadcast.send', { body: broadcastSchema }, async (request) => {
   const plan = await planBroadcast(request.body.channel, request.body.payload as BroadcastFrame);
   for (let start = 0; start < plan.chunks.length; start += 10) {
     const result = await sqs().send(

@@ -1,0 +1,296 @@
+/**
+ * What the API description says about each HTTP route beyond its declaration (lib/wiring) and its request
+ * schemas (read from the handler): a summary, the success responses with their schemas, and the route's own
+ * error conditions. Errors every route shares (auth, body checks, rate limit, 5xx) are added by openapi.ts.
+ */
+import type { ErrorCode } from '../lambdas/core/errors';
+import type * as z from '../lambdas/core/zod';
+import { deviceListSchema, deviceSchema } from '../lambdas/domain/devices/responses';
+import { MAX_DEVICES_PER_USER } from '../lambdas/domain/devices/schema';
+import { eventAcceptedSchema } from '../lambdas/domain/events/responses';
+import { healthSchema, liveSchema, readySchema } from '../lambdas/domain/health/responses';
+import {
+  feedPageSchema,
+  markedReadSchema,
+  notificationAcceptedSchema,
+  readAllSchema,
+  receiverSchema,
+  unreadCountSchema,
+} from '../lambdas/domain/notifications/responses';
+import {
+  broadcastAcceptedSchema,
+  scopePresenceSchema,
+  userPresenceSchema,
+} from '../lambdas/domain/realtime/responses';
+import { subscriptionListSchema, subscriptionSchema, topicSchema } from '../lambdas/domain/topics/responses';
+import {
+  deliveryPageSchema,
+  retryAcceptedSchema,
+  webhookListSchema,
+  webhookSchema,
+} from '../lambdas/domain/webhooks/responses';
+
+export interface SuccessDoc {
+  readonly description: string;
+  /** A JSON body; absent for 204 and for text bodies. */
+  readonly schema?: z.core.$ZodType;
+  /** A non-JSON body: its media type. */
+  readonly mediaType?: string;
+}
+
+/** The groups of operations, in the document's order. */
+export const TAGS = {
+  health: 'Health, metrics and this description (no authentication)',
+  notifications: 'Creating notifications and the in-app feed',
+  events: 'Domain events onto the bus (to `topic:<event_type>` WebSocket subscribers and webhooks)',
+  topics: 'Topics and their subscriptions (a notification naming a topic reaches every subscriber)',
+  devices: 'Push device tokens',
+  presence: 'Who is online, per user and per room',
+  realtime: 'Frames to WebSocket connections',
+  webhooks: 'Webhook endpoints, deliveries and dead letters (Standard Webhooks)',
+} as const;
+
+export interface OperationDoc {
+  readonly tag: keyof typeof TAGS;
+  readonly summary: string;
+  readonly description?: string;
+  readonly success: Readonly<Record<number, SuccessDoc>>;
+  /** Route-specific error conditions (besides the ones openapi.ts adds to every route of its kind). */
+  readonly errors?: Partial<Record<ErrorCode, string>>;
+  /** Whether the route honours an `Idempotency-Key` header. */
+  readonly idempotent?: boolean;
+}
+
+/** Component names of the shared response schemas in the OpenAPI document. */
+export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
+  NotificationAccepted: notificationAcceptedSchema,
+  Receiver: receiverSchema,
+  FeedPage: feedPageSchema,
+  MarkedRead: markedReadSchema,
+  ReadAll: readAllSchema,
+  UnreadCount: unreadCountSchema,
+  EventAccepted: eventAcceptedSchema,
+  Topic: topicSchema,
+  Subscription: subscriptionSchema,
+  SubscriptionList: subscriptionListSchema,
+  Device: deviceSchema,
+  DeviceList: deviceListSchema,
+  Webhook: webhookSchema,
+  WebhookList: webhookListSchema,
+  DeliveryPage: deliveryPageSchema,
+  RetryAccepted: retryAcceptedSchema,
+  UserPresence: userPresenceSchema,
+  ScopePresence: scopePresenceSchema,
+  BroadcastAccepted: broadcastAcceptedSchema,
+  Live: liveSchema,
+  Health: healthSchema,
+  Ready: readySchema,
+};
+
+const IDEMPOTENCY =
+  'An `Idempotency-Key` header (at most 128 characters) makes retries safe: the same key from the same ' +
+  'principal within 24 h returns the first response and does the work once.';
+
+export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
+  'health.live': {
+    tag: 'health',
+    summary: 'Process liveness',
+    success: { 200: { description: 'The process answers', schema: liveSchema } },
+  },
+  'health.ready': {
+    tag: 'health',
+    summary: 'Dependency readiness',
+    success: {
+      200: { description: 'Every dependency answers', schema: readySchema },
+      503: { description: 'A dependency does not answer (body names it)', schema: readySchema },
+    },
+  },
+  'health.health': {
+    tag: 'health',
+    summary: 'Aggregate health',
+    success: {
+      200: { description: '`ok`, or `degraded` when a dependency check fails', schema: healthSchema },
+    },
+  },
+  'health.metrics': {
+    tag: 'health',
+    summary: 'Prometheus scrape endpoint',
+    description: 'Unauthenticated; restrict it at the ingress in production.',
+    success: { 200: { description: 'Prometheus text format 0.0.4', mediaType: 'text/plain' } },
+  },
+  'platform.openapi': {
+    tag: 'health',
+    summary: 'This OpenAPI document',
+    success: {
+      200: { description: 'The OpenAPI 3.1 description of the REST API', mediaType: 'application/json' },
+    },
+  },
+  'notifications.create': {
+    tag: 'notifications',
+    summary: 'Create a notification and hand its fan-out to the queue',
+    description:
+      '`in_app` writes one receiver record per recipient into their feed; `toast` and `realtime` send a ' +
+      '`notification` frame to each recipient’s open connections. A scheduled notification does all of this at ' +
+      '`scheduled_at`; an expired one is no longer listed, counted or delivered. `recipient_ids` is required ' +
+      'unless `topics` names an audience (every subscriber of those topics, each user once). Also checked: ' +
+      '`data` at most 16 KiB serialized, `expires_at` after now and after `scheduled_at`, `scheduled_at` at most ' +
+      `365 days ahead, no duplicates in \`channels\`, \`recipient_ids\` or \`topics\`. ${IDEMPOTENCY}`,
+    success: {
+      202: {
+        description: 'Accepted: stored, fan-out queued or scheduled',
+        schema: notificationAcceptedSchema,
+      },
+    },
+    errors: {
+      forbidden: 'a user naming recipients other than itself',
+      not_found: 'a named topic does not exist',
+      conflict: 'the Idempotency-Key was used with a different body',
+    },
+    idempotent: true,
+  },
+  'notifications.feed': {
+    tag: 'notifications',
+    summary: 'The caller’s in-app feed, newest first',
+    description: 'The cursor is opaque; pass `next_cursor` back to get the next page.',
+    success: { 200: { description: 'A page of the feed', schema: feedPageSchema } },
+    errors: { validation: 'a cursor this feed did not issue' },
+  },
+  'notifications.read': {
+    tag: 'notifications',
+    summary: 'Mark one feed item read',
+    description: 'Idempotent: a second call keeps the first `read_at`.',
+    success: { 200: { description: 'The item is read', schema: markedReadSchema } },
+    errors: { not_found: 'an unknown receiver id, or another user’s' },
+  },
+  'notifications.readAll': {
+    tag: 'notifications',
+    summary: 'Mark the whole feed read',
+    success: { 200: { description: 'How many items became read', schema: readAllSchema } },
+  },
+  'notifications.unreadCount': {
+    tag: 'notifications',
+    summary: 'Unread, unexpired items in the caller’s feed',
+    success: { 200: { description: 'The count', schema: unreadCountSchema } },
+  },
+  'events.publish': {
+    tag: 'events',
+    summary: 'Publish a domain event onto the bus',
+    description:
+      'An accepted event is pushed as an `event` frame to WebSocket subscribers of `topic:<event_type>` and ' +
+      `delivered to every webhook whose filters match; \`archive: true\` keeps it for replay. ${IDEMPOTENCY}`,
+    success: { 202: { description: 'On the bus', schema: eventAcceptedSchema } },
+    errors: { conflict: 'the Idempotency-Key was used with a different body' },
+    idempotent: true,
+  },
+  'topics.create': {
+    tag: 'topics',
+    summary: 'Create a topic (a service token or an admin)',
+    success: { 201: { description: 'Created', schema: topicSchema } },
+    errors: { conflict: 'a topic of that name exists' },
+  },
+  'topics.get': {
+    tag: 'topics',
+    summary: 'A topic with its subscriber count',
+    success: { 200: { description: 'The topic', schema: topicSchema } },
+    errors: { not_found: 'no such topic' },
+  },
+  'subscriptions.create': {
+    tag: 'topics',
+    summary: 'Subscribe a user to a topic',
+    description:
+      'A user subscribes itself; naming another `user_id` needs a service token with `notifications:write` ' +
+      '(which must name it). Subscribing twice returns the existing subscription with 200.',
+    success: {
+      201: { description: 'Subscribed', schema: subscriptionSchema },
+      200: { description: 'Already subscribed: the existing subscription', schema: subscriptionSchema },
+    },
+    errors: { forbidden: 'a user naming another user', not_found: 'no such topic' },
+  },
+  'subscriptions.list': {
+    tag: 'topics',
+    summary: 'The caller’s subscriptions',
+    success: { 200: { description: 'The subscriptions', schema: subscriptionListSchema } },
+  },
+  'subscriptions.delete': {
+    tag: 'topics',
+    summary: 'Unsubscribe',
+    success: { 204: { description: 'Unsubscribed' } },
+    errors: { not_found: 'no such subscription, or another user’s' },
+  },
+  'devices.register': {
+    tag: 'devices',
+    summary: 'Register a push device token',
+    description: 'Registering a token again updates it; one owner per token (another user takes it over).',
+    success: { 201: { description: 'Registered', schema: deviceSchema } },
+    errors: { conflict: `the user already has ${MAX_DEVICES_PER_USER} devices (the most allowed)` },
+  },
+  'devices.delete': {
+    tag: 'devices',
+    summary: 'Remove one of the caller’s device tokens',
+    success: { 204: { description: 'Removed' } },
+    errors: { not_found: 'no such token among the caller’s' },
+  },
+  'devices.list': {
+    tag: 'devices',
+    summary: 'The caller’s device tokens',
+    success: { 200: { description: 'A page of the devices', schema: deviceListSchema } },
+    errors: { validation: 'a cursor this listing did not issue' },
+  },
+  'presence.user': {
+    tag: 'presence',
+    summary: 'Presence of one user',
+    success: {
+      200: {
+        description: 'The user’s presence (`offline` without a live connection)',
+        schema: userPresenceSchema,
+      },
+    },
+  },
+  'presence.scope': {
+    tag: 'presence',
+    summary: 'Members of a room',
+    success: { 200: { description: 'Users with a connection in the room', schema: scopePresenceSchema } },
+  },
+  'broadcast.send': {
+    tag: 'realtime',
+    summary: 'Send a frame to a channel, or to every open connection',
+    description: '`payload` is delivered as the frame itself. Large audiences are fanned out by a worker.',
+    success: { 202: { description: 'Queued for delivery', schema: broadcastAcceptedSchema } },
+  },
+  'webhooks.create': {
+    tag: 'webhooks',
+    summary: 'Create a webhook',
+    description:
+      '`url` must be `https://` (plain `http://` only for loopback on the local runtime); on AWS, hosts that ' +
+      'resolve to private, loopback, link-local or metadata addresses are refused. The secret is never ' +
+      'returned. Deliveries follow Standard Webhooks (docs/webhooks.md).',
+    success: { 201: { description: 'Created', schema: webhookSchema } },
+  },
+  'webhooks.list': {
+    tag: 'webhooks',
+    summary: 'Every webhook',
+    success: { 200: { description: 'The webhooks', schema: webhookListSchema } },
+  },
+  'webhooks.delete': {
+    tag: 'webhooks',
+    summary: 'Delete a webhook',
+    success: { 204: { description: 'Deleted' } },
+    errors: { not_found: 'no such webhook' },
+  },
+  'webhooks.deliveries': {
+    tag: 'webhooks',
+    summary: 'A webhook’s deliveries with their attempts, newest first',
+    description: '`status=dead_letter` lists the dead-letter store.',
+    success: { 200: { description: 'A page of deliveries', schema: deliveryPageSchema } },
+    errors: { not_found: 'no such webhook', validation: 'a cursor this listing did not issue' },
+  },
+  'webhooks.retry': {
+    tag: 'webhooks',
+    summary: 'Re-send a dead-lettered delivery',
+    success: { 202: { description: 'Queued again', schema: retryAcceptedSchema } },
+    errors: {
+      not_found: 'no such webhook or delivery',
+      conflict: 'the delivery is not dead-lettered, changed meanwhile, or the webhook is disabled',
+    },
+  },
+};

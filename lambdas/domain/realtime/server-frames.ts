@@ -1,0 +1,124 @@
+/**
+ * Schemas of the server-to-client WebSocket frames (contract §4). The frame types in frames.ts are derived from
+ * them, docs/api/asyncapi.json is generated from them, and the end-to-end tests check every frame they receive
+ * against that document. Not imported by handlers at run time (types only), so no bundle carries them.
+ */
+import { timestamp } from '../../core/response-schemas';
+import * as z from '../../core/zod';
+import { PRIORITIES } from '../notifications/schema';
+
+export const PRESENCE_STATUSES = ['online', 'away', 'busy'] as const;
+/** What presence answers: a user with no live connection is `offline`. */
+export const PRESENCE_STATES = [...PRESENCE_STATUSES, 'offline'] as const;
+
+/** Codes of `error` frames; the last three announce a close the server starts. */
+export const WS_ERROR_CODES = [
+  'validation',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'payload_too_large',
+  'session_expired',
+  'rate_limited',
+  'internal',
+  'unavailable',
+  'token_expired',
+  'idle_timeout',
+] as const;
+
+const frameId = z.optional(
+  z.string().check(z.maxLength(64), z.describe('the client frame’s `id`, when it had one')),
+);
+
+export const notificationFrameSchema = z.strictObject({
+  type: z.literal('notification'),
+  id: z.string().check(z.describe('the receiver id when an in-app record exists, else the notification id')),
+  notification_id: z.string(),
+  event_type: z.string(),
+  source: z.string(),
+  title: z.string(),
+  body: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  priority: z.enum(PRIORITIES),
+  created_at: timestamp,
+  channel: z.enum(['toast', 'realtime']).check(z.describe('the notification channel this frame delivers')),
+});
+
+export const eventFrameSchema = z.strictObject({
+  type: z.literal('event'),
+  channel: z.string().check(z.describe('the WebSocket channel it was sent to: `topic:<event_type>`')),
+  id: z.string().check(z.describe('the event id POST /events answered')),
+  event_type: z.string(),
+  source: z.string(),
+  version: z.int().check(z.gte(1)),
+  data: z.record(z.string(), z.unknown()),
+  time: timestamp,
+});
+
+export const presenceFrameSchema = z.strictObject({
+  type: z.literal('presence'),
+  scope: z.string().check(z.describe('`room:<id>`')),
+  user_id: z.string(),
+  status: z.enum(PRESENCE_STATES),
+  last_seen_at: timestamp,
+  change: z.enum(['join', 'leave', 'update']),
+});
+
+export const errorFrameSchema = z.strictObject({
+  type: z.literal('error'),
+  id: frameId,
+  code: z.enum(WS_ERROR_CODES),
+  message: z.string(),
+});
+
+export const heartbeatAckFrameSchema = z.strictObject({ type: z.literal('heartbeat.ack'), id: frameId });
+
+export const sessionFrameSchema = z.strictObject({
+  type: z.literal('session'),
+  session_id: z.string().check(z.describe('give it to `reconnect` to resume this session after a drop')),
+  user_id: z.string(),
+  heartbeat_interval_ms: z.int().check(z.gte(1), z.describe('send a `heartbeat` frame at least this often')),
+});
+
+export const ackFrameSchema = z.strictObject({
+  type: z.literal('ack'),
+  id: frameId,
+  op: z.string().check(z.describe('the client frame’s type')),
+  replayed: z.optional(
+    z.int().check(z.gte(0), z.describe('`reconnect` only: how many missed frames follow the ack')),
+  ),
+  session_id: z.optional(
+    z.string().check(z.describe('`reconnect` only: the session the connection now belongs to')),
+  ),
+  channel: z.optional(
+    z
+      .string()
+      .check(z.describe('`subscribe`, `unsubscribe`, `join.room`, `join.topic`: the channel concerned')),
+  ),
+});
+
+/** A frame POST /broadcast sends as given: any object with a string `type`. */
+export const broadcastFrameSchema = z.looseObject({
+  type: z.string().check(z.minLength(1), z.maxLength(64)),
+});
+
+/**
+ * Not the service's: API Gateway's own answer (no `type`) when the function behind a frame fails or times out.
+ * The frame was not processed; a client may send it again.
+ */
+export const gatewayErrorFrameSchema = z.strictObject({
+  message: z.string().check(z.describe('e.g. `Internal server error`')),
+  connectionId: z.string(),
+  requestId: z.string(),
+});
+
+/** Every frame type the service itself defines, by `type`. */
+export const SERVER_FRAMES = {
+  session: sessionFrameSchema,
+  ack: ackFrameSchema,
+  error: errorFrameSchema,
+  'heartbeat.ack': heartbeatAckFrameSchema,
+  notification: notificationFrameSchema,
+  event: eventFrameSchema,
+  presence: presenceFrameSchema,
+} as const;
