@@ -79,6 +79,7 @@ const sum = (values: Iterable<number>) => {
 class CallRecorder {
   readonly operations = new Map<string, OperationMeasure>();
   private current: OperationMeasure | undefined;
+  private running = 0;
   private readonly specByName = new Map<string, TableSpec>();
 
   constructor(tableEnv: Record<string, string>) {
@@ -106,17 +107,23 @@ class CallRecorder {
     return measure;
   }
 
-  /** Runs `work` as one run of the operation `name`; calls made meanwhile are its. */
+  /**
+   * Runs `work` as one run of the operation `name`; calls made meanwhile are its. Runs of one operation may
+   * overlap (parallel chains): the operation stays current until the last of them ends.
+   */
   async run<T>(name: string, work: () => Promise<T>): Promise<T> {
     const measure = this.measure(name);
+    if (this.current && this.current !== measure) throw new Error(`${name} overlaps another operation`);
     this.current = measure;
+    this.running += 1;
     const started = performance.now();
     try {
       return await work();
     } finally {
       measure.localMs += performance.now() - started;
       measure.runs += 1;
-      this.current = undefined;
+      this.running -= 1;
+      if (this.running === 0) this.current = undefined;
     }
   }
 
