@@ -1,4 +1,5 @@
-import { BatchGetCommand, type BatchGetCommandOutput, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { forbidden, validationError } from '../../core/errors';
 import type { Principal } from '../../core/principal';
@@ -136,29 +137,17 @@ export const putPreferences = async (userId: string, input: PutPreferencesInput)
 
 /**
  * The preferences of a chunk's recipients: one BatchGetItem per 100 (eventually consistent, 0.5 RRU a key
- * whether or not the user has an item); unprocessed keys are retried with a short backoff.
+ * whether or not the user has an item).
  */
 export const preferencesOf = async (userIds: readonly string[]): Promise<Map<string, UserPreferences>> => {
-  const found = new Map<string, UserPreferences>();
-  const table = tableName('preferences');
-  for (let start = 0; start < userIds.length; start += 100) {
-    let keys: Record<string, unknown>[] | undefined = userIds
-      .slice(start, start + 100)
-      .map((id) => ({ owner: userOwner(id) }));
-    for (let attempt = 0; keys && keys.length > 0; attempt += 1) {
-      if (attempt >= 8) throw new Error(`BatchGetItem left ${keys.length} preference keys unprocessed`);
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-      const result: BatchGetCommandOutput = await documentClient().send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: keys } } }),
-      );
-      for (const item of (result.Responses?.[table] ?? []) as PreferencesRecord[]) {
-        found.set(item.owner.slice('user:'.length), {
-          rules: item.rules ?? [],
-          muted_topics: item.muted_topics ?? [],
-        });
-      }
-      keys = result.UnprocessedKeys?.[table]?.Keys;
-    }
-  }
-  return found;
+  const items = (await batchGetAll(
+    tableName('preferences'),
+    userIds.map((id) => ({ owner: userOwner(id) })),
+  )) as unknown as PreferencesRecord[];
+  return new Map(
+    items.map((item) => [
+      item.owner.slice('user:'.length),
+      { rules: item.rules ?? [], muted_topics: item.muted_topics ?? [] },
+    ]),
+  );
 };

@@ -151,7 +151,7 @@ export const notifications: WiringPart = {
       maxBatchingWindowSecs: 0,
       timeoutSecs: 30,
       memoryMb: 512,
-      reads: ['notifications', 'subscriptions', 'preferences'],
+      reads: ['notifications', 'subscriptions', 'feedState', 'preferences'],
       writes: ['receivers', 'receipts', ...realtimeStateTables],
       sendsTo: ['fanout'],
       managesConnections: true,
