@@ -5,8 +5,12 @@ import type {
   DeviceRequest,
   FeedPage,
   ItemList,
+  ItemPage,
   NotificationAccepted,
   NotificationRequest,
+  PreferenceDefaults,
+  Preferences,
+  PreferencesRequest,
   ReadAllResult,
   ReadResult,
   Receiver,
@@ -114,11 +118,34 @@ export class NotifyApi {
     return this.http.request('POST', '/devices', { body: device, idempotent: true });
   }
 
+  /** Every device of this user: GET /devices is paged, so it follows `next_cursor` to the last page. */
   async listDevices(): Promise<readonly Device[]> {
-    return (await this.http.request<ItemList<Device>>('GET', '/devices')).items;
+    const devices: Device[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.http.request<ItemPage<Device>>('GET', '/devices', { query: { cursor } });
+      devices.push(...page.items);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    return devices;
   }
 
   deleteDevice(token: string): Promise<void> {
     return this.http.request('DELETE', '/devices', { body: { token } });
+  }
+
+  /** This user's preferences (empty lists and `updated_at: null` until it sets any). docs/preferences.md. */
+  getPreferences(): Promise<Preferences> {
+    return this.http.request('GET', '/preferences');
+  }
+
+  /** Replaces this user's rules and muted topics (a PUT: safe to retry). */
+  setPreferences(body: PreferencesRequest): Promise<Preferences> {
+    return this.http.request('PUT', '/preferences', { body, idempotent: true });
+  }
+
+  /** The service defaults, including the required types a user cannot turn off. */
+  getPreferenceDefaults(): Promise<PreferenceDefaults> {
+    return this.http.request('GET', '/preferences/defaults');
   }
 }

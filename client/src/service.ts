@@ -13,6 +13,10 @@ import type {
   EventRequest,
   NotificationAccepted,
   NotificationRequest,
+  PreferenceDefaults,
+  PreferenceDefaultsRequest,
+  Preferences,
+  PreferencesRequest,
 } from './wire.js';
 
 export interface ServiceOptions extends HttpOptions {
@@ -48,5 +52,20 @@ export class NotifyService {
    */
   broadcast(body: BroadcastRequest): Promise<BroadcastAccepted> {
     return this.http.request('POST', '/broadcast', { body });
+  }
+
+  /** A user's preferences (`notifications:write`). */
+  getPreferences(userId: string): Promise<Preferences> {
+    return this.http.request('GET', '/preferences', { query: { user_id: userId } });
+  }
+
+  /** Replaces a user's preferences (`notifications:write`; a PUT: safe to retry). */
+  setPreferences(userId: string, body: PreferencesRequest): Promise<Preferences> {
+    return this.http.request('PUT', '/preferences', { query: { user_id: userId }, body, idempotent: true });
+  }
+
+  /** Replaces the defaults and required types for every user (`notifications:write`). docs/preferences.md. */
+  setPreferenceDefaults(body: PreferenceDefaultsRequest): Promise<PreferenceDefaults> {
+    return this.http.request('PUT', '/preferences/defaults', { body, idempotent: true });
   }
 }

@@ -34,6 +34,10 @@ export type {
   NotificationAccepted,
   NotificationFrame,
   NotificationsCreateRequest as NotificationRequest,
+  PreferenceDefaults,
+  Preferences,
+  PreferencesDefaultsPutRequest as PreferenceDefaultsRequest,
+  PreferencesPutRequest as PreferencesRequest,
   PresenceFrame,
   Receiver,
   ScopePresence,
@@ -61,4 +65,9 @@ export const PROTOCOL_FRAME_TYPES: ReadonlySet<string> = new Set<string>(SERVER_
 /** A list answer (`{"items": [...]}`); paged lists also carry `next_cursor`. */
 export interface ItemList<T> {
   readonly items: readonly T[];
+}
+
+/** A page of a paged list: `next_cursor` is null on the last page. */
+export interface ItemPage<T> extends ItemList<T> {
+  readonly next_cursor: string | null;
 }
