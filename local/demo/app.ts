@@ -9,6 +9,7 @@ import {
   createNotify,
   type NotificationFrame,
   NotifyError,
+  type Preferences,
   type PresenceState,
   type PresenceStatus,
   type Receiver,
@@ -230,8 +231,65 @@ element('send').addEventListener('submit', async (event) => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
+// Preferences (docs/preferences.md): one rule per event-type pattern, saved with the others; required types shown
+
+const PREFERENCE_CHANNELS = ['in_app', 'toast', 'realtime'] as const;
+const checkboxOf = (channel: string) => element<HTMLInputElement>(`prefs-${channel.replace('_', '-')}`);
+let preferences: Preferences | undefined;
+
+const renderPreferences = (current: Preferences) => {
+  preferences = current;
+  const list = element('prefs-rules');
+  list.replaceChildren(
+    ...current.rules.map((rule) => {
+      const line = document.createElement('li');
+      line.dataset.pattern = rule.event_type;
+      const off = PREFERENCE_CHANNELS.filter((channel) => rule.channels[channel] === false);
+      line.textContent = `${rule.event_type}: ${off.length > 0 ? `off on ${off.join(', ')}` : 'all on'}`;
+      return line;
+    }),
+  );
+  const rule = current.rules.find(
+    (candidate) => candidate.event_type === element<HTMLInputElement>('prefs-pattern').value,
+  );
+  for (const channel of PREFERENCE_CHANNELS) checkboxOf(channel).checked = rule?.channels[channel] !== false;
+};
+
+const loadPreferences = async () => {
+  const [current, defaults] = await Promise.all([
+    notify.api.getPreferences(),
+    notify.api.getPreferenceDefaults(),
+  ]);
+  renderPreferences(current);
+  const required = defaults.rules.filter((rule) => rule.required).map((rule) => rule.event_type);
+  element('prefs-required').textContent =
+    required.length > 0 ? `Always delivered: ${required.join(', ')}` : '';
+};
+
+element('prefs').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  element('error').textContent = '';
+  const pattern = element<HTMLInputElement>('prefs-pattern').value.trim();
+  const channels = Object.fromEntries(
+    PREFERENCE_CHANNELS.map((channel) => [channel, checkboxOf(channel).checked]),
+  );
+  const others = (preferences?.rules ?? []).filter((rule) => rule.event_type !== pattern);
+  try {
+    const saved = await notify.api.setPreferences({
+      rules: [...others, { event_type: pattern, channels }],
+      muted_topics: [...(preferences?.muted_topics ?? [])],
+    });
+    renderPreferences(saved);
+    activity('preferences', `preferences saved for ${pattern}`, { pattern });
+  } catch (error) {
+    showError(error);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------------
 
 element('user').textContent = userId;
+loadPreferences().catch(showError);
 element('room-name').textContent = roomId;
 notify.realtime.joinRoom(roomId).then(loadRoom, showError);
 notify.start().catch(showError);

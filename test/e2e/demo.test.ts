@@ -313,4 +313,31 @@ describe('the demo page in Chromium', () => {
     await dave.locator('#badge[data-count="1"]').waitFor();
     await dave.close();
   }, 60_000);
+
+  it('turns toasts off for demo.* in the preferences panel: the item reaches the feed, no toast shows', async () => {
+    const erin = await openDemo('erin');
+    await erin.locator('#prefs-pattern').fill('demo.*');
+    await erin.locator('#prefs-toast').uncheck();
+    await erin.locator('#prefs button[type="submit"]').click();
+    await erin.locator('#prefs-rules li[data-pattern="demo.*"]', { hasText: 'off on toast' }).waitFor();
+    const token = await runtime.mintUserToken('erin');
+    expect((await api('GET', '/preferences', token)).body.rules).toEqual([
+      { event_type: 'demo.*', channels: { in_app: true, toast: false, realtime: true } },
+    ]);
+    await sendAsService('erin', 'Quietly');
+    const feed = await eventually(
+      () => api('GET', '/notifications', token),
+      (result) => result.body.items.some((item: { title: string }) => item.title === 'Quietly'),
+    );
+    expect(feed.body.items.map((item: { title: string }) => item.title)).toContain('Quietly');
+    // A toast of another type, sent after the quiet one was delivered, still shows: toasts were only turned off for demo.*.
+    const service = await runtime.mintServiceToken('tests', ['notifications:write']);
+    const other = { event_type: 'other.test', title: 'Loud', channels: ['toast'], recipient_ids: ['erin'] };
+    expect((await api('POST', '/notifications', service, other)).status).toBe(202);
+    await erin.locator('.toast', { hasText: 'Loud' }).waitFor();
+    expect(await erin.locator('.toast', { hasText: 'Quietly' }).count()).toBe(0);
+    await erin.reload();
+    await erin.locator('#feed li', { hasText: 'Quietly' }).waitFor();
+    await erin.close();
+  });
 });
