@@ -1,5 +1,5 @@
-import { type Stack, Validations } from 'aws-cdk-lib';
-import { CfnPolicy } from 'aws-cdk-lib/aws-iam';
+import { AspectPriority, Aspects, type Stack, Validations } from 'aws-cdk-lib';
+import { CfnManagedPolicy, CfnPolicy } from 'aws-cdk-lib/aws-iam';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import type { IConstruct } from 'constructs';
 
@@ -62,25 +62,35 @@ const ACCEPTED_WILDCARDS: readonly {
 ];
 
 /**
- * Acknowledges the cdk-nag findings that are right for this service, each with its reason. Call once all
- * grants exist (end of the stack's constructor).
+ * Acknowledges the cdk-nag findings that are right for this service, each with its reason: in every inline
+ * policy, and in the managed "OverflowPolicy" CDK splits off a role whose grants outgrow the inline size (the
+ * fan-out worker's). The split is a mutating aspect, so this runs as a read-only aspect, after it.
  */
 export const acknowledgeNagFindings = (stack: Stack): void => {
-  for (const construct of stack.node.findAll()) {
-    if (!(construct instanceof CfnPolicy)) continue;
-    const document = stack.resolve(construct.policyDocument) as { Statement?: PolicyStatementJson[] };
-    for (const statement of document.Statement ?? []) {
-      if (statement.Effect !== 'Allow') continue;
-      const actions = list(statement.Action);
-      for (const resource of list(statement.Resource).map((value) => flattenCfnReference(value))) {
-        if (!resource.includes('*')) continue;
-        const accepted = ACCEPTED_WILDCARDS.find((candidate) => candidate.accepts(actions, resource));
-        if (accepted) {
-          Validations.of(construct).acknowledge({
-            id: `AwsSolutions-IAM5[Resource::${resource}]`,
-            reason: accepted.reason,
-          });
-        }
+  Aspects.of(stack).add(
+    {
+      visit: (construct: IConstruct) => {
+        if (construct instanceof CfnPolicy || construct instanceof CfnManagedPolicy)
+          acknowledgeIn(stack, construct);
+      },
+    },
+    { priority: AspectPriority.READONLY },
+  );
+};
+
+const acknowledgeIn = (stack: Stack, construct: CfnPolicy | CfnManagedPolicy): void => {
+  const document = stack.resolve(construct.policyDocument) as { Statement?: PolicyStatementJson[] };
+  for (const statement of document.Statement ?? []) {
+    if (statement.Effect !== 'Allow') continue;
+    const actions = list(statement.Action);
+    for (const resource of list(statement.Resource).map((value) => flattenCfnReference(value))) {
+      if (!resource.includes('*')) continue;
+      const accepted = ACCEPTED_WILDCARDS.find((candidate) => candidate.accepts(actions, resource));
+      if (accepted) {
+        Validations.of(construct).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::${resource}]`,
+          reason: accepted.reason,
+        });
       }
     }
   }
