@@ -182,7 +182,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     tag: 'preferences',
     summary: 'A user’s preferences',
     description:
-      'A user reads its own (`user_id` left out or its own id); a service with `notifications:write` names the user in `user_id`. A user who set nothing gets empty lists and `updated_at: null`.',
+      'A user reads its own (`user_id` left out or its own id); a service with `notifications:write` names the user in `user_id`. A user who set nothing gets empty lists and `updated_at: null`. `defaults` are the service defaults and required types the user’s rules apply over.',
     success: { 200: { description: 'The preferences', schema: preferencesSchema } },
     errors: { forbidden: 'a user naming another user', validation: 'a service token without `user_id`' },
   },
@@ -196,11 +196,6 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       validation: `unknown channels, malformed patterns, repeated patterns, more than ${MAX_RULES} rules; a rule turning a channel off for types a required default covers (details name the rules)`,
       forbidden: 'a user naming another user',
     },
-  },
-  'preferences.defaults.get': {
-    tag: 'preferences',
-    summary: 'The service defaults and required types',
-    success: { 200: { description: 'The defaults', schema: defaultsSchema } },
   },
   'preferences.defaults.put': {
     tag: 'preferences',

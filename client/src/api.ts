@@ -144,8 +144,8 @@ export class NotifyApi {
     return this.http.request('PUT', '/preferences', { body, idempotent: true });
   }
 
-  /** The service defaults, including the required types a user cannot turn off. */
-  getPreferenceDefaults(): Promise<PreferenceDefaults> {
-    return this.http.request('GET', '/preferences/defaults');
+  /** The service defaults, including the required types a user cannot turn off (part of GET /preferences). */
+  async getPreferenceDefaults(): Promise<PreferenceDefaults> {
+    return (await this.getPreferences()).defaults;
   }
 }

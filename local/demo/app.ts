@@ -256,12 +256,9 @@ const renderPreferences = (current: Preferences) => {
 };
 
 const loadPreferences = async () => {
-  const [current, defaults] = await Promise.all([
-    notify.api.getPreferences(),
-    notify.api.getPreferenceDefaults(),
-  ]);
+  const current = await notify.api.getPreferences();
   renderPreferences(current);
-  const required = defaults.rules.filter((rule) => rule.required).map((rule) => rule.event_type);
+  const required = current.defaults.rules.filter((rule) => rule.required).map((rule) => rule.event_type);
   element('prefs-required').textContent =
     required.length > 0 ? `Always delivered: ${required.join(', ')}` : '';
 };

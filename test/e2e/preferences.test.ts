@@ -54,7 +54,7 @@ const settle = async (recipient: string, token: string, client?: TestClient, eve
 describe('preferences', () => {
   it('reads empty preferences, replaces them (PUT) and reads them back; a service names the user', async () => {
     const alice = await tokenOf('alice');
-    expect((await api('GET', '/preferences', alice)).body).toEqual({
+    expect((await api('GET', '/preferences', alice)).body).toMatchObject({
       user_id: userId('alice'),
       rules: [],
       muted_topics: [],
@@ -67,7 +67,12 @@ describe('preferences', () => {
     const put = await api('PUT', '/preferences', alice, body);
     expect(put).toEqual({
       status: 200,
-      body: { user_id: userId('alice'), ...body, updated_at: expect.any(String) },
+      body: {
+        user_id: userId('alice'),
+        ...body,
+        updated_at: expect.any(String),
+        defaults: expect.any(Object),
+      },
     });
     expect((await api('GET', '/preferences', alice)).body).toEqual(put.body);
     const bySevice = await api('GET', `/preferences?user_id=${userId('alice')}`, service);
@@ -173,7 +178,7 @@ describe('preferences', () => {
         updated_at: expect.any(String),
       },
     });
-    expect((await api('GET', '/preferences/defaults', user)).body).toEqual(set.body);
+    expect((await api('GET', '/preferences', user)).body.defaults).toEqual(set.body);
     const hank = await tokenOf('hank');
     await api('PUT', '/preferences', hank, {
       rules: [{ event_type: `${prefix}.weekly`, channels: { in_app: true } }],

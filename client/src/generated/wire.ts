@@ -158,6 +158,7 @@ export type Preferences = {
   readonly muted_topics: readonly string[];
   /** null while the user has set nothing */
   readonly updated_at: Timestamp | null;
+  readonly defaults: PreferenceDefaults;
 };
 
 export type PreferenceDefaults = {

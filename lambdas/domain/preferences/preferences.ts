@@ -85,8 +85,12 @@ export const putDefaults = async (input: PutDefaultsInput): Promise<Defaults> =>
 export const defaultsFor = async (eventType: string): Promise<ResolvedDefaults> =>
   resolveDefaults((await getItem<DefaultsRecord>(DEFAULTS_OWNER))?.rules ?? [], eventType);
 
+/** The user's preferences and the defaults they apply over (shown together, so apps see the required types). */
 export const getPreferences = async (userId: string): Promise<Preferences> => {
-  const record = await getItem<PreferencesRecord>(userOwner(userId));
+  const [record, defaults] = await Promise.all([
+    getItem<PreferencesRecord>(userOwner(userId)),
+    getDefaults(),
+  ]);
   return {
     user_id: userId,
     rules: (record?.rules ?? []).map((rule) => ({
@@ -95,6 +99,7 @@ export const getPreferences = async (userId: string): Promise<Preferences> => {
     })),
     muted_topics: [...(record?.muted_topics ?? [])],
     updated_at: record?.updated_at ?? null,
+    defaults,
   };
 };
 
@@ -104,7 +109,8 @@ export const getPreferences = async (userId: string): Promise<Preferences> => {
  * accepted; required types are exempt from it at delivery.
  */
 export const putPreferences = async (userId: string, input: PutPreferencesInput): Promise<Preferences> => {
-  const required = (await getDefaults()).rules.filter((rule) => rule.required);
+  const defaults = await getDefaults();
+  const required = defaults.rules.filter((rule) => rule.required);
   const refused = input.rules.flatMap((rule, index) => {
     const turnsOff = Object.values(rule.channels).some((on) => on === false);
     const cover = required.find((requiredRule) => patternWithin(rule.event_type, requiredRule.event_type));
@@ -132,6 +138,7 @@ export const putPreferences = async (userId: string, input: PutPreferencesInput)
     rules: input.rules,
     muted_topics: input.muted_topics,
     updated_at: record.updated_at,
+    defaults,
   };
 };
 

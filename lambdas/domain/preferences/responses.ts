@@ -5,14 +5,15 @@ import { channelSwitches } from './schema';
 
 const switches = channelSwitches;
 
+export const defaultsSchema = z.strictObject({
+  rules: z.array(z.strictObject({ event_type: z.string(), channels: switches, required: z.boolean() })),
+  updated_at: z.nullable(timestamp),
+});
+
 export const preferencesSchema = z.strictObject({
   user_id: z.string(),
   rules: z.array(z.strictObject({ event_type: z.string(), channels: switches })),
   muted_topics: z.array(z.string()),
   updated_at: z.nullable(timestamp).check(z.describe('null while the user has set nothing')),
-});
-
-export const defaultsSchema = z.strictObject({
-  rules: z.array(z.strictObject({ event_type: z.string(), channels: switches, required: z.boolean() })),
-  updated_at: z.nullable(timestamp),
+  defaults: defaultsSchema,
 });

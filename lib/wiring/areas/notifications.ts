@@ -73,14 +73,6 @@ export const notifications: WiringPart = {
       writes: ['preferences'],
     },
     {
-      id: 'preferences.defaults.get',
-      method: 'GET',
-      path: '/preferences/defaults',
-      handler: `${PREFERENCES}/get-defaults.ts`,
-      access: { users: 'any', services: 'any' },
-      reads: ['preferences'],
-    },
-    {
       id: 'preferences.defaults.put',
       method: 'PUT',
       path: '/preferences/defaults',
