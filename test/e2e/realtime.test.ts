@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../lambdas/core/clients';
-import { deliverToChannel } from '../../lambdas/domain/realtime/deliver';
+import { deliverToChannel, deliverToMembers, membersPage } from '../../lambdas/domain/realtime/deliver';
 import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
 import { sweep } from '../../lambdas/domain/realtime/sweeper';
 import { table } from '../../lambdas/domain/realtime/tables';
@@ -337,6 +337,24 @@ describe('reconnect', () => {
     expect((await api('/presence?scope=room:replay', token)).body).toMatchObject({
       members: [{ user_id: 'rita' }],
     });
+  });
+
+  it('replays a frame whose fan-out read the detached membership before the resume and wrote after it', async () => {
+    const first = await connectAs('rosa');
+    await first.client.request({ type: 'subscribe', channel: 'room:late' });
+    await first.client.close();
+    await sleep(200);
+    // A fan-out reads the membership while the session is detached...
+    const stale = await membersPage('room:late');
+    expect(stale.members).toMatchObject([{ detached: true }]);
+    // ...the resume runs to its end (nothing to replay yet)...
+    const second = await connectAs('rosa');
+    expect(
+      await second.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 0 });
+    // ...and only then does the fan-out deliver from what it read: the frame must still reach the session.
+    await deliverToMembers(stale.members, { type: 'custom', seq: 'late' });
+    expect(await second.client.nextOfType('custom', 3000)).toMatchObject({ seq: 'late' });
   });
 
   it('answers session_expired for an unknown, foreign or expired session', async () => {

@@ -1,28 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import type { Authenticated } from './channels';
 import { MAX_CHANNELS_PER_CONNECTION, MAX_CONNECTION_SECS, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
-import { endConnection, putMembership } from './lifecycle';
+import { endConnection, putMembership, readSessionMeta } from './lifecycle';
 import { joinRoomPresence } from './presence';
 import { FRAME_PREFIX, nowSecs, SESSION_META, table } from './tables';
-
-interface SessionMeta {
-  readonly session_id: string;
-  readonly user_id: string;
-  readonly connection_id: string;
-  readonly ended_at?: number;
-  readonly channels?: string[];
-  readonly rooms?: string[];
-  readonly ttl: number;
-}
 
 export class SessionExpiredError extends Error {
   constructor() {
@@ -30,18 +14,6 @@ export class SessionExpiredError extends Error {
     this.name = 'SessionExpiredError';
   }
 }
-
-const readMeta = async (sessionId: string): Promise<SessionMeta | undefined> => {
-  const result = await documentClient().send(
-    new GetCommand({
-      TableName: table('sessions'),
-      Key: { session_id: sessionId, item: SESSION_META },
-      ConsistentRead: true,
-    }),
-  );
-  const meta = result.Item as SessionMeta | undefined;
-  return meta && meta.ttl > nowSecs() ? meta : undefined;
-};
 
 /** The session's buffered frames, oldest first, at most the newest 100. */
 export const bufferedFrames = async (
@@ -97,11 +69,11 @@ export const resumeSession = async (
     await sendAck(0);
     return 0;
   }
-  let meta = await readMeta(sessionId);
+  let meta = await readSessionMeta(sessionId);
   if (!meta || meta.user_id !== connection.user_id) throw new SessionExpiredError();
   if (meta.ended_at === undefined) {
     await endConnection(meta.connection_id, 'gone');
-    meta = await readMeta(sessionId);
+    meta = await readSessionMeta(sessionId);
     if (!meta || meta.ended_at === undefined) throw new SessionExpiredError();
   }
   try {
