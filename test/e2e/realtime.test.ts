@@ -1,9 +1,12 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../lambdas/core/clients';
+import type { Authenticated } from '../../lambdas/domain/realtime/channels';
 import { deliverToChannel, deliverToMembers, membersPage } from '../../lambdas/domain/realtime/deliver';
 import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
-import { sweep } from '../../lambdas/domain/realtime/sweeper';
+import { getConnection } from '../../lambdas/domain/realtime/lifecycle';
+import { ConnectionEndedError, resumeSession } from '../../lambdas/domain/realtime/sessions';
+import { closeConnection, sweep } from '../../lambdas/domain/realtime/sweeper';
 import { table } from '../../lambdas/domain/realtime/tables';
 import { wiring } from '../../lib/wiring';
 import { assertDocumentedResponse } from '../support/api-conformance';
@@ -13,6 +16,8 @@ import { HandshakeError, TestClient } from '../support/ws-client';
 /** Shortened deadlines (docs/realtime.md): the sweeper is run by the tests instead of waiting for its minute. */
 const AUTH_TIMEOUT_SECS = 1;
 const IDLE_TIMEOUT_SECS = 2;
+/** The default `auth.clock_skew_secs`: tokens pass verification until `exp` + this. */
+const CLOCK_SKEW_SECS = 30;
 
 let runtime: Runtime;
 const open: TestClient[] = [];
@@ -127,9 +132,11 @@ describe('connecting', () => {
   });
 
   it('closes a connection whose token expires with token_expired, unless a fresh auth frame came first', async () => {
-    const expiring = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs: 2 })}`);
+    // Accepted for 2 s more: `exp` is past, within the default clock skew (contract §5) by 2 s.
+    const expiresInSecs = 2 - CLOCK_SKEW_SECS;
+    const expiring = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs })}`);
     await expiring.nextOfType('session');
-    const refreshed = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs: 2 })}`);
+    const refreshed = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs })}`);
     await refreshed.nextOfType('session');
     expect(
       await refreshed.request({ type: 'auth', token: await runtime.mintUserToken('dave') }),
@@ -144,6 +151,22 @@ describe('connecting', () => {
     expect(await expiring.nextOfType('error')).toMatchObject({ code: 'token_expired' });
     await expiring.waitClosed();
     expect(refreshed.closed).toBeUndefined();
+  });
+
+  it('keeps a connection whose token is past exp but within the clock skew auth accepted it with', async () => {
+    // Contract §5: 30 s of skew. The token passes at $connect and in auth, so the sweeper must not close it.
+    const late = await runtime.mintUserToken('della', { expiresInSecs: -5 });
+    const connected = await connect(`?token=${late}`);
+    await connected.nextOfType('session');
+    const authed = await connect();
+    expect(await authed.request({ type: 'auth', token: late })).toMatchObject({ type: 'ack', op: 'auth' });
+    await sweep();
+    for (const client of [connected, authed]) {
+      client.send({ type: 'heartbeat', id: 'after-sweep' });
+      expect(await client.nextOfType('heartbeat.ack')).toMatchObject({ id: 'after-sweep' });
+      expect(client.frames.filter((frame) => frame.type === 'error')).toEqual([]);
+      expect(client.closed).toBeUndefined();
+    }
   });
 });
 
@@ -355,6 +378,33 @@ describe('reconnect', () => {
     // ...and only then does the fan-out deliver from what it read: the frame must still reach the session.
     await deliverToMembers(stale.members, { type: 'custom', seq: 'late' });
     expect(await second.client.nextOfType('custom', 3000)).toMatchObject({ seq: 'late' });
+  });
+
+  it('keeps the session resumable when the resuming connection is closed during the resume', async () => {
+    const first = await connectAs('rhea');
+    await first.client.request({ type: 'subscribe', channel: 'room:swept' });
+    await first.client.close();
+    await sleep(200);
+    const second = await connectAs('rhea');
+    const { members } = await membersPage('user:rhea');
+    const row = members.find((member) => member.session_id === second.session.session_id);
+    const resuming = (await getConnection(row?.connection_id ?? '')) as Authenticated;
+    // The sweeper closes the resuming connection after its frame handler has read it.
+    await closeConnection(resuming.connection_id, 'idle');
+    await expect(
+      resumeSession(
+        resuming,
+        first.session.session_id as string,
+        async () => {},
+        async () => {},
+      ),
+    ).rejects.toBeInstanceOf(ConnectionEndedError);
+    await deliverToChannel('room:swept', { type: 'custom', seq: 'after' });
+    const third = await connectAs('rhea');
+    expect(
+      await third.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 1 });
+    expect(await third.client.nextOfType('custom')).toMatchObject({ seq: 'after' });
   });
 
   it('answers session_expired for an unknown, foreign or expired session', async () => {

@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
+import { authConfig } from '../../core/config';
 import { newId } from '../../core/ids';
 import type { UserPrincipal } from '../../core/principal';
 import { connectionShards, MAX_CONNECTION_SECS, realtimeSettings } from './config';
@@ -21,6 +22,10 @@ export interface ConnectionRecord {
   /** Set once authenticated. */
   readonly user_id?: string;
   readonly session_id?: string;
+  /**
+   * Epoch seconds when the token stops passing verification: its `exp` plus the clock skew the verifier
+   * tolerates, so a token `auth` accepted is not closed as expired by the next sweep.
+   */
   readonly token_expires_at?: number;
   /** String sets (ADD/DELETE keep concurrent frames of one connection from losing each other's changes). */
   readonly channels?: Set<string>;
@@ -87,6 +92,10 @@ export const sessionFrameOf = (connection: { session_id: string; user_id: string
   user_id: connection.user_id,
   heartbeat_interval_ms: realtimeSettings().heartbeatIntervalMs,
 });
+
+/** When the verifier stops accepting the principal's token (`exp` + clock skew, as in lambdas/core/auth). */
+const tokenAcceptedUntil = (principal: UserPrincipal): number =>
+  principal.expiresAt + authConfig().clockSkewSecs;
 
 const checkAtFor = (tokenExpiresAt: number) =>
   Math.min(tokenExpiresAt, nowSecs() + realtimeSettings().idleTimeoutSecs);
@@ -163,10 +172,10 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
       TableName: table('connections'),
       Item: {
         ...base,
-        check_at: checkAtFor(principal.expiresAt),
+        check_at: checkAtFor(tokenAcceptedUntil(principal)),
         user_id: principal.id,
         session_id: sessionId,
-        token_expires_at: principal.expiresAt,
+        token_expires_at: tokenAcceptedUntil(principal),
         channels: new Set([`user:${principal.id}`]),
         status: 'online',
       },
@@ -198,7 +207,10 @@ export const authenticateConnection = async (
         Key: { connection_id: connectionId },
         UpdateExpression: 'SET token_expires_at = :exp, check_at = :check',
         ConditionExpression: 'attribute_exists(connection_id)',
-        ExpressionAttributeValues: { ':exp': principal.expiresAt, ':check': checkAtFor(principal.expiresAt) },
+        ExpressionAttributeValues: {
+          ':exp': tokenAcceptedUntil(principal),
+          ':check': checkAtFor(tokenAcceptedUntil(principal)),
+        },
       }),
     );
     return { kind: 'refreshed' };
@@ -215,8 +227,8 @@ export const authenticateConnection = async (
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':user': principal.id,
-          ':exp': principal.expiresAt,
-          ':check': checkAtFor(principal.expiresAt),
+          ':exp': tokenAcceptedUntil(principal),
+          ':check': checkAtFor(tokenAcceptedUntil(principal)),
           ':online': 'online',
         },
       }),
@@ -261,6 +273,58 @@ export const claimWelcome = async (connectionId: string): Promise<boolean> => {
   }
 };
 
+const dropMemberships = async (channels: readonly string[], connectionId: string): Promise<void> => {
+  await Promise.all(
+    channels.map((channel) =>
+      documentClient().send(
+        new DeleteCommand({ TableName: table('channels'), Key: { channel, connection_id: connectionId } }),
+      ),
+    ),
+  );
+};
+
+/**
+ * A session loses its connection: the meta item records when and what to restore, and the connection's
+ * memberships become detached rows that buffer frames until the session expires. When the session has moved
+ * on to another connection already, the memberships are simply deleted.
+ */
+export const detachSession = async (ended: {
+  readonly sessionId: string;
+  readonly connectionId: string;
+  readonly userId: string;
+  readonly channels: readonly string[];
+  readonly rooms: readonly string[];
+}): Promise<void> => {
+  const sessionTtl = nowSecs() + realtimeSettings().sessionTtlSecs;
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('sessions'),
+        Key: { session_id: ended.sessionId, item: SESSION_META },
+        UpdateExpression: 'SET ended_at = :now, channels = :channels, rooms = :rooms, #ttl = :ttl',
+        ConditionExpression: 'connection_id = :connection',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':now': Date.now(),
+          ':channels': ended.channels,
+          ':rooms': ended.rooms,
+          ':ttl': sessionTtl,
+          ':connection': ended.connectionId,
+        },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    await dropMemberships(ended.channels, ended.connectionId);
+    return;
+  }
+  await Promise.all(
+    ended.channels.map((channel) =>
+      putMembership(channel, ended.connectionId, ended.userId, ended.sessionId, sessionTtl),
+    ),
+  );
+};
+
 /**
  * Ends a connection for any reason, exactly once (the conditional delete decides who does the clean-up):
  * the connection item goes; its channel memberships become detached rows that buffer frames for the session
@@ -283,43 +347,8 @@ export const endConnection = async (
   const { session_id: sessionId, user_id: userId } = connection;
   const channels = [...(connection.channels ?? [])];
   const rooms = [...(connection.rooms ?? [])];
-  const sessionTtl = nowSecs() + realtimeSettings().sessionTtlSecs;
-  let ownsSession = reason !== 'replaced';
-  if (ownsSession) {
-    try {
-      await documentClient().send(
-        new UpdateCommand({
-          TableName: table('sessions'),
-          Key: { session_id: sessionId, item: SESSION_META },
-          UpdateExpression: 'SET ended_at = :now, channels = :channels, rooms = :rooms, #ttl = :ttl',
-          ConditionExpression: 'connection_id = :connection',
-          ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: {
-            ':now': Date.now(),
-            ':channels': channels,
-            ':rooms': rooms,
-            ':ttl': sessionTtl,
-            ':connection': connectionId,
-          },
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      ownsSession = false;
-    }
-  }
-  await Promise.all(
-    channels.map((channel) =>
-      ownsSession
-        ? putMembership(channel, connectionId, userId, sessionId, sessionTtl)
-        : documentClient().send(
-            new DeleteCommand({
-              TableName: table('channels'),
-              Key: { channel, connection_id: connectionId },
-            }),
-          ),
-    ),
-  );
+  if (reason === 'replaced') await dropMemberships(channels, connectionId);
+  else await detachSession({ sessionId, connectionId, userId, channels, rooms });
   await presenceOnDisconnect(userId, connectionId, rooms);
   return connection;
 };

@@ -4,7 +4,7 @@ import { documentClient } from '../../core/clients';
 import type { Authenticated } from './channels';
 import { MAX_CHANNELS_PER_CONNECTION, MAX_CONNECTION_SECS, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
-import { endConnection, putMembership, readSessionMeta } from './lifecycle';
+import { detachSession, endConnection, putMembership, readSessionMeta } from './lifecycle';
 import { joinRoomPresence } from './presence';
 import { FRAME_PREFIX, nowSecs, SESSION_META, table } from './tables';
 
@@ -38,6 +38,14 @@ export const bufferedFrames = async (
     frames: items.map((item) => JSON.parse(item.frame) as OutboundFrame),
   };
 };
+
+/** The resuming connection ended (closed by the sweeper, or by the client) while the resume ran. */
+export class ConnectionEndedError extends Error {
+  constructor() {
+    super('The connection has been closed');
+    this.name = 'ConnectionEndedError';
+  }
+}
 
 const deleteFrames = async (sessionId: string, keys: readonly string[]): Promise<void> => {
   for (let start = 0; start < keys.length; start += 25) {
@@ -119,22 +127,36 @@ export const resumeSession = async (
       ),
     ),
   );
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: table('connections'),
-      Key: { connection_id: connection.connection_id },
-      UpdateExpression:
-        rooms.length > 0
-          ? 'SET session_id = :session ADD channels :channels, rooms :rooms'
-          : 'SET session_id = :session ADD channels :channels',
-      ConditionExpression: 'attribute_exists(connection_id)',
-      ExpressionAttributeValues: {
-        ':session': sessionId,
-        ':channels': channels,
-        ...(rooms.length > 0 ? { ':rooms': new Set(rooms) } : {}),
-      },
-    }),
-  );
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('connections'),
+        Key: { connection_id: connection.connection_id },
+        UpdateExpression:
+          rooms.length > 0
+            ? 'SET session_id = :session ADD channels :channels, rooms :rooms'
+            : 'SET session_id = :session ADD channels :channels',
+        ConditionExpression: 'attribute_exists(connection_id)',
+        ExpressionAttributeValues: {
+          ':session': sessionId,
+          ':channels': channels,
+          ...(rooms.length > 0 ? { ':rooms': new Set(rooms) } : {}),
+        },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // The connection ended meanwhile (its clean-up saw only its fresh session): the resumed session becomes
+    // detached again, with what it had, so that another connection can still resume it and miss nothing.
+    await detachSession({
+      sessionId,
+      connectionId: connection.connection_id,
+      userId: connection.user_id,
+      channels: [...channels],
+      rooms,
+    });
+    throw new ConnectionEndedError();
+  }
   await documentClient().send(
     new DeleteCommand({
       TableName: table('sessions'),
