@@ -1,7 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
-import { authConfig } from '../../core/config';
 import { newId } from '../../core/ids';
 import type { UserPrincipal } from '../../core/principal';
 import { connectionShards, MAX_CONNECTION_SECS, realtimeSettings } from './config';
@@ -93,10 +92,6 @@ export const sessionFrameOf = (connection: { session_id: string; user_id: string
   heartbeat_interval_ms: realtimeSettings().heartbeatIntervalMs,
 });
 
-/** When the verifier stops accepting the principal's token (`exp` + clock skew, as in lambdas/core/auth). */
-const tokenAcceptedUntil = (principal: UserPrincipal): number =>
-  principal.expiresAt + authConfig().clockSkewSecs;
-
 const checkAtFor = (tokenExpiresAt: number) =>
   Math.min(tokenExpiresAt, nowSecs() + realtimeSettings().idleTimeoutSecs);
 
@@ -172,10 +167,10 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
       TableName: table('connections'),
       Item: {
         ...base,
-        check_at: checkAtFor(tokenAcceptedUntil(principal)),
+        check_at: checkAtFor(principal.acceptedUntil),
         user_id: principal.id,
         session_id: sessionId,
-        token_expires_at: tokenAcceptedUntil(principal),
+        token_expires_at: principal.acceptedUntil,
         channels: new Set([`user:${principal.id}`]),
         status: 'online',
       },
@@ -208,8 +203,8 @@ export const authenticateConnection = async (
         UpdateExpression: 'SET token_expires_at = :exp, check_at = :check',
         ConditionExpression: 'attribute_exists(connection_id)',
         ExpressionAttributeValues: {
-          ':exp': tokenAcceptedUntil(principal),
-          ':check': checkAtFor(tokenAcceptedUntil(principal)),
+          ':exp': principal.acceptedUntil,
+          ':check': checkAtFor(principal.acceptedUntil),
         },
       }),
     );
@@ -227,8 +222,8 @@ export const authenticateConnection = async (
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':user': principal.id,
-          ':exp': tokenAcceptedUntil(principal),
-          ':check': checkAtFor(tokenAcceptedUntil(principal)),
+          ':exp': principal.acceptedUntil,
+          ':check': checkAtFor(principal.acceptedUntil),
           ':online': 'online',
         },
       }),
