@@ -242,7 +242,7 @@ describe('heartbeat and silence', () => {
     expect(await client.nextOfType('heartbeat.ack')).toEqual({ type: 'heartbeat.ack', id: 'hb-1' });
   });
 
-  it('closes a silent connection and cleans up its memberships and presence, keeping a live one', async () => {
+  it('closes a silent connection after an idle_timeout error frame and cleans up its memberships and presence, keeping a live one', async () => {
     const silent = await connectAs('hank');
     const lively = await connectAs('ivy');
     await silent.client.request({ type: 'join.room', room_id: 'quiet' });
@@ -253,7 +253,9 @@ describe('heartbeat and silence', () => {
       await sleep(300);
     }
     await sweep();
-    await silent.client.waitClosed();
+    // Contract §4: the close code cannot say why (API Gateway closes with 1000), the error frame before it does.
+    expect(await silent.client.nextOfType('error')).toMatchObject({ code: 'idle_timeout' });
+    expect(await silent.client.waitClosed()).toMatchObject({ code: 1000 });
     expect(lively.client.closed).toBeUndefined();
     expect(await deliverToChannel('room:quiet', { type: 'custom' })).toMatchObject({ delivered: 0 });
     const token = await runtime.mintUserToken('observer');

@@ -9,9 +9,6 @@ import { type ErrorFrame, errorFrame } from './frames';
 import { type ConnectionRecord, type EndReason, endConnection, getConnection } from './lifecycle';
 import { BY_SHARD_INDEX, table } from './tables';
 
-/** Close codes contract §4 names; API Gateway's DeleteConnection cannot carry them (see docs/realtime.md). */
-export const CLOSE_CODES = { auth_timeout: 4401, token_expired: 4401, idle: 4408 } as const;
-
 const isGone = (error: unknown) =>
   error instanceof Error &&
   (error.name === 'GoneException' ||
@@ -77,7 +74,10 @@ const inspect = async (connection: ConnectionRecord, nowMs: number): Promise<Swe
     await closeConnection(
       connection.connection_id,
       'auth_timeout',
-      errorFrame('unauthorized', `No auth frame within ${settings.authTimeoutSecs} s; closing (4401)`),
+      errorFrame(
+        'unauthorized',
+        `No auth frame within ${settings.authTimeoutSecs} s; closing the connection`,
+      ),
     );
     return 'auth_timeout';
   }
@@ -85,7 +85,10 @@ const inspect = async (connection: ConnectionRecord, nowMs: number): Promise<Swe
     await closeConnection(
       connection.connection_id,
       'token_expired',
-      errorFrame('token_expired', 'The token has expired; send a fresh auth frame before it does (4401)'),
+      errorFrame(
+        'token_expired',
+        'The token has expired; closing the connection (send a fresh auth frame before expiry)',
+      ),
     );
     return 'token_expired';
   }
@@ -95,7 +98,11 @@ const inspect = async (connection: ConnectionRecord, nowMs: number): Promise<Swe
     return 'gone';
   }
   if (lastActive + settings.idleTimeoutSecs * 1000 > nowMs) return 'alive';
-  await closeConnection(connection.connection_id, 'idle');
+  await closeConnection(
+    connection.connection_id,
+    'idle',
+    errorFrame('idle_timeout', `No frame for ${settings.idleTimeoutSecs} s; closing the connection`),
+  );
   return 'idle';
 };
 
