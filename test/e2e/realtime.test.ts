@@ -409,6 +409,45 @@ describe('reconnect', () => {
     expect(await third.client.nextOfType('custom')).toMatchObject({ seq: 'after' });
   });
 
+  it('keeps every broadcast to a dropped member’s room and user channel, and the newest 100 of 105', async () => {
+    const service = await runtime.mintServiceToken('ops', ['broadcast:write']);
+    const broadcast = (channel: string, seq: number) =>
+      api('/broadcast', service, {
+        method: 'POST',
+        body: JSON.stringify({ channel, payload: { type: 'custom', seq } }),
+      });
+    const first = await connectAs('wren');
+    await first.client.request({ type: 'join.room', room_id: 'dropped' });
+    // Gone without a close handshake, as when a network drops: the room's only member is a detached session.
+    first.client.socket.terminate();
+    await sleep(300);
+    for (let seq = 0; seq < 4; seq++) {
+      expect(await broadcast(seq % 2 === 0 ? 'room:dropped' : 'user:wren', seq)).toEqual({
+        status: 202,
+        body: { recipients: 1 },
+      });
+    }
+    const second = await connectAs('wren');
+    expect(
+      await second.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 4 });
+    const replayed = [];
+    for (let index = 0; index < 4; index++) replayed.push((await second.client.nextOfType('custom')).seq);
+    expect(replayed).toEqual([0, 1, 2, 3]);
+
+    second.client.socket.terminate();
+    await sleep(300);
+    for (let seq = 0; seq < 105; seq++) await broadcast('room:dropped', seq);
+    const third = await connectAs('wren');
+    expect(
+      // The resumed session lives on (the reconnect ack named it), not the second connection's fresh one.
+      await third.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 100 });
+    const newest = [];
+    for (let index = 0; index < 100; index++) newest.push((await third.client.nextOfType('custom')).seq);
+    expect(newest).toEqual(Array.from({ length: 100 }, (_, index) => index + 5));
+  }, 120_000);
+
   it('answers session_expired for an unknown, foreign or expired session', async () => {
     const owner = await connectAs('sam');
     const other = await connectAs('tom');

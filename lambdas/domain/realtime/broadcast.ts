@@ -71,12 +71,15 @@ export type BroadcastChunk =
       readonly startKey?: Record<string, unknown>;
     };
 
-/** Open connections subscribed to the channel (detached session rows excluded). */
+/**
+ * Connections subscribed to the channel, and sessions that were (detached rows): those get the frame when they
+ * reconnect, so they are recipients too, and an audience of detached sessions only is still delivered.
+ */
 export const channelAudience = (channel: string): Promise<number> =>
   countQuery({
     TableName: table('channels'),
     KeyConditionExpression: 'channel = :channel',
-    FilterExpression: `${NOT_EXPIRED} AND attribute_not_exists(detached)`,
+    FilterExpression: NOT_EXPIRED,
     ExpressionAttributeNames: notExpiredNames,
     ExpressionAttributeValues: { ':channel': channel, ':now': nowSecs() },
   });
