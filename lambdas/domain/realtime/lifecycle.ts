@@ -32,6 +32,8 @@ export interface ConnectionRecord {
   readonly status?: PresenceStatus;
   /** Whether the `session` frame went out. */
   readonly welcomed?: boolean;
+  /** Set when the auth deadline closes it: a racing `auth` frame can no longer authenticate it. */
+  readonly auth_closed?: boolean;
 }
 
 export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired' | 'replaced';
@@ -193,7 +195,7 @@ export const authenticateConnection = async (
   principal: UserPrincipal,
 ): Promise<AuthOutcome> => {
   const connection = await getConnection(connectionId);
-  if (!connection) return { kind: 'gone' };
+  if (!connection || connection.auth_closed) return { kind: 'gone' };
   if (connection.user_id !== undefined) {
     if (connection.user_id !== principal.id) return { kind: 'other_user' };
     await documentClient().send(
@@ -218,7 +220,8 @@ export const authenticateConnection = async (
         Key: { connection_id: connectionId },
         UpdateExpression:
           'SET user_id = :user, token_expires_at = :exp, check_at = :check, #status = :online',
-        ConditionExpression: 'attribute_exists(connection_id) AND attribute_not_exists(user_id)',
+        ConditionExpression:
+          'attribute_exists(connection_id) AND attribute_not_exists(user_id) AND attribute_not_exists(auth_closed)',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':user': principal.id,
@@ -249,15 +252,19 @@ export const authenticateConnection = async (
   return { kind: 'authenticated', session: sessionFrameOf({ session_id: sessionId, user_id: principal.id }) };
 };
 
-/** Marks the `session` frame sent; false when another path sent it first. */
-export const claimWelcome = async (connectionId: string): Promise<boolean> => {
+/** Sets a flag on a connection's item when `condition` holds; false when it does not (someone else claimed it). */
+const claimFlag = async (
+  connectionId: string,
+  flag: 'auth_closed' | 'welcomed',
+  condition: string,
+): Promise<boolean> => {
   try {
     await documentClient().send(
       new UpdateCommand({
         TableName: table('connections'),
         Key: { connection_id: connectionId },
-        UpdateExpression: 'SET welcomed = :true',
-        ConditionExpression: 'attribute_exists(session_id) AND attribute_not_exists(welcomed)',
+        UpdateExpression: `SET ${flag} = :true`,
+        ConditionExpression: condition,
         ExpressionAttributeValues: { ':true': true },
       }),
     );
@@ -267,6 +274,17 @@ export const claimWelcome = async (connectionId: string): Promise<boolean> => {
     throw error;
   }
 };
+
+/**
+ * The auth deadline's claim on a connection: true when it was still unauthenticated and is now marked closing,
+ * so an `auth` frame racing the deadline either wins before this or is refused after it.
+ */
+export const claimAuthDeadline = (connectionId: string): Promise<boolean> =>
+  claimFlag(connectionId, 'auth_closed', 'attribute_exists(connection_id) AND attribute_not_exists(user_id)');
+
+/** Marks the `session` frame sent; false when another path sent it first. */
+export const claimWelcome = (connectionId: string): Promise<boolean> =>
+  claimFlag(connectionId, 'welcomed', 'attribute_exists(session_id) AND attribute_not_exists(welcomed)');
 
 const dropMemberships = async (channels: readonly string[], connectionId: string): Promise<void> => {
   await Promise.all(

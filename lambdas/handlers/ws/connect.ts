@@ -4,7 +4,9 @@ import { queueUrl } from '../../core/clients';
 import { sqs } from '../../core/clients-sqs';
 import { ServiceError } from '../../core/errors';
 import { logger } from '../../core/logger';
+import { realtimeSettings } from '../../domain/realtime/config';
 import { openConnection } from '../../domain/realtime/lifecycle';
+import { armAuthDeadline } from '../../domain/realtime/sweeper';
 
 interface ConnectEvent {
   readonly requestContext: { readonly connectionId: string };
@@ -26,6 +28,7 @@ export const handler = async (event: ConnectEvent) => {
   const token = event.queryStringParameters?.token;
   if (token === undefined || token === '') {
     await openConnection(connectionId);
+    await armAuthDeadline(connectionId, Math.ceil(realtimeSettings().authTimeoutSecs));
     return { statusCode: 200 };
   }
   try {
