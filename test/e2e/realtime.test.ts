@@ -1,5 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { documentClient } from '../../lambdas/core/clients';
 import type { Authenticated } from '../../lambdas/domain/realtime/channels';
 import { deliverToChannel, deliverToMembers, membersPage } from '../../lambdas/domain/realtime/deliver';
@@ -533,6 +533,11 @@ describe('broadcast', () => {
   });
 
   it('reaches every one of 500 concurrent connections', async () => {
+    // These clients stay silent: the runtime's own minute sweep must not close them for this file's 2 s idle timeout.
+    process.env.NOTIFY_WS_IDLE_TIMEOUT_SECS = '600';
+    onTestFinished(() => {
+      process.env.NOTIFY_WS_IDLE_TIMEOUT_SECS = String(IDLE_TIMEOUT_SECS);
+    });
     const clients: TestClient[] = [];
     for (let batch = 0; batch < 10; batch++) {
       const opened = await Promise.all(
