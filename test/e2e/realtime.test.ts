@@ -167,6 +167,11 @@ describe('connecting', () => {
     await connected.nextOfType('session');
     const authed = await connect();
     expect(await authed.request({ type: 'auth', token: late })).toMatchObject({ type: 'ack', op: 'auth' });
+    // Not silent either (this file's idle timeout is 2 s): only the token could make the sweep close them.
+    for (const client of [connected, authed]) {
+      client.send({ type: 'heartbeat', id: 'before-sweep' });
+      await client.nextOfType('heartbeat.ack');
+    }
     await sweep();
     for (const client of [connected, authed]) {
       client.send({ type: 'heartbeat', id: 'after-sweep' });
