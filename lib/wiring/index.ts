@@ -11,4 +11,5 @@ export {
 } from './cors';
 export { httpRouteById, wiring } from './declaration';
 export { envNames, ORIGIN_VERIFY_HEADER } from './env';
+export { EVENTBRIDGE_MAX_PUT_EVENTS_BYTES, SQS_MAX_MESSAGE_BYTES } from './limits';
 export * from './types';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BusRule } from '../../lib/wiring';
+import { type BusRule, EVENTBRIDGE_MAX_PUT_EVENTS_BYTES } from '../../lib/wiring';
 import { AppendLog } from '../durable-file';
 import {
   AwsServiceError,
@@ -27,7 +27,7 @@ import { type CompiledEventPattern, compileEventPattern } from './event-pattern'
 
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
 export const MAX_PUT_EVENTS_ENTRIES = 10;
-export const MAX_PUT_EVENTS_BYTES = 262_144;
+export const MAX_PUT_EVENTS_BYTES = EVENTBRIDGE_MAX_PUT_EVENTS_BYTES;
 const ARCHIVE_FILE = 'eventbridge-archive.jsonl';
 /** Where a running stand-in writes its endpoint so `npm run replay -- --data DIR` can find it. */
 export const STATE_FILE = 'eventbridge-endpoint.json';
