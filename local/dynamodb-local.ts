@@ -72,6 +72,9 @@ setInterval(() => { try { process.kill(parent, 0); } catch { try { process.kill(
   watcher.unref();
 };
 
+/** How long DynamoDB Local may take to answer its first request after the JVM starts. */
+const START_TIMEOUT_MS = 60_000;
+
 export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Promise<DynamoDbLocal> => {
   assertJava();
   const port = await freePort();
@@ -104,7 +107,8 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
       setTimeout(() => child.kill('SIGKILL'), 3000).unref();
     });
   };
-  const deadline = Date.now() + 30_000;
+  // A JVM start on a busy 2-core machine can take well over 30 s; the test hooks allow 90 s.
+  const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (exited) throw new Error('DynamoDB Local exited during start-up');
     try {
@@ -113,7 +117,7 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
     } catch (error) {
       if (Date.now() > deadline) {
         await stop();
-        throw new Error(`DynamoDB Local did not answer within 30 s: ${(error as Error).message}`);
+        throw new Error(`DynamoDB Local did not answer within ${START_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 150));
     }
