@@ -1,6 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ANY_ORIGIN, wiring as declaredWiring, envNames, type Wiring } from '../lib/wiring';
+import { AUTH_ENV_NAMES, pickAuthEnv } from '../lambdas/core/config';
+import { DEFAULT_CONNECTION_SHARDS } from '../lambdas/domain/realtime/config';
+import {
+  ANY_ORIGIN,
+  wiring as declaredWiring,
+  envNames,
+  type FunctionResources,
+  functionEnvironment,
+  type Wiring,
+} from '../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../lib/wiring/areas/events';
 import { createDemo, DEMO_PATH, type Demo } from './demo/server';
 import {
@@ -17,8 +26,9 @@ import {
 import { createTables, type DynamoDbLocal, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
+import { installFunctionEnvScopes, withFunctionEnv } from './lambda/function-env-scope';
 import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION } from './lambda/runner';
-import type { InvokeFunction } from './lambda/types';
+import type { FunctionRef, InvokeFunction } from './lambda/types';
 import { localCursorEnv, localWebhookEnv } from './local-keys';
 import type { GatewayMeter } from './metering/gateway-meter';
 import { LocalScheduler } from './scheduler/local-scheduler';
@@ -123,12 +133,19 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     envReady = resolve;
   });
   const runner = createLambdaRunner(options.quiet ? { onError: () => {} } : {});
+  // Each function sees only the variables its declaration gives it (set once the stand-ins are up).
+  let scopeOf: (fn: FunctionRef) => { own: Record<string, string>; hidden: ReadonlySet<string> } = () => {
+    throw new Error('startRuntime: invoked before the environment was set');
+  };
   const invoke: InvokeFunction = async (fn, event) => {
     await ready;
-    return runner(fn, event);
+    const { own, hidden } = scopeOf(fn);
+    return withFunctionEnv(own, hidden, () => runner(fn, event));
   };
 
   const stoppers: (() => Promise<void>)[] = [];
+  const uninstallEnvScopes = installFunctionEnvScopes();
+  stoppers.push(async () => uninstallEnvScopes());
   const previousEnv = new Map<string, string | undefined>();
   const stopAll = async () => {
     for (const stop of stoppers.splice(0).reverse()) await stop().catch(() => {});
@@ -212,6 +229,40 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
           SERVICE__AUTH__AUDIENCE: DEV_AUDIENCE,
           SERVICE__AUTH__SERVICE_AUDIENCE: DEV_SERVICE_AUDIENCE,
         };
+    const webhookKeyEnv = localWebhookEnv(dataDir);
+    const { NOTIFY_WEBHOOK_LOCAL_KEY: webhookLocalKey, ...webhookSettings } = webhookKeyEnv;
+    const resources: FunctionResources = {
+      stage: LOCAL_STAGE,
+      tableName: (tableId) => {
+        const name = tableEnv[envNames.tableName(tableId)];
+        if (!name) throw new Error(`lib/wiring: table "${tableId}" is not declared`);
+        return name;
+      },
+      queueUrl: (queueId) => sqs.queueUrl(queueId),
+      queueArn: (queueId) => sqs.queueArn(queueId),
+      busName: LOCAL_BUS_NAME,
+      wsCallbackUrl: wiring.webSocketRoutes.length > 0 ? `${origin}/${LOCAL_STAGE}` : undefined,
+      scheduling: {
+        roleArn: LOCAL_SCHEDULER_ROLE_ARN,
+        group: LOCAL_SCHEDULE_GROUP,
+        targetQueues: wiring.scheduleTargets.map((target) => target.targetQueue),
+      },
+      connectionShards: DEFAULT_CONNECTION_SHARDS,
+      cursorKey: localCursorEnv(dataDir),
+      ...(webhookLocalKey ? { webhookSecretKey: { NOTIFY_WEBHOOK_LOCAL_KEY: webhookLocalKey } } : {}),
+      auth: pickAuthEnv({ ...process.env, ...devAuthEnv, ...options.env }),
+    };
+    const httpRouteIds = new Set(wiring.httpRoutes.map((route) => route.id));
+    const environments = new Map<string, Record<string, string>>();
+    const environmentOf = (fn: FunctionRef): Record<string, string> => {
+      let env = environments.get(fn.id);
+      if (!env) {
+        const withAuth = httpRouteIds.has(fn.id) || fn.id.startsWith('ws.');
+        env = functionEnvironment(fn.id, fn, resources, { withAuth });
+        environments.set(fn.id, env);
+      }
+      return env;
+    };
     const env: Record<string, string> = {
       ...LOCAL_AWS_ENV,
       AWS_REGION: LOCAL_REGION,
@@ -227,10 +278,22 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       [envNames.scheduleGroup]: LOCAL_SCHEDULE_GROUP,
       [envNames.stage]: LOCAL_STAGE,
       ...devAuthEnv,
-      ...localWebhookEnv(dataDir),
-      ...localCursorEnv(dataDir),
+      ...webhookKeyEnv,
+      ...resources.cursorKey,
       ...options.env,
     };
+    // Hidden from a function unless its declaration gives them: every resource variable and the auth settings.
+    const hidden = new Set([
+      ...Object.keys(env).filter(
+        (name) => name.startsWith('NOTIFY_') && !Object.hasOwn(webhookSettings, name),
+      ),
+      ...AUTH_ENV_NAMES,
+      envNames.hs256SecretArn,
+    ]);
+    for (const setting of Object.keys(options.env ?? {})) {
+      if (!setting.startsWith('SERVICE__AUTH__')) hidden.delete(setting);
+    }
+    scopeOf = (fn) => ({ own: environmentOf(fn), hidden });
     for (const [name, value] of Object.entries(env)) {
       previousEnv.set(name, process.env[name]);
       process.env[name] = value;

@@ -11,5 +11,6 @@ export {
 } from './cors';
 export { httpRouteById, wiring } from './declaration';
 export { envNames, ORIGIN_VERIFY_HEADER } from './env';
+export { type FunctionResources, functionEnvironment } from './function-env';
 export { EVENTBRIDGE_MAX_PUT_EVENTS_BYTES, SQS_MAX_MESSAGE_BYTES } from './limits';
 export * from './types';

@@ -1,0 +1,64 @@
+/**
+ * Each function runs locally with the environment its declaration gives it, computed by the same code as the
+ * CDK stack's (lib/wiring/function-env.ts): a function that does not declare a table cannot name it locally,
+ * as it could not on AWS.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { envNames, type HttpRoute, type Wiring } from '../../lib/wiring';
+import { type Runtime, startTestRuntime } from '../support/runtime';
+
+const route = (id: string, path: string, extra: Partial<HttpRoute> = {}): HttpRoute => ({
+  id,
+  method: 'GET',
+  path,
+  handler: 'test/support/fixtures/handlers/env-report.ts',
+  access: { public: true },
+  ...extra,
+});
+
+const wiring: Wiring = {
+  httpRoutes: [
+    route('env.declared', '/declared', { reads: ['things'] }),
+    route('env.undeclared', '/undeclared'),
+  ],
+  webSocketRoutes: [],
+  tables: [{ id: 'things', partitionKey: { name: 'pk', type: 'S' }, purpose: 'fixture' }],
+  queues: [{ id: 'jobs', maxReceiveCount: 3, visibilityTimeoutSecs: 60, purpose: 'fixture' }],
+  workers: [],
+  busRules: [],
+  recurringSchedules: [],
+  scheduleTargets: [],
+};
+
+describe('per-function environment', () => {
+  let runtime: Runtime;
+  beforeAll(async () => {
+    runtime = await startTestRuntime({ wiring });
+  }, 120_000);
+  afterAll(() => runtime?.stop());
+
+  const report = async (path: string) => {
+    const response = await fetch(`${runtime.httpUrl}${path}`);
+    expect(response.status).toBe(200);
+    return (await response.json()) as { names: string[]; thingsTable: string | null };
+  };
+
+  it('gives a function the variables of the resources it declares', async () => {
+    const declared = await report('/declared');
+    expect(declared.thingsTable).toBe(runtime.env[envNames.tableName('things')]);
+    expect(declared.names).toContain(envNames.tableName('things'));
+    expect(declared.names).toContain(envNames.stage);
+  });
+
+  it('gives a function nothing it does not declare, though the runtime has it', async () => {
+    const undeclared = await report('/undeclared');
+    expect(undeclared.thingsTable).toBeNull();
+    expect(undeclared.names).not.toContain(envNames.tableName('things'));
+    expect(undeclared.names).not.toContain(envNames.queueUrl('jobs'));
+    expect(undeclared.names).not.toContain(envNames.busName);
+    expect(undeclared.names).not.toContain(envNames.cursorKey);
+    // Outside invocations (this test) the runtime's variables are all there.
+    expect(process.env[envNames.tableName('things')]).toBe(runtime.env[envNames.tableName('things')]);
+    expect(process.env[envNames.queueUrl('jobs')]).toBeDefined();
+  });
+});
