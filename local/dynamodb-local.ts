@@ -117,7 +117,9 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
     } catch (error) {
       if (Date.now() > deadline) {
         await stop();
-        throw new Error(`DynamoDB Local did not answer within ${START_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
+        throw new Error(
+          `DynamoDB Local did not answer within ${START_TIMEOUT_MS / 1000} s: ${(error as Error).message}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 150));
     }
