@@ -75,24 +75,49 @@ interface Answer {
   readonly text: string;
 }
 
-const call = async (method: string, path: string, token?: string, body?: unknown): Promise<Answer> => {
-  const response = await fetch(`${apiUrl}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
+/**
+ * One request. `token` is a source, asked again for a retry (a single-use token may have been spent). Requests
+ * that may be repeated (`idempotent`) are sent once more after a connection failure — typically a keep-alive
+ * connection the server closed while this process waited for a token command.
+ */
+const call = async (
+  method: string,
+  path: string,
+  options: { readonly token?: () => string; readonly body?: unknown; readonly idempotent?: boolean } = {},
+): Promise<Answer> => {
+  const { token, body, idempotent = method === 'GET' } = options;
+  const send = async () => {
+    const bearer = token?.();
+    const response = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: {
+        ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    return { response, text: await response.text() };
+  };
+  let sent: Awaited<ReturnType<typeof send>>;
+  try {
+    sent = await send();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (!idempotent || !(error instanceof TypeError)) {
+      throw new CheckFailed(
+        `${method} ${path}: ${(error as Error).message} (${cause?.code ?? cause?.message ?? 'no cause'})`,
+      );
+    }
+    sent = await send();
+  }
   let parsed: Record<string, unknown> = {};
   try {
-    parsed = JSON.parse(text) as Record<string, unknown>;
+    parsed = JSON.parse(sent.text) as Record<string, unknown>;
   } catch {
     // not JSON: the checks say so
   }
-  return { status: response.status, headers: response.headers, body: parsed, text };
+  return { status: sent.response.status, headers: sent.response.headers, body: parsed, text: sent.text };
 };
 
 /** What a refused token means here, for the report. */
@@ -231,12 +256,15 @@ const connected = await check('a user connects over WebSocket and gets its sessi
 
 await check('a service creates a notification for that user: 202', async () => {
   expectThat(userId, 'no user (the WebSocket check failed)');
-  const answer = await call('POST', '/notifications', serviceToken(), {
-    event_type: 'notify.smoke',
-    title: `Smoke test ${marker}`,
-    body: 'Sent by npm run smoke; marked read when it passes.',
-    channels: ['in_app', 'realtime'],
-    recipient_ids: [userId],
+  const answer = await call('POST', '/notifications', {
+    token: serviceToken,
+    body: {
+      event_type: 'notify.smoke',
+      title: `Smoke test ${marker}`,
+      body: 'Sent by npm run smoke; marked read when it passes.',
+      channels: ['in_app', 'realtime'],
+      recipient_ids: [userId],
+    },
   });
   expectStatus(answer, 202, 'POST /notifications');
   expectThat(typeof answer.body.id === 'string', `no id in ${answer.text.slice(0, 300)}`);
@@ -256,7 +284,7 @@ await check('the notification arrives as a realtime frame', async () => {
 await check("it is in the user's feed", async () => {
   expectThat(created, 'nothing to look for (the create check failed)');
   const item = await until(`notification ${created} not in the feed`, async () => {
-    const answer = await call('GET', '/notifications?limit=20', userToken());
+    const answer = await call('GET', '/notifications?limit=20', { token: userToken });
     expectStatus(answer, 200, 'GET /notifications');
     const items = (answer.body.items ?? []) as { id: string; notification_id: string }[];
     return items.find((entry) => entry.notification_id === created);
@@ -266,11 +294,11 @@ await check("it is in the user's feed", async () => {
 
 await check('the user marks it read', async () => {
   expectThat(receiverId, 'nothing to mark (the feed check failed)');
-  const answer = await call(
-    'POST',
-    `/notifications/${encodeURIComponent(receiverId as string)}/read`,
-    userToken(),
-  );
+  // Marking read is idempotent (docs/notifications.md): safe to send again after a connection failure.
+  const answer = await call('POST', `/notifications/${encodeURIComponent(receiverId as string)}/read`, {
+    token: userToken,
+    idempotent: true,
+  });
   expectThat(
     answer.status >= 200 && answer.status < 300,
     `POST …/read: expected 2xx, got ${explain(answer)}`,
