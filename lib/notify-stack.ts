@@ -25,6 +25,7 @@ import {
   type FunctionResources,
   type FunctionSpec,
   functionEnvironment,
+  functionGrants,
   type Wiring,
 } from './wiring';
 
@@ -404,21 +405,19 @@ export class NotifyStack extends Stack {
     });
     const lambdaFn = fn.function;
     if (options.withAuth && this.hs256Secret) this.hs256Secret.grantRead(lambdaFn);
-    const writes = new Set(spec.writes ?? []);
-    for (const tableId of new Set([...(spec.reads ?? []), ...writes])) {
+    const grants = functionGrants(spec);
+    for (const [tableId, access] of grants.tables) {
       const table = this.tables.table(tableId, usedBy);
-      if (writes.has(tableId)) table.grantReadWriteData(lambdaFn);
+      if (access === 'readWrite') table.grantReadWriteData(lambdaFn);
       else table.grantReadData(lambdaFn);
     }
-    for (const queueId of new Set(spec.sendsTo ?? [])) {
-      this.queues.get(queueId, usedBy).queue.grantSendMessages(lambdaFn);
-    }
-    if (spec.putsEvents) this.eventBus.bus.grantPutEventsTo(lambdaFn);
-    if (spec.managesConnections) this.webSocketApi?.stage.grantManagementApiAccess(lambdaFn);
-    if (spec.schedules && this.scheduling) this.scheduling.grantManageSchedules(lambdaFn);
-    if (spec.cursorKey && this.cursorKey) this.cursorKey.grantRead(lambdaFn);
-    if (spec.webhookSecretKey && this.webhookSecretKey) {
-      if (spec.webhookSecretKey === 'encrypt') this.webhookSecretKey.grant(lambdaFn, 'kms:GenerateDataKey');
+    for (const queueId of grants.sendsTo) this.queues.get(queueId, usedBy).queue.grantSendMessages(lambdaFn);
+    if (grants.putsEvents) this.eventBus.bus.grantPutEventsTo(lambdaFn);
+    if (grants.managesConnections) this.webSocketApi?.stage.grantManagementApiAccess(lambdaFn);
+    if (grants.schedules && this.scheduling) this.scheduling.grantManageSchedules(lambdaFn);
+    if (grants.cursorKey && this.cursorKey) this.cursorKey.grantRead(lambdaFn);
+    if (grants.webhookSecretKey && this.webhookSecretKey) {
+      if (grants.webhookSecretKey === 'encrypt') this.webhookSecretKey.grant(lambdaFn, 'kms:GenerateDataKey');
       else this.webhookSecretKey.grantDecrypt(lambdaFn);
     }
     this.functions.set(key, fn);

@@ -11,6 +11,7 @@ import {
   type Wiring,
 } from '../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../lib/wiring/areas/events';
+import { LocalAccess } from './access';
 import { createDemo, DEMO_PATH, type Demo } from './demo/server';
 import {
   DEV_AUDIENCE,
@@ -27,7 +28,7 @@ import { createTables, type DynamoDbLocal, LOCAL_AWS_ENV, startDynamoDbLocal } f
 import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
 import { installFunctionEnvScopes, withFunctionEnv } from './lambda/function-env-scope';
-import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION } from './lambda/runner';
+import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION, localFunctionName } from './lambda/runner';
 import type { FunctionRef, InvokeFunction } from './lambda/types';
 import { localCursorEnv, localWebhookEnv } from './local-keys';
 import type { GatewayMeter } from './metering/gateway-meter';
@@ -134,13 +135,18 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
   });
   const runner = createLambdaRunner(options.quiet ? { onError: () => {} } : {});
   // Each function sees only the variables its declaration gives it (set once the stand-ins are up).
-  let scopeOf: (fn: FunctionRef) => { own: Record<string, string>; hidden: ReadonlySet<string> } = () => {
+  const access = new LocalAccess(LOCAL_ACCOUNT_ID);
+  let scopeOf: (fn: FunctionRef) => {
+    own: Record<string, string>;
+    hidden: ReadonlySet<string>;
+    fixed: Record<string, string>;
+  } = () => {
     throw new Error('startRuntime: invoked before the environment was set');
   };
   const invoke: InvokeFunction = async (fn, event) => {
     await ready;
-    const { own, hidden } = scopeOf(fn);
-    return withFunctionEnv(own, hidden, () => runner(fn, event));
+    const { own, hidden, fixed } = scopeOf(fn);
+    return withFunctionEnv(own, hidden, () => runner(fn, event), fixed);
   };
 
   const stoppers: (() => Promise<void>)[] = [];
@@ -192,6 +198,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       queues: wiring.queues,
       workers: wiring.workers,
       invoke,
+      access,
       ...standInData,
     });
     await sqs.start();
@@ -293,7 +300,19 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     for (const setting of Object.keys(options.env ?? {})) {
       if (!setting.startsWith('SERVICE__AUTH__')) hidden.delete(setting);
     }
-    scopeOf = (fn) => ({ own: environmentOf(fn), hidden });
+    scopeOf = (fn) => {
+      const credentials = access.credentialsFor(fn);
+      return {
+        own: environmentOf(fn),
+        hidden,
+        // What Lambda gives every function: its own name and its role's credentials.
+        fixed: {
+          AWS_LAMBDA_FUNCTION_NAME: localFunctionName(fn),
+          AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+        },
+      };
+    };
     for (const [name, value] of Object.entries(env)) {
       previousEnv.set(name, process.env[name]);
       process.env[name] = value;

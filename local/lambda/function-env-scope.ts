@@ -76,9 +76,13 @@ export const installFunctionEnvScopes = (): (() => void) => {
   };
 };
 
-/** Runs `body` with `own` as the function's environment and the `hidden` names unset. */
+/**
+ * Runs `body` with `own` as the function's environment and the `hidden` names unset; `fixed` variables (the
+ * function's own credentials and name) win over the process's values.
+ */
 export const withFunctionEnv = <T>(
   own: Readonly<Record<string, string>>,
   hidden: ReadonlySet<string>,
   body: () => T,
-): T => scopes.run({ own, hidden, written: {} }, body);
+  fixed: Readonly<Record<string, string>> = {},
+): T => scopes.run({ own, hidden, written: { ...fixed } }, body);

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envNames, type HttpRoute, type Wiring } from '../../lib/wiring';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
+const SEND_TO = 'test/support/fixtures/handlers/send-to.ts';
+
 const route = (id: string, path: string, extra: Partial<HttpRoute> = {}): HttpRoute => ({
   id,
   method: 'GET',
@@ -20,6 +22,9 @@ const wiring: Wiring = {
   httpRoutes: [
     route('env.declared', '/declared', { reads: ['things'] }),
     route('env.undeclared', '/undeclared'),
+    route('send.granted', '/send/granted', { sendsTo: ['jobs'], handler: SEND_TO }),
+    // The deliberate wrong grant: this function sends to `jobs` without declaring it.
+    route('send.ungranted', '/send/ungranted', { handler: SEND_TO }),
   ],
   webSocketRoutes: [],
   tables: [{ id: 'things', partitionKey: { name: 'pk', type: 'S' }, purpose: 'fixture' }],
@@ -60,5 +65,23 @@ describe('per-function environment', () => {
     // Outside invocations (this test) the runtime's variables are all there.
     expect(process.env[envNames.tableName('things')]).toBe(runtime.env[envNames.tableName('things')]);
     expect(process.env[envNames.queueUrl('jobs')]).toBeDefined();
+  });
+
+  it('refuses a send the function is not granted with AccessDeniedException, and allows a granted one', async () => {
+    const queue = encodeURIComponent(runtime.env[envNames.queueUrl('jobs')] ?? '');
+    const send = async (path: string) =>
+      (await (await fetch(`${runtime.httpUrl}${path}?queue=${queue}`)).json()) as {
+        sent: boolean;
+        name?: string;
+        message?: string;
+      };
+    expect(await send('/send/granted')).toEqual({ sent: true });
+    const refused = await send('/send/ungranted');
+    expect(refused.sent).toBe(false);
+    expect(refused.name).toBe('AccessDeniedException');
+    expect(refused.message).toMatch(
+      /is not authorized to perform: sqs:sendmessage on resource: arn:aws:sqs:.*:jobs/,
+    );
+    expect(runtime.standIns.sqs.stats('jobs').ApproximateNumberOfMessages).toBe(1);
   });
 });
