@@ -49,6 +49,8 @@ export class LocalAccess {
     action: string,
     resourceArn: string,
     allowed: (grants: FunctionGrants) => boolean,
+    /** 400 for the AWS JSON protocols (SQS, EventBridge), 403 for REST ones (Scheduler). */
+    status = 400,
   ): void {
     const principal = this.principalOf(headers);
     if (!principal || allowed(principal.grants)) return;
@@ -57,7 +59,7 @@ export class LocalAccess {
       'AccessDeniedException',
       `User: arn:aws:sts::${this.accountId}:assumed-role/${role}/${role} is not authorized to perform: ` +
         `${action} on resource: ${resourceArn} because no identity-based policy allows the ${action} action`,
-      400,
+      status,
     );
   }
 }

@@ -208,6 +208,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       rules: wiring.busRules,
       archivePattern: EVENT_ARCHIVE_PATTERN,
       sqs,
+      access,
       ...standInData,
     });
     await eventBridge.start();
@@ -216,6 +217,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       targets: wiring.scheduleTargets,
       recurring: wiring.recurringSchedules,
       sqs,
+      access,
       invoke,
       ...standInData,
     });

@@ -84,4 +84,16 @@ describe('per-function environment', () => {
     );
     expect(runtime.standIns.sqs.stats('jobs').ApproximateNumberOfMessages).toBe(1);
   });
+
+  it('refuses PutEvents and Scheduler calls from a function that does not declare them', async () => {
+    const call = async (query: string) =>
+      (await (await fetch(`${runtime.httpUrl}/send/ungranted?${query}`)).json()) as {
+        sent: boolean;
+        name?: string;
+      };
+    const putEvents = await call('bus=notify-local');
+    expect(putEvents).toMatchObject({ sent: false, name: 'AccessDeniedException' });
+    const getSchedule = await call('schedule=anything');
+    expect(getSchedule).toMatchObject({ sent: false, name: 'AccessDeniedException' });
+  });
 });
