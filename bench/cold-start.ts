@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
+import { LAMBDA_BUNDLE_ALIASES } from '../lib/constructs/bundling';
 import { envNames, type FunctionSpec, wiring } from '../lib/wiring';
 
 /** The repository root; handler paths in the declaration are relative to it. */
@@ -112,7 +113,7 @@ const timeNode = (script: string, env: Record<string, string>): { wallMs: number
 /**
  * Bundles every function with the options of lib/constructs/notify-function.ts (NodejsFunction: esbuild,
  * minified, ESM, node24 target, main fields module/main, source maps without sources, the createRequire
- * banner, nothing external) and times a cold import of each bundle in a fresh Node process.
+ * banner, nothing external, the same aliases) and times a cold import of each bundle in a fresh Node process.
  */
 export const measureColdStarts = async (options: { runs: number }): Promise<ColdStartReport> => {
   rmSync(OUT_DIR, { recursive: true, force: true });
@@ -135,6 +136,7 @@ export const measureColdStarts = async (options: { runs: number }): Promise<Cold
     sourcesContent: false,
     metafile: true,
     logLevel: 'error',
+    alias: { ...LAMBDA_BUNDLE_ALIASES },
     banner: {
       js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
     },

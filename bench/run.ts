@@ -1,6 +1,6 @@
 import '../local/sdk-env';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureClientSize } from './client-size';
 import { measureColdStarts } from './cold-start';
@@ -123,7 +123,10 @@ const main = async () => {
   }
   results.benchSeconds = (performance.now() - started) / 1000;
   printResults(results);
-  writeFormatted(join(import.meta.dirname, 'results.json'), results);
+  // A partial run (--only) replaces its own sections and keeps the others of the last run.
+  const file = join(import.meta.dirname, 'results.json');
+  const previous = only && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as object) : {};
+  writeFormatted(file, { ...previous, ...results });
 };
 
 main().then(
