@@ -1,6 +1,7 @@
 import type { ClientSizeRow } from './client-size';
 import type { ColdStartReport } from './cold-start';
 import type { ServiceUnits } from './cost';
+import type { IdleCost } from './idle-cost';
 import type { LatencyResult } from './latency';
 import type { LoadResult } from './load';
 import { PRICES } from './prices';
@@ -165,6 +166,24 @@ export const printResults = (results: Record<string, unknown>): void => {
       ),
     );
     for (const sample of load.errorSamples) out.push(`  error: ${sample}`);
+  }
+  const idle = results.idleCost as IdleCost[] | undefined;
+  if (idle) {
+    out.push('\nIdle deployment cost per month (synthesized templates; nobody using the service)\n');
+    const items = [...new Set(idle.flatMap((stage) => stage.lines.map((line) => line.item)))];
+    const cell = (stage: IdleCost, item: string) => {
+      const line = stage.lines.find((candidate) => candidate.item === item);
+      return line ? `${line.count}: ${usd(line.dollarsPerMonth)}` : '—';
+    };
+    out.push(
+      table(
+        ['item', ...idle.map((stage) => stage.stage)],
+        [
+          ...items.map((item) => [item, ...idle.map((stage) => cell(stage, item))]),
+          ['total per month', ...idle.map((stage) => usd(stage.dollarsPerMonth))],
+        ],
+      ),
+    );
   }
   out.push(`\nbench took ${(results.benchSeconds as number).toFixed(0)} s; figures in bench/results.json\n`);
   console.log(out.join('\n'));
