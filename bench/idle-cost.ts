@@ -2,7 +2,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { addNotifyStacks } from '../lib/app';
 import { stageFileFrom } from '../test/cdk/synth';
-import { dollarsOf, type ServiceUnits } from './cost';
+import { dollarsOf, NO_UNITS, type ServiceUnits } from './cost';
 import { MONTHLY_PRICES, PRICES } from './prices';
 
 /** One line of the idle bill: what, how many, dollars a month. */
@@ -41,20 +41,6 @@ const runsPerMonth = (expression: string): number => {
   const minutes =
     Number(match[1]) * { minute: 1, hour: 60, day: 1440 }[match[2] as 'minute' | 'hour' | 'day'];
   return (MONTHLY_PRICES.hoursPerMonth * 60) / minutes;
-};
-
-const ZERO_UNITS: ServiceUnits = {
-  httpApiRequests: 0,
-  wsMessages: 0,
-  wsConnectionMinutes: 0,
-  lambdaInvocations: 0,
-  lambdaGbSeconds: 0,
-  dynamoDbReadUnits: 0,
-  dynamoDbWriteUnits: 0,
-  dynamoDbRequests: 0,
-  sqsRequests: 0,
-  eventBridgeEvents: 0,
-  schedulerInvocations: 0,
 };
 
 /**
@@ -145,7 +131,7 @@ export const idleCost = (stage: string, perScheduledRun?: ServiceUnits): IdleCos
     (total, schedule) => total + runsPerMonth(String(schedule.Properties?.ScheduleExpression)),
     0,
   );
-  const perRun = { ...(perScheduledRun ?? { ...ZERO_UNITS, lambdaInvocations: 1 }), schedulerInvocations: 1 };
+  const perRun = { ...(perScheduledRun ?? { ...NO_UNITS, lambdaInvocations: 1 }), schedulerInvocations: 1 };
   add('recurring schedules (runs and their work)', schedules.length, dollarsOf(perRun).total * runs);
 
   return { stage, lines, dollarsPerMonth: lines.reduce((total, line) => total + line.dollarsPerMonth, 0) };
