@@ -5,7 +5,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { type ErrorCode, STATUS_OF } from '../lambdas/core/errors';
-import { MAX_BODY_BYTES } from '../lambdas/core/http/route';
+import { MAX_BODY_BYTES, MAX_PATH_PARAMETER_BYTES } from '../lambdas/core/http/route';
 import { errorBodySchema, timestamp } from '../lambdas/core/response-schemas';
 import type { Schema } from '../lambdas/core/validation';
 import type * as z from '../lambdas/core/zod';
@@ -67,7 +67,8 @@ const COMMON_REASONS: Partial<Record<ErrorCode, string>> = {
   unauthorized:
     'a missing, malformed, expired, not-yet-valid, wrongly signed or wrong-audience token (`WWW-Authenticate: Bearer`)',
   payload_too_large: `a body over ${MAX_BODY_BYTES} bytes`,
-  unsupported_media_type: 'a body that is not JSON (`Content-Type: application/json`)',
+  unsupported_media_type:
+    'a body that is not JSON in UTF-8 (`Content-Type: application/json`, no other charset)',
   rate_limited: 'over the per-IP rate limit, on stages with a WAF (`Retry-After`)',
   internal: 'anything unexpected (logged with the request id, never detailed)',
   unavailable: 'a dependency is down or throttling: retry later (`Retry-After` may be set)',
@@ -80,7 +81,8 @@ const errorConditions = (route: HttpRoute, schemas: RouteSchemas, doc: Operation
     if (reason) reasons.set(code, [...(reasons.get(code) ?? []), reason]);
   };
   const authenticated = !('public' in route.access);
-  if (schemas.body) add('validation', 'malformed JSON, wrong types, unknown fields or out-of-range values');
+  if (schemas.body)
+    add('validation', 'malformed JSON or UTF-8, wrong types, unknown fields or out-of-range values');
   if (schemas.query) add('validation', 'a query parameter breaks its rule');
   if (doc.idempotent) add('validation', 'a malformed `Idempotency-Key`');
   add('validation', doc.errors?.validation);
@@ -93,6 +95,8 @@ const errorConditions = (route: HttpRoute, schemas: RouteSchemas, doc: Operation
   add('forbidden', doc.errors?.forbidden);
   add('forbidden', 'on stages behind CloudFront: a request that did not come through it');
   add('not_found', doc.errors?.not_found);
+  if (/\{\w+\}/.test(route.path))
+    add('not_found', `a path parameter over ${MAX_PATH_PARAMETER_BYTES} bytes (it can name nothing)`);
   add('conflict', doc.errors?.conflict);
   if (schemas.body) {
     add('payload_too_large', COMMON_REASONS.payload_too_large);
@@ -182,7 +186,8 @@ const parametersOf = (route: HttpRoute, schemas: RouteSchemas, doc: OperationDoc
     name,
     in: 'path',
     required: true,
-    schema: { type: 'string' },
+    description: `at most ${MAX_PATH_PARAMETER_BYTES} bytes (UTF-8)`,
+    schema: { type: 'string', minLength: 1 },
   }));
   if (schemas.query) {
     const query = jsonSchemaOf(schemas.query, 'input') as { properties?: Json; required?: string[] };

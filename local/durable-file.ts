@@ -72,14 +72,22 @@ export class AppendLog {
     syncFolder(dirname(this.file));
   }
 
+  /**
+   * Adds a line. After close() the line is dropped, and said so: the owner has written its final state, and
+   * e.g. a worker settling after the stop grace means a redelivery after the restart, not a loss.
+   */
   append(line: string): void {
-    if (this.closed) throw new Error(`${this.file} is closed`);
+    if (this.closed) {
+      this.options.log(`${this.file} is closed: dropping ${line.slice(0, 120)}`);
+      return;
+    }
     this.pending.push(`${line}\n`);
     this.kick();
   }
 
   /** Resolves when everything appended so far is on disk; rejects when the write or fsync failed. */
   durable(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error(`${this.file} is closed: nothing more is written`));
     return new Promise((resolve, reject) => {
       this.waiters.push({ resolve, reject });
       this.kick();

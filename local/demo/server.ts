@@ -26,6 +26,9 @@ const MAX_DEMO_BODY_BYTES = 16 * 1024;
 const USER_ID = /^[\w.@:-]{1,128}$/;
 
 const SOURCE_DIR = import.meta.dirname;
+/** The API reference rendered by `npm run api-docs`, served next to the demo. */
+export const API_REFERENCE_PATH = `${DEMO_PATH}api-reference.html`;
+const API_REFERENCE_FILE = join(SOURCE_DIR, '..', '..', 'docs', 'api', 'index.html');
 
 export interface DemoMinting {
   mintUserToken(sub: string, options: { expiresInSecs: number }): Promise<string>;
@@ -223,6 +226,7 @@ export const createDemo = (options: DemoOptions) => {
     if (path === DEMO_PATH || path === `${DEMO_PATH}index.html`) {
       return send('text/html', await readFile(join(SOURCE_DIR, 'index.html'), 'utf8'));
     }
+    if (path === API_REFERENCE_PATH) return send('text/html', await readFile(API_REFERENCE_FILE, 'utf8'));
     if (path === `${DEMO_PATH}app.js`) {
       try {
         return send('text/javascript', await script());

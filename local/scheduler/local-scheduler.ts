@@ -369,6 +369,15 @@ export class LocalScheduler {
           this.counters_.fired += 1;
         } catch (error) {
           this.log(`schedule ${key} could not send to ${schedule.queueId}: ${(error as Error).message}`);
+          // Not stored (a failed disk write, or the stand-in is stopping): it stays due, tried again in 1 s
+          // or after the restart. A refused message (AwsServiceError) would be refused again: it counts as fired.
+          if (!(error instanceof AwsServiceError)) {
+            setTimeout(() => {
+              this.firing.delete(schedule);
+              this.arm();
+            }, 1000).unref();
+            return;
+          }
         }
         this.firing.delete(schedule);
         schedule.fired = true;

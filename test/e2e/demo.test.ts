@@ -4,6 +4,7 @@
  * screenshot lands in .artifacts/screenshots/demo-inbox.png.
  */
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -150,6 +151,13 @@ describe('local-only demo endpoints', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('serves the API reference (docs/api/index.html) next to the demo', async () => {
+    const response = await fetch(`${runtime.demoUrl}api-reference.html`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/html');
+    expect(await response.text()).toBe(await readFile(join(REPO_ROOT, 'docs/api/index.html'), 'utf8'));
   });
 
   it('answers a preflight from another origin, as the REST API does', async () => {

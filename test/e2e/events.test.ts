@@ -137,8 +137,19 @@ describe('POST /events delivery', () => {
       },
     );
     expect(stdout).toMatch(/COMPLETED/);
-    const replayed = await eventFrame(client, kept.body.id);
-    expect(replayed).toMatchObject({ event_type: type, version: 2 });
+    // A replay is a new frame: its own id, marked, naming the original, so de-duplicating by id keeps it.
+    const replayed = await client.next(
+      (frame) => frame.type === 'event' && frame.original_id === kept.body.id,
+      15_000,
+    );
+    expect(replayed).toMatchObject({
+      event_type: type,
+      version: 2,
+      replayed: true,
+      data: { order_id: 'o-1' },
+    });
+    expect(replayed.id).toEqual(expect.any(String));
+    expect(replayed.id).not.toBe(kept.body.id);
     // The non-archived event is not replayed: wait for a fresh event, then nothing else came.
     const marker = await api('POST', '/events', publisher, event(type));
     await eventFrame(client, marker.body.id);

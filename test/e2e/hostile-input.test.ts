@@ -9,6 +9,7 @@ import { MAX_DEVICES_PER_USER } from '../../lambdas/domain/devices/schema';
 import { MAX_CHANNELS_PER_CONNECTION } from '../../lambdas/domain/realtime/config';
 import { table } from '../../lambdas/domain/realtime/tables';
 import { apiClient, eventually } from '../support/api';
+import { assertDocumentedResponse } from '../support/api-conformance';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { type Frame, TestClient } from '../support/ws-client';
 
@@ -91,7 +92,15 @@ const postText = async (path: string, token: string, text: string) => {
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: text,
   });
-  return { status: response.status, body: JSON.parse(await response.text()) };
+  const answer = await response.text();
+  assertDocumentedResponse({
+    method: 'POST',
+    path,
+    status: response.status,
+    headers: response.headers,
+    text: answer,
+  });
+  return { status: response.status, body: JSON.parse(answer) };
 };
 
 describe('deeply nested data', () => {
@@ -177,7 +186,12 @@ describe('small input bugs', () => {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
         body,
-      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+      }).then(async (response) => {
+        const text = await response.text();
+        const { status, headers } = response;
+        assertDocumentedResponse({ method: 'POST', path: '/notifications', status, headers, text });
+        return { status, body: JSON.parse(text) };
+      });
     const valid = JSON.stringify({ event_type: 'utf.test', title: 'x~x', recipient_ids: ['u8'] });
     const [before, after] = valid.split('~') as [string, string];
     // Bytes that are no UTF-8, inside a string, so the JSON would otherwise parse.

@@ -1,8 +1,9 @@
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envNames } from '../../lib/wiring';
 import { apiClient, eventually } from '../support/api';
 import { receiverCount } from '../support/dynamodb';
+import { queueIdle } from '../support/queues';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
@@ -24,20 +25,7 @@ const api = apiClient(() => runtime.httpUrl);
 const unread = async (token: string) =>
   (await api('GET', '/notifications/unread-count', token)).body.count as number;
 
-const fanoutQueueIdle = async () => {
-  const sqs = new SQSClient({});
-  const attributes = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: process.env[envNames.queueUrl('fanout')],
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  sqs.destroy();
-  return (
-    attributes.Attributes?.ApproximateNumberOfMessages === '0' &&
-    attributes.Attributes?.ApproximateNumberOfMessagesNotVisible === '0'
-  );
-};
+const fanoutQueueIdle = () => queueIdle('fanout');
 
 describe('notifications end to end', () => {
   it('delivers in_app + toast to three users: frames on every open connection, one feed item each', async () => {
@@ -258,7 +246,6 @@ describe('notifications end to end', () => {
   it('pages the feed with an opaque cursor and refuses a tampered one', async () => {
     const ivy = user('ivy');
     const token = await runtime.mintUserToken(ivy);
-    // The feed lists by arrival: each one arrives before the next is sent.
     for (let index = 0; index < 3; index += 1) {
       await api('POST', '/notifications', service, {
         event_type: 'x.y',

@@ -28,6 +28,10 @@ export class WebhookReceiver {
   private server: Server | undefined;
   readonly received: Received[] = [];
   private readonly endpoints = new Map<string, { verifier: Webhook; answers: Answer[] }>();
+  /** Requests being answered per path now, and the most there ever were at once. */
+  private readonly inFlight = new Map<string, { now: number; max: number }>();
+  /** Time each request was answered (performance.now()), per path, in order. */
+  readonly answeredAt = new Map<string, number[]>();
   port = 0;
 
   async start(): Promise<void> {
@@ -52,9 +56,15 @@ export class WebhookReceiver {
           verified,
           ...(verifyError ? { verifyError } : {}),
         });
+        const load = this.inFlight.get(path) ?? { now: 0, max: 0 };
+        load.now += 1;
+        load.max = Math.max(load.max, load.now);
+        this.inFlight.set(path, load);
         const answers = endpoint?.answers ?? [{ status: 404 }];
         const answer = (answers.length > 1 ? answers.shift() : answers[0]) ?? { status: 200 };
         const reply = () => {
+          load.now -= 1;
+          this.answeredAt.set(path, [...(this.answeredAt.get(path) ?? []), performance.now()]);
           if (res.destroyed) return;
           res.writeHead(answer.status, answer.headers ?? {});
           res.end();
@@ -80,6 +90,11 @@ export class WebhookReceiver {
   answer(path: string, answers: Answer[]): void {
     const endpoint = this.endpoints.get(path);
     if (endpoint) endpoint.answers = [...answers];
+  }
+
+  /** The most requests to `path` that were ever being answered at once. */
+  maxConcurrent(path: string): number {
+    return this.inFlight.get(path)?.max ?? 0;
   }
 
   at(path: string): Received[] {

@@ -2,7 +2,8 @@
  * Reliability suite, hostile input: property-based fuzzing (fast-check) of every write endpoint and every
  * WebSocket frame type, over real HTTP and WebSocket connections on the local runtime. Properties:
  * never a 5xx; every error in the contract's shape (`code`, `message`, `request_id`, and `details` for
- * `validation`, nothing else) with the status its code stands for; nothing stored on a 4xx (the tables the
+ * `validation`, nothing else) with the status its code stands for, and every answer as docs/api/openapi.json
+ * documents the operation; nothing stored on a 4xx (the tables the
  * route may write hold as many items after as before); a frame is always answered by an ack or a contract
  * error frame (never `internal`), and the connection stays open.
  *
@@ -14,12 +15,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import { STATUS_OF } from '../../lambdas/core/errors';
 import { httpRouteById } from '../../lib/wiring';
+import { assertDocumentedResponse } from '../support/api-conformance';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
 const LONG = process.env.RELIABILITY_LONG === '1';
 /** Cases per endpoint or frame type (RELIABILITY_RUNS overrides, e.g. to reproduce a long-form finding). */
 const RUNS = Number(process.env.RELIABILITY_RUNS) || (LONG ? 2_000 : 5);
+/** Time per property: a case takes well under a second even on a loaded machine. */
+const TIMEOUT_MS = Math.max(60_000, RUNS * 1_000);
 
 let runtime: Runtime;
 const tokens: Record<'user' | 'writer' | 'publisher' | 'admin' | 'broadcaster', string> = {
@@ -310,6 +314,14 @@ describe('HTTP fuzzing', () => {
               const responseText = await response.text();
               const what = `${endpoint.method} ${path} ${body?.slice(0, 200)} → ${response.status}`;
               expect(response.status, `${what} ${responseText}`).toBeLessThan(500);
+              // Every status and body as docs/api/openapi.json describes it for this operation.
+              assertDocumentedResponse({
+                method: endpoint.method,
+                path,
+                status: response.status,
+                headers: response.headers,
+                text: responseText,
+              });
               if (response.status >= 400) {
                 expectContractError(response.status, responseText, what);
                 expect(await itemCounts(tables), `${what}: stored something`).toEqual(before);
@@ -319,7 +331,7 @@ describe('HTTP fuzzing', () => {
           { numRuns: RUNS },
         );
       },
-      LONG ? 3_600_000 : 60_000,
+      TIMEOUT_MS,
     );
   }
 });
@@ -392,7 +404,7 @@ describe('WebSocket fuzzing', () => {
           await client.close();
         }
       },
-      LONG ? 3_600_000 : 60_000,
+      TIMEOUT_MS,
     );
   }
 });

@@ -297,13 +297,17 @@ export type EventFrame = {
   readonly type: 'event';
   /** the WebSocket channel it was sent to: `topic:<event_type>` */
   readonly channel: string;
-  /** the event id POST /events answered */
+  /** the event id POST /events answered; for a replayed event a new id of its own (see `original_id`) */
   readonly id: string;
   readonly event_type: string;
   readonly source: string;
   readonly version: number;
   readonly data: Record<string, unknown>;
   readonly time: Timestamp;
+  /** present on an event sent again by an archive replay */
+  readonly replayed?: true;
+  /** on a replayed event: the id of the event it repeats */
+  readonly original_id?: string;
 };
 
 export type PresenceFrame = {

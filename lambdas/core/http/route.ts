@@ -158,10 +158,13 @@ const pathParameterBounds = (): MiddlewareObj<Event, Result, Error, RouteContext
   },
 });
 
-/** JSON body: 256 KiB cap (413), JSON content type in UTF-8 (415), UTF-8 and well-formed (400). */
-const jsonBody = (): MiddlewareObj<Event, Result, Error, RouteContext> => ({
+/**
+ * JSON body: 256 KiB cap (413), JSON content type in UTF-8 (415), UTF-8 and well-formed (400). A route that
+ * takes no body ignores one (its API description lists no body errors either).
+ */
+const jsonBody = (takesBody: boolean): MiddlewareObj<Event, Result, Error, RouteContext> => ({
   before: ({ event, context }) => {
-    if (event.body === undefined || event.body === null || event.body === '') return;
+    if (!takesBody || event.body === undefined || event.body === null || event.body === '') return;
     const bytes = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
     if (bytes.length > MAX_BODY_BYTES) {
       throw new ServiceError('payload_too_large', `Request body is over ${MAX_BODY_BYTES} bytes`);
@@ -220,7 +223,7 @@ export const httpRoute = <B extends Schema | undefined = undefined, Q extends Sc
     .use(cloudFrontOrigin())
     .use(authentication(route))
     .use(pathParameterBounds())
-    .use(jsonBody())
+    .use(jsonBody(schemas.body !== undefined))
     .handler(async (event, context) => {
       const body = (
         schemas.body

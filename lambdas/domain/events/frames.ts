@@ -1,24 +1,43 @@
+import { v5 as uuidv5 } from 'uuid';
 import { type DeliveryResult, deliverToChannel } from '../realtime/deliver';
 import type { EventFrame } from '../realtime/frames';
 import type { BusEnvelope } from './envelope';
 
 export { type BusEnvelope, parseBusEnvelope } from './envelope';
 
-/** Contract §4 `event` frame for the `topic:<event_type>` channel. */
-export const eventFrameFor = (envelope: BusEnvelope): EventFrame => ({
-  type: 'event',
-  channel: `topic:${envelope['detail-type']}`,
-  id: envelope.detail.id,
-  event_type: envelope['detail-type'],
-  source: envelope.source,
-  version: envelope.detail.version,
-  data: envelope.detail.data,
-  time: envelope.time,
-});
+/** Names the frame ids of replayed events (UUID v5): one id per (replay, event), whatever the redeliveries. */
+const REPLAY_NAMESPACE = '8f6f5f2e-3a3b-4c1e-9d5a-6b7c8d9e0f1a';
 
 /**
- * Sends the event to the WebSocket subscribers of `topic:<event_type>`. A redelivered message (or a replay)
- * sends the frame again: frames carry the event id, so clients can drop repeats.
+ * Contract §4 `event` frame for the `topic:<event_type>` channel. A replayed event (archive replay: the
+ * envelope carries `replay-name`) is a new frame: its own `id`, derived from the replay and the event so
+ * that a redelivery of it repeats the id, plus `replayed: true` and `original_id`. A client that drops
+ * repeats by `id` thus still gets each replay once, and can tell it from the original.
+ */
+export const eventFrameFor = (envelope: BusEnvelope): EventFrame => {
+  const replayName = envelope['replay-name'];
+  const frame: EventFrame = {
+    type: 'event',
+    channel: `topic:${envelope['detail-type']}`,
+    id: envelope.detail.id,
+    event_type: envelope['detail-type'],
+    source: envelope.source,
+    version: envelope.detail.version,
+    data: envelope.detail.data,
+    time: envelope.time,
+  };
+  if (replayName === undefined) return frame;
+  return {
+    ...frame,
+    id: uuidv5(`${replayName}\n${envelope.detail.id}`, REPLAY_NAMESPACE),
+    replayed: true,
+    original_id: envelope.detail.id,
+  };
+};
+
+/**
+ * Sends the event to the WebSocket subscribers of `topic:<event_type>`. A redelivered message sends the
+ * frame again with the same `id`, so clients can drop repeats; a replay is a new frame (see above).
  */
 export const sendEventFrames = (envelope: BusEnvelope): Promise<DeliveryResult> => {
   const frame = eventFrameFor(envelope);

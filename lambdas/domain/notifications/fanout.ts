@@ -4,6 +4,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, queueUrl, tableName } from '../../core/clients';
 import { sqs } from '../../core/clients-sqs';
+import { timeOfId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { sendAll } from '../../core/sqs-send';
@@ -11,19 +12,14 @@ import { deliverToMembers, forEachLimited, type Membership, membersPage } from '
 import type { NotificationFrame } from '../realtime/frames';
 import { subscribersPage } from '../topics/subscriptions';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
-import {
-  type DeliveryReceipt,
-  isExpired,
-  type NotificationRecord,
-  type ReceiverRecord,
-  receiverIdFor,
-} from './model';
+import { readAllWatermarks } from './feed';
+import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 
 /** Recipients of one chunk handled at once (DynamoDB writes and `@connections` posts in flight). */
 const RECIPIENT_CONCURRENCY = 20;
 /** A message that arrives this much before its delivery time is put back with a delay. */
 const EARLY_TOLERANCE_MS = 500;
-/** Receipts outlive any SQS redelivery (retention is 4 days by default) and any Idempotency-Key retry (24 h). */
+/** Receipts of frame-only deliveries outlive any SQS redelivery (retention is 4 days by default). */
 const RECEIPT_RETENTION_SECS = 5 * 24 * 3600;
 
 export type FanoutOutcome = 'planned' | 'delivered' | 'expired' | 'postponed';
@@ -38,8 +34,8 @@ const loadNotification = async (id: string): Promise<NotificationRecord> => {
 
 /**
  * Handles one fan-out message; `deliveryId` identifies the message across redeliveries (the SQS message
- * id). Safe to run any number of times: each (notification, recipient) is claimed once by a conditional
- * receipt, and only the claiming message writes the receiver and sends frames.
+ * id). Safe to run any number of times: each (notification, recipient) gets one record by a conditional
+ * put, and only the message that wrote it sends the recipient's frames.
  */
 export const processFanoutMessage = async (
   message: FanoutMessage,
@@ -63,13 +59,16 @@ export const processFanoutMessage = async (
     await planTopicPage(message);
     return 'planned';
   }
-  let receiversWritten = 0;
-  // One recipient named twice in a chunk is one claim, not two racing under the same delivery id.
+  // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
   const recipients = [...new Set(message.recipients)];
+  const before = notification.channels.includes('in_app') ? await readAllWatermarks(recipients) : new Map();
+  const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
-    if (await deliverTo(notification, userId, deliveryId)) receiversWritten += 1;
+    const receiver = await deliverTo(notification, userId, deliveryId, before);
+    if (receiver) written.push(receiver);
   });
-  countMetric(SERVICE_METRICS.receiversWritten, receiversWritten); // one value per chunk, not per recipient
+  await keepLateArrivalsUnread(notification, written, before);
+  countMetric(SERVICE_METRICS.receiversWritten, written.length); // one value per chunk, not per recipient
   return 'delivered';
 };
 
@@ -130,107 +129,146 @@ const membersOf = async (channel: string): Promise<Membership[]> => {
   return members;
 };
 
-/** What the delivery that owns (notification, recipient) still has to do. */
-interface Claim {
-  readonly receiverId: string;
-  readonly framesPending: boolean;
-}
+/** The users' read-all watermarks before and after a chunk wrote their receivers. */
+type Watermarks = ReadonlyMap<string, string>;
 
 /**
- * Claims (notification, recipient) with a conditional put of its receipt. Only the claiming delivery writes
- * the receiver and sends frames: a second chunk naming the same user (recipients plus topics, two topics, a
- * fan-out enqueued twice by racing requests) finds the receipt and does nothing. The receipt names the SQS
- * message that claimed it, so when that message comes back after a crash it resumes: it writes the receiver
- * again (conditional, harmless) and resends frames still flagged pending (at least once, never lost).
- * The receiver id is taken here, at arrival, so the feed and read-all order items by when they arrived.
+ * The unread key of a new receiver: its id, unless the user's read-all watermark (read just before) covers
+ * that id — a fan-out that lags behind a newer notification and a read-all. Then a key just above the
+ * watermark, so the receiver arrives unread however old its notification is.
  */
-const claimDelivery = async (
+const unreadKeyFor = (
+  notification: NotificationRecord,
+  userId: string,
+  receiverId: string,
+  before: Watermarks,
+) => {
+  const watermark = before.get(userId);
+  if (watermark === undefined || receiverId > watermark) return receiverId;
+  return receiverIdFor(notification.id, userId, Math.max(Date.now(), timeOfId(watermark) + 1));
+};
+
+/**
+ * The record that proves (notification, recipient) was handled: the receiver in the feed for `in_app`, else
+ * a receipt. Written once, by a conditional put: whoever writes it owns the recipient's frames, and marks
+ * them pending with its SQS message id when the user has connections to send to. Another message naming the
+ * same user (recipients and topics, two topics, a fan-out enqueued twice) finds the record and sends
+ * nothing; the owning message, redelivered after a crash, finds its own id and sends what is still pending.
+ */
+const recordDelivery = async (
   notification: NotificationRecord,
   userId: string,
   deliveryId: string,
-  framesWanted: boolean,
-): Promise<Claim | undefined> => {
-  const receiverId = receiverIdFor(notification.id, userId, Date.now());
-  const receipt: DeliveryReceipt = {
-    notification_id: notification.id,
-    user_id: userId,
-    receiver_id: receiverId,
-    claimed_by: deliveryId,
-    frames_pending: framesWanted || undefined,
-    ttl: Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS,
-  };
+  receiverId: string,
+  unreadKey: string,
+  hasAudience: boolean,
+): Promise<{ table: string; key: Record<string, string>; framesPending: boolean; written: boolean }> => {
+  const framesPending = wantsFrames(notification) && hasAudience;
+  const inApp = notification.channels.includes('in_app');
+  const table = tableName(inApp ? 'receivers' : 'receipts');
+  const key: Record<string, string> = inApp
+    ? { user_id: userId, receiver_id: receiverId }
+    : { notification_id: notification.id, user_id: userId };
+  if (!inApp && !framesPending) return { table, key, framesPending: false, written: false };
+  const pending = framesPending ? deliveryId : undefined;
+  const item = inApp
+    ? ({
+        user_id: userId,
+        receiver_id: receiverId,
+        notification_id: notification.id,
+        delivered_at: new Date().toISOString(),
+        expires_at: notification.expires_at ?? undefined,
+        unread_key: unreadKey,
+        frames_pending: pending,
+        ttl: notification.ttl,
+      } satisfies ReceiverRecord)
+    : { ...key, frames_pending: pending, ttl: Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS };
   try {
     await documentClient().send(
       new PutCommand({
-        TableName: tableName('receipts'),
-        Item: receipt,
+        TableName: table,
+        Item: item,
         ConditionExpression: 'attribute_not_exists(user_id)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return { receiverId, framesPending: framesWanted };
+    return { table, key, framesPending, written: inApp };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
-    const earlier = unmarshall(error.Item) as DeliveryReceipt;
-    if (earlier.claimed_by !== deliveryId) return undefined;
-    return { receiverId: earlier.receiver_id, framesPending: earlier.frames_pending === true };
+    const owner = unmarshall(error.Item).frames_pending;
+    return { table, key, framesPending: owner === deliveryId, written: false };
   }
 };
 
-/** The feed item; false when it exists already (the owning delivery resuming after a crash). */
-const writeReceiver = async (
-  notification: NotificationRecord,
-  userId: string,
-  receiverId: string,
-): Promise<boolean> => {
-  const receiver: ReceiverRecord = {
-    user_id: userId,
-    receiver_id: receiverId,
-    notification_id: notification.id,
-    delivered_at: new Date().toISOString(),
-    expires_at: notification.expires_at ?? undefined,
-    unread_key: receiverId,
-    ttl: notification.ttl,
-  };
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName('receivers'),
-        Item: receiver,
-        ConditionExpression: 'attribute_not_exists(user_id)',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    return false;
-  }
-};
-
-/** Delivers to one recipient; true when this call wrote its receiver record. */
+/** Delivers to one recipient; the receiver id and unread key when this call wrote the receiver. */
 const deliverTo = async (
   notification: NotificationRecord,
   userId: string,
   deliveryId: string,
-): Promise<boolean> => {
-  // Connections first: most recipients of a large notification are offline, and for them the receipt
+  before: Watermarks,
+): Promise<{ userId: string; receiverId: string; unreadKey: string } | undefined> => {
+  const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
+  const unreadKey = unreadKeyFor(notification, userId, receiverId, before);
+  // Connections first: most recipients of a large notification are offline, and for them the record
   // needs no pending-frames flag and no second write to clear it.
   const members = wantsFrames(notification) ? await membersOf(`user:${userId}`) : [];
-  const inApp = notification.channels.includes('in_app');
-  // A toast/realtime-only notification to an offline recipient has nothing to deliver and records nothing.
-  if (!inApp && members.length === 0) return false;
-  const claim = await claimDelivery(notification, userId, deliveryId, members.length > 0);
-  if (!claim) return false;
-  const written = inApp && (await writeReceiver(notification, userId, claim.receiverId));
-  if (!claim.framesPending) return written;
-  const result = await deliverToMembers(members, frameFor(notification, claim.receiverId));
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: tableName('receipts'),
-      Key: { notification_id: notification.id, user_id: userId },
-      UpdateExpression: 'REMOVE frames_pending',
-    }),
+  const { table, key, framesPending, written } = await recordDelivery(
+    notification,
+    userId,
+    deliveryId,
+    receiverId,
+    unreadKey,
+    members.length > 0,
   );
-  logger.debug('notification frames sent', { notification_id: notification.id, user_id: userId, ...result });
-  return written;
+  const result = written ? { userId, receiverId, unreadKey } : undefined;
+  if (!framesPending) return result;
+  const sent = await deliverToMembers(members, frameFor(notification, receiverId));
+  await documentClient().send(
+    new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
+  );
+  logger.debug('notification frames sent', { notification_id: notification.id, user_id: userId, ...sent });
+  return result;
+};
+
+/**
+ * After a chunk: a read-all that ran while it wrote may have moved a user's watermark over a receiver it
+ * did not see. Where the watermark moved and covers the new receiver, its unread key goes above the
+ * watermark: an item never lands read. (Such a read-all may have seen and counted it: then it is counted
+ * and still unread, the one overlap docs/notifications.md describes.)
+ */
+const keepLateArrivalsUnread = async (
+  notification: NotificationRecord,
+  written: readonly { readonly userId: string; readonly receiverId: string; readonly unreadKey: string }[],
+  before: Watermarks,
+): Promise<void> => {
+  if (written.length === 0) return;
+  let after = await readAllWatermarks(written.map(({ userId }) => userId));
+  const covered = written.filter(({ userId, unreadKey }) => {
+    const watermark = after.get(userId);
+    return watermark !== undefined && watermark !== before.get(userId) && unreadKey <= watermark;
+  });
+  await forEachLimited(covered, RECIPIENT_CONCURRENCY, async ({ userId, receiverId, unreadKey }) => {
+    let current = unreadKey;
+    for (;;) {
+      const above = unreadKeyFor(notification, userId, current, after);
+      if (above === current) return;
+      try {
+        await documentClient().send(
+          new UpdateCommand({
+            TableName: tableName('receivers'),
+            Key: { user_id: userId, receiver_id: receiverId },
+            UpdateExpression: 'SET unread_key = :above',
+            // Only while the key is still the covered one: a read in the meantime removed it (and stays).
+            ConditionExpression: 'unread_key = :covered',
+            ExpressionAttributeValues: { ':above': above, ':covered': current },
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        return;
+      }
+      current = above;
+      after = await readAllWatermarks([userId]); // a read-all may have moved past this key too
+    }
+  });
 };

@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound } from '../../core/errors';
 import { queryPage } from '../../core/paging';
@@ -37,9 +38,27 @@ const feedState = async (userId: string): Promise<FeedState> => {
   return (result.Item as FeedState | undefined) ?? {};
 };
 
+/** The users' read-all watermarks (strongly consistent), for those who have one. */
+export const readAllWatermarks = async (userIds: readonly string[]): Promise<Map<string, string>> => {
+  const states = await batchGetAll(
+    tableName('feedState'),
+    userIds.map((userId) => ({ user_id: userId })),
+    { projection: 'user_id, read_all_watermark', consistent: true },
+  );
+  return new Map(
+    states.flatMap((state) =>
+      typeof state.read_all_watermark === 'string'
+        ? [[state.user_id as string, state.read_all_watermark] as const]
+        : [],
+    ),
+  );
+};
+
+/** Read one by one (`read_at`), or by a read-all whose watermark covers the receiver's unread key. */
 const readAtOf = (receiver: ReceiverRecord, state: FeedState): string | null => {
   if (receiver.read_at) return receiver.read_at;
-  if (state.read_all_watermark && state.read_all_at && receiver.receiver_id <= state.read_all_watermark) {
+  const key = receiver.unread_key;
+  if (key && state.read_all_watermark && state.read_all_at && key <= state.read_all_watermark) {
     return state.read_all_at;
   }
   return null;
@@ -106,30 +125,17 @@ const pageOfReceivers = async (
   return { receivers: items, nextAfter: nextKey?.receiver_id as string | undefined };
 };
 
-/** BatchGetItem takes 100 keys and may leave some unprocessed: retry those. */
+/** The notifications of a page's receivers, by id. */
 const notificationsById = async (ids: readonly string[]): Promise<Map<string, NotificationRecord>> => {
-  const found = new Map<string, NotificationRecord>();
-  const table = tableName('notifications');
-  let keys = [...new Set(ids)].map((id) => ({ id }));
-  for (let attempt = 0; keys.length > 0 && attempt < 5; attempt += 1) {
-    const result = await documentClient().send(
-      new BatchGetCommand({
-        RequestItems: {
-          [table]: {
-            Keys: keys,
-            ProjectionExpression:
-              'id, #source, event_type, title, body, #data, priority, channels, created_at, expires_at',
-            ExpressionAttributeNames: { '#source': 'source', '#data': 'data' },
-          },
-        },
-      }),
-    );
-    for (const item of result.Responses?.[table] ?? [])
-      found.set(item.id as string, item as NotificationRecord);
-    keys = (result.UnprocessedKeys?.[table]?.Keys as { id: string }[] | undefined) ?? [];
-  }
-  if (keys.length > 0) throw new Error(`BatchGetItem left ${keys.length} keys unprocessed`);
-  return found;
+  const items = await batchGetAll(
+    tableName('notifications'),
+    [...new Set(ids)].map((id) => ({ id })),
+    {
+      projection: 'id, #source, event_type, title, body, #data, priority, channels, created_at, expires_at',
+      names: { '#source': 'source', '#data': 'data' },
+    },
+  );
+  return new Map(items.map((item) => [item.id as string, item as unknown as NotificationRecord]));
 };
 
 /** POST /notifications/{receiver_id}/read: idempotent, the first `read_at` stays; foreign or unknown → 404. */
@@ -238,27 +244,38 @@ export const unreadCount = async (userId: string): Promise<number> => {
 };
 
 /**
- * POST /notifications/read-all: marks read exactly the unread receivers present now, by moving the
- * watermark to the newest of them in one conditional write (it only moves forward). A receiver arriving
- * meanwhile stays unread. Answers how many items it marked.
+ * POST /notifications/read-all: marks read the unread receivers present now, in one conditional write that
+ * moves the watermark to the newest unread key, then counts what it covered. Fan-out checks the watermark
+ * after writing a receiver and lifts the receiver's unread key above it if covered, so a receiver that lands
+ * after the read-all stays unread (see docs/notifications.md for the one narrow overlap). The write is
+ * conditional on the watermark it started from: of two concurrent read-alls one moves it and the other
+ * starts over from there, so no item is counted by two.
  */
 export const readAll = async (userId: string): Promise<{ updated: number }> => {
-  const [state, newest] = await Promise.all([feedState(userId), newestUnreadKey(userId)]);
-  if (!newest || (state.read_all_watermark && newest <= state.read_all_watermark)) return { updated: 0 };
-  const updated = await countUnread(userId, state.read_all_watermark, newest);
-  try {
-    await documentClient().send(
-      new UpdateCommand({
-        TableName: tableName('feedState'),
-        Key: { user_id: userId },
-        UpdateExpression: 'SET read_all_watermark = :watermark, read_all_at = :at',
-        ConditionExpression: 'attribute_not_exists(read_all_watermark) OR read_all_watermark < :watermark',
-        ExpressionAttributeValues: { ':watermark': newest, ':at': new Date().toISOString() },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    return { updated: 0 }; // a concurrent read-all covered these items first
+  for (;;) {
+    const [state, newest] = await Promise.all([feedState(userId), newestUnreadKey(userId)]);
+    const from = state.read_all_watermark;
+    if (!newest || (from && newest <= from)) return { updated: 0 };
+    try {
+      await documentClient().send(
+        new UpdateCommand({
+          TableName: tableName('feedState'),
+          Key: { user_id: userId },
+          UpdateExpression: 'SET read_all_watermark = :watermark, read_all_at = :at',
+          ConditionExpression: from
+            ? 'read_all_watermark = :from'
+            : 'attribute_not_exists(read_all_watermark)',
+          ExpressionAttributeValues: {
+            ':watermark': newest,
+            ':at': new Date().toISOString(),
+            ...(from ? { ':from': from } : {}),
+          },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      continue; // a concurrent read-all moved the watermark first: start over from where it left it
+    }
+    return { updated: await countUnread(userId, from, newest) };
   }
-  return { updated };
 };

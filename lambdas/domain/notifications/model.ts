@@ -34,25 +34,17 @@ export interface ReceiverRecord {
   readonly notification_id: string;
   readonly delivered_at: string;
   readonly expires_at?: string;
-  /** Present while unread: the sort key of the `unread` local index (equal to receiver_id). */
+  /**
+   * Present while unread: the sort key of the `unread` local index. The receiver id, or a key above the
+   * user's read-all watermark for a receiver that arrived after a read-all that covers its id.
+   */
   readonly unread_key?: string;
   readonly read_at?: string;
-  readonly ttl: number;
-}
-
-/**
- * The claim on one (notification, recipient), in `receipts`: written once, by the fan-out message that then
- * writes the receiver and sends the frames.
- */
-export interface DeliveryReceipt {
-  readonly notification_id: string;
-  readonly user_id: string;
-  /** The recipient's receiver id (feed item and frame `id`), fixed at arrival. */
-  readonly receiver_id: string;
-  /** The SQS message id of the claiming fan-out message: only it (redelivered) may resume the delivery. */
-  readonly claimed_by: string;
-  /** Present until the recipient's frames went out, so the owner's redelivery resends only unsent frames. */
-  readonly frames_pending?: true;
+  /**
+   * Present until the recipient's frames went out: the SQS message id of the fan-out message that wrote the
+   * record and alone sends them (again, if it is redelivered after a crash).
+   */
+  readonly frames_pending?: string;
   readonly ttl: number;
 }
 

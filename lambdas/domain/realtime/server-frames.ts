@@ -47,12 +47,24 @@ export const notificationFrameSchema = z.strictObject({
 export const eventFrameSchema = z.strictObject({
   type: z.literal('event'),
   channel: z.string().check(z.describe('the WebSocket channel it was sent to: `topic:<event_type>`')),
-  id: z.string().check(z.describe('the event id POST /events answered')),
+  id: z
+    .string()
+    .check(
+      z.describe(
+        'the event id POST /events answered; for a replayed event a new id of its own (see `original_id`)',
+      ),
+    ),
   event_type: z.string(),
   source: z.string(),
   version: z.int().check(z.gte(1)),
   data: z.record(z.string(), z.unknown()),
   time: timestamp,
+  replayed: z.optional(
+    z.literal(true).check(z.describe('present on an event sent again by an archive replay')),
+  ),
+  original_id: z.optional(
+    z.string().check(z.describe('on a replayed event: the id of the event it repeats')),
+  ),
 });
 
 export const presenceFrameSchema = z.strictObject({

@@ -11,6 +11,7 @@ import {
   ttlFrom,
   updateDelivery,
 } from './deliveries';
+import { leaseSlot, releaseSlot } from './endpoint-slots';
 import { openSecret } from './secret-box';
 import { postTo, type SendResult } from './sender';
 import { webhookSettings } from './settings';
@@ -44,6 +45,19 @@ export class AttemptHeldByOtherReceive extends Error {
     this.name = 'AttemptHeldByOtherReceive';
   }
 }
+/** Longest wait of an attempt for a free slot of its endpoint. */
+const MAX_DEFERRAL_SECS = 60;
+
+/**
+ * Back to the queue: the endpoint has `endpointConcurrency` attempts in flight. The wait doubles with each
+ * deferral (1, 2, 4 … 60 s, with jitter), so a backlog behind a slow endpoint costs a few messages a minute each.
+ */
+const deferAttempt = (message: DeliveryMessage): Promise<void> => {
+  const deferrals = (message.deferrals ?? 0) + 1;
+  const base = Math.min(MAX_DEFERRAL_SECS, 2 ** (deferrals - 1));
+  return enqueueAttempts([{ ...message, deferrals }], base * (1 + Math.random()));
+};
+
 /** Longest wait a Retry-After can ask for. */
 const MAX_RETRY_AFTER_SECS = 24 * 3600;
 
@@ -119,19 +133,47 @@ export const deliverAttempt = async (
     );
     return;
   }
-  const key = { webhook_id: record.webhook_id, delivery_id: record.delivery_id };
   const webhook = await getWebhook(message.webhook_id);
   if (!webhook) return; // deleted: its deliveries expire with their TTL
   if (!webhook.enabled) {
     await finishRun(record, message, { kind: 'dead_letter', reason: 'webhook disabled' }, undefined, now);
     return;
   }
+  const claimExpiresAt = new Date(receipt.deadline.getTime() + CLAIM_CLOCK_SLACK_MS);
+  const lease = await leaseSlot(
+    webhook.id,
+    webhookSettings().endpointConcurrency,
+    `${receipt.messageId}#${receipt.receiveCount}`,
+    claimExpiresAt,
+    now,
+  );
+  if (!lease) {
+    await deferAttempt(message);
+    return;
+  }
+  try {
+    await claimAndSend(message, receipt, record, webhook, claimExpiresAt, now);
+  } finally {
+    await releaseSlot(lease);
+  }
+};
+
+/** Claims the attempt (see deliverAttempt), sends it, records the outcome and queues what follows. */
+const claimAndSend = async (
+  message: DeliveryMessage,
+  receipt: Receipt,
+  record: DeliveryRecord,
+  webhook: WebhookRecord,
+  claimExpiresAt: Date,
+  now: Date,
+): Promise<void> => {
+  const key = { webhook_id: record.webhook_id, delivery_id: record.delivery_id };
   const claimed = await updateDelivery(key, {
     set: {
       status: 'sending',
       attempt_count: message.attempt,
       claimed_at: now.toISOString(),
-      claim_expires_at: new Date(receipt.deadline.getTime() + CLAIM_CLOCK_SLACK_MS).toISOString(),
+      claim_expires_at: claimExpiresAt.toISOString(),
       claimed_by: receipt.messageId,
       claim_receive: receipt.receiveCount,
       updated_at: now.toISOString(),

@@ -65,6 +65,8 @@ export interface DeliveryMessage {
   readonly delivery_id: string;
   readonly run: number;
   readonly attempt: number;
+  /** Times this attempt waited for a free slot of its endpoint (per-endpoint concurrency); absent at first. */
+  readonly deferrals?: number;
 }
 
 export const ttlFrom = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECS;

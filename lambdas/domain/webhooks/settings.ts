@@ -8,6 +8,8 @@ export const DEFAULT_RETRY_SCHEDULE_SECS = [5, 300, 1800, 7200, 18000, 36000, 36
 export const DEFAULT_TIMEOUT_MS = 15_000;
 /** SQS DelaySeconds is at most 900; longer waits go through a one-time EventBridge Scheduler schedule. */
 export const SQS_MAX_DELAY_SECS = 900;
+/** Attempts in flight to one webhook at most (per-endpoint concurrency); more wait their turn in the queue. */
+export const DEFAULT_ENDPOINT_CONCURRENCY = 10;
 /** A webhook failing this long without one success is disabled. */
 export const DEFAULT_DISABLE_AFTER_SECS = 5 * 24 * 3600;
 
@@ -17,6 +19,7 @@ export const ENV = {
   allowLoopback: 'NOTIFY_WEBHOOK_ALLOW_LOOPBACK',
   maxQueueDelaySecs: 'NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS',
   disableAfterSecs: 'NOTIFY_WEBHOOK_DISABLE_AFTER_SECS',
+  endpointConcurrency: 'NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY',
 } as const;
 
 export interface WebhookSettings {
@@ -28,6 +31,7 @@ export interface WebhookSettings {
   /** Retries later than this go through EventBridge Scheduler instead of SQS DelaySeconds. */
   readonly maxQueueDelaySecs: number;
   readonly disableAfterSecs: number;
+  readonly endpointConcurrency: number;
 }
 
 const UNIT_SECS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
@@ -54,6 +58,7 @@ export const parseWebhookSettings = (env: Record<string, string | undefined>): W
   const timeout = env[ENV.timeoutMs]?.trim();
   const maxDelay = env[ENV.maxQueueDelaySecs]?.trim();
   const disableAfter = env[ENV.disableAfterSecs]?.trim();
+  const endpointConcurrency = env[ENV.endpointConcurrency]?.trim();
   return {
     retryScheduleSecs,
     timeoutMs: timeout ? positiveNumber(timeout, ENV.timeoutMs) : DEFAULT_TIMEOUT_MS,
@@ -65,6 +70,9 @@ export const parseWebhookSettings = (env: Record<string, string | undefined>): W
     disableAfterSecs: disableAfter
       ? positiveNumber(disableAfter, ENV.disableAfterSecs)
       : DEFAULT_DISABLE_AFTER_SECS,
+    endpointConcurrency: endpointConcurrency
+      ? Math.ceil(positiveNumber(endpointConcurrency, ENV.endpointConcurrency))
+      : DEFAULT_ENDPOINT_CONCURRENCY,
   };
 };
 

@@ -112,7 +112,7 @@ export const notifications: WiringPart = {
       maxBatchingWindowSecs: 0,
       timeoutSecs: 30,
       memoryMb: 512,
-      reads: ['notifications', 'subscriptions'],
+      reads: ['notifications', 'subscriptions', 'feedState'],
       writes: ['receivers', 'receipts', ...realtimeStateTables],
       sendsTo: ['fanout'],
       managesConnections: true,

@@ -123,6 +123,9 @@ export const webhooks: WiringPart = {
       batchSize: 5,
       maxBatchingWindowSecs: 0,
       timeoutSecs: 30,
+      // A slow endpoint holds at most NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY (10) invocations of these 50; the
+      // rest keep delivering to other endpoints (docs/webhooks.md, "Concurrency").
+      maxConcurrency: 50,
       memoryMb: 256,
       writes: ['webhooks', 'webhookFilters', 'webhookDeliveries'],
       sendsTo: ['webhookDeliveries'],

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookReceiver } from '../e2e/webhook-receiver';
+import { apiClient, eventually } from '../support/api';
+import { type Runtime, startTestRuntime } from '../support/runtime';
+
+/**
+ * One slow webhook endpoint must not starve the others: at most NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY attempts
+ * to one endpoint are in flight (here 4), the rest wait their turn in the queue without taking the worker's
+ * invocations, and an unrelated webhook's delivery goes out while the slow backlog is still being worked off.
+ */
+const SLOW_EVENTS = 25;
+const LIMIT = 4;
+let runtime: Runtime;
+let admin: string;
+let publisher: string;
+const receiver = new WebhookReceiver();
+
+beforeAll(async () => {
+  await receiver.start();
+  runtime = await startTestRuntime({
+    env: { NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY: String(LIMIT), NOTIFY_WEBHOOK_TIMEOUT_MS: '20000' },
+  });
+  admin = await runtime.mintServiceToken('ops', ['webhooks:admin']);
+  publisher = await runtime.mintServiceToken('shop', ['events:publish']);
+});
+afterAll(async () => {
+  await runtime?.stop();
+  await receiver.stop();
+});
+
+const api = apiClient(() => runtime.httpUrl);
+
+const webhook = async (path: string, filter: string, delayMs: number) => {
+  const secret = `isolation-${randomBytes(8).toString('hex')}`;
+  const created = await api('POST', '/webhooks', admin, {
+    url: receiver.endpoint(path, secret, [{ status: 200, delayMs }]),
+    secret,
+    event_filters: [filter],
+    name: path,
+  });
+  expect(created.status).toBe(201);
+};
+
+const publish = async (eventType: string) => {
+  const published = await api('POST', '/events', publisher, {
+    event_type: eventType,
+    source: 'shop',
+    version: 1,
+    data: {},
+  });
+  expect(published.status).toBe(202);
+};
+
+describe('a slow webhook endpoint', () => {
+  it('gets at most its concurrency limit of attempts at once and does not hold up another webhook', async () => {
+    await webhook('/slow', 'slow.event', 3000);
+    await webhook('/fast', 'fast.event', 0);
+    await Promise.all(Array.from({ length: SLOW_EVENTS }, () => publish('slow.event')));
+    // The slow endpoint is saturated before the unrelated event is published.
+    await eventually(
+      () => receiver.maxConcurrent('/slow'),
+      (max) => max >= LIMIT,
+    );
+    await publish('fast.event');
+
+    await eventually(
+      () => receiver.answeredAt.get('/slow')?.length ?? 0,
+      (answered) => answered === SLOW_EVENTS,
+      180_000,
+    );
+    expect(receiver.at('/slow')).toHaveLength(SLOW_EVENTS);
+    expect(receiver.maxConcurrent('/slow')).toBeLessThanOrEqual(LIMIT);
+    // The fast webhook was answered before the slow backlog was worked off.
+    const fastAt = receiver.answeredAt.get('/fast')?.[0];
+    const slowLast = receiver.answeredAt.get('/slow')?.at(-1);
+    expect(fastAt).toBeDefined();
+    expect(fastAt as number).toBeLessThan(slowLast as number);
+  }, 240_000);
+});
