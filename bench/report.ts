@@ -95,14 +95,17 @@ export const printResults = (results: Record<string, unknown>): void => {
     out.push(
       `\nCold start: bundle size and init (import in a fresh node ${cold.nodeVersion}, median of ${cold.runs}, minus bare node ${cold.bareNodeMs.toFixed(0)} ms)\n`,
     );
+    // Floor: an empty handler importing only the same SDK clients, built and timed the same way.
     const sorted = [...cold.functions].sort((a, b) => b.initMs - a.initMs);
     out.push(
       table(
-        ['function', 'KiB', 'init ms', 'import ms', 'MB', 'largest inputs (KiB)'],
+        ['function', 'KiB', 'floor KiB', 'init ms', 'floor ms', 'import ms', 'MB', 'largest inputs (KiB)'],
         sorted.map((fn) => [
           fn.functionId,
           fn.bundleKiB.toFixed(0),
+          fn.floor ? fn.floor.bundleKiB.toFixed(0) : '—',
           fn.initMs.toFixed(0),
+          fn.floor ? fn.floor.initMs.toFixed(0) : '—',
           fn.importMs.toFixed(0),
           String(fn.memoryMb),
           fn.largestInputs
