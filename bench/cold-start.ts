@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
+import { LAMBDA_BUNDLE_ALIASES } from '../lib/constructs/bundling';
 import { envNames, type FunctionSpec, wiring } from '../lib/wiring';
 
 /** The repository root; handler paths in the declaration are relative to it. */
@@ -21,6 +22,15 @@ export interface ColdStart {
   readonly initMs: number;
   /** Median time of the `import()` itself, timed inside that process (less noise from process start-up). */
   readonly importMs: number;
+  /**
+   * The floor: an empty handler that imports and creates only the SDK clients this bundle carries (and the
+   * DynamoDB document client when it uses it), built and timed the same way.
+   */
+  readonly floor: {
+    readonly clients: readonly string[];
+    readonly bundleKiB: number;
+    readonly initMs: number;
+  };
   /** The largest contributors to the bundle, by package (or first-party folder), in KiB. */
   readonly largestInputs: readonly { readonly name: string; readonly kib: number }[];
 }
@@ -78,10 +88,12 @@ const packageOf = (input: string): string => {
   return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? input);
 };
 
+/** esbuild's record of one output file (paths in the metafile are relative to the working directory). */
+const outputOf = (metafile: Metafile, outFile: string) =>
+  Object.entries(metafile.outputs).find(([path]) => resolve(process.cwd(), path) === outFile)?.[1];
+
 const largestInputs = (metafile: Metafile, outFile: string) => {
-  const output = Object.entries(metafile.outputs).find(
-    ([path]) => resolve(process.cwd(), path) === outFile,
-  )?.[1];
+  const output = outputOf(metafile, outFile);
   const byPackage = new Map<string, number>();
   for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
     byPackage.set(packageOf(input), (byPackage.get(packageOf(input)) ?? 0) + bytesInOutput);
@@ -112,7 +124,7 @@ const timeNode = (script: string, env: Record<string, string>): { wallMs: number
 /**
  * Bundles every function with the options of lib/constructs/notify-function.ts (NodejsFunction: esbuild,
  * minified, ESM, node24 target, main fields module/main, source maps without sources, the createRequire
- * banner, nothing external) and times a cold import of each bundle in a fresh Node process.
+ * banner, nothing external, the same aliases) and times a cold import of each bundle in a fresh Node process.
  */
 export const measureColdStarts = async (options: { runs: number }): Promise<ColdStartReport> => {
   rmSync(OUT_DIR, { recursive: true, force: true });
@@ -121,31 +133,17 @@ export const measureColdStarts = async (options: { runs: number }): Promise<Cold
   const entryPoints = Object.fromEntries(
     functions.map(({ id, spec }) => [fileName(id), resolve(REPO_ROOT, spec.handler)]),
   );
-  const { metafile } = await build({
-    entryPoints,
-    outdir: OUT_DIR,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    target: 'node24',
-    format: 'esm',
-    mainFields: ['module', 'main'],
-    minify: true,
-    sourcemap: true,
-    sourcesContent: false,
-    metafile: true,
-    logLevel: 'error',
-    banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-    },
-  });
+  const { metafile } = await bundle(entryPoints, OUT_DIR);
+  const floors = await buildFloors(
+    functions.map(({ id }) => id),
+    metafile,
+  );
   const env = functionEnv();
   const bareRuns: number[] = [];
   for (let run = 0; run < options.runs; run++) bareRuns.push(timeNode('', env).wallMs);
   const bareNodeMs = median(bareRuns);
-  const results: ColdStart[] = [];
-  for (const { id, spec } of functions) {
-    const outFile = join(OUT_DIR, `${fileName(id)}.mjs`);
+  /** Median init (wall time minus bare node) and median in-process import time of one bundle. */
+  const timeBundle = (outFile: string) => {
     const script =
       'const started = performance.now();' +
       `await import(${JSON.stringify(pathToFileURL(outFile).href)});` +
@@ -157,15 +155,91 @@ export const measureColdStarts = async (options: { runs: number }): Promise<Cold
       runs.push(wallMs);
       imports.push(printed);
     }
+    return { initMs: Math.max(0, median(runs) - bareNodeMs), importMs: median(imports) };
+  };
+  const kib = (file: string) => Math.round(statSync(file).size / 102.4) / 10;
+  const results: ColdStart[] = [];
+  for (const { id, spec } of functions) {
+    const outFile = join(OUT_DIR, `${fileName(id)}.mjs`);
+    const floorFile = join(FLOOR_DIR, `${fileName(id)}.mjs`);
     results.push({
       functionId: id,
       handler: spec.handler,
       memoryMb: spec.memoryMb ?? 256,
-      bundleKiB: Math.round(statSync(outFile).size / 102.4) / 10,
-      initMs: Math.max(0, median(runs) - bareNodeMs),
-      importMs: median(imports),
+      bundleKiB: kib(outFile),
+      ...timeBundle(outFile),
+      floor: {
+        clients: floors.get(id) ?? [],
+        bundleKiB: kib(floorFile),
+        initMs: timeBundle(floorFile).initMs,
+      },
       largestInputs: largestInputs(metafile, outFile),
     });
   }
   return { nodeVersion: process.version, runs: options.runs, bareNodeMs, functions: results };
+};
+
+/** esbuild with the options of lib/constructs/notify-function.ts (see measureColdStarts). */
+const bundle = (entryPoints: Record<string, string>, outdir: string, nodePaths: string[] = []) =>
+  build({
+    entryPoints,
+    nodePaths,
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'esm',
+    mainFields: ['module', 'main'],
+    minify: true,
+    sourcemap: true,
+    sourcesContent: false,
+    metafile: true,
+    logLevel: 'error',
+    alias: { ...LAMBDA_BUNDLE_ALIASES },
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+  });
+
+const FLOOR_DIR = join(OUT_DIR, 'floor');
+
+/** The client class a `@aws-sdk/client-*` package exports (`export * from "./SQSClient"` in its index). */
+const clientClassOf = (sdkPackage: string): string => {
+  const index = readFileSync(resolve(REPO_ROOT, 'node_modules', sdkPackage, 'dist-es/index.js'), 'utf8');
+  const name = /export \* from "\.\/(\w+Client)"/.exec(index)?.[1];
+  if (!name) throw new Error(`cold start: no client class found in ${sdkPackage}`);
+  return name;
+};
+
+/** Writes and bundles one floor handler per function; returns the SDK packages each one imports. */
+const buildFloors = async (ids: readonly string[], metafile: Metafile) => {
+  const sourceDir = join(OUT_DIR, 'floor-src');
+  mkdirSync(sourceDir, { recursive: true });
+  const clients = new Map<string, string[]>();
+  const entryPoints: Record<string, string> = {};
+  for (const id of ids) {
+    const output = outputOf(metafile, join(OUT_DIR, `${fileName(id)}.mjs`));
+    const packages = [...new Set(Object.keys(output?.inputs ?? {}).map(packageOf))]
+      .filter((name) => name.startsWith('@aws-sdk/client-') || name === '@aws-sdk/lib-dynamodb')
+      .sort();
+    const lines = packages.map((name, index) =>
+      name === '@aws-sdk/lib-dynamodb'
+        ? `import { DynamoDBDocumentClient } from '${name}';`
+        : `import { ${clientClassOf(name)} as Client${index} } from '${name}';`,
+    );
+    const made = packages.map((name, index) =>
+      name === '@aws-sdk/lib-dynamodb' ? 'DynamoDBDocumentClient' : `new Client${index}({})`,
+    );
+    const source = join(sourceDir, `${fileName(id)}.mjs`);
+    writeFileSync(
+      source,
+      `${lines.join('\n')}\nexport const handler = async () => [${made.join(', ')}].length;\n`,
+    );
+    clients.set(id, packages);
+    entryPoints[fileName(id)] = source;
+  }
+  // The floor sources live outside the repository: their SDK imports resolve to its node_modules.
+  await bundle(entryPoints, FLOOR_DIR, [join(REPO_ROOT, 'node_modules')]);
+  return clients;
 };

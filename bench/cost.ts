@@ -16,6 +16,21 @@ export interface ServiceUnits {
   schedulerInvocations: number;
 }
 
+/** No usage at all: the start of a sum, or units filled in one by one. */
+export const NO_UNITS: ServiceUnits = {
+  httpApiRequests: 0,
+  wsMessages: 0,
+  wsConnectionMinutes: 0,
+  lambdaInvocations: 0,
+  lambdaGbSeconds: 0,
+  dynamoDbReadUnits: 0,
+  dynamoDbWriteUnits: 0,
+  dynamoDbRequests: 0,
+  sqsRequests: 0,
+  eventBridgeEvents: 0,
+  schedulerInvocations: 0,
+};
+
 export type ServiceDollars = Record<
   'apiGateway' | 'lambda' | 'dynamoDb' | 'sqs' | 'eventBridge' | 'scheduler' | 'total',
   number

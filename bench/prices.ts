@@ -22,3 +22,28 @@ export const PRICES = {
   eventBridgePerMillionEvents: 1.0,
   schedulerPerMillionInvocations: 1.0,
 } as const;
+
+/**
+ * Monthly prices of what a deployment costs while nobody uses it (us-east-1 list prices, free tiers ignored;
+ * AWS bills them prorated by the hour). From the CloudWatch, KMS, Secrets Manager and WAF pricing pages.
+ */
+export const MONTHLY_PRICES = {
+  /** Standard-resolution alarm, per metric it evaluates (a metric-math alarm pays for each metric). */
+  alarmPerMetric: 0.1,
+  /** High-resolution alarm (period under 60 s), per metric. */
+  highResolutionAlarmPerMetric: 0.3,
+  compositeAlarm: 0.5,
+  dashboard: 3.0,
+  /** Customer managed KMS key (AWS managed keys are free). */
+  kmsKey: 1.0,
+  secret: 0.4,
+  webAcl: 5.0,
+  /** Each rule of a web ACL, a managed rule group counting as one. */
+  webAclRule: 1.0,
+  /**
+   * Empty receives of an idle SQS event source mapping: Lambda keeps about 5 pollers long-polling (20 s) each
+   * queue, ≈ 5 × 3 receives a minute, billed as SQS requests.
+   */
+  idleSqsReceivesPerMonth: 5 * 3 * 60 * 730,
+  hoursPerMonth: 730,
+} as const;

@@ -1,6 +1,7 @@
 import type { ClientSizeRow } from './client-size';
 import type { ColdStartReport } from './cold-start';
 import type { ServiceUnits } from './cost';
+import type { IdleCost } from './idle-cost';
 import type { LatencyResult } from './latency';
 import type { LoadResult } from './load';
 import { PRICES } from './prices';
@@ -94,14 +95,17 @@ export const printResults = (results: Record<string, unknown>): void => {
     out.push(
       `\nCold start: bundle size and init (import in a fresh node ${cold.nodeVersion}, median of ${cold.runs}, minus bare node ${cold.bareNodeMs.toFixed(0)} ms)\n`,
     );
+    // Floor: an empty handler importing only the same SDK clients, built and timed the same way.
     const sorted = [...cold.functions].sort((a, b) => b.initMs - a.initMs);
     out.push(
       table(
-        ['function', 'KiB', 'init ms', 'import ms', 'MB', 'largest inputs (KiB)'],
+        ['function', 'KiB', 'floor KiB', 'init ms', 'floor ms', 'import ms', 'MB', 'largest inputs (KiB)'],
         sorted.map((fn) => [
           fn.functionId,
           fn.bundleKiB.toFixed(0),
+          fn.floor ? fn.floor.bundleKiB.toFixed(0) : '—',
           fn.initMs.toFixed(0),
+          fn.floor ? fn.floor.initMs.toFixed(0) : '—',
           fn.importMs.toFixed(0),
           String(fn.memoryMb),
           fn.largestInputs
@@ -165,6 +169,24 @@ export const printResults = (results: Record<string, unknown>): void => {
       ),
     );
     for (const sample of load.errorSamples) out.push(`  error: ${sample}`);
+  }
+  const idle = results.idleCost as IdleCost[] | undefined;
+  if (idle) {
+    out.push('\nIdle deployment cost per month (synthesized templates; nobody using the service)\n');
+    const items = [...new Set(idle.flatMap((stage) => stage.lines.map((line) => line.item)))];
+    const cell = (stage: IdleCost, item: string) => {
+      const line = stage.lines.find((candidate) => candidate.item === item);
+      return line ? `${line.count}: ${usd(line.dollarsPerMonth)}` : '—';
+    };
+    out.push(
+      table(
+        ['item', ...idle.map((stage) => stage.stage)],
+        [
+          ...items.map((item) => [item, ...idle.map((stage) => cell(stage, item))]),
+          ['total per month', ...idle.map((stage) => usd(stage.dollarsPerMonth))],
+        ],
+      ),
+    );
   }
   out.push(`\nbench took ${(results.benchSeconds as number).toFixed(0)} s; figures in bench/results.json\n`);
   console.log(out.join('\n'));

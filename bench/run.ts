@@ -1,10 +1,12 @@
 import '../local/sdk-env';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureClientSize } from './client-size';
 import { measureColdStarts } from './cold-start';
+import type { ServiceUnits } from './cost';
 import { startMeteredRuntime } from './harness';
+import { idleCost } from './idle-cost';
 import { measureLatency, openClients, thousandConnectedCost } from './latency';
 import { runLoad } from './load';
 import { PRICES } from './prices';
@@ -61,6 +63,10 @@ const writeFormatted = (file: string, value: unknown) => {
     stdio: 'ignore',
   });
 };
+
+const RESULTS_FILE = join(import.meta.dirname, 'results.json');
+const previousResults = (): Record<string, unknown> =>
+  existsSync(RESULTS_FILE) ? (JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as Record<string, unknown>) : {};
 
 const main = async () => {
   if (only?.includes('scale')) await runScale();
@@ -121,9 +127,18 @@ const main = async () => {
       await bench.runtime.stop();
     }
   }
+  if (wanted('idle')) {
+    console.error('bench: idle deployment cost (synthesizing the dev and prod stacks)…');
+    // The sweeper's work per run, as measured by the cost scenarios of this run or of the last one.
+    const sweeper = (results.sweeper ?? previousResults().sweeper) as
+      | { perRunFixed?: ServiceUnits }
+      | undefined;
+    results.idleCost = ['dev', 'prod'].map((stage) => idleCost(stage, sweeper?.perRunFixed));
+  }
   results.benchSeconds = (performance.now() - started) / 1000;
   printResults(results);
-  writeFormatted(join(import.meta.dirname, 'results.json'), results);
+  // A partial run (--only) replaces its own sections and keeps the others of the last run.
+  writeFormatted(RESULTS_FILE, { ...(only ? previousResults() : {}), ...results });
 };
 
 main().then(

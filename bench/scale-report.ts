@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AWS_LIMITS } from './aws-limits';
-import { dollarsOf, type ServiceUnits } from './cost';
+import { dollarsOf, NO_UNITS, type ServiceUnits } from './cost';
 import type { OperationMeasure, ScaleSimulation } from './scale';
 import type { ScenarioResult } from './scenarios';
 
@@ -65,20 +65,6 @@ const costScenarios = (): Map<string, ScenarioResult> => {
   return new Map((results.scenarios ?? []).filter((s) => 'unitsPerOperation' in s).map((s) => [s.id, s]));
 };
 
-const noUnits: ServiceUnits = {
-  httpApiRequests: 0,
-  wsMessages: 0,
-  wsConnectionMinutes: 0,
-  lambdaInvocations: 0,
-  lambdaGbSeconds: 0,
-  dynamoDbReadUnits: 0,
-  dynamoDbWriteUnits: 0,
-  dynamoDbRequests: 0,
-  sqsRequests: 0,
-  eventBridgeEvents: 0,
-  schedulerInvocations: 0,
-};
-
 export interface TargetVerdict {
   readonly target: string;
   readonly met: boolean;
@@ -135,7 +121,7 @@ export const buildScaleReport = (simulation: ScaleSimulation): ScaleReport => {
   const roomPostsPerSec = members / Math.max(roomSecs, 1e-9);
   const roomTargetRate = members / 10;
   const roomUnits: ServiceUnits = {
-    ...noUnits,
+    ...NO_UNITS,
     httpApiRequests: 1,
     wsMessages: members,
     lambdaInvocations: 1 + simulation.roomChunks,

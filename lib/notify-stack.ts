@@ -22,12 +22,12 @@ import {
   DEFAULT_ROUTE_PATH,
   wiring as declaredWiring,
   envNames,
+  type FunctionResources,
   type FunctionSpec,
+  functionEnvironment,
+  functionGrants,
   type Wiring,
 } from './wiring';
-
-/** The table whose `byShard` index the `scale.connection_shards` setting partitions. */
-const CONNECTIONS_TABLE = 'wsConnections';
 
 export interface NotifyStackProps extends StackProps {
   readonly settings: StageSettings;
@@ -351,6 +351,36 @@ export class NotifyStack extends Stack {
     return secret;
   }
 
+  /** Where this stack's resources are, for the variables of functionEnvironment (lib/wiring/function-env.ts). */
+  private functionResources(usedBy: string): FunctionResources {
+    return {
+      stage: this.settings.stage,
+      tableName: (tableId) => this.tables.table(tableId, usedBy).tableName,
+      queueUrl: (queueId) => this.queues.get(queueId, usedBy).queue.queueUrl,
+      queueArn: (queueId) => this.queues.get(queueId, usedBy).queue.queueArn,
+      busName: this.eventBus.bus.eventBusName,
+      wsCallbackUrl: this.webSocketApi?.stage.callbackUrl,
+      ...(this.scheduling
+        ? {
+            scheduling: {
+              roleArn: this.scheduling.role.roleArn,
+              group: this.scheduling.group.scheduleGroupName,
+              targetQueues: this.scheduling.targets.map((target) => target.targetQueue),
+            },
+          }
+        : {}),
+      connectionShards: this.settings.scale.connectionShards,
+      ...(this.cursorKey ? { cursorKey: { [envNames.cursorKeySecretArn]: this.cursorKey.secretArn } } : {}),
+      ...(this.webhookSecretKey
+        ? { webhookSecretKey: { [envNames.webhookKmsKeyId]: this.webhookSecretKey.keyArn } }
+        : {}),
+      auth: {
+        ...this.authEnv,
+        ...(this.hs256Secret ? { [envNames.hs256SecretArn]: this.hs256Secret.secretArn } : {}),
+      },
+    };
+  }
+
   /** Creates a function and gives it exactly the grants and variables its declaration asks for. */
   private addFunction(
     key: string,
@@ -368,63 +398,27 @@ export class NotifyStack extends Stack {
       spec,
       description: options.description,
       defaults: this.defaults,
-      environment: options.withAuth ? this.authEnv : {},
+      environment: functionEnvironment(usedBy, spec, this.functionResources(usedBy), {
+        withAuth: options.withAuth,
+      }),
       reservedConcurrency: options.reservedConcurrency,
     });
     const lambdaFn = fn.function;
-    if (options.withAuth && this.hs256Secret) {
-      this.hs256Secret.grantRead(lambdaFn);
-      lambdaFn.addEnvironment(envNames.hs256SecretArn, this.hs256Secret.secretArn);
-    }
-    const writes = new Set(spec.writes ?? []);
-    for (const tableId of new Set([...(spec.reads ?? []), ...writes])) {
+    if (options.withAuth && this.hs256Secret) this.hs256Secret.grantRead(lambdaFn);
+    const grants = functionGrants(spec);
+    for (const [tableId, access] of grants.tables) {
       const table = this.tables.table(tableId, usedBy);
-      if (writes.has(tableId)) table.grantReadWriteData(lambdaFn);
+      if (access === 'readWrite') table.grantReadWriteData(lambdaFn);
       else table.grantReadData(lambdaFn);
-      lambdaFn.addEnvironment(envNames.tableName(tableId), table.tableName);
     }
-    if (writes.has(CONNECTIONS_TABLE) || spec.reads?.includes(CONNECTIONS_TABLE)) {
-      lambdaFn.addEnvironment(envNames.connectionShards, String(this.settings.scale.connectionShards));
-    }
-    for (const queueId of new Set(spec.sendsTo ?? [])) {
-      const { queue } = this.queues.get(queueId, usedBy);
-      queue.grantSendMessages(lambdaFn);
-      lambdaFn.addEnvironment(envNames.queueUrl(queueId), queue.queueUrl);
-      lambdaFn.addEnvironment(envNames.queueArn(queueId), queue.queueArn);
-    }
-    if (spec.putsEvents) {
-      this.eventBus.bus.grantPutEventsTo(lambdaFn);
-      lambdaFn.addEnvironment(envNames.busName, this.eventBus.bus.eventBusName);
-    }
-    if (spec.managesConnections) {
-      if (!this.webSocketApi) {
-        throw new Error(
-          `lib/wiring: ${usedBy} manages WebSocket connections, but no WebSocket route is declared`,
-        );
-      }
-      this.webSocketApi.stage.grantManagementApiAccess(lambdaFn);
-      lambdaFn.addEnvironment(envNames.wsCallbackUrl, this.webSocketApi.stage.callbackUrl);
-    }
-    if (spec.schedules && this.scheduling) {
-      this.scheduling.grantManageSchedules(lambdaFn);
-      lambdaFn.addEnvironment(envNames.schedulerRoleArn, this.scheduling.role.roleArn);
-      lambdaFn.addEnvironment(envNames.scheduleGroup, this.scheduling.group.scheduleGroupName);
-      // A schedule names its target by ARN; the function needs no send permission of its own.
-      for (const target of this.scheduling.targets) {
-        lambdaFn.addEnvironment(
-          envNames.queueArn(target.targetQueue),
-          this.queues.get(target.targetQueue, usedBy).queue.queueArn,
-        );
-      }
-    }
-    if (spec.cursorKey && this.cursorKey) {
-      this.cursorKey.grantRead(lambdaFn);
-      lambdaFn.addEnvironment(envNames.cursorKeySecretArn, this.cursorKey.secretArn);
-    }
-    if (spec.webhookSecretKey && this.webhookSecretKey) {
-      if (spec.webhookSecretKey === 'encrypt') this.webhookSecretKey.grant(lambdaFn, 'kms:GenerateDataKey');
+    for (const queueId of grants.sendsTo) this.queues.get(queueId, usedBy).queue.grantSendMessages(lambdaFn);
+    if (grants.putsEvents) this.eventBus.bus.grantPutEventsTo(lambdaFn);
+    if (grants.managesConnections) this.webSocketApi?.stage.grantManagementApiAccess(lambdaFn);
+    if (grants.schedules && this.scheduling) this.scheduling.grantManageSchedules(lambdaFn);
+    if (grants.cursorKey && this.cursorKey) this.cursorKey.grantRead(lambdaFn);
+    if (grants.webhookSecretKey && this.webhookSecretKey) {
+      if (grants.webhookSecretKey === 'encrypt') this.webhookSecretKey.grant(lambdaFn, 'kms:GenerateDataKey');
       else this.webhookSecretKey.grantDecrypt(lambdaFn);
-      lambdaFn.addEnvironment(envNames.webhookKmsKeyId, this.webhookSecretKey.keyArn);
     }
     this.functions.set(key, fn);
     return fn;

@@ -1,7 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ANY_ORIGIN, wiring as declaredWiring, envNames, type Wiring } from '../lib/wiring';
+import { AUTH_ENV_NAMES, pickAuthEnv } from '../lambdas/core/config';
+import { DEFAULT_CONNECTION_SHARDS } from '../lambdas/domain/realtime/config';
+import {
+  ANY_ORIGIN,
+  wiring as declaredWiring,
+  envNames,
+  type FunctionResources,
+  functionEnvironment,
+  type Wiring,
+} from '../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../lib/wiring/areas/events';
+import { LocalAccess } from './access';
 import { createDemo, DEMO_PATH, type Demo } from './demo/server';
 import {
   DEV_AUDIENCE,
@@ -17,8 +27,9 @@ import {
 import { createTables, type DynamoDbLocal, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
-import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION } from './lambda/runner';
-import type { InvokeFunction } from './lambda/types';
+import { installFunctionEnvScopes, withFunctionEnv } from './lambda/function-env-scope';
+import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION, localFunctionName } from './lambda/runner';
+import type { FunctionRef, InvokeFunction } from './lambda/types';
 import { localCursorEnv, localWebhookEnv } from './local-keys';
 import type { GatewayMeter } from './metering/gateway-meter';
 import { LocalScheduler } from './scheduler/local-scheduler';
@@ -123,12 +134,24 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     envReady = resolve;
   });
   const runner = createLambdaRunner(options.quiet ? { onError: () => {} } : {});
+  // Each function sees only the variables its declaration gives it (set once the stand-ins are up).
+  const access = new LocalAccess(LOCAL_ACCOUNT_ID);
+  let scopeOf: (fn: FunctionRef) => {
+    own: Record<string, string>;
+    hidden: ReadonlySet<string>;
+    fixed: Record<string, string>;
+  } = () => {
+    throw new Error('startRuntime: invoked before the environment was set');
+  };
   const invoke: InvokeFunction = async (fn, event) => {
     await ready;
-    return runner(fn, event);
+    const { own, hidden, fixed } = scopeOf(fn);
+    return withFunctionEnv(own, hidden, () => runner(fn, event), fixed);
   };
 
   const stoppers: (() => Promise<void>)[] = [];
+  const uninstallEnvScopes = installFunctionEnvScopes();
+  stoppers.push(async () => uninstallEnvScopes());
   const previousEnv = new Map<string, string | undefined>();
   const stopAll = async () => {
     for (const stop of stoppers.splice(0).reverse()) await stop().catch(() => {});
@@ -175,6 +198,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       queues: wiring.queues,
       workers: wiring.workers,
       invoke,
+      access,
       ...standInData,
     });
     await sqs.start();
@@ -184,6 +208,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       rules: wiring.busRules,
       archivePattern: EVENT_ARCHIVE_PATTERN,
       sqs,
+      access,
       ...standInData,
     });
     await eventBridge.start();
@@ -192,6 +217,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       targets: wiring.scheduleTargets,
       recurring: wiring.recurringSchedules,
       sqs,
+      access,
       invoke,
       ...standInData,
     });
@@ -212,6 +238,40 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
           SERVICE__AUTH__AUDIENCE: DEV_AUDIENCE,
           SERVICE__AUTH__SERVICE_AUDIENCE: DEV_SERVICE_AUDIENCE,
         };
+    const webhookKeyEnv = localWebhookEnv(dataDir);
+    const { NOTIFY_WEBHOOK_LOCAL_KEY: webhookLocalKey, ...webhookSettings } = webhookKeyEnv;
+    const resources: FunctionResources = {
+      stage: LOCAL_STAGE,
+      tableName: (tableId) => {
+        const name = tableEnv[envNames.tableName(tableId)];
+        if (!name) throw new Error(`lib/wiring: table "${tableId}" is not declared`);
+        return name;
+      },
+      queueUrl: (queueId) => sqs.queueUrl(queueId),
+      queueArn: (queueId) => sqs.queueArn(queueId),
+      busName: LOCAL_BUS_NAME,
+      wsCallbackUrl: wiring.webSocketRoutes.length > 0 ? `${origin}/${LOCAL_STAGE}` : undefined,
+      scheduling: {
+        roleArn: LOCAL_SCHEDULER_ROLE_ARN,
+        group: LOCAL_SCHEDULE_GROUP,
+        targetQueues: wiring.scheduleTargets.map((target) => target.targetQueue),
+      },
+      connectionShards: DEFAULT_CONNECTION_SHARDS,
+      cursorKey: localCursorEnv(dataDir),
+      ...(webhookLocalKey ? { webhookSecretKey: { NOTIFY_WEBHOOK_LOCAL_KEY: webhookLocalKey } } : {}),
+      auth: pickAuthEnv({ ...process.env, ...devAuthEnv, ...options.env }),
+    };
+    const httpRouteIds = new Set(wiring.httpRoutes.map((route) => route.id));
+    const environments = new Map<string, Record<string, string>>();
+    const environmentOf = (fn: FunctionRef): Record<string, string> => {
+      let env = environments.get(fn.id);
+      if (!env) {
+        const withAuth = httpRouteIds.has(fn.id) || fn.id.startsWith('ws.');
+        env = functionEnvironment(fn.id, fn, resources, { withAuth });
+        environments.set(fn.id, env);
+      }
+      return env;
+    };
     const env: Record<string, string> = {
       ...LOCAL_AWS_ENV,
       AWS_REGION: LOCAL_REGION,
@@ -227,9 +287,33 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       [envNames.scheduleGroup]: LOCAL_SCHEDULE_GROUP,
       [envNames.stage]: LOCAL_STAGE,
       ...devAuthEnv,
-      ...localWebhookEnv(dataDir),
-      ...localCursorEnv(dataDir),
+      ...webhookKeyEnv,
+      ...resources.cursorKey,
       ...options.env,
+    };
+    // Hidden from a function unless its declaration gives them: every resource variable and the auth settings.
+    const hidden = new Set([
+      ...Object.keys(env).filter(
+        (name) => name.startsWith('NOTIFY_') && !Object.hasOwn(webhookSettings, name),
+      ),
+      ...AUTH_ENV_NAMES,
+      envNames.hs256SecretArn,
+    ]);
+    for (const setting of Object.keys(options.env ?? {})) {
+      if (!setting.startsWith('SERVICE__AUTH__')) hidden.delete(setting);
+    }
+    scopeOf = (fn) => {
+      const credentials = access.credentialsFor(fn);
+      return {
+        own: environmentOf(fn),
+        hidden,
+        // What Lambda gives every function: its own name and its role's credentials.
+        fixed: {
+          AWS_LAMBDA_FUNCTION_NAME: localFunctionName(fn),
+          AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+        },
+      };
     };
     for (const [name, value] of Object.entries(env)) {
       previousEnv.set(name, process.env[name]);

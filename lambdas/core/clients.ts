@@ -9,9 +9,16 @@ import { envNames } from '../../lib/wiring/env';
  * stand-ins, so there is no local-mode branch here (docs/design.md principle 3).
  */
 export const lazy = <T>(create: () => T): (() => T) => {
-  let value: T | undefined;
+  // One per function: on Lambda there is only ever one; the local runtime runs many functions in one process,
+  // each with its own credentials.
+  const byFunction = new Map<string | undefined, T>();
   return () => {
-    value ??= create();
+    const fn = process.env.AWS_LAMBDA_FUNCTION_NAME;
+    let value = byFunction.get(fn);
+    if (value === undefined) {
+      value = create();
+      byFunction.set(fn, value);
+    }
     return value;
   };
 };

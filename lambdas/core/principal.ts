@@ -12,6 +12,11 @@ export interface UserPrincipal {
   readonly isAdmin: boolean;
   /** Seconds since the epoch at which the token expires. */
   readonly expiresAt: number;
+  /**
+   * Seconds since the epoch until which the token passes verification: `expiresAt` plus the tolerated clock
+   * skew. Whatever outlives the request (a WebSocket connection) must last until this, not `expiresAt`.
+   */
+  readonly acceptedUntil: number;
 }
 
 export interface ServicePrincipal {

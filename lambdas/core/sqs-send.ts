@@ -1,9 +1,10 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { SQS_MAX_MESSAGE_BYTES } from '../../lib/wiring/limits';
 import { sqs } from './clients-sqs';
 
-/** SQS limits per SendMessageBatch request: 10 entries and 256 KiB of bodies. */
+/** SQS limits per SendMessageBatch request: 10 entries, and the queues' MaximumMessageSize for all bodies. */
 const MAX_ENTRIES = 10;
-const MAX_BATCH_BYTES = 256 * 1024;
+const MAX_BATCH_BYTES = SQS_MAX_MESSAGE_BYTES;
 
 /** Groups bodies into the fewest batches AWS accepts (each body must fit alone). */
 export const batchesOf = (bodies: readonly string[]): string[][] => {
@@ -12,7 +13,8 @@ export const batchesOf = (bodies: readonly string[]): string[][] => {
   let bytes = 0;
   for (const body of bodies) {
     const size = Buffer.byteLength(body);
-    if (size > MAX_BATCH_BYTES) throw new Error(`An SQS message of ${size} bytes is over the 256 KiB limit`);
+    if (size > MAX_BATCH_BYTES)
+      throw new Error(`An SQS message of ${size} bytes is over the ${MAX_BATCH_BYTES}-byte SQS limit`);
     if (current.length === MAX_ENTRIES || bytes + size > MAX_BATCH_BYTES) {
       batches.push(current);
       current = [];

@@ -7,6 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { repoRoot } from '../paths';
 import { DEFAULT_FUNCTION, envNames, type FunctionSpec } from '../wiring';
+import { LAMBDA_BUNDLE_ALIASES } from './bundling';
 
 /** What every function of a stage shares. */
 export interface FunctionDefaults {
@@ -93,6 +94,9 @@ export class NotifyFunction extends Construct {
         // The SDK v3 clients are bundled too: pinned versions, tree-shaken, and faster to load than the
         // runtime's full copy (Lambda init time is billed; docs/performance.md).
         externalModules: [],
+        esbuildArgs: {
+          '--alias': Object.entries(LAMBDA_BUNDLE_ALIASES).map(([module, file]) => `${module}=${file}`),
+        },
         // Some CommonJS dependencies call require(); ESM output has no require unless it is created.
         banner:
           "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",

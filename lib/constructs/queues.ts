@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { QueueSpec } from '../wiring';
+import { type QueueSpec, SQS_MAX_MESSAGE_BYTES } from '../wiring';
 import { pascalCase } from './naming';
 
 export interface ServiceQueue {
@@ -22,12 +22,15 @@ export class Queues extends Construct {
       const deadLetterQueue = new sqs.Queue(this, `${name}Dlq`, {
         // The longest SQS allows: time to notice, fix and redrive.
         retentionPeriod: Duration.days(14),
+        // Set explicitly so the stack does not depend on the account's default (lib/wiring/limits.ts).
+        maxMessageSizeBytes: SQS_MAX_MESSAGE_BYTES,
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
       });
       const queue = new sqs.Queue(this, name, {
         visibilityTimeout: Duration.seconds(spec.visibilityTimeoutSecs),
         retentionPeriod: Duration.days(4),
+        maxMessageSizeBytes: SQS_MAX_MESSAGE_BYTES,
         // SQS-managed keys: EventBridge and Scheduler can send without a KMS key policy.
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,

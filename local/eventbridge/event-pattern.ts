@@ -9,11 +9,14 @@
  * - matchers: exact values (string, number compared numerically, boolean, null), `prefix`, `suffix`
  *   (both also with `{ equals-ignore-case }`), `equals-ignore-case`, `wildcard`, `anything-but`
  *   (value, list, `{ prefix }`, `{ suffix }`, `{ equals-ignore-case }`, `{ wildcard }`), `exists`, `numeric`,
- *   `cidr` (IPv4).
+ *   `cidr` (IPv4 and IPv6).
  *
- * Patterns are compiled once (`compileEventPattern`), which rejects malformed patterns and unknown operators
- * loudly instead of silently matching nothing.
+ * Patterns are compiled once (`compileEventPattern`), which rejects what EventBridge rejects (malformed
+ * patterns, unknown operators, empty objects, `**` or a bad escape in a wildcard, numeric ranges not of the
+ * form `=`, lower bound, upper bound or lower-then-upper with bottom < top) instead of silently matching nothing.
+ * The rules follow AWS's open-source matcher, event-ruler, which EventBridge runs.
  */
+import { isIPv4, isIPv6 } from 'node:net';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -24,7 +27,7 @@ type LeafMatcher =
   | { readonly kind: 'prefix-ignore-case' | 'suffix-ignore-case'; readonly value: string }
   | { readonly kind: 'exists'; readonly value: boolean }
   | { readonly kind: 'numeric'; readonly checks: readonly NumericCheck[] }
-  | { readonly kind: 'cidr'; readonly network: number; readonly mask: number }
+  | { readonly kind: 'cidr'; readonly family: 4 | 6; readonly network: bigint; readonly mask: bigint }
   | { readonly kind: 'anything-but'; readonly test: (value: Json) => boolean };
 
 interface NumericCheck {
@@ -54,42 +57,115 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 
 const NUMERIC_OPS = new Set(['=', '<', '<=', '>', '>=']);
 
-const wildcardToRegExp = (glob: string): RegExp => {
-  const escaped = glob
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${escaped}$`, 's');
-};
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-const ipv4ToNumber = (address: string): number | undefined => {
-  const parts = address.split('.');
-  if (parts.length !== 4) return undefined;
-  let result = 0;
-  for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part)) return undefined;
-    const octet = Number(part);
-    if (octet > 255) return undefined;
-    result = result * 256 + octet;
+/**
+ * A wildcard as EventBridge reads it: `*` matches any run of characters, `\*` a literal star and `\\` a
+ * literal backslash; `**` and any other backslash are errors.
+ */
+const wildcardToRegExp = (path: string, glob: string): RegExp => {
+  let source = '';
+  for (let index = 0; index < glob.length; index++) {
+    const char = glob[index] as string;
+    if (char === '*') {
+      if (glob[index + 1] === '*') {
+        throw new InvalidEventPatternError(path, `consecutive wildcard characters at position ${index}`);
+      }
+      source += '.*';
+    } else if (char === '\\') {
+      const next = glob[index + 1];
+      if (next !== '*' && next !== '\\') {
+        throw new InvalidEventPatternError(path, `invalid escape character at position ${index}`);
+      }
+      source += escapeRegExp(next);
+      index++;
+    } else {
+      source += escapeRegExp(char);
+    }
   }
-  return result;
+  return new RegExp(`^${source}$`, 's');
 };
 
+/** An IP address as a number with its family; undefined for anything that is not an address. */
+const parseIp = (address: string): { family: 4 | 6; value: bigint } | undefined => {
+  if (isIPv4(address)) {
+    if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) return undefined;
+    return {
+      family: 4,
+      value: address.split('.').reduce((sum, octet) => (sum << 8n) + BigInt(octet), 0n),
+    };
+  }
+  if (!isIPv6(address)) return undefined;
+  let text = address;
+  // A trailing dotted IPv4 part (`::ffff:10.0.0.1`) is two 16-bit groups.
+  const dotted = /(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
+  if (dotted?.[1]) {
+    const [a, b, c, d] = dotted[1].split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, -dotted[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':'));
+  const left = groupsOf(head);
+  const right = tail === undefined ? [] : groupsOf(tail);
+  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return { family: 6, value: groups.reduce((sum, group) => (sum << 16n) + BigInt(`0x${group}`), 0n) };
+};
+
+const compileCidr = (path: string, operand: unknown): LeafMatcher => {
+  const [address, bits, ...extra] = typeof operand === 'string' ? operand.split('/') : [];
+  const parsed = address === undefined ? undefined : parseIp(address);
+  const width = parsed?.family === 4 ? 32 : 128;
+  const prefixLength = bits !== undefined && /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
+  if (!parsed || extra.length > 0 || !(prefixLength >= 0 && prefixLength <= width)) {
+    throw new InvalidEventPatternError(
+      path,
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    );
+  }
+  const all = (1n << BigInt(width)) - 1n;
+  const mask = all ^ ((1n << BigInt(width - prefixLength)) - 1n);
+  return { kind: 'cidr', family: parsed.family, network: parsed.value & mask, mask };
+};
+
+const LOWER_BOUNDS = new Set(['>', '>=']);
+const UPPER_BOUNDS = new Set(['<', '<=']);
+
+/** EventBridge's numeric forms: `[=, n]`, `[> or >=, n]`, `[< or <=, n]`, or `[> or >=, a, < or <=, b]` with a < b. */
 const compileNumeric = (path: string, spec: unknown): LeafMatcher => {
-  if (!Array.isArray(spec) || spec.length === 0 || spec.length % 2 !== 0) {
-    throw new InvalidEventPatternError(path, 'numeric expects [op, number, ...] pairs');
+  if (!Array.isArray(spec) || (spec.length !== 2 && spec.length !== 4)) {
+    throw new InvalidEventPatternError(
+      path,
+      'numeric expects [op, number] or [lower op, number, upper op, number]',
+    );
   }
   const checks: NumericCheck[] = [];
   for (let index = 0; index < spec.length; index += 2) {
     const op = spec[index];
     const bound = spec[index + 1];
-    if (typeof op !== 'string' || !NUMERIC_OPS.has(op) || typeof bound !== 'number') {
+    if (
+      typeof op !== 'string' ||
+      !NUMERIC_OPS.has(op) ||
+      typeof bound !== 'number' ||
+      !Number.isFinite(bound)
+    ) {
       throw new InvalidEventPatternError(
         path,
-        `numeric operator ${JSON.stringify(op)} with ${bound} is invalid`,
+        `numeric operator ${JSON.stringify(op)} with ${JSON.stringify(bound)} is invalid`,
       );
     }
     checks.push({ op: op as NumericCheck['op'], bound });
+  }
+  const [first, second] = checks as [NumericCheck, NumericCheck | undefined];
+  if (second) {
+    if (!LOWER_BOUNDS.has(first.op) || !UPPER_BOUNDS.has(second.op)) {
+      throw new InvalidEventPatternError(
+        path,
+        'a numeric range is a lower bound (> or >=) then an upper bound (< or <=)',
+      );
+    }
+    if (first.bound >= second.bound) {
+      throw new InvalidEventPatternError(path, "a numeric range's bottom must be less than its top");
+    }
   }
   return { kind: 'numeric', checks };
 };
@@ -140,7 +216,7 @@ const compileAnythingBut = (path: string, spec: unknown): LeafMatcher => {
         return { kind: 'anything-but', test: onStrings((value) => lowered.includes(value.toLowerCase())) };
       }
       case 'wildcard': {
-        const globs = list.map(wildcardToRegExp);
+        const globs = list.map((glob) => wildcardToRegExp(path, glob));
         return { kind: 'anything-but', test: onStrings((value) => globs.some((glob) => glob.test(value))) };
       }
       default:
@@ -191,7 +267,7 @@ const compileMatcher = (path: string, spec: unknown): LeafMatcher => {
       return { kind: 'equals-ignore-case', value: operand.toLowerCase() };
     case 'wildcard':
       if (typeof operand !== 'string') throw new InvalidEventPatternError(path, 'wildcard expects a string');
-      return { kind: 'wildcard', regExp: wildcardToRegExp(operand) };
+      return { kind: 'wildcard', regExp: wildcardToRegExp(path, operand) };
     case 'exists':
       if (typeof operand !== 'boolean')
         throw new InvalidEventPatternError(path, 'exists expects true or false');
@@ -200,19 +276,8 @@ const compileMatcher = (path: string, spec: unknown): LeafMatcher => {
       return compileNumeric(path, operand);
     case 'anything-but':
       return compileAnythingBut(path, operand);
-    case 'cidr': {
-      const [address, bits] = typeof operand === 'string' ? operand.split('/') : [];
-      const network = address === undefined ? undefined : ipv4ToNumber(address);
-      const prefixLength = Number(bits);
-      if (network === undefined || !Number.isInteger(prefixLength) || prefixLength < 0 || prefixLength > 32) {
-        throw new InvalidEventPatternError(
-          path,
-          'cidr expects an IPv4 block like "10.0.0.0/24" (IPv6 is not supported)',
-        );
-      }
-      const mask = prefixLength === 0 ? 0 : (0xffffffff << (32 - prefixLength)) >>> 0;
-      return { kind: 'cidr', network: (network & mask) >>> 0, mask };
-    }
+    case 'cidr':
+      return compileCidr(path, operand);
     default:
       throw new InvalidEventPatternError(path, `unsupported operator ${operator}`);
   }
@@ -220,6 +285,8 @@ const compileMatcher = (path: string, spec: unknown): LeafMatcher => {
 
 const compileNode = (path: string, pattern: unknown): CompiledNode => {
   if (!isPlainObject(pattern)) throw new InvalidEventPatternError(path, 'expected an object');
+  if (Object.keys(pattern).length === 0)
+    throw new InvalidEventPatternError(path, 'empty objects are not allowed');
   const leaves = new Map<string, LeafMatcher[]>();
   const children = new Map<string, CompiledNode>();
   const anyOf: CompiledNode[] = [];
@@ -295,8 +362,8 @@ const leafMatches = (matcher: LeafMatcher, value: Json): boolean => {
     case 'numeric':
       return typeof value === 'number' && matcher.checks.every((check) => numericHolds(value, check));
     case 'cidr': {
-      const address = typeof value === 'string' ? ipv4ToNumber(value) : undefined;
-      return address !== undefined && (address & matcher.mask) >>> 0 === matcher.network;
+      const address = typeof value === 'string' ? parseIp(value) : undefined;
+      return address?.family === matcher.family && (address.value & matcher.mask) === matcher.network;
     }
     case 'anything-but':
       return matcher.test(value);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BusRule } from '../../lib/wiring';
+import { type BusRule, EVENTBRIDGE_MAX_PUT_EVENTS_BYTES } from '../../lib/wiring';
+import type { LocalAccess } from '../access';
 import { AppendLog } from '../durable-file';
 import {
   AwsServiceError,
@@ -27,7 +28,7 @@ import { type CompiledEventPattern, compileEventPattern } from './event-pattern'
 
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
 export const MAX_PUT_EVENTS_ENTRIES = 10;
-export const MAX_PUT_EVENTS_BYTES = 262_144;
+export const MAX_PUT_EVENTS_BYTES = EVENTBRIDGE_MAX_PUT_EVENTS_BYTES;
 const ARCHIVE_FILE = 'eventbridge-archive.jsonl';
 /** Where a running stand-in writes its endpoint so `npm run replay -- --data DIR` can find it. */
 export const STATE_FILE = 'eventbridge-endpoint.json';
@@ -56,6 +57,8 @@ export interface EventBridgeState {
 }
 
 export interface LocalEventBridgeOptions {
+  /** Refuses PutEvents from a function without `putsEvents` (local least privilege; local/access.ts). */
+  readonly access?: LocalAccess;
   readonly busName: string;
   readonly rules: readonly BusRule[];
   readonly sqs: LocalSqs;
@@ -265,6 +268,12 @@ export class LocalEventBridge {
     const respond = (body: unknown) => Promise.resolve(jsonReply(200, CONTENT_TYPE, body));
     switch (operation) {
       case 'PutEvents':
+        this.opts.access?.check(
+          request.headers,
+          'events:PutEvents',
+          this.busArn,
+          (grants) => grants.putsEvents,
+        );
         return this.putEvents(input).then((body) => jsonReply(200, CONTENT_TYPE, body));
       case 'StartReplay':
         return this.startReplay(input).then((body) => jsonReply(200, CONTENT_TYPE, body));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecurringSchedule, ScheduleTarget } from '../../lib/wiring';
+import type { LocalAccess } from '../access';
 import { writeFileDurably } from '../durable-file';
 import type { InvokeFunction } from '../lambda/types';
 import {
@@ -29,6 +30,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 const NAME = /^[0-9a-zA-Z\-_.]{1,64}$/;
 
 export interface LocalSchedulerOptions {
+  /** Refuses schedule calls from a function without `schedules` (local least privilege; local/access.ts). */
+  readonly access?: LocalAccess;
   readonly targets: readonly ScheduleTarget[];
   readonly recurring: readonly RecurringSchedule[];
   readonly sqs: LocalSqs;
@@ -179,6 +182,14 @@ export class LocalScheduler {
       );
     }
     const name = decodeURIComponent(match[1]!);
+    const action = { POST: 'CreateSchedule', GET: 'GetSchedule', DELETE: 'DeleteSchedule' }[request.method];
+    this.opts.access?.check(
+      request.headers,
+      `scheduler:${action ?? request.method}`,
+      `arn:aws:scheduler:${this.region}:${this.accountId}:schedule/*/${name}`,
+      (grants) => grants.schedules,
+      403,
+    );
     if (!NAME.test(name)) {
       throw new AwsServiceError(
         'ValidationException',

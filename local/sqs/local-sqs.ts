@@ -1,4 +1,5 @@
 import { DEFAULT_FUNCTION, type QueueId, type QueueSpec, type Worker } from '../../lib/wiring';
+import type { LocalAccess } from '../access';
 import type { InvokeFunction } from '../lambda/types';
 import {
   AwsServiceError,
@@ -70,6 +71,8 @@ export interface LocalSqsOptions {
   readonly stopGraceMs?: number;
   /** Where poller warnings go (invocation failures, malformed partial batch responses); default stderr. */
   readonly log?: (line: string) => void;
+  /** Refuses sends a calling function is not granted (local least privilege; local/access.ts). */
+  readonly access?: LocalAccess;
 }
 
 export interface EnqueueOptions {
@@ -344,8 +347,16 @@ export class LocalSqs {
     return accessKeyIdOf(request) ?? this.accountId;
   }
 
+  /** A function may send only to the queues its declaration's `sendsTo` lists (sqs:SendMessage covers batches). */
+  private checkSend(queue: { readonly name: string; readonly arn: string }, request: HttpRequest): void {
+    this.opts.access?.check(request.headers, 'sqs:sendmessage', queue.arn, (grants) =>
+      grants.sendsTo.has(queue.name),
+    );
+  }
+
   private sendMessage(input: Record<string, unknown>, request: HttpRequest) {
     const queue = this.queueFromUrl(input.QueueUrl);
+    this.checkSend(queue, request);
     queue.countRequest(request.bodyBytes);
     const message = validateMessage(input);
     const stored = queue.send(message, this.senderId(request));
@@ -358,6 +369,7 @@ export class LocalSqs {
 
   private sendMessageBatch(input: Record<string, unknown>, request: HttpRequest) {
     const queue = this.queueFromUrl(input.QueueUrl);
+    this.checkSend(queue, request);
     queue.countRequest(request.bodyBytes);
     const entries = input.Entries;
     if (!Array.isArray(entries) || entries.length === 0) {

@@ -8,8 +8,10 @@ import { AwsServiceError } from './aws-http';
  * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html
  */
 
-/** MaximumMessageSize the project's queues use: AWS's long-standing default of 256 KiB. */
-export const MAX_MESSAGE_BYTES = 262_144;
+import { SQS_MAX_MESSAGE_BYTES } from '../../lib/wiring/limits';
+
+/** MaximumMessageSize of the project's queues, as the CDK stack sets it (1 MiB). */
+export const MAX_MESSAGE_BYTES = SQS_MAX_MESSAGE_BYTES;
 export const MAX_DELAY_SECONDS = 900;
 export const MAX_ATTRIBUTES = 10;
 export const MAX_BATCH_ENTRIES = 10;

@@ -19,6 +19,7 @@ import {
   type IndexSpec,
   type KeyAttribute,
   type LocalIndexSpec,
+  SQS_MAX_MESSAGE_BYTES,
   type Wiring,
 } from '../../lib/wiring';
 import { richWiring } from './fixtures/rich-wiring';
@@ -370,6 +371,11 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
       );
       synth.template.resourceCountIs('AWS::DynamoDB::Table', wiring.tables.length);
       synth.template.resourceCountIs('AWS::SQS::Queue', 2 * wiring.queues.length);
+      // Every queue and DLQ states its MaximumMessageSize: the limit the local SQS enforces.
+      const queues = Object.values(synth.template.findResources('AWS::SQS::Queue'));
+      expect(queues.map((queue) => queue.Properties?.MaximumMessageSize)).toEqual(
+        queues.map(() => SQS_MAX_MESSAGE_BYTES),
+      );
       synth.template.resourceCountIs('AWS::Lambda::EventSourceMapping', wiring.workers.length);
       synth.template.resourceCountIs('AWS::Events::Rule', wiring.busRules.length);
       synth.template.resourceCountIs('AWS::Scheduler::Schedule', wiring.recurringSchedules.length);

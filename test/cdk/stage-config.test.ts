@@ -505,6 +505,9 @@ describe('the CDK app', () => {
     expect(app.node.children).toHaveLength(0);
   });
 
+  /** A child node loading aws-cdk-lib through tsx: ~10 s alone, over 30 s on a busy 2-core machine. */
+  const SYNTH_PROCESS_TIMEOUT_MS = 120_000;
+
   /** Runs the app as `cdk synth` does (context in CDK_CONTEXT_JSON); the failure it must end with. */
   const synthFailure = (context: Record<string, string>, cliEnv: Record<string, string> = {}) =>
     run(process.execPath, ['--import', 'tsx', 'bin/notify.ts'], {
@@ -520,27 +523,35 @@ describe('the CDK app', () => {
       (error: { code: number; stderr: string }) => error,
     );
 
-  it("fails synth of the shipped config/prod.json, naming each placeholder and the region, even with the CLI's us-east-1 fallback", async () => {
-    // CDK_DEFAULT_REGION: what the CDK CLI passes when it finds no region anywhere.
-    const failure = await synthFailure({ stage: 'prod' }, { CDK_DEFAULT_REGION: 'us-east-1' });
-    expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toMatch(
-      /^Notify: config\/prod\.json \(stage "prod"\) is incomplete: missing region/,
-    );
-    expect(failure?.stderr).toContain(
-      'placeholder values in auth.issuer (https://idp.example.com/), auth.jwks_url (https://idp.example.com/.well-known/jwks.json), alarms.email (ops@example.com)',
-    );
-    expect(failure?.stderr).not.toMatch(/\n\s+at /);
-  });
+  it(
+    "fails synth of the shipped config/prod.json, naming each placeholder and the region, even with the CLI's us-east-1 fallback",
+    async () => {
+      // CDK_DEFAULT_REGION: what the CDK CLI passes when it finds no region anywhere.
+      const failure = await synthFailure({ stage: 'prod' }, { CDK_DEFAULT_REGION: 'us-east-1' });
+      expect(failure?.code).toBe(1);
+      expect(failure?.stderr).toMatch(
+        /^Notify: config\/prod\.json \(stage "prod"\) is incomplete: missing region/,
+      );
+      expect(failure?.stderr).toContain(
+        'placeholder values in auth.issuer (https://idp.example.com/), auth.jwks_url (https://idp.example.com/.well-known/jwks.json), alarms.email (ops@example.com)',
+      );
+      expect(failure?.stderr).not.toMatch(/\n\s+at /);
+    },
+    SYNTH_PROCESS_TIMEOUT_MS,
+  );
 
-  it('fails synth of a production stage configured with an HS256 secret, with a message and no stack trace', async () => {
-    const failure = await synthFailure({ stage: 'prod', config: 'test/cdk/fixtures/prod-with-hs256.json' });
-    expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toContain(
-      'auth.hs256_secret is set but the stage is not marked "development": true',
-    );
-    expect(failure?.stderr).not.toMatch(/\n\s+at /);
-  });
+  it(
+    'fails synth of a production stage configured with an HS256 secret, with a message and no stack trace',
+    async () => {
+      const failure = await synthFailure({ stage: 'prod', config: 'test/cdk/fixtures/prod-with-hs256.json' });
+      expect(failure?.code).toBe(1);
+      expect(failure?.stderr).toContain(
+        'auth.hs256_secret is set but the stage is not marked "development": true',
+      );
+      expect(failure?.stderr).not.toMatch(/\n\s+at /);
+    },
+    SYNTH_PROCESS_TIMEOUT_MS,
+  );
 });
 
 describe('the cdk-nag harness', () => {

@@ -1,9 +1,12 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { documentClient } from '../../lambdas/core/clients';
-import { deliverToChannel } from '../../lambdas/domain/realtime/deliver';
+import type { Authenticated } from '../../lambdas/domain/realtime/channels';
+import { deliverToChannel, deliverToMembers, membersPage } from '../../lambdas/domain/realtime/deliver';
 import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
-import { sweep } from '../../lambdas/domain/realtime/sweeper';
+import { getConnection } from '../../lambdas/domain/realtime/lifecycle';
+import { ConnectionEndedError, resumeSession } from '../../lambdas/domain/realtime/sessions';
+import { closeConnection, sweep } from '../../lambdas/domain/realtime/sweeper';
 import { table } from '../../lambdas/domain/realtime/tables';
 import { wiring } from '../../lib/wiring';
 import { assertDocumentedResponse } from '../support/api-conformance';
@@ -11,8 +14,10 @@ import { type Runtime, startTestRuntime } from '../support/runtime';
 import { HandshakeError, TestClient } from '../support/ws-client';
 
 /** Shortened deadlines (docs/realtime.md): the sweeper is run by the tests instead of waiting for its minute. */
-const AUTH_TIMEOUT_SECS = 1;
+const AUTH_TIMEOUT_SECS = 3;
 const IDLE_TIMEOUT_SECS = 2;
+/** The default `auth.clock_skew_secs`: tokens pass verification until `exp` + this. */
+const CLOCK_SKEW_SECS = 30;
 
 let runtime: Runtime;
 const open: TestClient[] = [];
@@ -118,18 +123,27 @@ describe('connecting', () => {
     expect(await client.nextOfType('notification')).toMatchObject({ id: 'n-carol' });
   });
 
-  it('closes a connection that sends no auth frame in time, with an error frame first', async () => {
+  it('closes a connection that sends no auth frame in time, with an error frame first, by its own timer', async () => {
+    // No sweep: the per-connection timer $connect arms (a delayed SQS message) must do it on its own.
     const client = await connect();
-    await sleep(AUTH_TIMEOUT_SECS * 1000 + 1100);
-    await sweep();
+    const authed = await connect();
+    expect(await authed.request({ type: 'auth', token: await runtime.mintUserToken('abe') })).toMatchObject({
+      type: 'ack',
+    });
     expect(await client.nextOfType('error')).toMatchObject({ code: 'unauthorized' });
-    await client.waitClosed();
+    expect(await client.waitClosed()).toMatchObject({ code: 1000 });
+    await sleep(1000);
+    authed.send({ type: 'heartbeat', id: 'still-open' });
+    expect(await authed.nextOfType('heartbeat.ack')).toMatchObject({ id: 'still-open' });
+    expect(authed.frames.filter((frame) => frame.type === 'error')).toEqual([]);
   });
 
   it('closes a connection whose token expires with token_expired, unless a fresh auth frame came first', async () => {
-    const expiring = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs: 2 })}`);
+    // Accepted for 2 s more: `exp` is past, within the default clock skew (contract §5) by 2 s.
+    const expiresInSecs = 2 - CLOCK_SKEW_SECS;
+    const expiring = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs })}`);
     await expiring.nextOfType('session');
-    const refreshed = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs: 2 })}`);
+    const refreshed = await connect(`?token=${await runtime.mintUserToken('dave', { expiresInSecs })}`);
     await refreshed.nextOfType('session');
     expect(
       await refreshed.request({ type: 'auth', token: await runtime.mintUserToken('dave') }),
@@ -144,6 +158,27 @@ describe('connecting', () => {
     expect(await expiring.nextOfType('error')).toMatchObject({ code: 'token_expired' });
     await expiring.waitClosed();
     expect(refreshed.closed).toBeUndefined();
+  });
+
+  it('keeps a connection whose token is past exp but within the clock skew auth accepted it with', async () => {
+    // Contract §5: 30 s of skew. The token passes at $connect and in auth, so the sweeper must not close it.
+    const late = await runtime.mintUserToken('della', { expiresInSecs: -5 });
+    const connected = await connect(`?token=${late}`);
+    await connected.nextOfType('session');
+    const authed = await connect();
+    expect(await authed.request({ type: 'auth', token: late })).toMatchObject({ type: 'ack', op: 'auth' });
+    // Not silent either (this file's idle timeout is 2 s): only the token could make the sweep close them.
+    for (const client of [connected, authed]) {
+      client.send({ type: 'heartbeat', id: 'before-sweep' });
+      await client.nextOfType('heartbeat.ack');
+    }
+    await sweep();
+    for (const client of [connected, authed]) {
+      client.send({ type: 'heartbeat', id: 'after-sweep' });
+      expect(await client.nextOfType('heartbeat.ack')).toMatchObject({ id: 'after-sweep' });
+      expect(client.frames.filter((frame) => frame.type === 'error')).toEqual([]);
+      expect(client.closed).toBeUndefined();
+    }
   });
 });
 
@@ -219,7 +254,7 @@ describe('heartbeat and silence', () => {
     expect(await client.nextOfType('heartbeat.ack')).toEqual({ type: 'heartbeat.ack', id: 'hb-1' });
   });
 
-  it('closes a silent connection and cleans up its memberships and presence, keeping a live one', async () => {
+  it('closes a silent connection after an idle_timeout error frame and cleans up its memberships and presence, keeping a live one', async () => {
     const silent = await connectAs('hank');
     const lively = await connectAs('ivy');
     await silent.client.request({ type: 'join.room', room_id: 'quiet' });
@@ -230,7 +265,9 @@ describe('heartbeat and silence', () => {
       await sleep(300);
     }
     await sweep();
-    await silent.client.waitClosed();
+    // Contract §4: the close code cannot say why (API Gateway closes with 1000), the error frame before it does.
+    expect(await silent.client.nextOfType('error')).toMatchObject({ code: 'idle_timeout' });
+    expect(await silent.client.waitClosed()).toMatchObject({ code: 1000 });
     expect(lively.client.closed).toBeUndefined();
     expect(await deliverToChannel('room:quiet', { type: 'custom' })).toMatchObject({ delivered: 0 });
     const token = await runtime.mintUserToken('observer');
@@ -339,6 +376,90 @@ describe('reconnect', () => {
     });
   });
 
+  it('replays a frame whose fan-out read the detached membership before the resume and wrote after it', async () => {
+    const first = await connectAs('rosa');
+    await first.client.request({ type: 'subscribe', channel: 'room:late' });
+    await first.client.close();
+    await sleep(200);
+    // A fan-out reads the membership while the session is detached...
+    const stale = await membersPage('room:late');
+    expect(stale.members).toMatchObject([{ detached: true }]);
+    // ...the resume runs to its end (nothing to replay yet)...
+    const second = await connectAs('rosa');
+    expect(
+      await second.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 0 });
+    // ...and only then does the fan-out deliver from what it read: the frame must still reach the session.
+    await deliverToMembers(stale.members, { type: 'custom', seq: 'late' });
+    expect(await second.client.nextOfType('custom', 3000)).toMatchObject({ seq: 'late' });
+  });
+
+  it('keeps the session resumable when the resuming connection is closed during the resume', async () => {
+    const first = await connectAs('rhea');
+    await first.client.request({ type: 'subscribe', channel: 'room:swept' });
+    await first.client.close();
+    await sleep(200);
+    const second = await connectAs('rhea');
+    const { members } = await membersPage('user:rhea');
+    const row = members.find((member) => member.session_id === second.session.session_id);
+    const resuming = (await getConnection(row?.connection_id ?? '')) as Authenticated;
+    // The sweeper closes the resuming connection after its frame handler has read it.
+    await closeConnection(resuming.connection_id, 'idle');
+    await expect(
+      resumeSession(
+        resuming,
+        first.session.session_id as string,
+        async () => {},
+        async () => {},
+      ),
+    ).rejects.toBeInstanceOf(ConnectionEndedError);
+    await deliverToChannel('room:swept', { type: 'custom', seq: 'after' });
+    const third = await connectAs('rhea');
+    expect(
+      await third.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 1 });
+    expect(await third.client.nextOfType('custom')).toMatchObject({ seq: 'after' });
+  });
+
+  it('keeps every broadcast to a dropped member’s room and user channel, and the newest 100 of 105', async () => {
+    const service = await runtime.mintServiceToken('ops', ['broadcast:write']);
+    const broadcast = (channel: string, seq: number) =>
+      api('/broadcast', service, {
+        method: 'POST',
+        body: JSON.stringify({ channel, payload: { type: 'custom', seq } }),
+      });
+    const first = await connectAs('wren');
+    await first.client.request({ type: 'join.room', room_id: 'dropped' });
+    // Gone without a close handshake, as when a network drops: the room's only member is a detached session.
+    first.client.socket.terminate();
+    await sleep(300);
+    for (let seq = 0; seq < 4; seq++) {
+      expect(await broadcast(seq % 2 === 0 ? 'room:dropped' : 'user:wren', seq)).toEqual({
+        status: 202,
+        body: { recipients: 1 },
+      });
+    }
+    const second = await connectAs('wren');
+    expect(
+      await second.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 4 });
+    const replayed = [];
+    for (let index = 0; index < 4; index++) replayed.push((await second.client.nextOfType('custom')).seq);
+    expect(replayed).toEqual([0, 1, 2, 3]);
+
+    second.client.socket.terminate();
+    await sleep(300);
+    for (let seq = 0; seq < 105; seq++) await broadcast('room:dropped', seq);
+    const third = await connectAs('wren');
+    expect(
+      // The resumed session lives on (the reconnect ack named it), not the second connection's fresh one.
+      await third.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 100 });
+    const newest = [];
+    for (let index = 0; index < 100; index++) newest.push((await third.client.nextOfType('custom')).seq);
+    expect(newest).toEqual(Array.from({ length: 100 }, (_, index) => index + 5));
+  }, 120_000);
+
   it('answers session_expired for an unknown, foreign or expired session', async () => {
     const owner = await connectAs('sam');
     const other = await connectAs('tom');
@@ -417,6 +538,11 @@ describe('broadcast', () => {
   });
 
   it('reaches every one of 500 concurrent connections', async () => {
+    // These clients stay silent: the runtime's own minute sweep must not close them for this file's 2 s idle timeout.
+    process.env.NOTIFY_WS_IDLE_TIMEOUT_SECS = '600';
+    onTestFinished(() => {
+      process.env.NOTIFY_WS_IDLE_TIMEOUT_SECS = String(IDLE_TIMEOUT_SECS);
+    });
     const clients: TestClient[] = [];
     for (let batch = 0; batch < 10; batch++) {
       const opened = await Promise.all(

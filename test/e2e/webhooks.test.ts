@@ -25,7 +25,8 @@ beforeAll(async () => {
     env: {
       NOTIFY_WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s',
       NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS: '1.5',
-      NOTIFY_WEBHOOK_TIMEOUT_MS: '500',
+      // Well under the slow receiver's 3 s below, well over a busy machine's answer time (a timed-out POST is retried).
+      NOTIFY_WEBHOOK_TIMEOUT_MS: '1500',
     },
   });
   admin = await runtime.mintServiceToken('ops', ['webhooks:admin']);

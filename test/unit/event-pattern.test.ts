@@ -170,13 +170,49 @@ describe('EventBridge event patterns (AWS content filtering semantics)', () => {
     expect(pattern.matches({ detail: { state: 'idle' } })).toBe(false);
   });
 
+  it('treats \\* in a wildcard as a literal star and \\\\ as a literal backslash, as EventBridge does', () => {
+    const star = compileEventPattern({ name: [{ wildcard: 'a\\*b*' }] });
+    expect(star.matches({ name: 'a*bc' })).toBe(true);
+    expect(star.matches({ name: 'axbc' })).toBe(false);
+    const backslash = compileEventPattern({ name: [{ wildcard: 'dir\\\\*' }] });
+    expect(backslash.matches({ name: 'dir\\file' })).toBe(true);
+    expect(backslash.matches({ name: 'dirfile' })).toBe(false);
+  });
+
+  it('matches IPv6 cidr blocks, in any written form of the address', () => {
+    const block = compileEventPattern({ ip: [{ cidr: '2001:db8::/32' }] });
+    expect(block.matches({ ip: '2001:db8::1' })).toBe(true);
+    expect(block.matches({ ip: '2001:0DB8:0000:0000:0000:0000:0000:0001' })).toBe(true);
+    expect(block.matches({ ip: '2001:db9::1' })).toBe(false);
+    expect(block.matches({ ip: '10.0.0.1' })).toBe(false);
+    expect(block.matches({ ip: 'not an address' })).toBe(false);
+    const host = compileEventPattern({ ip: [{ cidr: '::1/128' }] });
+    expect(host.matches({ ip: '0:0:0:0:0:0:0:1' })).toBe(true);
+    expect(host.matches({ ip: '::2' })).toBe(false);
+    expect(compileEventPattern({ ip: [{ cidr: '::/0' }] }).matches({ ip: 'fe80::1' })).toBe(true);
+    expect(compileEventPattern({ ip: [{ cidr: '10.0.0.0/8' }] }).matches({ ip: '2001:db8::1' })).toBe(false);
+  });
+
   it.each([
     ['an unknown operator', { source: [{ contains: 'x' }] }],
     ['a leaf that is not a list', { source: 'com.example.orders' }],
     ['an empty matcher list', { source: [] }],
     ['a malformed numeric range', { detail: { n: [{ numeric: ['>', 'zero'] }] } }],
     ['an anything-but list mixing types', { detail: { n: [{ 'anything-but': ['a', 1] }] } }],
-    ['an IPv6 cidr', { ip: [{ cidr: '2001:db8::/32' }] }],
+    ['an empty pattern', {}],
+    ['an empty nested pattern', { detail: {} }],
+    ['an empty $or alternative', { $or: [{}, { source: ['x'] }] }],
+    ['consecutive wildcards', { source: [{ wildcard: 'com.**.orders' }] }],
+    ['consecutive wildcards in anything-but', { source: [{ 'anything-but': { wildcard: 'a**' } }] }],
+    ['an escape other than \\* and \\\\ in a wildcard', { source: [{ wildcard: 'a\\b*' }] }],
+    ['a trailing backslash in a wildcard', { source: [{ wildcard: 'a*\\' }] }],
+    ['a numeric range whose bottom is not below its top', { n: [{ numeric: ['>', 5, '<', 5] }] }],
+    ['a numeric range with the upper bound first', { n: [{ numeric: ['<', 10, '>', 0] }] }],
+    ['a numeric range with two lower bounds', { n: [{ numeric: ['>', 0, '>=', 1] }] }],
+    ['a numeric = followed by a bound', { n: [{ numeric: ['=', 5, '<', 10] }] }],
+    ['a numeric range of three pairs', { n: [{ numeric: ['>', 0, '<', 10, '<', 20] }] }],
+    ['a cidr prefix longer than the address', { ip: [{ cidr: '2001:db8::/129' }] }],
+    ['a cidr that is not an address', { ip: [{ cidr: '2001:db8:::/32' }] }],
     ['$or with one alternative', { $or: [{ source: ['x'] }] }],
     ['an operator object with two operators', { source: [{ prefix: 'a', suffix: 'b' }] }],
   ])('rejects %s at compile time', (_description, pattern) => {

@@ -186,25 +186,25 @@ describe('LocalEventBridge PutEvents (real @aws-sdk/client-eventbridge)', () => 
     expect(error.name).toBe('ValidationException');
   });
 
-  it('counts entry sizes as AWS documents and rejects a request over 256 KiB', async () => {
+  it('counts entry sizes as AWS documents and rejects a request over 1 MiB', async () => {
     expect(
       putEventsEntrySize({ Time: 1, Source: 'ab', DetailType: 'cd', Detail: '{"é":1}', Resources: ['xyz'] }),
     ).toBe(14 + 2 + 2 + 8 + 3);
     const { events } = await start();
-    // Source (18) + DetailType (12) + Detail: exactly 262 144 bytes in all is accepted, one more is not.
+    // Source (18) + DetailType (12) + Detail: exactly 1 048 576 bytes in all is accepted, one more is not.
     const detailOf = (bytes: number) => JSON.stringify({ pad: 'x'.repeat(bytes - 10) });
-    const fits = detailOf(262_144 - 18 - 12);
-    expect(putEventsEntrySize(entry({ Detail: fits }) as Record<string, unknown>)).toBe(262_144);
+    const fits = detailOf(1_048_576 - 18 - 12);
+    expect(putEventsEntrySize(entry({ Detail: fits }) as Record<string, unknown>)).toBe(1_048_576);
     const accepted = await events.send(new PutEventsCommand({ Entries: [entry({ Detail: fits })] }));
     expect(accepted.FailedEntryCount).toBe(0);
     const error = await rejection(
-      events.send(new PutEventsCommand({ Entries: [entry({ Detail: detailOf(262_144 - 18 - 12 + 1) })] })),
+      events.send(new PutEventsCommand({ Entries: [entry({ Detail: detailOf(1_048_576 - 18 - 12 + 1) })] })),
     );
     expect(error.name).toBe('ValidationException');
     const split = await rejection(
       events.send(
         new PutEventsCommand({
-          Entries: [entry({ Detail: detailOf(140_000) }), entry({ Detail: detailOf(140_000) })],
+          Entries: [entry({ Detail: detailOf(540_000) }), entry({ Detail: detailOf(540_000) })],
         }),
       ),
     );

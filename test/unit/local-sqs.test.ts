@@ -121,19 +121,19 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
     expect(sent.MD5OfMessageAttributes).toBe(expected);
   });
 
-  it('rejects a message over 256 KiB and a DelaySeconds over 900', async () => {
+  it("rejects a message over 1 MiB (the queues' MaximumMessageSize) and a DelaySeconds over 900", async () => {
     const { client, queueUrl } = await start();
     const tooLarge = await rejection(
-      client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'x'.repeat(262_145) })),
+      client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'x'.repeat(1_048_577) })),
     );
     expect(tooLarge.name).toBe('InvalidParameterValue');
-    expect(tooLarge.message).toContain('262144');
+    expect(tooLarge.message).toContain('1048576');
     const tooLate = await rejection(
       client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'x', DelaySeconds: 901 })),
     );
     expect(tooLate.name).toBe('InvalidParameterValue');
     expect(tooLate.message).toContain('DelaySeconds');
-    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'x'.repeat(262_144) }));
+    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'x'.repeat(1_048_576) }));
   });
 
   it('counts a delayed message as delayed, not visible', async () => {
@@ -155,7 +155,7 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
     expect(received.Messages).toBeUndefined();
   });
 
-  it('SendMessageBatch enforces 10 entries, distinct ids, a non-empty batch and 256 KiB in total', async () => {
+  it('SendMessageBatch enforces 10 entries, distinct ids, a non-empty batch and 1 MiB in total', async () => {
     const { client, queueUrl } = await start();
     const entries = (count: number, size = 1) =>
       Array.from({ length: count }, (_, index) => ({ Id: `m${index}`, MessageBody: 'x'.repeat(size) }));
@@ -184,7 +184,7 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
     expect(duplicate.name).toBe('BatchEntryIdsNotDistinct');
 
     const tooLong = await rejection(
-      client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries(2, 140_000) })),
+      client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries(2, 540_000) })),
     );
     expect(tooLong.name).toBe('BatchRequestTooLong');
 

@@ -112,6 +112,7 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
         roles,
         isAdmin: roles.includes(config.adminRole),
         expiresAt,
+        acceptedUntil: expiresAt + config.clockSkewSecs,
       };
       return user;
     }

@@ -24,7 +24,7 @@ export type FanoutMessage =
       readonly after?: string;
     };
 
-/** Recipients per chunk: 100 × 256-character ids stays far below SQS's 256 KiB message limit. */
+/** Recipients per chunk: 100 × 256-character ids stays far below SQS's message limit (lib/wiring/limits.ts). */
 export const CHUNK_SIZE = 100;
 
 export const chunksOf = <T>(items: readonly T[], size: number): T[][] => {

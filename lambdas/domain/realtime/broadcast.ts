@@ -1,6 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { countQuery, documentClient } from '../../core/clients';
+import { countQuery, documentClient, queueUrl } from '../../core/clients';
+import { unavailable } from '../../core/errors';
 import { logger } from '../../core/logger';
+import { sendAll } from '../../core/sqs-send';
 import { parseChannel } from './channels';
 import {
   type ConnectionRange,
@@ -71,12 +73,15 @@ export type BroadcastChunk =
       readonly startKey?: Record<string, unknown>;
     };
 
-/** Open connections subscribed to the channel (detached session rows excluded). */
+/**
+ * Connections subscribed to the channel, and sessions that were (detached rows): those get the frame when they
+ * reconnect, so they are recipients too, and an audience of detached sessions only is still delivered.
+ */
 export const channelAudience = (channel: string): Promise<number> =>
   countQuery({
     TableName: table('channels'),
     KeyConditionExpression: 'channel = :channel',
-    FilterExpression: `${NOT_EXPIRED} AND attribute_not_exists(detached)`,
+    FilterExpression: NOT_EXPIRED,
     ExpressionAttributeNames: notExpiredNames,
     ExpressionAttributeValues: { ':channel': channel, ':now': nowSecs() },
   });
@@ -157,4 +162,30 @@ export const runChunk = async (chunk: BroadcastChunk): Promise<BroadcastChunk | 
     }
   });
   return page.LastEvaluatedKey ? { ...chunk, startKey: page.LastEvaluatedKey } : undefined;
+};
+
+/** Puts chunks on the `broadcast` queue; one that does not get there would silently shrink the audience. */
+const enqueueChunks = async (chunks: readonly BroadcastChunk[]): Promise<void> => {
+  try {
+    await sendAll(
+      queueUrl('broadcast'),
+      chunks.map((chunk) => JSON.stringify(chunk)),
+    );
+  } catch (error) {
+    logger.error('broadcast chunks not queued', { error: error as Error });
+    throw unavailable('The broadcast could not be queued, try again later');
+  }
+};
+
+/** POST /broadcast: plans it (small audiences delivered at once), queues the rest; the recipient count. */
+export const broadcast = async (channel: string | undefined, frame: BroadcastFrame): Promise<number> => {
+  const plan = await planBroadcast(channel, frame);
+  if (plan.chunks.length > 0) await enqueueChunks(plan.chunks);
+  return plan.recipients;
+};
+
+/** The `broadcast.fanout` worker: one chunk delivered, the rest of its chain queued as the next chunk. */
+export const continueBroadcast = async (chunk: BroadcastChunk): Promise<void> => {
+  const next = await runChunk(chunk);
+  if (next) await enqueueChunks([next]);
 };

@@ -15,7 +15,7 @@ const seconds = (name: string, fallback: number): number => {
 export interface RealtimeSettings {
   /** An unauthenticated connection must send `auth` within this (contract: 10 s). */
   readonly authTimeoutSecs: number;
-  /** A connection silent this long is closed with 4408 (contract: 45 s). */
+  /** A connection silent this long gets `idle_timeout` and is closed (contract: 45 s). */
   readonly idleTimeoutSecs: number;
   /** A session can be resumed with `reconnect` this long after its connection ended (contract: 120 s). */
   readonly sessionTtlSecs: number;

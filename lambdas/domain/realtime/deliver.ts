@@ -1,4 +1,5 @@
 import { PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
@@ -7,7 +8,7 @@ import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { realtimeSettings } from './config';
 import type { OutboundFrame } from './frames';
-import { endConnection } from './lifecycle';
+import { endConnection, readSessionMeta } from './lifecycle';
 import { FRAME_PREFIX, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /** A row of the channel-membership table. */
@@ -56,14 +57,42 @@ export const postFrame = async (connectionId: string, frame: OutboundFrame): Pro
   }
 };
 
-/** Keeps a frame for a session whose connection has ended, for `reconnect` (item per frame: no 400 KB item). */
-export const bufferFrame = async (sessionId: string, frame: OutboundFrame, ttl: number): Promise<void> => {
-  await documentClient().send(
-    new PutCommand({
-      TableName: table('sessions'),
-      Item: { session_id: sessionId, item: `${FRAME_PREFIX}${newId()}`, frame: JSON.stringify(frame), ttl },
-    }),
-  );
+/** Most times one frame follows a session from connection to connection before it is given up (logged). */
+const MAX_KEEP_ATTEMPTS = 3;
+
+/**
+ * Keeps a frame for a session whose connection `endedConnection` has ended, for `reconnect` (an item per frame:
+ * no 400 KB item). A resume can run between the caller's read of the membership and this write: it attaches
+ * the session to a new connection, then reads and empties the buffer. So the frame is written first and the
+ * session read after: a session still detached (or still on `endedConnection`, whose end is under way) will
+ * replay it, since its resume reads the buffer after attaching; a session attached elsewhere may have read the
+ * buffer already, so the frame's item is taken back (a delete that returns it; the resume deletes what it
+ * replayed) and posted to the session's connection. Never lost; at worst sent twice.
+ */
+export const bufferFrame = async (
+  sessionId: string,
+  frame: OutboundFrame,
+  ttl: number,
+  endedConnection: string,
+): Promise<void> => {
+  let from = endedConnection;
+  for (let attempt = 1; attempt <= MAX_KEEP_ATTEMPTS; attempt++) {
+    const key = { session_id: sessionId, item: `${FRAME_PREFIX}${newId()}` };
+    await documentClient().send(
+      new PutCommand({ TableName: table('sessions'), Item: { ...key, frame: JSON.stringify(frame), ttl } }),
+    );
+    const session = await readSessionMeta(sessionId);
+    if (!session || session.ended_at !== undefined || session.connection_id === from) return;
+    const taken = await documentClient().send(
+      new DeleteCommand({ TableName: table('sessions'), Key: key, ReturnValues: 'ALL_OLD' }),
+    );
+    // Gone: the resume replayed it.
+    if (!taken.Attributes) return;
+    if ((await postFrame(session.connection_id, frame)) === 'sent') return;
+    await endConnection(session.connection_id, 'gone');
+    from = session.connection_id;
+  }
+  logger.error('frame for a session dropped: its connections kept ending', { session_id: sessionId });
 };
 
 const isOwnPresence = (frame: OutboundFrame, userId: string): boolean =>
@@ -129,15 +158,15 @@ export const deliverToMembers = async (
   let delivered = 0;
   let gone = 0;
   const bufferedSessions = new Set<string>();
-  const buffer = async (sessionId: string, ttl: number) => {
-    if (bufferedSessions.has(sessionId)) return;
-    bufferedSessions.add(sessionId);
-    await bufferFrame(sessionId, frame, ttl);
+  const buffer = async (member: Membership, ttl: number) => {
+    if (bufferedSessions.has(member.session_id)) return;
+    bufferedSessions.add(member.session_id);
+    await bufferFrame(member.session_id, frame, ttl, member.connection_id);
   };
   await forEachLimited(members, POST_CONCURRENCY, async (member) => {
     if (member.detached) {
       // A session's own presence changes (its leave while away) are not news to it on reconnect.
-      if (!isOwnPresence(frame, member.user_id)) await buffer(member.session_id, member.ttl);
+      if (!isOwnPresence(frame, member.user_id)) await buffer(member, member.ttl);
       return;
     }
     const outcome = await postFrame(member.connection_id, frame);
@@ -148,16 +177,22 @@ export const deliverToMembers = async (
     gone += 1;
     logger.info('connection gone during delivery', { connection_id: member.connection_id });
     const ended = await endConnection(member.connection_id, 'gone');
-    // No connection record (already cleaned up, or never fully written): drop the orphaned membership itself.
+    // No connection record (already cleaned up, or never fully written): drop the orphaned membership itself,
+    // unless a concurrent end of that connection has just turned it into a detached row (it buffers frames).
     if (!ended) {
-      await documentClient().send(
-        new DeleteCommand({
-          TableName: table('channels'),
-          Key: { channel: member.channel, connection_id: member.connection_id },
-        }),
-      );
+      try {
+        await documentClient().send(
+          new DeleteCommand({
+            TableName: table('channels'),
+            Key: { channel: member.channel, connection_id: member.connection_id },
+            ConditionExpression: 'attribute_not_exists(detached)',
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
     }
-    await buffer(member.session_id, nowSecs() + realtimeSettings().sessionTtlSecs);
+    await buffer(member, nowSecs() + realtimeSettings().sessionTtlSecs);
   });
   countMetric(SERVICE_METRICS.framesSent, delivered);
   return { delivered, gone };

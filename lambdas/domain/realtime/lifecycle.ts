@@ -21,6 +21,10 @@ export interface ConnectionRecord {
   /** Set once authenticated. */
   readonly user_id?: string;
   readonly session_id?: string;
+  /**
+   * Epoch seconds when the token stops passing verification: its `exp` plus the clock skew the verifier
+   * tolerates, so a token `auth` accepted is not closed as expired by the next sweep.
+   */
   readonly token_expires_at?: number;
   /** String sets (ADD/DELETE keep concurrent frames of one connection from losing each other's changes). */
   readonly channels?: Set<string>;
@@ -28,6 +32,8 @@ export interface ConnectionRecord {
   readonly status?: PresenceStatus;
   /** Whether the `session` frame went out. */
   readonly welcomed?: boolean;
+  /** Set when the auth deadline closes it: a racing `auth` frame can no longer authenticate it. */
+  readonly auth_closed?: boolean;
 }
 
 export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired' | 'replaced';
@@ -55,6 +61,30 @@ export const getConnection = async (connectionId: string): Promise<ConnectionRec
   );
   const item = result.Item as ConnectionRecord | undefined;
   return item && item.ttl > nowSecs() ? item : undefined;
+};
+
+/** A session's `meta` item: its user, current connection, and, once that connection ended, what to restore. */
+export interface SessionMeta {
+  readonly session_id: string;
+  readonly user_id: string;
+  readonly connection_id: string;
+  /** Set while the session has no connection (epoch milliseconds). */
+  readonly ended_at?: number;
+  readonly channels?: string[];
+  readonly rooms?: string[];
+  readonly ttl: number;
+}
+
+export const readSessionMeta = async (sessionId: string): Promise<SessionMeta | undefined> => {
+  const result = await documentClient().send(
+    new GetCommand({
+      TableName: table('sessions'),
+      Key: { session_id: sessionId, item: SESSION_META },
+      ConsistentRead: true,
+    }),
+  );
+  const meta = result.Item as SessionMeta | undefined;
+  return meta && meta.ttl > nowSecs() ? meta : undefined;
 };
 
 export const sessionFrameOf = (connection: { session_id: string; user_id: string }): SessionFrame => ({
@@ -139,10 +169,10 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
       TableName: table('connections'),
       Item: {
         ...base,
-        check_at: checkAtFor(principal.expiresAt),
+        check_at: checkAtFor(principal.acceptedUntil),
         user_id: principal.id,
         session_id: sessionId,
-        token_expires_at: principal.expiresAt,
+        token_expires_at: principal.acceptedUntil,
         channels: new Set([`user:${principal.id}`]),
         status: 'online',
       },
@@ -165,7 +195,7 @@ export const authenticateConnection = async (
   principal: UserPrincipal,
 ): Promise<AuthOutcome> => {
   const connection = await getConnection(connectionId);
-  if (!connection) return { kind: 'gone' };
+  if (!connection || connection.auth_closed) return { kind: 'gone' };
   if (connection.user_id !== undefined) {
     if (connection.user_id !== principal.id) return { kind: 'other_user' };
     await documentClient().send(
@@ -174,7 +204,10 @@ export const authenticateConnection = async (
         Key: { connection_id: connectionId },
         UpdateExpression: 'SET token_expires_at = :exp, check_at = :check',
         ConditionExpression: 'attribute_exists(connection_id)',
-        ExpressionAttributeValues: { ':exp': principal.expiresAt, ':check': checkAtFor(principal.expiresAt) },
+        ExpressionAttributeValues: {
+          ':exp': principal.acceptedUntil,
+          ':check': checkAtFor(principal.acceptedUntil),
+        },
       }),
     );
     return { kind: 'refreshed' };
@@ -187,12 +220,13 @@ export const authenticateConnection = async (
         Key: { connection_id: connectionId },
         UpdateExpression:
           'SET user_id = :user, token_expires_at = :exp, check_at = :check, #status = :online',
-        ConditionExpression: 'attribute_exists(connection_id) AND attribute_not_exists(user_id)',
+        ConditionExpression:
+          'attribute_exists(connection_id) AND attribute_not_exists(user_id) AND attribute_not_exists(auth_closed)',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':user': principal.id,
-          ':exp': principal.expiresAt,
-          ':check': checkAtFor(principal.expiresAt),
+          ':exp': principal.acceptedUntil,
+          ':check': checkAtFor(principal.acceptedUntil),
           ':online': 'online',
         },
       }),
@@ -218,15 +252,19 @@ export const authenticateConnection = async (
   return { kind: 'authenticated', session: sessionFrameOf({ session_id: sessionId, user_id: principal.id }) };
 };
 
-/** Marks the `session` frame sent; false when another path sent it first. */
-export const claimWelcome = async (connectionId: string): Promise<boolean> => {
+/** Sets a flag on a connection's item when `condition` holds; false when it does not (someone else claimed it). */
+const claimFlag = async (
+  connectionId: string,
+  flag: 'auth_closed' | 'welcomed',
+  condition: string,
+): Promise<boolean> => {
   try {
     await documentClient().send(
       new UpdateCommand({
         TableName: table('connections'),
         Key: { connection_id: connectionId },
-        UpdateExpression: 'SET welcomed = :true',
-        ConditionExpression: 'attribute_exists(session_id) AND attribute_not_exists(welcomed)',
+        UpdateExpression: `SET ${flag} = :true`,
+        ConditionExpression: condition,
         ExpressionAttributeValues: { ':true': true },
       }),
     );
@@ -235,6 +273,69 @@ export const claimWelcome = async (connectionId: string): Promise<boolean> => {
     if (error instanceof ConditionalCheckFailedException) return false;
     throw error;
   }
+};
+
+/**
+ * The auth deadline's claim on a connection: true when it was still unauthenticated and is now marked closing,
+ * so an `auth` frame racing the deadline either wins before this or is refused after it.
+ */
+export const claimAuthDeadline = (connectionId: string): Promise<boolean> =>
+  claimFlag(connectionId, 'auth_closed', 'attribute_exists(connection_id) AND attribute_not_exists(user_id)');
+
+/** Marks the `session` frame sent; false when another path sent it first. */
+export const claimWelcome = (connectionId: string): Promise<boolean> =>
+  claimFlag(connectionId, 'welcomed', 'attribute_exists(session_id) AND attribute_not_exists(welcomed)');
+
+const dropMemberships = async (channels: readonly string[], connectionId: string): Promise<void> => {
+  await Promise.all(
+    channels.map((channel) =>
+      documentClient().send(
+        new DeleteCommand({ TableName: table('channels'), Key: { channel, connection_id: connectionId } }),
+      ),
+    ),
+  );
+};
+
+/**
+ * A session loses its connection: the meta item records when and what to restore, and the connection's
+ * memberships become detached rows that buffer frames until the session expires. When the session has moved
+ * on to another connection already, the memberships are simply deleted.
+ */
+export const detachSession = async (ended: {
+  readonly sessionId: string;
+  readonly connectionId: string;
+  readonly userId: string;
+  readonly channels: readonly string[];
+  readonly rooms: readonly string[];
+}): Promise<void> => {
+  const sessionTtl = nowSecs() + realtimeSettings().sessionTtlSecs;
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('sessions'),
+        Key: { session_id: ended.sessionId, item: SESSION_META },
+        UpdateExpression: 'SET ended_at = :now, channels = :channels, rooms = :rooms, #ttl = :ttl',
+        ConditionExpression: 'connection_id = :connection',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':now': Date.now(),
+          ':channels': ended.channels,
+          ':rooms': ended.rooms,
+          ':ttl': sessionTtl,
+          ':connection': ended.connectionId,
+        },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    await dropMemberships(ended.channels, ended.connectionId);
+    return;
+  }
+  await Promise.all(
+    ended.channels.map((channel) =>
+      putMembership(channel, ended.connectionId, ended.userId, ended.sessionId, sessionTtl),
+    ),
+  );
 };
 
 /**
@@ -259,43 +360,8 @@ export const endConnection = async (
   const { session_id: sessionId, user_id: userId } = connection;
   const channels = [...(connection.channels ?? [])];
   const rooms = [...(connection.rooms ?? [])];
-  const sessionTtl = nowSecs() + realtimeSettings().sessionTtlSecs;
-  let ownsSession = reason !== 'replaced';
-  if (ownsSession) {
-    try {
-      await documentClient().send(
-        new UpdateCommand({
-          TableName: table('sessions'),
-          Key: { session_id: sessionId, item: SESSION_META },
-          UpdateExpression: 'SET ended_at = :now, channels = :channels, rooms = :rooms, #ttl = :ttl',
-          ConditionExpression: 'connection_id = :connection',
-          ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: {
-            ':now': Date.now(),
-            ':channels': channels,
-            ':rooms': rooms,
-            ':ttl': sessionTtl,
-            ':connection': connectionId,
-          },
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      ownsSession = false;
-    }
-  }
-  await Promise.all(
-    channels.map((channel) =>
-      ownsSession
-        ? putMembership(channel, connectionId, userId, sessionId, sessionTtl)
-        : documentClient().send(
-            new DeleteCommand({
-              TableName: table('channels'),
-              Key: { channel, connection_id: connectionId },
-            }),
-          ),
-    ),
-  );
+  if (reason === 'replaced') await dropMemberships(channels, connectionId);
+  else await detachSession({ sessionId, connectionId, userId, channels, rooms });
   await presenceOnDisconnect(userId, connectionId, rooms);
   return connection;
 };

@@ -19,7 +19,7 @@ import {
   setConnectionStatus,
 } from './lifecycle';
 import { updatePresence } from './presence';
-import { resumeSession, SessionExpiredError } from './sessions';
+import { ConnectionEndedError, resumeSession, SessionExpiredError } from './sessions';
 
 /** What a frame operation needs from its surroundings (the handler supplies AWS-backed ones). */
 export interface FrameContext {
@@ -104,6 +104,7 @@ const operations: {
       );
     } catch (error) {
       if (error instanceof SessionExpiredError) throw new FrameError('session_expired', error.message);
+      if (error instanceof ConnectionEndedError) throw new FrameError('unauthorized', error.message);
       throw error;
     }
   },

@@ -1,28 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import type { Authenticated } from './channels';
 import { MAX_CHANNELS_PER_CONNECTION, MAX_CONNECTION_SECS, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
-import { endConnection, putMembership } from './lifecycle';
+import { detachSession, endConnection, putMembership, readSessionMeta } from './lifecycle';
 import { joinRoomPresence } from './presence';
 import { FRAME_PREFIX, nowSecs, SESSION_META, table } from './tables';
-
-interface SessionMeta {
-  readonly session_id: string;
-  readonly user_id: string;
-  readonly connection_id: string;
-  readonly ended_at?: number;
-  readonly channels?: string[];
-  readonly rooms?: string[];
-  readonly ttl: number;
-}
 
 export class SessionExpiredError extends Error {
   constructor() {
@@ -30,18 +14,6 @@ export class SessionExpiredError extends Error {
     this.name = 'SessionExpiredError';
   }
 }
-
-const readMeta = async (sessionId: string): Promise<SessionMeta | undefined> => {
-  const result = await documentClient().send(
-    new GetCommand({
-      TableName: table('sessions'),
-      Key: { session_id: sessionId, item: SESSION_META },
-      ConsistentRead: true,
-    }),
-  );
-  const meta = result.Item as SessionMeta | undefined;
-  return meta && meta.ttl > nowSecs() ? meta : undefined;
-};
 
 /** The session's buffered frames, oldest first, at most the newest 100. */
 export const bufferedFrames = async (
@@ -66,6 +38,14 @@ export const bufferedFrames = async (
     frames: items.map((item) => JSON.parse(item.frame) as OutboundFrame),
   };
 };
+
+/** The resuming connection ended (closed by the sweeper, or by the client) while the resume ran. */
+export class ConnectionEndedError extends Error {
+  constructor() {
+    super('The connection has been closed');
+    this.name = 'ConnectionEndedError';
+  }
+}
 
 const deleteFrames = async (sessionId: string, keys: readonly string[]): Promise<void> => {
   for (let start = 0; start < keys.length; start += 25) {
@@ -97,11 +77,11 @@ export const resumeSession = async (
     await sendAck(0);
     return 0;
   }
-  let meta = await readMeta(sessionId);
+  let meta = await readSessionMeta(sessionId);
   if (!meta || meta.user_id !== connection.user_id) throw new SessionExpiredError();
   if (meta.ended_at === undefined) {
     await endConnection(meta.connection_id, 'gone');
-    meta = await readMeta(sessionId);
+    meta = await readSessionMeta(sessionId);
     if (!meta || meta.ended_at === undefined) throw new SessionExpiredError();
   }
   try {
@@ -147,22 +127,36 @@ export const resumeSession = async (
       ),
     ),
   );
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: table('connections'),
-      Key: { connection_id: connection.connection_id },
-      UpdateExpression:
-        rooms.length > 0
-          ? 'SET session_id = :session ADD channels :channels, rooms :rooms'
-          : 'SET session_id = :session ADD channels :channels',
-      ConditionExpression: 'attribute_exists(connection_id)',
-      ExpressionAttributeValues: {
-        ':session': sessionId,
-        ':channels': channels,
-        ...(rooms.length > 0 ? { ':rooms': new Set(rooms) } : {}),
-      },
-    }),
-  );
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('connections'),
+        Key: { connection_id: connection.connection_id },
+        UpdateExpression:
+          rooms.length > 0
+            ? 'SET session_id = :session ADD channels :channels, rooms :rooms'
+            : 'SET session_id = :session ADD channels :channels',
+        ConditionExpression: 'attribute_exists(connection_id)',
+        ExpressionAttributeValues: {
+          ':session': sessionId,
+          ':channels': channels,
+          ...(rooms.length > 0 ? { ':rooms': new Set(rooms) } : {}),
+        },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // The connection ended meanwhile (its clean-up saw only its fresh session): the resumed session becomes
+    // detached again, with what it had, so that another connection can still resume it and miss nothing.
+    await detachSession({
+      sessionId,
+      connectionId: connection.connection_id,
+      userId: connection.user_id,
+      channels: [...channels],
+      rooms,
+    });
+    throw new ConnectionEndedError();
+  }
   await documentClient().send(
     new DeleteCommand({
       TableName: table('sessions'),

@@ -1,16 +1,20 @@
 import { DeleteConnectionCommand, GetConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../core/clients';
+import { documentClient, queueUrl } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
 import { logger } from '../../core/logger';
+import { sendAll } from '../../core/sqs-send';
 import { connectionShards, realtimeSettings } from './config';
 import { forEachLimited, postFrame } from './deliver';
 import { type ErrorFrame, errorFrame } from './frames';
-import { type ConnectionRecord, type EndReason, endConnection, getConnection } from './lifecycle';
+import {
+  type ConnectionRecord,
+  claimAuthDeadline,
+  type EndReason,
+  endConnection,
+  getConnection,
+} from './lifecycle';
 import { BY_SHARD_INDEX, table } from './tables';
-
-/** Close codes contract §4 names; API Gateway's DeleteConnection cannot carry them (see docs/realtime.md). */
-export const CLOSE_CODES = { auth_timeout: 4401, token_expired: 4401, idle: 4408 } as const;
 
 const isGone = (error: unknown) =>
   error instanceof Error &&
@@ -70,22 +74,61 @@ const lastActiveAt = async (connectionId: string): Promise<number | undefined> =
 
 export type SweepVerdict = 'auth_timeout' | 'token_expired' | 'idle' | 'gone' | 'alive';
 
+/** Milliseconds until an unauthenticated connection's auth deadline (≤ 0: it has passed). */
+const untilAuthDeadline = (connection: ConnectionRecord, nowMs: number): number =>
+  connection.connected_at + realtimeSettings().authTimeoutSecs * 1000 - nowMs;
+
+/** Closes a connection past its auth deadline unless an `auth` frame authenticated it meanwhile. */
+const closeUnauthenticated = async (connectionId: string): Promise<boolean> => {
+  if (!(await claimAuthDeadline(connectionId))) return false;
+  await closeConnection(
+    connectionId,
+    'auth_timeout',
+    errorFrame(
+      'unauthorized',
+      `No auth frame within ${realtimeSettings().authTimeoutSecs} s; closing the connection`,
+    ),
+  );
+  return true;
+};
+
+/**
+ * The auth deadline's own timer (docs/realtime.md): `$connect` arms it for a connection without a token, as a
+ * message delayed by the auth timeout, so the close comes within seconds of the deadline on AWS too, where the
+ * sweep runs once a minute. Closes the connection if it is still unauthenticated; the seconds left when the
+ * message came early (the caller re-arms it), else undefined.
+ */
+export const enforceAuthDeadline = async (
+  connectionId: string,
+  nowMs = Date.now(),
+): Promise<number | undefined> => {
+  const connection = await getConnection(connectionId);
+  if (!connection || connection.user_id !== undefined) return undefined;
+  const left = untilAuthDeadline(connection, nowMs);
+  if (left > 0) return Math.ceil(left / 1000);
+  await closeUnauthenticated(connectionId);
+  return undefined;
+};
+
+/** Arms (or re-arms) the auth deadline timer of a connection opened without a token. */
+export const armAuthDeadline = (connectionId: string, delaySecs: number): Promise<void> =>
+  sendAll(queueUrl('wsAuthDeadline'), [JSON.stringify({ connection_id: connectionId })], delaySecs);
+
 const inspect = async (connection: ConnectionRecord, nowMs: number): Promise<SweepVerdict> => {
   const settings = realtimeSettings();
   if (!connection.user_id) {
-    if (connection.connected_at + settings.authTimeoutSecs * 1000 > nowMs) return 'alive';
-    await closeConnection(
-      connection.connection_id,
-      'auth_timeout',
-      errorFrame('unauthorized', `No auth frame within ${settings.authTimeoutSecs} s; closing (4401)`),
-    );
-    return 'auth_timeout';
+    // The timer armed at $connect normally closes it first; the sweep is the backstop.
+    if (untilAuthDeadline(connection, nowMs) > 0) return 'alive';
+    return (await closeUnauthenticated(connection.connection_id)) ? 'auth_timeout' : 'alive';
   }
   if ((connection.token_expires_at ?? Number.POSITIVE_INFINITY) * 1000 <= nowMs) {
     await closeConnection(
       connection.connection_id,
       'token_expired',
-      errorFrame('token_expired', 'The token has expired; send a fresh auth frame before it does (4401)'),
+      errorFrame(
+        'token_expired',
+        'The token has expired; closing the connection (send a fresh auth frame before expiry)',
+      ),
     );
     return 'token_expired';
   }
@@ -95,7 +138,11 @@ const inspect = async (connection: ConnectionRecord, nowMs: number): Promise<Swe
     return 'gone';
   }
   if (lastActive + settings.idleTimeoutSecs * 1000 > nowMs) return 'alive';
-  await closeConnection(connection.connection_id, 'idle');
+  await closeConnection(
+    connection.connection_id,
+    'idle',
+    errorFrame('idle_timeout', `No frame for ${settings.idleTimeoutSecs} s; closing the connection`),
+  );
   return 'idle';
 };
 

@@ -1,10 +1,10 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { tokenVerifier } from '../../core/auth';
-import { queueUrl } from '../../core/clients';
-import { sqs } from '../../core/clients-sqs';
 import { ServiceError } from '../../core/errors';
 import { logger } from '../../core/logger';
+import { realtimeSettings } from '../../domain/realtime/config';
 import { openConnection } from '../../domain/realtime/lifecycle';
+import { armAuthDeadline } from '../../domain/realtime/sweeper';
+import { requestWelcome } from '../../domain/realtime/welcome';
 
 interface ConnectEvent {
   readonly requestContext: { readonly connectionId: string };
@@ -26,6 +26,7 @@ export const handler = async (event: ConnectEvent) => {
   const token = event.queryStringParameters?.token;
   if (token === undefined || token === '') {
     await openConnection(connectionId);
+    await armAuthDeadline(connectionId, Math.ceil(realtimeSettings().authTimeoutSecs));
     return { statusCode: 200 };
   }
   try {
@@ -37,11 +38,6 @@ export const handler = async (event: ConnectEvent) => {
     logger.error('connect failed', { error: error as Error });
     return reject(500, 'internal', 'Something went wrong');
   }
-  await sqs().send(
-    new SendMessageCommand({
-      QueueUrl: queueUrl('wsWelcome'),
-      MessageBody: JSON.stringify({ connection_id: connectionId }),
-    }),
-  );
+  await requestWelcome(connectionId);
   return { statusCode: 200 };
 };

@@ -32,7 +32,10 @@ const presenceRoute = (id: string, path: string, file: string): HttpRoute => ({
  */
 export const realtime: WiringPart = {
   webSocketRoutes: [
-    frameRoute('$connect', 'connect', { sendsTo: ['wsWelcome'], writes: [...STATE, 'replay'] }),
+    frameRoute('$connect', 'connect', {
+      sendsTo: ['wsWelcome', 'wsAuthDeadline'],
+      writes: [...STATE, 'replay'],
+    }),
     frameRoute('$disconnect', 'disconnect'),
     frameRoute('$default', 'default', { writes: [], memoryMb: 128 }),
     frameRoute('auth', 'auth', { writes: [...STATE, 'replay'] }),
@@ -70,6 +73,13 @@ export const realtime: WiringPart = {
       visibilityTimeoutSecs: 180,
     },
     {
+      id: 'wsAuthDeadline',
+      purpose:
+        'the auth deadline timer: $connect sends a message delayed by the auth timeout for a connection without a token',
+      maxReceiveCount: 5,
+      visibilityTimeoutSecs: 60,
+    },
+    {
       id: 'wsWelcome',
       purpose:
         'sends the `session` frame right after $connect (API Gateway forbids posting from the $connect integration)',
@@ -78,6 +88,18 @@ export const realtime: WiringPart = {
     },
   ],
   workers: [
+    {
+      id: 'ws.authDeadline',
+      queue: 'wsAuthDeadline',
+      handler: 'lambdas/handlers/workers/ws-auth-deadline.ts',
+      batchSize: 10,
+      maxBatchingWindowSecs: 0,
+      timeoutSecs: 10,
+      memoryMb: 256,
+      writes: [...STATE],
+      sendsTo: ['wsAuthDeadline'],
+      managesConnections: true,
+    },
     {
       id: 'broadcast.fanout',
       queue: 'broadcast',

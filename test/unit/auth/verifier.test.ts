@@ -187,9 +187,12 @@ describe('token verifier', () => {
       expect(admin).toMatchObject({ isAdmin: false });
     });
 
-    it('carries expiresAt from exp', async () => {
+    it('carries expiresAt from exp, and acceptedUntil with the clock skew', async () => {
       const exp = nowSecs() + 100;
-      expect(await jwksOnly.verify(await userToken(idp.key(), { exp }))).toMatchObject({ expiresAt: exp });
+      expect(await jwksOnly.verify(await userToken(idp.key(), { exp }))).toMatchObject({
+        expiresAt: exp,
+        acceptedUntil: exp + 30,
+      });
     });
   });
 

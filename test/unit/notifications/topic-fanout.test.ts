@@ -18,7 +18,14 @@ import { useDynamoDbLocal } from '../../support/dynamodb';
 useDynamoDbLocal();
 
 const service: Principal = { kind: 'service', id: 'crm', scopes: ['notifications:write'], expiresAt: 0 };
-const user = (id: string): Principal => ({ kind: 'user', id, roles: [], isAdmin: false, expiresAt: 0 });
+const user = (id: string): Principal => ({
+  kind: 'user',
+  id,
+  roles: [],
+  isAdmin: false,
+  expiresAt: 0,
+  acceptedUntil: 0,
+});
 let sqs: LocalSqs;
 let sqsClient: SQSClient;
 

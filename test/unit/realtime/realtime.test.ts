@@ -19,6 +19,7 @@ const user = (id: string) => ({
   roles: [],
   isAdmin: false,
   expiresAt: Math.floor(Date.now() / 1000) + 3600,
+  acceptedUntil: Math.floor(Date.now() / 1000) + 3630,
 });
 
 describe('presence aggregation', () => {

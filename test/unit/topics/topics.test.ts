@@ -18,7 +18,14 @@ import { useDynamoDbLocal } from '../../support/dynamodb';
 
 useDynamoDbLocal();
 
-const user = (id: string): Principal => ({ kind: 'user', id, roles: [], isAdmin: false, expiresAt: 0 });
+const user = (id: string): Principal => ({
+  kind: 'user',
+  id,
+  roles: [],
+  isAdmin: false,
+  expiresAt: 0,
+  acceptedUntil: 0,
+});
 const service = (scopes: string[] = ['notifications:write']): Principal => ({
   kind: 'service',
   id: 'crm',

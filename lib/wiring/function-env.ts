@@ -1,0 +1,73 @@
+import { envNames } from './env';
+import type { FunctionSpec, QueueId, TableId } from './types';
+
+/** The table whose readers also learn the number of connection shards (lambdas/domain/realtime/config.ts). */
+const CONNECTIONS_TABLE: TableId = 'wsConnections';
+
+/**
+ * Where a deployment's resources are: CloudFormation tokens in the CDK stack, stand-in addresses locally.
+ * Optional parts are absent when the deployment has no such resource.
+ */
+export interface FunctionResources {
+  readonly stage: string;
+  tableName(tableId: TableId): string;
+  queueUrl(queueId: QueueId): string;
+  queueArn(queueId: QueueId): string;
+  readonly busName: string;
+  /** The `@connections` endpoint; undefined when no WebSocket route is declared. */
+  readonly wsCallbackUrl: string | undefined;
+  /** One-time schedules: undefined when no schedule target is declared. */
+  readonly scheduling?: {
+    readonly roleArn: string;
+    readonly group: string;
+    readonly targetQueues: readonly QueueId[];
+  };
+  readonly connectionShards: number;
+  /** The variables through which a function reaches the cursor key (a secret's ARN on AWS, the key locally). */
+  readonly cursorKey?: Readonly<Record<string, string>>;
+  /** Likewise for the key that seals webhook secrets (a KMS key id on AWS, a local key). */
+  readonly webhookSecretKey?: Readonly<Record<string, string>>;
+  /** Auth settings of HTTP and WebSocket functions (`SERVICE__AUTH__*`, the HS256 secret's ARN). */
+  readonly auth: Readonly<Record<string, string>>;
+}
+
+/**
+ * The environment a function gets from its declaration: the stage, its auth settings when it serves HTTP or
+ * WebSocket routes, and one variable per resource it declares (and nothing for the ones it does not). The CDK
+ * stack and the local runtime both call this, so a function that uses an undeclared table, queue, bus or key
+ * fails locally as it would on AWS. Grants follow the same declaration (lib/wiring/grants.ts).
+ */
+export const functionEnvironment = (
+  id: string,
+  spec: FunctionSpec,
+  resources: FunctionResources,
+  options: { readonly withAuth: boolean },
+): Record<string, string> => {
+  const env: Record<string, string> = { [envNames.stage]: resources.stage };
+  if (options.withAuth) Object.assign(env, resources.auth);
+  const tables = new Set([...(spec.reads ?? []), ...(spec.writes ?? [])]);
+  for (const tableId of tables) env[envNames.tableName(tableId)] = resources.tableName(tableId);
+  if (tables.has(CONNECTIONS_TABLE)) env[envNames.connectionShards] = String(resources.connectionShards);
+  for (const queueId of new Set(spec.sendsTo ?? [])) {
+    env[envNames.queueUrl(queueId)] = resources.queueUrl(queueId);
+    env[envNames.queueArn(queueId)] = resources.queueArn(queueId);
+  }
+  if (spec.putsEvents) env[envNames.busName] = resources.busName;
+  if (spec.managesConnections) {
+    if (resources.wsCallbackUrl === undefined) {
+      throw new Error(`lib/wiring: ${id} manages WebSocket connections, but no WebSocket route is declared`);
+    }
+    env[envNames.wsCallbackUrl] = resources.wsCallbackUrl;
+  }
+  if (spec.schedules && resources.scheduling) {
+    env[envNames.schedulerRoleArn] = resources.scheduling.roleArn;
+    env[envNames.scheduleGroup] = resources.scheduling.group;
+    // A schedule names its target by ARN; the function needs no send permission of its own.
+    for (const queueId of resources.scheduling.targetQueues) {
+      env[envNames.queueArn(queueId)] = resources.queueArn(queueId);
+    }
+  }
+  if (spec.cursorKey && resources.cursorKey) Object.assign(env, resources.cursorKey);
+  if (spec.webhookSecretKey && resources.webhookSecretKey) Object.assign(env, resources.webhookSecretKey);
+  return env;
+};

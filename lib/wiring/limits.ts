@@ -1,0 +1,13 @@
+/**
+ * AWS payload limits the service is built for, shared by the CDK stack, the local stand-ins and the handlers
+ * so the three cannot drift. Sources and dates: docs/local-standins.md ("Limits").
+ */
+
+/**
+ * SQS MaximumMessageSize, set explicitly on every queue: 1 MiB, the SQS default and maximum since AWS raised
+ * it from 256 KiB (2026-01-29). Counts the body plus the message attributes; also caps a SendMessageBatch.
+ */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+
+/** EventBridge PutEvents: the entries of one request together (event buses carry 1 MB events since 2026-01-29). */
+export const EVENTBRIDGE_MAX_PUT_EVENTS_BYTES = 1_048_576;
