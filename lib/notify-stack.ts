@@ -21,6 +21,7 @@ import {
   DEFAULT_FUNCTION,
   DEFAULT_ROUTE_PATH,
   wiring as declaredWiring,
+  deployedSpec,
   envNames,
   type FunctionResources,
   type FunctionSpec,
@@ -405,7 +406,9 @@ export class NotifyStack extends Stack {
     });
     const lambdaFn = fn.function;
     if (options.withAuth && this.hs256Secret) this.hs256Secret.grantRead(lambdaFn);
-    const grants = functionGrants(spec);
+    const grants = functionGrants(
+      deployedSpec(spec, this.functionResources(usedBy).auth, { withAuth: options.withAuth }),
+    );
     for (const [tableId, access] of grants.tables) {
       const table = this.tables.table(tableId, usedBy);
       if (access === 'readWrite') table.grantReadWriteData(lambdaFn);

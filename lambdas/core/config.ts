@@ -150,6 +150,17 @@ const replayProtection: ParseSetting<ReplayProtection> = (text) => {
   return scope ?? new Invalid(`expected off, service or all, got "${text}"`);
 };
 
+/**
+ * The replay scope that `SERVICE__AUTH__REPLAY_PROTECTION` in `env` asks for (`off` when unset). A value
+ * parseAuthConfig would refuse counts as `all` here, so whoever sizes grants from it errs on the side of access.
+ */
+export const replayProtectionIn = (env: Readonly<Record<string, string | undefined>>): ReplayProtection => {
+  const text = env.SERVICE__AUTH__REPLAY_PROTECTION;
+  if (text === undefined || text === '') return 'off';
+  const scope = replayProtection(text);
+  return scope instanceof Invalid ? 'all' : scope;
+};
+
 export interface ParseAuthConfigOptions {
   /** False for a deployed stage that is not marked as development (contract §1): HS256 is then refused. */
   readonly allowHs256?: boolean;

@@ -1,3 +1,4 @@
+import { replayProtectionIn } from '../../lambdas/core/config';
 import { envNames } from './env';
 import type { FunctionSpec, QueueId, TableId } from './types';
 
@@ -37,6 +38,20 @@ export interface FunctionResources {
  * stack and the local runtime both call this, so a function that uses an undeclared table, queue, bus or key
  * fails locally as it would on AWS. Grants follow the same declaration (lib/wiring/grants.ts).
  */
+/**
+ * The declaration as deployed: with replay protection on, every function that verifies tokens records their
+ * `jti` in the `replay` table (lambdas/core/auth), so it writes that table whether or not its route says so.
+ * Environment and grants both come from this, on AWS and locally.
+ */
+export const deployedSpec = (
+  spec: FunctionSpec,
+  auth: Readonly<Record<string, string>>,
+  options: { readonly withAuth: boolean },
+): FunctionSpec =>
+  options.withAuth && replayProtectionIn(auth) !== 'off'
+    ? { ...spec, writes: [...(spec.writes ?? []), 'replay'] }
+    : spec;
+
 export const functionEnvironment = (
   id: string,
   spec: FunctionSpec,
@@ -45,7 +60,8 @@ export const functionEnvironment = (
 ): Record<string, string> => {
   const env: Record<string, string> = { [envNames.stage]: resources.stage };
   if (options.withAuth) Object.assign(env, resources.auth);
-  const tables = new Set([...(spec.reads ?? []), ...(spec.writes ?? [])]);
+  const deployed = deployedSpec(spec, resources.auth, options);
+  const tables = new Set([...(deployed.reads ?? []), ...(deployed.writes ?? [])]);
   for (const tableId of tables) env[envNames.tableName(tableId)] = resources.tableName(tableId);
   if (tables.has(CONNECTIONS_TABLE)) env[envNames.connectionShards] = String(resources.connectionShards);
   for (const queueId of new Set(spec.sendsTo ?? [])) {

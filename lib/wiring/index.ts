@@ -11,7 +11,7 @@ export {
 } from './cors';
 export { httpRouteById, wiring } from './declaration';
 export { envNames, ORIGIN_VERIFY_HEADER } from './env';
-export { type FunctionResources, functionEnvironment } from './function-env';
+export { deployedSpec, type FunctionResources, functionEnvironment } from './function-env';
 export { type FunctionGrants, functionGrants } from './grants';
 export { EVENTBRIDGE_MAX_PUT_EVENTS_BYTES, SQS_MAX_MESSAGE_BYTES } from './limits';
 export * from './types';
