@@ -14,6 +14,7 @@ import {
   DEFAULT_FUNCTION,
   DEFAULT_ROUTE_PATH,
   wiring as declaredWiring,
+  deployedSpec,
   envNames,
   type FunctionSpec,
   type IndexSpec,
@@ -390,7 +391,9 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
 
   describe('least privilege', () => {
     it('grants each function exactly the resources its declaration names, with write actions only where declared', () => {
-      for (const [key, spec] of declaredFunctions()) {
+      for (const [key, declared] of declaredFunctions()) {
+        // With replay protection on, token-verifying functions also write the replay table (deployedSpec).
+        const spec = deployedSpec(declared, settings().authEnv, { withAuth: isAuthenticating(key) });
         const fn = synth.stack.functions.get(key);
         if (!fn) throw new Error(`no function ${key}`);
         const expected = new Set<string>([logicalId(fn.logGroup)]);
@@ -455,7 +458,8 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
     });
 
     it('tells each function where its declared resources are, and nothing more', () => {
-      for (const [key, spec] of declaredFunctions()) {
+      for (const [key, declared] of declaredFunctions()) {
+        const spec = deployedSpec(declared, settings().authEnv, { withAuth: isAuthenticating(key) });
         const variables = variablesOf(key);
         const resourceNames = Object.keys(variables).filter(
           (name) => name.startsWith('NOTIFY_') && name !== envNames.stage,
