@@ -122,7 +122,8 @@ const main = async () => {
         console.error('bench: load (50 concurrent clients)…');
         results.load = await runLoad(bench.runtime, { clients: 50, seconds: quick ? 15 : 60 });
       }
-      results.scenarios = scenarios;
+      // Only a run of the cost scenarios replaces them (a load-only run keeps the last ones).
+      if (wanted('cost')) results.scenarios = scenarios;
     } finally {
       await bench.runtime.stop();
     }
