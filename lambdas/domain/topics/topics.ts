@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type BatchGetCommandOutput, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { conflict, notFound } from '../../core/errors';
 import type { Principal } from '../../core/principal';
@@ -65,32 +66,18 @@ export const getTopic = async (name: string): Promise<Topic> => {
 };
 
 /**
- * The current subscriber counts of the named topics (one BatchGetItem of at most 100 keys); throws 404
+ * The current subscriber counts of the named topics (BatchGetItem, 100 keys a request); throws 404
  * naming the first that does not exist.
  */
 export const subscriberCounts = async (names: readonly string[]): Promise<Map<string, number>> => {
   const counts = new Map<string, number>();
   if (names.length === 0) return counts;
-  const table = tableName('topics');
-  let keys: Record<string, unknown>[] | undefined = names.map((name) => ({ name }));
-  for (let attempt = 0; keys && keys.length > 0; attempt += 1) {
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** Math.min(attempt, 5)));
-    const result: BatchGetCommandOutput = await documentClient().send(
-      new BatchGetCommand({
-        RequestItems: {
-          [table]: {
-            Keys: keys,
-            ProjectionExpression: '#name, subscriber_count',
-            ExpressionAttributeNames: { '#name': 'name' },
-          },
-        },
-      }),
-    );
-    for (const item of result.Responses?.[table] ?? []) {
-      counts.set(item.name as string, Number(item.subscriber_count ?? 0));
-    }
-    keys = result.UnprocessedKeys?.[table]?.Keys;
-  }
+  const items = await batchGetAll(
+    tableName('topics'),
+    names.map((name) => ({ name })),
+    { projection: '#name, subscriber_count', names: { '#name': 'name' } },
+  );
+  for (const item of items) counts.set(item.name as string, Number(item.subscriber_count ?? 0));
   const missing = names.find((name) => !counts.has(name));
   if (missing !== undefined) throw notFound(`Topic ${missing} does not exist`);
   return counts;
