@@ -7,6 +7,7 @@ import { mintServiceToken, mintUserToken, readDevAuth } from '../../local/dev-au
 import { freePort } from '../../local/dynamodb-local';
 import { WebhookReceiver } from '../e2e/webhook-receiver';
 import { apiClient } from '../support/api';
+import { LONG } from '../support/reliability';
 import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process';
 
 /**
@@ -19,7 +20,6 @@ import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-pro
  *
  * Short form in `npm test`; RELIABILITY_LONG=1 (`npm run test:reliability`) kills more often with more traffic.
  */
-const LONG = process.env.RELIABILITY_LONG === '1';
 const KILLS = LONG ? 8 : 2;
 const USERS = 120; // a notification to all of them is two fan-out chunks (100 per chunk)
 const CONCURRENCY = LONG ? 8 : 4;

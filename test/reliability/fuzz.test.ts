@@ -16,10 +16,10 @@ import { documentClient, tableName } from '../../lambdas/core/clients';
 import { STATUS_OF } from '../../lambdas/core/errors';
 import { httpRouteById } from '../../lib/wiring';
 import { assertDocumentedResponse } from '../support/api-conformance';
+import { LONG } from '../support/reliability';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
-const LONG = process.env.RELIABILITY_LONG === '1';
 /** Cases per endpoint or frame type (RELIABILITY_RUNS overrides, e.g. to reproduce a long-form finding). */
 const RUNS = Number(process.env.RELIABILITY_RUNS) || (LONG ? 2_000 : 5);
 /** Time per property: a case takes well under a second even on a loaded machine. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLoad } from '../../bench/load';
+import { LONG } from '../support/reliability';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 /**
@@ -9,7 +10,6 @@ import { type Runtime, startTestRuntime } from '../support/runtime';
  * errors. The short form tolerates 503s from functions that ran past their timeout — on a shared machine
  * starved of CPU that is the machine, not the code — and counts them; any other error fails it.
  */
-const LONG = process.env.RELIABILITY_LONG === '1';
 const SECONDS = LONG ? 60 : 10;
 let runtime: Runtime;
 

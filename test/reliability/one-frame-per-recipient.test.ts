@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, eventually } from '../support/api';
 import { receiverCount } from '../support/dynamodb';
 import { queueIdle } from '../support/queues';
+import { LONG } from '../support/reliability';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
@@ -10,7 +11,6 @@ let service: string;
 let run = 0;
 const clients: TestClient[] = [];
 const user = (name: string) => `${name}-${process.pid}-${run}`;
-const LONG = process.env.RELIABILITY_LONG === '1';
 
 beforeAll(async () => {
   runtime = await startTestRuntime();

@@ -9,13 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envNames } from '../../lib/wiring';
 import { apiClient, eventually } from '../support/api';
 import { queueIdle } from '../support/queues';
+import { LONG } from '../support/reliability';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 let runtime: Runtime;
 let service: string;
 let run = 0;
 const user = (name: string) => `${name}-${process.pid}-${run}`;
-const LONG = process.env.RELIABILITY_LONG === '1';
 
 beforeAll(async () => {
   runtime = await startTestRuntime();
