@@ -4,6 +4,7 @@ import { unavailable } from '../../core/errors';
 import { logger } from '../../core/logger';
 import { sendAll } from '../../core/sqs-send';
 import { parseChannel } from './channels';
+import { shardNames } from './config';
 import {
   type ConnectionRange,
   deliverToMembers,
@@ -14,7 +15,6 @@ import {
 } from './deliver';
 import type { BroadcastFrame } from './frames';
 import { endConnection } from './lifecycle';
-import { shardNames } from './sweeper';
 import { BY_SHARD_INDEX, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /** Audiences up to this size are delivered by the request itself; larger ones go through the queue. */

@@ -58,5 +58,8 @@ export const connectionShards = (): number => {
   return value;
 };
 export const DEFAULT_CONNECTION_SHARDS = 16;
+/** The `byShard` partition names: `s00`, `s01`, … */
+export const shardNames = (): string[] =>
+  Array.from({ length: connectionShards() }, (_, index) => `s${String(index).padStart(2, '0')}`);
 /** Longest a connection lives on API Gateway (2 h): bounds every live item's TTL. */
 export const MAX_CONNECTION_SECS = 2 * 60 * 60;

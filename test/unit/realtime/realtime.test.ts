@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONNECTION_SHARDS } from '../../../lambdas/domain/realtime/config';
+import { DEFAULT_CONNECTION_SHARDS, shardNames } from '../../../lambdas/domain/realtime/config';
 import { deliverToChannel } from '../../../lambdas/domain/realtime/deliver';
 import { openConnection, shardOf } from '../../../lambdas/domain/realtime/lifecycle';
 import {
@@ -8,7 +8,6 @@ import {
   scopePresence,
   userPresence,
 } from '../../../lambdas/domain/realtime/presence';
-import { shardNames } from '../../../lambdas/domain/realtime/sweeper';
 import { useDynamoDbLocal } from '../../support/dynamodb';
 
 useDynamoDbLocal();
