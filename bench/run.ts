@@ -97,7 +97,8 @@ const main = async () => {
         console.error('bench: cost scenarios…');
         scenarios.push(await oneConnectedRecipient(bench, service, quick ? 5 : 20));
         scenarios.push(await thousandRecipients(bench, service, quick ? 1 : 2));
-        const hour = await connectedHour(bench, quick ? 5 : 30, quick ? 10 : 50);
+        // Enough connections per shard that a sweep's checks run side by side, as they do at scale.
+        const hour = await connectedHour(bench, quick ? 5 : 30, quick ? 100 : 320);
         scenarios.push(hour.scenario);
         results.sweeper = hour.sweeper;
         scenarios.push(await oneWebhookDelivery(bench, quick ? 3 : 10));

@@ -98,7 +98,7 @@ const closeUnauthenticated = async (connectionId: string): Promise<boolean> => {
 /**
  * The auth deadline's own timer (docs/realtime.md): `$connect` arms it for a connection without a token, as a
  * message delayed by the auth timeout, so the close comes within seconds of the deadline on AWS too, where the
- * sweep runs once a minute. Closes the connection if it is still unauthenticated; the seconds left when the
+ * sweeps come 20 s apart (too late for 15 s). Closes the connection if it is still unauthenticated; the seconds left when the
  * message came early (the caller re-arms it), else undefined.
  */
 export const enforceAuthDeadline = async (

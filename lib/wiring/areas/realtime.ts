@@ -134,7 +134,7 @@ export const realtime: WiringPart = {
       maxBatchingWindowSecs: 0,
       maxConcurrency: 16,
       timeoutSecs: 60,
-      memoryMb: 512,
+      memoryMb: 128,
       writes: [...STATE],
       managesConnections: true,
     },
