@@ -104,7 +104,7 @@ describe.each(matrix)('a route for %s', (_what, access, expected) => {
         headers: { authorization: `Bearer ${tokens[caller]}` },
         isBase64Encoded: false,
         requestContext: { requestId: 'apigw-1', http: { method: 'GET', path: '/api/v1/things' } },
-      } as APIGatewayProxyEventV2,
+      } as unknown as APIGatewayProxyEventV2,
       context as Parameters<typeof handler>[1],
     )) as APIGatewayProxyStructuredResultV2;
     const body = JSON.parse(result.body ?? '{}');
