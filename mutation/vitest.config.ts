@@ -10,5 +10,5 @@ export default {
   ...base,
   root: new URL('..', import.meta.url).pathname,
   // Replaces the suite's include (mergeConfig would append to it).
-  test: { ...base.test, include: [...targets[name].tests] },
+  test: { ...base.test, include: [...targets[name].tests, 'mutation/module-loads.test.ts'] },
 };
