@@ -71,6 +71,10 @@ export const importCycles = (imports: ReadonlyMap<string, SourceImports>): strin
   return cycles;
 };
 
-/** A file's code as it runs: types and comments gone (esbuild's TypeScript loader). */
+/** A file's code as it runs: types and comments gone (esbuild's TypeScript loader; on one line). */
 export const codeOf = (file: string): string =>
-  transformSync(readFileSync(path.join(repoRoot, file), 'utf8'), { loader: 'ts', format: 'esm' }).code;
+  transformSync(readFileSync(path.join(repoRoot, file), 'utf8'), {
+    loader: 'ts',
+    format: 'esm',
+    minifyWhitespace: true,
+  }).code;

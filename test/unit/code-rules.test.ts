@@ -29,3 +29,25 @@ describe('handlers', () => {
     expect((await importGraph()).get(file)?.files).toContain('lambdas/core/sqs-worker.ts');
   });
 });
+
+describe('channel names', () => {
+  const CHANNEL_MODULE = 'lambdas/domain/realtime/channel-names.ts';
+  /**
+   * A string that starts with a channel kind, a template that puts a name after one, or a pattern naming the
+   * kinds (a backtick inside a string is Markdown in a description, not a template).
+   */
+  const CHANNEL_LITERAL = /["'](user|room|topic):|`(user|room|topic):\$\{|\/\^\(?(user|room|topic)\b/g;
+  /** Keys that share a prefix with channels but are none (kept as they are stored). */
+  const NOT_CHANNELS: Record<string, string> = {
+    'lambdas/domain/preferences/preferences.ts': 'the preferences table keys a user item `user:<id>`',
+    'local/demo/app.ts': 'a browser page on the client SDK, which keeps its own copy (it ships apart)',
+  };
+
+  it('are built, parsed and checked only in the channel module', () => {
+    const offenders = [...sourceFiles('lambdas'), ...sourceFiles('local')]
+      .filter((file) => file !== CHANNEL_MODULE && !(file in NOT_CHANNELS))
+      .flatMap((file) => [...codeOf(file).matchAll(CHANNEL_LITERAL)].map((match) => `${file}: ${match[0]}`));
+    expect(offenders).toEqual([]);
+    expect(codeOf(CHANNEL_MODULE)).toMatch(/user/);
+  });
+});

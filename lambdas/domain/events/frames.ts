@@ -1,4 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
+import { topicChannel } from '../realtime/channel-names';
 import { type DeliveryResult, deliverToChannel } from '../realtime/deliver';
 import type { EventFrame } from '../realtime/frames';
 import type { BusEnvelope } from './envelope';
@@ -18,7 +19,7 @@ export const eventFrameFor = (envelope: BusEnvelope): EventFrame => {
   const replayName = envelope['replay-name'];
   const frame: EventFrame = {
     type: 'event',
-    channel: `topic:${envelope['detail-type']}`,
+    channel: topicChannel(envelope['detail-type']),
     id: envelope.detail.id,
     event_type: envelope['detail-type'],
     source: envelope.source,

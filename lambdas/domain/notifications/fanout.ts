@@ -10,6 +10,7 @@ import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { sendAll } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor } from '../preferences/rules';
+import { userChannel } from '../realtime/channel-names';
 import { deliverToMembers, forEachLimited, type Membership, membersPage } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
 import { subscribersPage } from '../topics/subscriptions';
@@ -233,7 +234,7 @@ const deliverTo = async (
   const unreadKey = unreadKeyFor(notification, userId, receiverId, before);
   // Connections first: most recipients of a large notification are offline, and for them the record
   // needs no pending-frames flag and no second write to clear it.
-  const members = wantsFrames(channels) ? await membersOf(`user:${userId}`) : [];
+  const members = wantsFrames(channels) ? await membersOf(userChannel(userId)) : [];
   const { table, key, framesPending, written } = await recordDelivery(
     notification,
     userId,

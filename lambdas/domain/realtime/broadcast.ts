@@ -3,7 +3,7 @@ import { countQuery, documentClient, queueUrl } from '../../core/clients';
 import { unavailable } from '../../core/errors';
 import { logger } from '../../core/logger';
 import { sendAll } from '../../core/sqs-send';
-import { parseChannel } from './channels';
+import { parseChannel } from './channel-names';
 import {
   type ConnectionRange,
   deliverToMembers,

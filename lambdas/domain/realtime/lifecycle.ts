@@ -3,6 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { documentClient } from '../../core/clients';
 import { newId } from '../../core/ids';
 import type { UserPrincipal } from '../../core/principal';
+import { userChannel } from './channel-names';
 import { connectionShards, MAX_CONNECTION_SECS, realtimeSettings } from './config';
 import type { PresenceStatus, SessionFrame } from './frames';
 import { presenceOnConnect, presenceOnDisconnect } from './presence';
@@ -137,7 +138,7 @@ const startSession = async (connectionId: string, userId: string): Promise<strin
       },
     }),
   );
-  await putMembership(`user:${userId}`, connectionId, userId, sessionId);
+  await putMembership(userChannel(userId), connectionId, userId, sessionId);
   await presenceOnConnect(userId, connectionId);
   return sessionId;
 };
@@ -173,7 +174,7 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
         user_id: principal.id,
         session_id: sessionId,
         token_expires_at: principal.acceptedUntil,
-        channels: new Set([`user:${principal.id}`]),
+        channels: new Set([userChannel(principal.id)]),
         status: 'online',
       },
     }),
@@ -244,7 +245,7 @@ export const authenticateConnection = async (
       UpdateExpression: 'SET session_id = :session, welcomed = :true ADD channels :channels',
       ExpressionAttributeValues: {
         ':session': sessionId,
-        ':channels': new Set([`user:${principal.id}`]),
+        ':channels': new Set([userChannel(principal.id)]),
         ':true': true,
       },
     }),

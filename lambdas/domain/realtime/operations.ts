@@ -2,6 +2,7 @@ import { ServiceError } from '../../core/errors';
 import { logger } from '../../core/logger';
 import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
+import { topicChannel } from './channel-names';
 import { type Authenticated, joinRoom, subscribe, unsubscribe } from './channels';
 import {
   type CLIENT_FRAMES,
@@ -75,7 +76,7 @@ const operations: {
     await ctx.send(ackFrame('join.room', frame.id, { channel: room }));
   },
   'join.topic': async (ctx, frame) => {
-    const channel = `topic:${frame.topic}`;
+    const channel = topicChannel(frame.topic);
     await subscribe(await requireAuthenticated(ctx), channel);
     await ctx.send(ackFrame('join.topic', frame.id, { channel }));
   },

@@ -1,6 +1,7 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import type * as z from '../../core/zod';
+import { userChannel } from './channel-names';
 import { MAX_CONNECTION_SECS } from './config';
 import { deliverToChannel } from './deliver';
 import type { PresenceFrame, PresenceState, PresenceStatus } from './frames';
@@ -28,7 +29,6 @@ const rowTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
 /** Last-seen times are kept a month after a user's last connection. */
 const LAST_SEEN_SECS = 30 * 24 * 3600;
 
-const userScope = (userId: string) => `user:${userId}`;
 const roomMember = (userId: string, connectionId: string) => `${userId}#${connectionId}`;
 
 export const aggregateStatus = (statuses: readonly PresenceStatus[]): PresenceState => {
@@ -74,7 +74,7 @@ const userRowsInRoom = async (room: string, userId: string) =>
   (await rowsOf(room, `${userId}#`)).filter((row) => row.user_id === userId);
 
 const userConnectionRows = async (userId: string) =>
-  (await rowsOf(userScope(userId))).filter((row) => row.member !== LAST_SEEN_MEMBER);
+  (await rowsOf(userChannel(userId))).filter((row) => row.member !== LAST_SEEN_MEMBER);
 
 const frame = (
   scope: string,
@@ -95,7 +95,7 @@ export const presenceOnConnect = async (userId: string, connectionId: string): P
     new PutCommand({
       TableName: table('presence'),
       Item: {
-        scope: userScope(userId),
+        scope: userChannel(userId),
         member: connectionId,
         user_id: userId,
         connection_id: connectionId,
@@ -181,7 +181,7 @@ export const updatePresence = async (
         },
       }),
     );
-  await set(userScope(userId), connectionId);
+  await set(userChannel(userId), connectionId);
   for (const room of rooms) {
     const before = await userRowsInRoom(room, userId);
     await set(room, roomMember(userId, connectionId));
@@ -203,14 +203,14 @@ export const presenceOnDisconnect = async (
   await documentClient().send(
     new DeleteCommand({
       TableName: table('presence'),
-      Key: { scope: userScope(userId), member: connectionId },
+      Key: { scope: userChannel(userId), member: connectionId },
     }),
   );
   await documentClient().send(
     new PutCommand({
       TableName: table('presence'),
       Item: {
-        scope: userScope(userId),
+        scope: userChannel(userId),
         member: LAST_SEEN_MEMBER,
         user_id: userId,
         last_seen_at: new Date().toISOString(),
@@ -226,7 +226,7 @@ export type UserPresence = z.output<typeof userPresenceSchema>;
 
 /** GET /presence/{user_id}: one Query on the user's scope. A connected user is seen now. */
 export const userPresence = async (userId: string): Promise<UserPresence> => {
-  const rows = await rowsOf(userScope(userId));
+  const rows = await rowsOf(userChannel(userId));
   const connections = rows.filter((row) => row.member !== LAST_SEEN_MEMBER);
   const lastSeen = rows.find((row) => row.member === LAST_SEEN_MEMBER) as
     | { last_seen_at?: string }
