@@ -51,3 +51,36 @@ describe('channel names', () => {
     expect(codeOf(CHANNEL_MODULE)).toMatch(/user/);
   });
 });
+
+describe('DynamoDB Query paging', () => {
+  it('passes LastEvaluatedKey on as ExclusiveStartKey only in core/paging.ts', () => {
+    const offenders = sourceFiles('lambdas').filter(
+      (file) =>
+        file !== 'lambdas/core/paging.ts' && /\b(ExclusiveStartKey|LastEvaluatedKey)\b/.test(codeOf(file)),
+    );
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe('shared helpers', () => {
+  const definers = (name: string) =>
+    sourceFiles('lambdas').filter((file) =>
+      new RegExp(`\\b(const|let|var|function\\*?)\\s*${name}\\b`).test(codeOf(file)),
+    );
+
+  it.each([
+    ['forEachLimited', 'lambdas/core/concurrency.ts'],
+    ['queryAll', 'lambdas/core/paging.ts'],
+    ['countQuery', 'lambdas/core/paging.ts'],
+    ['shardNames', 'lambdas/domain/realtime/config.ts'],
+    ['shardOf', 'lambdas/domain/realtime/config.ts'],
+    ['liveItemTtl', 'lambdas/domain/realtime/tables.ts'],
+  ])('%s is defined once, in %s', (name, home) => {
+    expect(definers(name)).toEqual([home]);
+  });
+
+  it('a live item TTL (the connection limit plus a margin) is computed in one place', () => {
+    const users = sourceFiles('lambdas').filter((file) => /\bMAX_CONNECTION_SECS\b/.test(codeOf(file)));
+    expect(users).toEqual(['lambdas/domain/realtime/config.ts', 'lambdas/domain/realtime/tables.ts']);
+  });
+});

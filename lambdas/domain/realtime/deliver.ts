@@ -1,11 +1,13 @@
 import { PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
+import { forEachLimited } from '../../core/concurrency';
 import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
+import { type ItemKey, type QueryInput, queryAll, queryOnce, queryPages } from '../../core/paging';
 import { realtimeSettings } from './config';
 import type { OutboundFrame } from './frames';
 import { endConnection, readSessionMeta } from './lifecycle';
@@ -98,53 +100,41 @@ export const bufferFrame = async (
 const isOwnPresence = (frame: OutboundFrame, userId: string): boolean =>
   frame.type === 'presence' && (frame as { user_id?: unknown }).user_id === userId;
 
-/** Runs `work` over `items` with at most `limit` in flight. */
-export const forEachLimited = async <T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> => {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await work(item);
-    }
-  });
-  await Promise.all(lanes);
-};
-
 /** A range of connection ids within a channel's partition (both ends included), read as one segment. */
 export interface ConnectionRange {
   readonly from: string;
   readonly to: string;
 }
 
-/** One page of a channel's unexpired memberships (a Query on the channel's partition, or on a range of it). */
+/** The Query for a channel's unexpired memberships: its whole partition, or a range of it. */
+const membersQuery = (channel: string, limit: number, range?: ConnectionRange): QueryInput => ({
+  TableName: table('channels'),
+  KeyConditionExpression: range
+    ? 'channel = :channel AND connection_id BETWEEN :from AND :to'
+    : 'channel = :channel',
+  FilterExpression: NOT_EXPIRED,
+  ExpressionAttributeNames: notExpiredNames,
+  ExpressionAttributeValues: {
+    ':channel': channel,
+    ':now': nowSecs(),
+    ...(range ? { ':from': range.from, ':to': range.to } : {}),
+  },
+  Limit: limit,
+});
+
+/** Every unexpired membership of a channel known to be small (a user's few connections and detached sessions). */
+export const channelMembers = (channel: string): Promise<Membership[]> =>
+  queryAll<Membership>(membersQuery(channel, MEMBERS_PAGE));
+
+/** One page of a channel's unexpired memberships, for a chain of pages that goes on in another invocation. */
 export const membersPage = async (
   channel: string,
-  startKey?: Record<string, unknown>,
+  startKey?: ItemKey,
   limit = MEMBERS_PAGE,
   range?: ConnectionRange,
-): Promise<{ members: Membership[]; next?: Record<string, unknown> }> => {
-  const page = await documentClient().send(
-    new QueryCommand({
-      TableName: table('channels'),
-      KeyConditionExpression: range
-        ? 'channel = :channel AND connection_id BETWEEN :from AND :to'
-        : 'channel = :channel',
-      FilterExpression: NOT_EXPIRED,
-      ExpressionAttributeNames: notExpiredNames,
-      ExpressionAttributeValues: {
-        ':channel': channel,
-        ':now': nowSecs(),
-        ...(range ? { ':from': range.from, ':to': range.to } : {}),
-      },
-      ExclusiveStartKey: startKey,
-      Limit: limit,
-    }),
-  );
-  return { members: (page.Items ?? []) as Membership[], next: page.LastEvaluatedKey };
+): Promise<{ members: Membership[]; next?: ItemKey }> => {
+  const read = await queryOnce<Membership>(membersQuery(channel, limit, range), startKey);
+  return { members: read.items, ...(read.nextKey ? { next: read.nextKey } : {}) };
 };
 
 /**
@@ -207,13 +197,10 @@ export const deliverToMembers = async (
 export const deliverToChannel = async (channel: string, frame: OutboundFrame): Promise<DeliveryResult> => {
   let delivered = 0;
   let gone = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await membersPage(channel, startKey);
-    const result = await deliverToMembers(page.members, frame);
+  for await (const members of queryPages<Membership>(membersQuery(channel, MEMBERS_PAGE))) {
+    const result = await deliverToMembers(members, frame);
     delivered += result.delivered;
     gone += result.gone;
-    startKey = page.next;
-  } while (startKey);
+  }
   return { delivered, gone };
 };

@@ -4,10 +4,10 @@ import { documentClient } from '../../core/clients';
 import { newId } from '../../core/ids';
 import type { UserPrincipal } from '../../core/principal';
 import { userChannel } from './channel-names';
-import { connectionShards, MAX_CONNECTION_SECS, realtimeSettings } from './config';
+import { realtimeSettings, shardOf } from './config';
 import type { PresenceStatus, SessionFrame } from './frames';
 import { presenceOnConnect, presenceOnDisconnect } from './presence';
-import { nowSecs, SESSION_META, table } from './tables';
+import { liveItemTtl, nowSecs, SESSION_META, table } from './tables';
 
 /** A row of the connections table. */
 export interface ConnectionRecord {
@@ -38,19 +38,6 @@ export interface ConnectionRecord {
 }
 
 export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired' | 'replaced';
-
-/** Stable, even spread of connections over the index shards. */
-export const shardOf = (connectionId: string): string => {
-  let hash = 0;
-  for (let index = 0; index < connectionId.length; index++) {
-    hash = (hash * 31 + connectionId.charCodeAt(index)) >>> 0;
-  }
-  return `s${String(hash % connectionShards()).padStart(2, '0')}`;
-};
-
-export const connectionTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
-/** While a session's connection is open, its meta item lives as long as a connection can. */
-const liveSessionTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
 
 export const getConnection = async (connectionId: string): Promise<ConnectionRecord | undefined> => {
   const result = await documentClient().send(
@@ -117,7 +104,7 @@ export const putMembership = async (
         connection_id: connectionId,
         user_id: userId,
         session_id: sessionId,
-        ...(detachedUntil === undefined ? { ttl: connectionTtl() } : { detached: true, ttl: detachedUntil }),
+        ...(detachedUntil === undefined ? { ttl: liveItemTtl() } : { detached: true, ttl: detachedUntil }),
       },
     }),
   );
@@ -134,7 +121,7 @@ const startSession = async (connectionId: string, userId: string): Promise<strin
         item: SESSION_META,
         user_id: userId,
         connection_id: connectionId,
-        ttl: liveSessionTtl(),
+        ttl: liveItemTtl(),
       },
     }),
   );
@@ -153,7 +140,7 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
     connection_id: connectionId,
     shard: shardOf(connectionId),
     connected_at: connectedAt,
-    ttl: connectionTtl(),
+    ttl: liveItemTtl(),
   };
   if (!principal) {
     await documentClient().send(

@@ -1,12 +1,12 @@
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
+import { queryAll } from '../../core/paging';
 import type * as z from '../../core/zod';
 import { userChannel } from './channel-names';
-import { MAX_CONNECTION_SECS } from './config';
 import { deliverToChannel } from './deliver';
 import type { PresenceFrame, PresenceState, PresenceStatus } from './frames';
 import type { scopePresenceSchema, userPresenceSchema } from './responses';
-import { LAST_SEEN_MEMBER, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
+import { LAST_SEEN_MEMBER, liveItemTtl, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /**
  * Presence rows (table `presence`):
@@ -24,8 +24,6 @@ interface PresenceRow {
   readonly status: PresenceStatus;
 }
 
-/** Presence rows outlive their connection by at most API Gateway's 2-hour connection limit. */
-const rowTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
 /** Last-seen times are kept a month after a user's last connection. */
 const LAST_SEEN_SECS = 30 * 24 * 3600;
 
@@ -38,36 +36,25 @@ export const aggregateStatus = (statuses: readonly PresenceStatus[]): PresenceSt
   return 'away';
 };
 
-const rowsOf = async (scope: string, memberPrefix?: string): Promise<PresenceRow[]> => {
-  const rows: PresenceRow[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: table('presence'),
-        KeyConditionExpression: memberPrefix
-          ? '#scope = :scope AND begins_with(#member, :prefix)'
-          : '#scope = :scope',
-        FilterExpression: NOT_EXPIRED,
-        ExpressionAttributeNames: {
-          ...notExpiredNames,
-          '#scope': 'scope',
-          ...(memberPrefix ? { '#member': 'member' } : {}),
-        },
-        ExpressionAttributeValues: {
-          ':scope': scope,
-          ':now': nowSecs(),
-          ...(memberPrefix ? { ':prefix': memberPrefix } : {}),
-        },
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    rows.push(...((page.Items ?? []) as PresenceRow[]));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return rows;
-};
+const rowsOf = (scope: string, memberPrefix?: string): Promise<PresenceRow[]> =>
+  queryAll<PresenceRow>({
+    TableName: table('presence'),
+    KeyConditionExpression: memberPrefix
+      ? '#scope = :scope AND begins_with(#member, :prefix)'
+      : '#scope = :scope',
+    FilterExpression: NOT_EXPIRED,
+    ExpressionAttributeNames: {
+      ...notExpiredNames,
+      '#scope': 'scope',
+      ...(memberPrefix ? { '#member': 'member' } : {}),
+    },
+    ExpressionAttributeValues: {
+      ':scope': scope,
+      ':now': nowSecs(),
+      ...(memberPrefix ? { ':prefix': memberPrefix } : {}),
+    },
+    ConsistentRead: true,
+  });
 
 /** A user's rows in a room (the prefix may match a user id that extends this one, so filter exactly). */
 const userRowsInRoom = async (room: string, userId: string) =>
@@ -100,7 +87,7 @@ export const presenceOnConnect = async (userId: string, connectionId: string): P
         user_id: userId,
         connection_id: connectionId,
         status: 'online',
-        ttl: rowTtl(),
+        ttl: liveItemTtl(),
       },
     }),
   );
@@ -124,7 +111,7 @@ export const joinRoomPresence = async (
         user_id: userId,
         connection_id: connectionId,
         status,
-        ttl: rowTtl(),
+        ttl: liveItemTtl(),
       },
     }),
   );
@@ -177,7 +164,7 @@ export const updatePresence = async (
           ':status': status,
           ':user': userId,
           ':connection': connectionId,
-          ':ttl': rowTtl(),
+          ':ttl': liveItemTtl(),
         },
       }),
     );

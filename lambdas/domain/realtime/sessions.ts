@@ -2,11 +2,11 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import type { Authenticated } from './channels';
-import { MAX_CHANNELS_PER_CONNECTION, MAX_CONNECTION_SECS, MAX_REPLAYED_FRAMES } from './config';
+import { MAX_CHANNELS_PER_CONNECTION, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
 import { detachSession, endConnection, putMembership, readSessionMeta } from './lifecycle';
 import { joinRoomPresence } from './presence';
-import { FRAME_PREFIX, nowSecs, SESSION_META, table } from './tables';
+import { FRAME_PREFIX, liveItemTtl, nowSecs, SESSION_META, table } from './tables';
 
 export class SessionExpiredError extends Error {
   constructor() {
@@ -95,7 +95,7 @@ export const resumeSession = async (
         ExpressionAttributeValues: {
           ':connection': connection.connection_id,
           ':previous': meta.connection_id,
-          ':ttl': nowSecs() + MAX_CONNECTION_SECS + 600,
+          ':ttl': liveItemTtl(),
         },
       }),
     );
