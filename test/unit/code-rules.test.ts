@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codeOf, importGraph, sourceFiles } from '../support/source-graph';
+import { codeOf, importCycles, importGraph, sourceFiles } from '../support/source-graph';
 
 /**
  * The project's own rules for the code under lambdas/ (docs/design.md, issue 15), checked on the code as
@@ -82,5 +82,20 @@ describe('shared helpers', () => {
   it('a live item TTL (the connection limit plus a margin) is computed in one place', () => {
     const users = sourceFiles('lambdas').filter((file) => /\bMAX_CONNECTION_SECS\b/.test(codeOf(file)));
     expect(users).toEqual(['lambdas/domain/realtime/config.ts', 'lambdas/domain/realtime/tables.ts']);
+  });
+});
+
+describe('imports', () => {
+  it('form no cycle under lambdas/ (a module is read before the ones it needs are complete)', async () => {
+    expect(importCycles(await importGraph())).toEqual([]);
+  });
+
+  it('would show a cycle', () => {
+    const graph = new Map([
+      ['a.ts', { files: ['b.ts'], packages: [] }],
+      ['b.ts', { files: ['c.ts'], packages: [] }],
+      ['c.ts', { files: ['a.ts'], packages: [] }],
+    ]);
+    expect(importCycles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
   });
 });

@@ -2,6 +2,7 @@ import { v5 as uuidv5 } from 'uuid';
 import { topicChannel } from '../realtime/channel-names';
 import { type DeliveryResult, deliverToChannel } from '../realtime/deliver';
 import type { EventFrame } from '../realtime/frames';
+import { endGoneConnections } from '../realtime/lifecycle';
 import type { BusEnvelope } from './envelope';
 
 export { type BusEnvelope, parseBusEnvelope } from './envelope';
@@ -37,10 +38,13 @@ export const eventFrameFor = (envelope: BusEnvelope): EventFrame => {
 };
 
 /**
- * Sends the event to the WebSocket subscribers of `topic:<event_type>`. A redelivered message sends the
- * frame again with the same `id`, so clients can drop repeats; a replay is a new frame (see above).
+ * Sends the event to the WebSocket subscribers of `topic:<event_type>`, and ends the connections found gone.
+ * A redelivered message sends the frame again with the same `id`, so clients can drop repeats; a replay is a
+ * new frame (see above).
  */
-export const sendEventFrames = (envelope: BusEnvelope): Promise<DeliveryResult> => {
+export const sendEventFrames = async (envelope: BusEnvelope): Promise<DeliveryResult> => {
   const frame = eventFrameFor(envelope);
-  return deliverToChannel(frame.channel, frame);
+  const result = await deliverToChannel(frame.channel, frame);
+  await endGoneConnections(result.gone);
+  return result;
 };

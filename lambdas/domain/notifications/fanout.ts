@@ -14,6 +14,7 @@ import { channelsFor } from '../preferences/rules';
 import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToMembers } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
+import { endGoneConnections } from '../realtime/lifecycle';
 import { subscribersPage } from '../topics/subscriptions';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
 import { readAllWatermarks } from './feed';
@@ -236,10 +237,16 @@ const deliverTo = async (
   const result = written ? { userId, receiverId, unreadKey } : undefined;
   if (!framesPending) return result;
   const sent = await deliverToMembers(members, frameFor(notification, receiverId, channels));
+  await endGoneConnections(sent.gone);
   await documentClient().send(
     new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
   );
-  logger.debug('notification frames sent', { notification_id: notification.id, user_id: userId, ...sent });
+  logger.debug('notification frames sent', {
+    notification_id: notification.id,
+    user_id: userId,
+    delivered: sent.delivered,
+    gone: sent.gone.length,
+  });
   return result;
 };
 

@@ -8,7 +8,7 @@ import { parseChannel } from './channel-names';
 import { shardNames } from './config';
 import { type ConnectionRange, deliverToMembers, MEMBERS_PAGE, membersPage, postFrame } from './deliver';
 import type { BroadcastFrame } from './frames';
-import { endConnection } from './lifecycle';
+import { endConnection, endGoneConnections } from './lifecycle';
 import { BY_SHARD_INDEX, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /** Audiences up to this size are delivered by the request itself; larger ones go through the queue. */
@@ -133,7 +133,7 @@ export const planBroadcast = async (
 export const runChunk = async (chunk: BroadcastChunk): Promise<BroadcastChunk | undefined> => {
   if (chunk.kind === 'channel') {
     const page = await membersPage(chunk.channel, chunk.startKey, MEMBERS_PAGE, chunk.range);
-    await deliverToMembers(page.members, chunk.frame);
+    await endGoneConnections((await deliverToMembers(page.members, chunk.frame)).gone);
     return page.next ? { ...chunk, startKey: page.next } : undefined;
   }
   const page = await queryOnce<{ connection_id: string }>(

@@ -13,7 +13,7 @@ import {
 import { logger } from '../../core/logger';
 import { parseChannel, roomChannel } from './channel-names';
 import { MAX_CHANNELS_PER_CONNECTION } from './config';
-import { type ConnectionRecord, getConnection, putMembership } from './lifecycle';
+import { type ConnectionRecord, endGoneConnections, getConnection, putMembership } from './lifecycle';
 import { joinRoomPresence, leaveRoomPresence } from './presence';
 import { nowSecs, TABLE, table } from './tables';
 
@@ -92,7 +92,7 @@ export const unsubscribe = async (connection: Authenticated, channel: string): P
     }),
   );
   if (kind === 'room' && connection.rooms?.has(channel)) {
-    await leaveRoomPresence(channel, connection.user_id, connection.connection_id);
+    await endGoneConnections(await leaveRoomPresence(channel, connection.user_id, connection.connection_id));
   }
 };
 
@@ -119,6 +119,8 @@ export const joinRoom = async (connection: Authenticated, roomId: string): Promi
     }
     throw error;
   }
-  await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online');
+  await endGoneConnections(
+    await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online'),
+  );
   return room;
 };

@@ -1,10 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
+import { forEachLimited } from '../../core/concurrency';
 import { newId } from '../../core/ids';
+import { logger } from '../../core/logger';
 import type { UserPrincipal } from '../../core/principal';
 import { userChannel } from './channel-names';
 import { realtimeSettings, shardOf } from './config';
+import type { GoneConnection } from './deliver';
 import type { PresenceStatus, SessionFrame } from './frames';
 import { presenceOnConnect, presenceOnDisconnect } from './presence';
 import { liveItemTtl, nowSecs, SESSION_META, table } from './tables';
@@ -49,30 +52,6 @@ export const getConnection = async (connectionId: string): Promise<ConnectionRec
   );
   const item = result.Item as ConnectionRecord | undefined;
   return item && item.ttl > nowSecs() ? item : undefined;
-};
-
-/** A session's `meta` item: its user, current connection, and, once that connection ended, what to restore. */
-export interface SessionMeta {
-  readonly session_id: string;
-  readonly user_id: string;
-  readonly connection_id: string;
-  /** Set while the session has no connection (epoch milliseconds). */
-  readonly ended_at?: number;
-  readonly channels?: string[];
-  readonly rooms?: string[];
-  readonly ttl: number;
-}
-
-export const readSessionMeta = async (sessionId: string): Promise<SessionMeta | undefined> => {
-  const result = await documentClient().send(
-    new GetCommand({
-      TableName: table('sessions'),
-      Key: { session_id: sessionId, item: SESSION_META },
-      ConsistentRead: true,
-    }),
-  );
-  const meta = result.Item as SessionMeta | undefined;
-  return meta && meta.ttl > nowSecs() ? meta : undefined;
 };
 
 export const sessionFrameOf = (connection: { session_id: string; user_id: string }): SessionFrame => ({
@@ -350,8 +329,35 @@ export const endConnection = async (
   const rooms = [...(connection.rooms ?? [])];
   if (reason === 'replaced') await dropMemberships(channels, connectionId);
   else await detachSession({ sessionId, connectionId, userId, channels, rooms });
-  await presenceOnDisconnect(userId, connectionId, rooms);
+  await endGoneConnections(await presenceOnDisconnect(userId, connectionId, rooms));
   return connection;
+};
+
+/** Connections ended at once while ending the ones a delivery found gone. */
+const GONE_CONCURRENCY = 16;
+
+/**
+ * Ends the connections a delivery found closed (410): their sessions already keep the frame, and ending them
+ * detaches their memberships and updates presence. A connection with no record (already cleaned up, or never
+ * fully written) leaves an orphaned membership: dropped, unless a concurrent end of that connection has just
+ * turned it into a detached row (which buffers frames).
+ */
+export const endGoneConnections = async (gone: readonly GoneConnection[]): Promise<void> => {
+  await forEachLimited(gone, GONE_CONCURRENCY, async ({ connection_id: connectionId, channel }) => {
+    logger.info('connection gone during delivery', { connection_id: connectionId });
+    if ((await endConnection(connectionId, 'gone')) || channel === undefined) return;
+    try {
+      await documentClient().send(
+        new DeleteCommand({
+          TableName: table('channels'),
+          Key: { channel, connection_id: connectionId },
+          ConditionExpression: 'attribute_not_exists(detached)',
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  });
 };
 
 /** `presence.update`: the status the connection's presence rows start from in rooms it joins later. */

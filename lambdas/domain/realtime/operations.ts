@@ -15,6 +15,7 @@ import { ackFrame, errorFrame, type OutboundFrame, type WsErrorCode } from './fr
 import {
   authenticateConnection,
   claimWelcome,
+  endGoneConnections,
   getConnection,
   sessionFrameOf,
   setConnectionStatus,
@@ -83,11 +84,13 @@ const operations: {
   'presence.update': async (ctx, frame) => {
     const connection = await requireAuthenticated(ctx);
     await setConnectionStatus(connection.connection_id, frame.status);
-    await updatePresence(
-      connection.user_id,
-      connection.connection_id,
-      [...(connection.rooms ?? [])],
-      frame.status,
+    await endGoneConnections(
+      await updatePresence(
+        connection.user_id,
+        connection.connection_id,
+        [...(connection.rooms ?? [])],
+        frame.status,
+      ),
     );
     await ctx.send(ackFrame('presence.update', frame.id));
   },

@@ -3,7 +3,7 @@ import { documentClient } from '../../core/clients';
 import { queryAll } from '../../core/paging';
 import type * as z from '../../core/zod';
 import { userChannel } from './channel-names';
-import { deliverToChannel } from './deliver';
+import { deliverToChannel, type GoneConnection } from './deliver';
 import type { PresenceFrame, PresenceState, PresenceStatus } from './frames';
 import type { scopePresenceSchema, userPresenceSchema } from './responses';
 import { LAST_SEEN_MEMBER, liveItemTtl, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
@@ -77,6 +77,10 @@ const frame = (
   change,
 });
 
+/** Tells a room's subscribers; the connections found gone meanwhile, for the caller to end. */
+const announce = async (room: string, change: PresenceFrame): Promise<GoneConnection[]> =>
+  (await deliverToChannel(room, change)).gone;
+
 export const presenceOnConnect = async (userId: string, connectionId: string): Promise<void> => {
   await documentClient().send(
     new PutCommand({
@@ -93,15 +97,19 @@ export const presenceOnConnect = async (userId: string, connectionId: string): P
   );
 };
 
-/** Makes the connection a member of `room:<id>`; the room's subscribers get `join` (first connection) or `update`. */
+/**
+ * Makes the connection a member of `room:<id>`; the room's subscribers get `join` (first connection) or
+ * `update`. Like every change below, it returns the connections its announcement found gone (the caller ends
+ * them: delivery cannot, as ending a connection updates presence).
+ */
 export const joinRoomPresence = async (
   room: string,
   userId: string,
   connectionId: string,
   status: PresenceStatus,
-): Promise<void> => {
+): Promise<GoneConnection[]> => {
   const before = await userRowsInRoom(room, userId);
-  if (before.some((row) => row.connection_id === connectionId)) return;
+  if (before.some((row) => row.connection_id === connectionId)) return [];
   await documentClient().send(
     new PutCommand({
       TableName: table('presence'),
@@ -117,8 +125,9 @@ export const joinRoomPresence = async (
   );
   const previous = aggregateStatus(before.map((row) => row.status));
   const current = aggregateStatus([...before.map((row) => row.status), status]);
-  if (before.length === 0) await deliverToChannel(room, frame(room, userId, current, 'join'));
-  else if (previous !== current) await deliverToChannel(room, frame(room, userId, current, 'update'));
+  if (before.length === 0) return announce(room, frame(room, userId, current, 'join'));
+  if (previous !== current) return announce(room, frame(room, userId, current, 'update'));
+  return [];
 };
 
 /** Removes the connection from the room; `leave` when it was the user's last connection there. */
@@ -126,9 +135,9 @@ export const leaveRoomPresence = async (
   room: string,
   userId: string,
   connectionId: string,
-): Promise<void> => {
+): Promise<GoneConnection[]> => {
   const before = await userRowsInRoom(room, userId);
-  if (!before.some((row) => row.connection_id === connectionId)) return;
+  if (!before.some((row) => row.connection_id === connectionId)) return [];
   await documentClient().send(
     new DeleteCommand({
       TableName: table('presence'),
@@ -140,10 +149,10 @@ export const leaveRoomPresence = async (
   const current = aggregateStatus(remaining.map((row) => row.status));
   if (remaining.length === 0) {
     const global = aggregateStatus((await userConnectionRows(userId)).map((row) => row.status));
-    await deliverToChannel(room, frame(room, userId, global, 'leave'));
-  } else if (previous !== current) {
-    await deliverToChannel(room, frame(room, userId, current, 'update'));
+    return announce(room, frame(room, userId, global, 'leave'));
   }
+  if (previous !== current) return announce(room, frame(room, userId, current, 'update'));
+  return [];
 };
 
 /** `presence.update`: the connection's status changes everywhere; rooms whose aggregate changed get `update`. */
@@ -152,7 +161,8 @@ export const updatePresence = async (
   connectionId: string,
   rooms: readonly string[],
   status: PresenceStatus,
-): Promise<void> => {
+): Promise<GoneConnection[]> => {
+  const gone: GoneConnection[] = [];
   const set = (scope: string, member: string) =>
     documentClient().send(
       new UpdateCommand({
@@ -177,8 +187,9 @@ export const updatePresence = async (
       ...before.filter((row) => row.connection_id !== connectionId).map((row) => row.status),
       status,
     ]);
-    if (previous !== current) await deliverToChannel(room, frame(room, userId, current, 'update'));
+    if (previous !== current) gone.push(...(await announce(room, frame(room, userId, current, 'update'))));
   }
+  return gone;
 };
 
 /** The connection ended: its rows go, the user's last-seen time is kept, and its rooms see `leave`/`update`. */
@@ -186,7 +197,7 @@ export const presenceOnDisconnect = async (
   userId: string,
   connectionId: string,
   rooms: readonly string[],
-): Promise<void> => {
+): Promise<GoneConnection[]> => {
   await documentClient().send(
     new DeleteCommand({
       TableName: table('presence'),
@@ -205,7 +216,9 @@ export const presenceOnDisconnect = async (
       },
     }),
   );
-  for (const room of rooms) await leaveRoomPresence(room, userId, connectionId);
+  const gone: GoneConnection[] = [];
+  for (const room of rooms) gone.push(...(await leaveRoomPresence(room, userId, connectionId)));
+  return gone;
 };
 
 /** What GET /presence/{user_id} answers (the schema is the API documents' too). */

@@ -4,8 +4,9 @@ import { documentClient } from '../../core/clients';
 import type { Authenticated } from './channels';
 import { MAX_CHANNELS_PER_CONNECTION, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
-import { detachSession, endConnection, putMembership, readSessionMeta } from './lifecycle';
+import { detachSession, endConnection, endGoneConnections, putMembership } from './lifecycle';
 import { joinRoomPresence } from './presence';
+import { readSessionMeta } from './session-meta';
 import { FRAME_PREFIX, liveItemTtl, nowSecs, SESSION_META, table } from './tables';
 
 export class SessionExpiredError extends Error {
@@ -164,7 +165,14 @@ export const resumeSession = async (
     }),
   );
   for (const room of rooms) {
-    await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online');
+    await endGoneConnections(
+      await joinRoomPresence(
+        room,
+        connection.user_id,
+        connection.connection_id,
+        connection.status ?? 'online',
+      ),
+    );
   }
   const { keys, frames } = await bufferedFrames(sessionId);
   await sendAck(frames.length);

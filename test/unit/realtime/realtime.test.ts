@@ -61,6 +61,9 @@ describe('on DynamoDB Local', () => {
   });
 
   it('delivers nothing, and touches no connection, on a channel without members', async () => {
-    expect(await deliverToChannel('room:nobody-here', { type: 'custom' })).toEqual({ delivered: 0, gone: 0 });
+    expect(await deliverToChannel('room:nobody-here', { type: 'custom' })).toEqual({
+      delivered: 0,
+      gone: [],
+    });
   });
 });
