@@ -4,6 +4,19 @@ import { describe, expect, it } from 'vitest';
 import { defaultProvider } from '../../lambdas/core/credentials-env';
 import { LAMBDA_BUNDLE_ALIASES } from '../../lib/constructs/bundling';
 import { repoRoot } from '../../lib/paths';
+import { wiring } from '../../lib/wiring';
+
+/** Every declared function's handler file. */
+const handlers = [
+  ...new Set(
+    [...wiring.httpRoutes, ...wiring.webSocketRoutes, ...wiring.workers, ...wiring.recurringSchedules].map(
+      (spec) => spec.handler,
+    ),
+  ),
+];
+
+/** A client package's aggregate class (`DynamoDB.js`, `SecretsManager.js`: every command of the service). */
+const AGGREGATE_CLIENT = /@aws-sdk\/client-[\w-]+\/dist-es\/[A-Z]\w*\.js$/;
 
 describe('Lambda bundles', () => {
   it('carry only the environment credential provider, not the default chain (SSO, STS, nested clients)', async () => {
@@ -24,6 +37,30 @@ describe('Lambda bundles', () => {
     expect(inputs.filter((input) => /nested-clients|credential-provider-(node|sso|ini)/.test(input))).toEqual(
       [],
     );
+  });
+
+  it('carry no SDK aggregate client class, which would bring every command of its service', async () => {
+    const { metafile } = await build({
+      entryPoints: handlers.map((handler) => path.join(repoRoot, handler)),
+      outdir: path.join(repoRoot, '.bundle-test-out'),
+      bundle: true,
+      write: false,
+      platform: 'node',
+      format: 'esm',
+      mainFields: ['module', 'main'],
+      metafile: true,
+      logLevel: 'error',
+      alias: { ...LAMBDA_BUNDLE_ALIASES },
+    });
+    // An `await import()` made esbuild keep a module graph whole (DynamoDB.js, SecretsManager.js: +55 KiB).
+    const aggregates = Object.entries(metafile.outputs).flatMap(([output, { inputs }]) =>
+      Object.entries(inputs)
+        .filter(([input, { bytesInOutput }]) => bytesInOutput > 0 && !input.endsWith('Client.js'))
+        .filter(([input]) => AGGREGATE_CLIENT.test(input))
+        .map(([input]) => `${path.basename(output)}: ${input}`),
+    );
+    expect(Object.keys(metafile.outputs).length).toBeGreaterThanOrEqual(handlers.length);
+    expect(aggregates).toEqual([]);
   });
 
   it('find the credentials Lambda puts in the environment', async () => {
