@@ -18,19 +18,24 @@ const handlers = [
 /** A client package's aggregate class (`DynamoDB.js`, `SecretsManager.js`: every command of the service). */
 const AGGREGATE_CLIENT = /@aws-sdk\/client-[\w-]+\/dist-es\/[A-Z]\w*\.js$/;
 
+/** esbuild as the stack bundles (without minifying or writing), for what each bundle's inputs are. */
+const bundleOf = (handlerFiles: readonly string[]) =>
+  build({
+    entryPoints: handlerFiles.map((handler) => path.join(repoRoot, handler)),
+    outdir: path.join(repoRoot, '.bundle-test-out'),
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'esm',
+    mainFields: ['module', 'main'],
+    metafile: true,
+    logLevel: 'error',
+    alias: { ...LAMBDA_BUNDLE_ALIASES },
+  });
+
 describe('Lambda bundles', () => {
   it('carry only the environment credential provider, not the default chain (SSO, STS, nested clients)', async () => {
-    const { metafile } = await build({
-      entryPoints: [path.join(repoRoot, 'lambdas/handlers/http/health/live.ts')],
-      bundle: true,
-      write: false,
-      platform: 'node',
-      format: 'esm',
-      mainFields: ['module', 'main'],
-      metafile: true,
-      logLevel: 'error',
-      alias: { ...LAMBDA_BUNDLE_ALIASES },
-    });
+    const { metafile } = await bundleOf(['lambdas/handlers/http/health/live.ts']);
     const inputs = Object.keys(metafile.inputs);
     expect(inputs.some((input) => input.includes('@aws-sdk/client-dynamodb/'))).toBe(true);
     expect(inputs.some((input) => input.includes('@aws-sdk/credential-provider-env/'))).toBe(true);
@@ -40,18 +45,7 @@ describe('Lambda bundles', () => {
   });
 
   it('carry no SDK aggregate client class, which would bring every command of its service', async () => {
-    const { metafile } = await build({
-      entryPoints: handlers.map((handler) => path.join(repoRoot, handler)),
-      outdir: path.join(repoRoot, '.bundle-test-out'),
-      bundle: true,
-      write: false,
-      platform: 'node',
-      format: 'esm',
-      mainFields: ['module', 'main'],
-      metafile: true,
-      logLevel: 'error',
-      alias: { ...LAMBDA_BUNDLE_ALIASES },
-    });
+    const { metafile } = await bundleOf(handlers);
     // An `await import()` made esbuild keep a module graph whole (DynamoDB.js, SecretsManager.js: +55 KiB).
     const aggregates = Object.entries(metafile.outputs).flatMap(([output, { inputs }]) =>
       Object.entries(inputs)
