@@ -57,6 +57,27 @@ describe('Lambda bundles', () => {
     expect(aggregates).toEqual([]);
   });
 
+  it('carry only the SDK clients their function calls, not those of shared modules it imports', async () => {
+    const { metafile } = await bundleOf([
+      'lambdas/handlers/http/health/live.ts',
+      'lambdas/handlers/http/webhooks/list.ts',
+    ]);
+    // Each clients-*.ts creates its client in a `lazy(…)` call marked pure, so an unused one is dropped.
+    const clientsOf = (handler: string) => {
+      const [, output] =
+        Object.entries(metafile.outputs).find(([, { entryPoint }]) => entryPoint?.endsWith(handler)) ?? [];
+      const packages = Object.entries(output?.inputs ?? {})
+        .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+        .map(([input]) => /@aws-sdk\/(client-[\w-]+)\//.exec(input)?.[1])
+        .filter((name) => name !== undefined);
+      return [...new Set(packages)].sort();
+    };
+    // DynamoDB for the optional replay store, Secrets Manager for a development stage's HS256 key.
+    expect(clientsOf('health/live.ts')).toEqual(['client-dynamodb', 'client-secrets-manager']);
+    // Listing webhooks never seals or opens a secret: no KMS.
+    expect(clientsOf('webhooks/list.ts')).toEqual(['client-dynamodb', 'client-secrets-manager']);
+  });
+
   it('find the credentials Lambda puts in the environment', async () => {
     const saved = { ...process.env };
     try {
