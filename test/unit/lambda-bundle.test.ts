@@ -55,7 +55,8 @@ describe('Lambda bundles', () => {
     );
     expect(Object.keys(metafile.outputs).length).toBeGreaterThanOrEqual(handlers.length);
     expect(aggregates).toEqual([]);
-  });
+    // Bundling all functions takes 20 s or more on a loaded 2-core machine.
+  }, 180_000);
 
   it('carry only the SDK clients their function calls, not those of shared modules it imports', async () => {
     const { metafile } = await bundleOf([
