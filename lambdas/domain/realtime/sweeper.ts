@@ -1,11 +1,12 @@
 import { DeleteConnectionCommand, GetConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, queueUrl } from '../../core/clients';
+import { queueUrl } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
+import { forEachLimited } from '../../core/concurrency';
 import { logger } from '../../core/logger';
+import { queryAll } from '../../core/paging';
 import { sendAll } from '../../core/sqs-send';
 import { realtimeSettings, shardNames } from './config';
-import { forEachLimited, postFrame } from './deliver';
+import { postFrame } from './deliver';
 import { type ErrorFrame, errorFrame } from './frames';
 import {
   type ConnectionRecord,
@@ -28,25 +29,14 @@ type IndexRow = Pick<
 >;
 
 /** Rows whose `check_at` has passed, from one shard of the index (a key-range Query, eventually consistent). */
-const dueInShard = async (shard: string, nowSecs: number): Promise<IndexRow[]> => {
-  const rows: IndexRow[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: table('connections'),
-        IndexName: BY_SHARD_INDEX,
-        KeyConditionExpression: '#shard = :shard AND check_at <= :now',
-        ExpressionAttributeNames: { '#shard': 'shard' },
-        ExpressionAttributeValues: { ':shard': shard, ':now': nowSecs },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) rows.push(item as IndexRow);
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return rows;
-};
+const dueInShard = (shard: string, nowSecs: number): Promise<IndexRow[]> =>
+  queryAll<IndexRow>({
+    TableName: table('connections'),
+    IndexName: BY_SHARD_INDEX,
+    KeyConditionExpression: '#shard = :shard AND check_at <= :now',
+    ExpressionAttributeNames: { '#shard': 'shard' },
+    ExpressionAttributeValues: { ':shard': shard, ':now': nowSecs },
+  });
 
 /** Tells the client why (when there is something to tell), closes the socket, then cleans up ourselves. */
 export const closeConnection = async (

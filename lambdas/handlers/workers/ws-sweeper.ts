@@ -4,6 +4,6 @@ import { startSweeps } from '../../domain/realtime/sweep-schedule';
 
 /** Every minute: queues that minute's three sweeps of every shard (docs/realtime.md, heartbeat and silence). */
 export const handler = withMetrics(async (): Promise<void> => {
-  await startSweeps();
-  logger.info('sweeps queued');
+  const shards = await startSweeps();
+  logger.info('sweeps queued', { shards });
 });

@@ -155,10 +155,12 @@ export const realtime: WiringPart = {
       id: 'ws.sweeper',
       everyMinutes: 1,
       description:
-        'starts three sweeps (now, +20 s, +40 s) of every byShard shard: auth deadlines, expired tokens, silent connections',
+        'starts three sweeps (now, +20 s, +40 s) of every byShard shard with a connection due: auth deadlines, expired tokens, silent connections',
       handler: 'lambdas/handlers/workers/ws-sweeper.ts',
       timeoutSecs: 10,
       memoryMb: 128,
+      // Which shards have a connection due this minute (one Limit-1 Query each).
+      reads: ['wsConnections'],
       sendsTo: ['wsSweep'],
     },
   ],
