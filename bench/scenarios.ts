@@ -264,7 +264,7 @@ export const connectedHour = async (
   extraConnections: number,
 ): Promise<{
   scenario: ScenarioResult;
-  sweeper: { perRunFixed: ServiceUnits; perConnection: ServiceUnits };
+  sweeper: { perRunFixed: ServiceUnits; perRunAllShards: ServiceUnits; perConnection: ServiceUnits };
 }> => {
   const token = await bench.runtime.mintUserToken('bench-c');
   // Warm every function on the path first, so no init is in the figures.
@@ -273,6 +273,8 @@ export const connectedHour = async (
   await warm.next((frame) => frame.type === 'heartbeat.ack');
   await sweepMinute(bench);
   await warm.close();
+  await bench.settle();
+  const idleMinute = await sweepMinute(bench);
 
   let client: BenchClient | undefined;
   const connect = await bench.measure(async () => {
@@ -285,22 +287,26 @@ export const connectedHour = async (
       await open.next((frame) => frame.type === 'heartbeat.ack');
     }
   });
-  open.send({ type: 'heartbeat' });
-  await open.next((frame) => frame.type === 'heartbeat.ack');
-  await makeEveryConnectionDue(bench);
-  const minuteOne = await sweepMinute(bench);
-  const others = [];
-  for (let index = 0; index < extraConnections; index++) {
-    others.push(
-      await BenchClient.open(bench.runtime.wsUrl, await bench.runtime.mintUserToken(`bench-c-${index}`)),
-    );
-  }
-  // Recently active, as a heartbeating client is (opening them all may take longer than the idle timeout here).
-  for (const other of [open, ...others]) {
-    other.send({ type: 'heartbeat' });
-    await other.next((frame) => frame.type === 'heartbeat.ack');
-  }
-  await makeEveryConnectionDue(bench);
+  const others: BenchClient[] = [];
+  const openOthers = async (count: number) => {
+    for (let index = 0; index < count; index++) {
+      const user = await bench.runtime.mintUserToken(`bench-c-${others.length}`);
+      others.push(await BenchClient.open(bench.runtime.wsUrl, user));
+    }
+    // Recently active, as heartbeating clients are (opening many may take longer than the idle timeout here).
+    for (const other of [open, ...others]) {
+      other.send({ type: 'heartbeat' });
+      await other.next((frame) => frame.type === 'heartbeat.ack');
+    }
+    await makeEveryConnectionDue(bench);
+  };
+  // Baseline: a connection in every shard, so that a sweep's per-shard work (an invocation and its SQS messages
+  // per shard) is in the fixed part, as at scale, and the per-connection share is the checks alone.
+  await openOthers(0);
+  while ((await shardsToSweep()).length < shardNames().length) await openOthers(8);
+  const baseConnections = 1 + others.length;
+  const minuteBase = await sweepMinute(bench);
+  await openOthers(extraConnections);
   const minuteMany = await sweepMinute(bench);
   // The client's own disconnect first: the others' `$disconnect` runs must not fall into its measurement.
   const disconnect = await bench.measure(() => open.close());
@@ -314,9 +320,11 @@ export const connectedHour = async (
       Object.entries(units).map(([key, value]) => [key, Math.max(0, value)]),
     ) as unknown as ServiceUnits;
   const perConnection = atLeastZero(
-    scaleUnits(addUnits(minuteMany, scaleUnits(minuteOne, -1)), 1 / extraConnections),
+    scaleUnits(addUnits(minuteMany, scaleUnits(minuteBase, -1)), 1 / extraConnections),
   );
-  const perRunFixed = atLeastZero(addUnits(minuteOne, scaleUnits(perConnection, -1)));
+  // A minute of an idle deployment (the planner finds nothing due) and of one with every shard busy.
+  const perRunFixed = idleMinute;
+  const perRunAllShards = atLeastZero(addUnits(minuteBase, scaleUnits(perConnection, -baseConnections)));
   const perHeartbeat = scaleUnits(noMinutes(unitsOf(beat)), 1 / heartbeats);
   let hour = addUnits(noMinutes(unitsOf(connect)), noMinutes(unitsOf(disconnect)));
   hour = addUnits(hour, scaleUnits(perHeartbeat, 180));
@@ -330,13 +338,14 @@ export const connectedHour = async (
     hour,
     undefined,
     [
-      `measured: connect, ${heartbeats} heartbeats, a minute of sweeps (${SWEEP_OFFSETS_SECS.length} sweeps of the shards holding a due connection, of ${shardNames().length}) with 1 and with ${1 + extraConnections} connections, disconnect`,
+      `measured: connect, ${heartbeats} heartbeats, a minute of sweeps (${SWEEP_OFFSETS_SECS.length} sweeps of the shards holding a due connection, of ${shardNames().length}) with none, ${baseConnections} and ${baseConnections + extraConnections} connections, disconnect`,
       'hour = connect + 180 × heartbeat + 60 connection-minutes + 60 × sweep minute share per connection + disconnect',
       `per heartbeat: ${perHeartbeat.wsMessages.toFixed(2)} messages, ${perHeartbeat.lambdaInvocations.toFixed(2)} invocations, ${perHeartbeat.dynamoDbRequests.toFixed(2)} DynamoDB requests`,
-      `silence timers per connection-hour: $${(dollarsOf(scaleUnits(perConnection, 60)).total * 1e6).toFixed(2)} per million; fixed: $${(dollarsOf(perRunFixed).total * 60 * 730).toFixed(2)} a month (the sweep minutes, whatever the load)`,
+      `silence timers per connection-hour: $${(dollarsOf(scaleUnits(perConnection, 60)).total * 1e6).toFixed(2)} per million (measured with ${extraConnections} connections more than a baseline of ${baseConnections}, one or more in each shard)`,
+      `sweep fixed cost a month: $${(dollarsOf(perRunFixed).total * 60 * 730).toFixed(2)} idle (nothing due), $${(dollarsOf(perRunAllShards).total * 60 * 730).toFixed(2)} with a connection in every one of the ${shardNames().length} shards`,
     ],
   );
-  return { scenario, sweeper: { perRunFixed, perConnection } };
+  return { scenario, sweeper: { perRunFixed, perRunAllShards, perConnection } };
 };
 
 /** (e) One feed page (default limit 20) plus the unread count, for a user with 30 notifications. */
