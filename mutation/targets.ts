@@ -47,6 +47,11 @@ export const targets = {
     tests: ['test/unit/http/access.test.ts'],
     bar: 90,
   },
+  'channel-rules': {
+    mutate: ['lambdas/domain/realtime/channel-access.ts', 'lambdas/domain/realtime/channel-names.ts'],
+    tests: ['test/unit/realtime/channel-access.test.ts', 'test/unit/realtime/channel-names.test.ts'],
+    bar: 90,
+  },
   'webhook-signer': {
     mutate: ['lambdas/domain/webhooks/signature.ts'],
     tests: ['test/unit/webhooks/webhooks-rules.test.ts'],
