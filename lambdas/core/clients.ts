@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../lib/wiring/env';
 
 /**
@@ -38,17 +38,3 @@ export const requiredEnv = (name: string): string => {
 
 export const tableName = (tableId: string): string => requiredEnv(envNames.tableName(tableId));
 export const queueUrl = (queueId: string): string => requiredEnv(envNames.queueUrl(queueId));
-
-/** Items a Query matches, every page counted (`Select: COUNT`: no item is returned). */
-export const countQuery = async (input: ConstructorParameters<typeof QueryCommand>[0]): Promise<number> => {
-  let count = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({ ...input, Select: 'COUNT', ExclusiveStartKey: startKey }),
-    );
-    count += page.Count ?? 0;
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return count;
-};

@@ -1,6 +1,6 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from '../../core/clients';
+import { tableName } from '../../core/clients';
 import { logger } from '../../core/logger';
+import { queryAll } from '../../core/paging';
 import { parseBusEnvelope } from '../events/envelope';
 import { deliverAttempt, type Receipt } from './deliver';
 import { createDelivery, type EventSnapshot } from './deliveries';
@@ -28,20 +28,13 @@ export const matchingWebhookIds = async (eventType: string): Promise<string[]> =
   const ids = new Set<string>();
   await Promise.all(
     filterKeysFor(eventType).map(async (filter) => {
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await documentClient().send(
-          new QueryCommand({
-            TableName: tableName('webhookFilters'),
-            KeyConditionExpression: '#filter = :filter',
-            ExpressionAttributeNames: { '#filter': 'filter' },
-            ExpressionAttributeValues: { ':filter': filter },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of page.Items ?? []) ids.add(String(item.webhook_id));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
+      const items = await queryAll<{ webhook_id: unknown }>({
+        TableName: tableName('webhookFilters'),
+        KeyConditionExpression: '#filter = :filter',
+        ExpressionAttributeNames: { '#filter': 'filter' },
+        ExpressionAttributeValues: { ':filter': filter },
+      });
+      for (const item of items) ids.add(String(item.webhook_id));
     }),
   );
   return [...ids];
