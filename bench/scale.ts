@@ -235,7 +235,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
   // The service's modules read the variables above on first use.
   const { planBroadcast, runChunk } = await import('../lambdas/domain/realtime/broadcast');
   const { MEMBERS_PAGE } = await import('../lambdas/domain/realtime/deliver');
-  const { shardOf } = await import('../lambdas/domain/realtime/lifecycle');
+  const { shardOf } = await import('../lambdas/domain/realtime/config');
   const { sweep } = await import('../lambdas/domain/realtime/sweeper');
   const { matchingWebhookIds } = await import('../lambdas/domain/webhooks/matcher');
   const table = (id: string) => tableEnv[envNames.tableName(id)] as string;

@@ -278,6 +278,7 @@ export class NotifyStack extends Stack {
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
       stage: settings.stage,
+      level: settings.monitoring,
       functions: this.functions,
       queues: this.queues.all,
       tables: this.tables.all,

@@ -4,7 +4,7 @@ import { documentClient } from '../../lambdas/core/clients';
 import type { Authenticated } from '../../lambdas/domain/realtime/channels';
 import { deliverToChannel, deliverToMembers, membersPage } from '../../lambdas/domain/realtime/deliver';
 import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
-import { getConnection } from '../../lambdas/domain/realtime/lifecycle';
+import { endGoneConnections, getConnection } from '../../lambdas/domain/realtime/lifecycle';
 import { ConnectionEndedError, resumeSession } from '../../lambdas/domain/realtime/sessions';
 import { closeConnection, sweep } from '../../lambdas/domain/realtime/sweeper';
 import { table } from '../../lambdas/domain/realtime/tables';
@@ -233,7 +233,10 @@ describe('frames', () => {
       type: 'ack',
       op: 'unsubscribe',
     });
-    expect(await deliverToChannel('room:lobby', { type: 'custom', n: 2 })).toEqual({ delivered: 0, gone: 0 });
+    expect(await deliverToChannel('room:lobby', { type: 'custom', n: 2 })).toEqual({
+      delivered: 0,
+      gone: [],
+    });
   });
 
   it.skipIf(!wiring.tables.some((spec) => spec.id === 'topics'))(
@@ -500,7 +503,7 @@ describe('reconnect', () => {
 });
 
 describe('delivery', () => {
-  it('treats a vanished connection (410) as stale: removed, never an error, and its session keeps the frame', async () => {
+  it('reports a vanished connection (410) without failing; ended by the caller, its orphaned membership goes', async () => {
     const { client, session } = await connectAs('uma');
     await client.request({ type: 'subscribe', channel: 'room:stale' });
     // A membership whose connection API Gateway no longer knows, as when $disconnect never arrived.
@@ -516,8 +519,15 @@ describe('delivery', () => {
         },
       }),
     );
-    expect(await deliverToChannel('room:stale', { type: 'custom' })).toEqual({ delivered: 1, gone: 1 });
-    expect(await deliverToChannel('room:stale', { type: 'custom' })).toMatchObject({ delivered: 1, gone: 0 });
+    const first = await deliverToChannel('room:stale', { type: 'custom' });
+    expect(first).toEqual({
+      delivered: 1,
+      gone: [{ connection_id: 'vanished-connection', channel: 'room:stale' }],
+    });
+    // Reported only: delivery leaves ending connections to its caller.
+    expect((await deliverToChannel('room:stale', { type: 'custom' })).gone).toHaveLength(1);
+    await endGoneConnections(first.gone);
+    expect(await deliverToChannel('room:stale', { type: 'custom' })).toEqual({ delivered: 1, gone: [] });
     expect(session.user_id).toBe('uma');
   });
 });

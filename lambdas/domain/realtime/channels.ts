@@ -11,25 +11,11 @@ import {
   validationError,
 } from '../../core/errors';
 import { logger } from '../../core/logger';
+import { parseChannel, roomChannel } from './channel-names';
 import { MAX_CHANNELS_PER_CONNECTION } from './config';
-import { type ConnectionRecord, getConnection, putMembership } from './lifecycle';
+import { type ConnectionRecord, endGoneConnections, getConnection, putMembership } from './lifecycle';
 import { joinRoomPresence, leaveRoomPresence } from './presence';
 import { nowSecs, TABLE, table } from './tables';
-
-/** `user:<id>`, `room:<id>` or `topic:<name>`; the name: 1–256 printable characters without spaces. */
-const CHANNEL = /^(user|room|topic):([^\s]{1,256})$/;
-
-export type ChannelKind = 'user' | 'room' | 'topic';
-
-export const parseChannel = (channel: string): { kind: ChannelKind; name: string } => {
-  const match = CHANNEL.exec(channel);
-  if (!match) {
-    throw validationError('channel must be user:<id>, room:<id> or topic:<name>', [
-      { field: 'channel', issue: 'unknown channel shape' },
-    ]);
-  }
-  return { kind: match[1] as ChannelKind, name: match[2] as string };
-};
 
 /** Whether a topic exists: one GetItem on the events area's `topics` table. */
 export const topicExists = async (name: string): Promise<boolean> => {
@@ -106,13 +92,13 @@ export const unsubscribe = async (connection: Authenticated, channel: string): P
     }),
   );
   if (kind === 'room' && connection.rooms?.has(channel)) {
-    await leaveRoomPresence(channel, connection.user_id, connection.connection_id);
+    await endGoneConnections(await leaveRoomPresence(channel, connection.user_id, connection.connection_id));
   }
 };
 
 /** `join.room`: subscribes to `room:<id>` and makes the user a presence member of that scope. */
 export const joinRoom = async (connection: Authenticated, roomId: string): Promise<string> => {
-  const room = `room:${roomId}`;
+  const room = roomChannel(roomId);
   await subscribe(connection, room);
   try {
     await documentClient().send(
@@ -133,6 +119,8 @@ export const joinRoom = async (connection: Authenticated, roomId: string): Promi
     }
     throw error;
   }
-  await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online');
+  await endGoneConnections(
+    await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online'),
+  );
   return room;
 };
