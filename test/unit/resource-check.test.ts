@@ -50,7 +50,7 @@ const KNOWN: Readonly<Record<string, readonly string[]>> = {
  * stage that turns replay protection on gives the table only to the functions that declare it.
  */
 const withoutReplay = (name: string, found: string[]): string[] =>
-  /^(http|ws) /.test(name) ? found.filter((reference) => reference !== 'table replay') : found;
+  /^(http|ws) /.test(name) ? found.filter((reference) => reference !== 'table tokenReplay') : found;
 
 describe('handlers name only what they declare', () => {
   it.each(functions)('%s', async (name, spec) => {
