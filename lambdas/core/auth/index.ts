@@ -11,7 +11,6 @@ export { type AuthConfig, authConfig, ConfigError, parseAuthConfig } from '../co
 export { bearerToken } from './bearer';
 export {
   DynamoDbTokenReplayStore,
-  InMemoryTokenReplayStore,
   type TokenReplayStore,
 } from './token-replay-store';
 export {

@@ -41,18 +41,3 @@ export class DynamoDbTokenReplayStore implements TokenReplayStore {
     }
   }
 }
-
-/** A replay set local to one process; only for single-process tools and tests (Lambda needs the shared one). */
-export class InMemoryTokenReplayStore implements TokenReplayStore {
-  private readonly seen = new Map<string, number>();
-
-  constructor(private readonly nowSecs: () => number = () => Math.floor(Date.now() / 1000)) {}
-
-  async firstUse(jti: string, expiresAtEpochSecs: number): Promise<boolean> {
-    const now = this.nowSecs();
-    for (const [id, expiresAt] of this.seen) if (expiresAt < now) this.seen.delete(id);
-    if (this.seen.has(jti)) return false;
-    this.seen.set(jti, expiresAtEpochSecs);
-    return true;
-  }
-}
