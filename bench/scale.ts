@@ -6,7 +6,7 @@ import { apiGatewayId } from '../local/gateway/ids';
 import {
   type ConnectionsCall,
   type DynamoDbCall,
-  startDynamoDbMeteringProxy,
+  startDynamoDbProxy,
   startLiveConnectionsEndpoint,
 } from '../local/metering';
 
@@ -224,7 +224,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
   const db = await startDynamoDbLocal();
   const tableEnv = await createTables(db.client, wiring.tables);
   const recorder = new CallRecorder(tableEnv);
-  const proxy = await startDynamoDbMeteringProxy(db.endpoint, (call) => recorder.dynamoDbCall(call));
+  const proxy = await startDynamoDbProxy(db.endpoint, { onCall: (call) => recorder.dynamoDbCall(call) });
   const connections = await startLiveConnectionsEndpoint((call) => recorder.connectionsCall(call));
   Object.assign(process.env, LOCAL_AWS_ENV, tableEnv, {
     AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,

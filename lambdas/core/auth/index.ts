@@ -3,6 +3,7 @@
  * or throws a 401 ServiceError. Rules and settings: docs/auth.md.
  */
 import { envNames } from '../../../lib/wiring/env';
+import { readSecretString } from '../clients-secrets';
 import { type AuthConfig, authConfig, parseAuthConfig } from '../config';
 import { DynamoDbTokenReplayStore } from './token-replay-store';
 import { createTokenVerifier, type TokenVerifier } from './verifier';
@@ -37,7 +38,6 @@ const tokenReplayTableName = (config: AuthConfig): string | undefined => {
 const verifierWithSecretFromSecretsManager = (secretId: string): TokenVerifier => {
   let loading: Promise<TokenVerifier> | undefined;
   const load = async () => {
-    const { readSecretString } = await import('../clients-secrets');
     const config = parseAuthConfig({
       ...process.env,
       SERVICE__AUTH__HS256_SECRET: await readSecretString(secretId),

@@ -160,9 +160,8 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
         } catch {
           throw unauthorized('The token is malformed');
         }
-        if (typeof alg !== 'string' || alg.toLowerCase() === 'none') {
-          throw unauthorized('Unsigned tokens are not accepted');
-        }
+        if (typeof alg !== 'string') throw unauthorized('The token is malformed');
+        if (alg.toLowerCase() === 'none') throw unauthorized('Unsigned tokens are not accepted');
         if (!algorithms.includes(alg)) throw unauthorized('The token signing algorithm is not accepted');
         const { payload } = await jwtVerify(token, keyFor, {
           algorithms,
