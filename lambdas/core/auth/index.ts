@@ -12,6 +12,7 @@ export { type AuthConfig, authConfig, ConfigError, parseAuthConfig } from '../co
 export { bearerToken } from './bearer';
 export {
   DynamoDbTokenReplayStore,
+  InMemoryTokenReplayStore,
   type TokenReplayStore,
 } from './token-replay-store';
 export {

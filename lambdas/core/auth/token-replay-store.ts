@@ -41,3 +41,18 @@ export class DynamoDbTokenReplayStore implements TokenReplayStore {
     }
   }
 }
+
+/** A set of used ids local to one process: for tests of the verifier's rules (Lambda needs the shared one). */
+export class InMemoryTokenReplayStore implements TokenReplayStore {
+  private readonly seen = new Map<string, number>();
+
+  constructor(private readonly nowSecs: () => number = () => Math.floor(Date.now() / 1000)) {}
+
+  async firstUse(jti: string, expiresAtEpochSecs: number): Promise<boolean> {
+    const now = this.nowSecs();
+    for (const [id, expiresAt] of this.seen) if (expiresAt < now) this.seen.delete(id);
+    if (this.seen.has(jti)) return false;
+    this.seen.set(jti, expiresAtEpochSecs);
+    return true;
+  }
+}
