@@ -5,8 +5,8 @@ import { CompactSign, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTokenVerifier,
-  DynamoDbReplayStore,
-  InMemoryReplayStore,
+  DynamoDbTokenReplayStore,
+  InMemoryTokenReplayStore,
   type TokenVerifier,
 } from '../../../lambdas/core/auth';
 import { parseAuthConfig } from '../../../lambdas/core/config';
@@ -362,7 +362,7 @@ describe('token verifier', () => {
     const singleUse = (now: () => number, scope: 'all' | 'service' = 'all') =>
       createTokenVerifier(parseAuthConfig(authEnvFor(idp, { replayProtection: scope })), {
         now,
-        replayStore: new InMemoryReplayStore(() => Math.floor(now() / 1000)),
+        tokenReplayStore: new InMemoryTokenReplayStore(() => Math.floor(now() / 1000)),
       });
 
     it('refuses an empty jti and one over 256 characters, and accepts 256', async () => {
@@ -397,8 +397,8 @@ describe('token verifier', () => {
     it('answers 503 when the replay store cannot answer, and does not accept the token', async () => {
       const verifier = createTokenVerifier(parseAuthConfig(authEnvFor(idp, { replayProtection: 'all' })), {
         // The store's DynamoDB endpoint is a port nobody listens on: the outage as a Lambda would meet it.
-        replayStore: new DynamoDbReplayStore(
-          'replay',
+        tokenReplayStore: new DynamoDbTokenReplayStore(
+          'tokenReplay',
           DynamoDBDocumentClient.from(
             new DynamoDBClient({
               endpoint: 'http://127.0.0.1:1',
@@ -419,7 +419,7 @@ describe('token verifier', () => {
 
     it('lets every token be reused when replay protection is off, even with a store at hand', async () => {
       const verifier = createTokenVerifier(parseAuthConfig(authEnvFor(idp)), {
-        replayStore: new InMemoryReplayStore(),
+        tokenReplayStore: new InMemoryTokenReplayStore(),
       });
       const service = await serviceToken(idp.key());
       await verifier.verify(service);
