@@ -112,7 +112,7 @@ export const resolveDelivery = (
   explicit: { readonly mode?: DeliveryMode; readonly seed?: number } = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Delivery => {
-  const mode = explicit.mode ?? env[DELIVERY_ENV] ?? 'exact';
+  const mode = explicit.mode ?? (env[DELIVERY_ENV] || 'aws');
   if (mode !== 'aws' && mode !== 'exact') {
     throw new Error(`${DELIVERY_ENV} must be "aws" or "exact", got "${mode}"`);
   }

@@ -68,9 +68,10 @@ export interface RuntimeOptions {
   readonly demo?: boolean;
   /**
    * AWS-like delivery (default; local/delivery.ts) or `exact`, and its seed; default from NOTIFY_LOCAL_DELIVERY
-   * and NOTIFY_LOCAL_SEED, else AWS-like with a new seed (`runtime.delivery.seed` says which).
+   * and NOTIFY_LOCAL_SEED, else AWS-like with a new seed (`runtime.delivery.seed` says which). A test may pass
+   * a Delivery of its own to force a choice (e.g. every `$disconnect` lost).
    */
-  readonly delivery?: { readonly mode?: DeliveryMode; readonly seed?: number };
+  readonly delivery?: { readonly mode?: DeliveryMode; readonly seed?: number } | Delivery;
   /** Benchmarks (bench/, local/metering/): hooks that count billable operations. */
   readonly meter?: {
     readonly gateway?: GatewayMeter;
@@ -132,7 +133,8 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     );
   }
   const wiring = options.wiring ?? declaredWiring;
-  const delivery = resolveDelivery(options.delivery);
+  const delivery =
+    options.delivery && 'chooser' in options.delivery ? options.delivery : resolveDelivery(options.delivery);
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   // The stand-ins name their own files (sqs-messages.json, eventbridge-archive.jsonl, schedules.json) in the
