@@ -81,7 +81,9 @@ const main = async () => {
     console.error("bench: cold starts (bundling with the stack's esbuild options, importing each bundle)…");
     results.coldStarts = await measureColdStarts({ runs: quick ? 3 : 7 });
   }
-  if (wanted('cost') || wanted('latency') || wanted('load')) {
+  /** `--only=webhook`: scenario (d) alone, replacing its row of the last run (the others stay). */
+  const webhookOnly = only?.includes('webhook') && !wanted('cost');
+  if (wanted('cost') || webhookOnly || wanted('latency') || wanted('load')) {
     // The sweeper (every minute) would run inside measurements: a time scale of 60 makes it hourly.
     process.env.NOTIFY_LOCAL_TIME_SCALE ??= '60';
     // Handlers log at INFO on AWS; here the lines would bury the table (their cost is CloudWatch's, not metered).
@@ -102,6 +104,14 @@ const main = async () => {
         results.sweeper = hour.sweeper;
         scenarios.push(await oneWebhookDelivery(bench, quick ? 3 : 10));
         scenarios.push(await feedPage(bench, service, quick ? 5 : 20));
+      }
+      if (webhookOnly) {
+        console.error('bench: cost of one webhook delivery…');
+        const webhook = await oneWebhookDelivery(bench, quick ? 3 : 10);
+        const last = (previousResults().scenarios ?? []) as { id?: string }[];
+        results.scenarios = last.some((scenario) => scenario.id === 'd')
+          ? last.map((scenario) => (scenario.id === 'd' ? webhook : scenario))
+          : [...last, webhook];
       }
       if (wanted('latency')) {
         console.error('bench: opening 1,000 WebSocket connections…');

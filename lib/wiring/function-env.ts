@@ -1,6 +1,6 @@
 import { replayProtectionIn } from '../../lambdas/core/config';
 import { envNames } from './env';
-import type { FunctionSpec, QueueId, TableId } from './types';
+import type { FunctionSpec, HttpRoute, QueueId, TableId } from './types';
 
 /** The table whose readers also learn the number of connection shards (lambdas/domain/realtime/config.ts). */
 const CONNECTIONS_TABLE: TableId = 'wsConnections';
@@ -40,7 +40,7 @@ export interface FunctionResources {
  */
 /**
  * The declaration as deployed: with replay protection on, every function that verifies tokens records their
- * `jti` in the `replay` table (lambdas/core/auth), so it writes that table whether or not its route says so.
+ * `jti` in the `tokenReplay` table (lambdas/core/auth), so it writes that table whether or not its route says so.
  * Environment and grants both come from this, on AWS and locally.
  */
 export const deployedSpec = (
@@ -49,7 +49,7 @@ export const deployedSpec = (
   options: { readonly withAuth: boolean },
 ): FunctionSpec =>
   options.withAuth && replayProtectionIn(auth) !== 'off'
-    ? { ...spec, writes: [...(spec.writes ?? []), 'replay'] }
+    ? { ...spec, writes: [...(spec.writes ?? []), 'tokenReplay'] }
     : spec;
 
 export const functionEnvironment = (
@@ -82,6 +82,10 @@ export const functionEnvironment = (
     for (const queueId of resources.scheduling.targetQueues) {
       env[envNames.queueArn(queueId)] = resources.queueArn(queueId);
     }
+  }
+  if ('access' in spec) {
+    const route = spec as HttpRoute;
+    env[envNames.routeAccess] = JSON.stringify({ id: route.id, access: route.access });
   }
   if (spec.cursorKey && resources.cursorKey) Object.assign(env, resources.cursorKey);
   if (spec.webhookSecretKey && resources.webhookSecretKey) Object.assign(env, resources.webhookSecretKey);

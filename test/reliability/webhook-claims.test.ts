@@ -78,16 +78,34 @@ const interruptedDelivery = async (claim: Partial<DeliveryRecord>) => {
   return { record, path, message: JSON.stringify(message) };
 };
 
-const send = async (body: string, delaySeconds = 0) =>
+const send = async (
+  body: string,
+  delaySeconds = 0,
+  queue: 'webhookDeliveries' | 'webhookEvents' = 'webhookDeliveries',
+) =>
   (
     await sqs.send(
       new SendMessageCommand({
-        QueueUrl: runtime.env[envNames.queueUrl('webhookDeliveries')],
+        QueueUrl: runtime.env[envNames.queueUrl(queue)],
         MessageBody: body,
         DelaySeconds: delaySeconds,
       }),
     )
   ).MessageId as string;
+
+/** The bus message (as the rule puts it on the matcher's queue) of the event a delivery is for. */
+const busMessageOf = (record: DeliveryRecord) =>
+  JSON.stringify({
+    version: '0',
+    id: randomBytes(8).toString('hex'),
+    'detail-type': record.event.event_type,
+    source: record.event.source,
+    account: '000000000000',
+    time: record.event.time,
+    region: 'us-east-1',
+    resources: [],
+    detail: { id: record.event.id, version: 1, data: {}, priority: 'normal', archive: false },
+  });
 
 /** The claim its first receive took, before that receive happens. */
 const claimBy = (record: DeliveryRecord, messageId: string, expiresInMs: number) =>
@@ -136,6 +154,20 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
     expect(await finalStatus(record)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
     // Sent after the claim expired (webhook-timestamp: the attempt's Unix seconds).
+    const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
+    expect(sentAtSecs * 1000).toBeGreaterThanOrEqual(claimedAt + claimedFor - 1000);
+  }, 90_000);
+
+  it('is taken over when the matcher that made the first attempt died and its bus message comes back', async () => {
+    const { record, path } = await interruptedDelivery({});
+    // The matcher makes attempt 1 itself: here its first receive of the bus message holds the claim and died.
+    // The bus message keeps coming back (visibility timeout 1.8 s here) and fails while the claim is live; the
+    // first receive after the claim's expiry takes it over. Within the queue's 5 receives: 4 s of claim.
+    const claimedFor = 4_000;
+    const claimedAt = Date.now();
+    await claimBy(record, await send(busMessageOf(record), 100, 'webhookEvents'), claimedFor);
+    expect(await finalStatus(record)).toBe('succeeded');
+    expect(receiver.at(path)).toHaveLength(1);
     const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
     expect(sentAtSecs * 1000).toBeGreaterThanOrEqual(claimedAt + claimedFor - 1000);
   }, 90_000);

@@ -99,3 +99,51 @@ describe('imports', () => {
     expect(importCycles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
   });
 });
+
+describe('dead code', () => {
+  /** Code that may use an export of lambdas/: the service, its tools, and the tests. */
+  const USERS = ['lambdas', 'lib', 'local', 'api-docs', 'bench', 'smoke', 'bin', 'test'];
+  const IMPORTS = /import\s*\{([^}]*)\}\s*from\s*"[^"]*";?/g;
+  /** esbuild gathers a module's exports, re-exports too, into one `export { a, b as c };` at its end. */
+  const EXPORTS = /export\s*\{([^}]*)\}\s*;?/g;
+  const entries = (code: string, pattern: RegExp) =>
+    [...code.matchAll(pattern)].flatMap((match) =>
+      (match[1] as string)
+        .split(',')
+        .map((entry) => entry.trim().split(/\s+as\s+/))
+        .filter((names) => names[0])
+        .map(([name, alias]) => ({ name: name as string, alias: alias ?? (name as string) })),
+    );
+  const mentions = (text: string, name: string) =>
+    (text.match(new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g')) ?? []).length;
+
+  it('leaves no export under lambdas/ that nothing uses (passing a name on is no use)', () => {
+    const modules = USERS.flatMap((folder) => sourceFiles(folder)).map((file) => {
+      const code = codeOf(file);
+      return {
+        file,
+        imports: entries(code, IMPORTS),
+        exports: entries(code, EXPORTS),
+        body: code.replace(IMPORTS, '').replace(EXPORTS, ''),
+      };
+    });
+    const usedElsewhere = (file: string, name: string) =>
+      modules.some(
+        (module) =>
+          module.file !== file &&
+          (mentions(module.body, name) > 0 ||
+            module.imports.some((entry) => entry.name === name && mentions(module.body, entry.alias) > 0)),
+      );
+    const unused = modules
+      .filter((module) => module.file.startsWith('lambdas/'))
+      .flatMap((module) =>
+        module.exports
+          // Its own definitions: re-exported imports are judged where they are defined.
+          .filter((entry) => !module.imports.some((imported) => imported.alias === entry.name))
+          .filter((entry) => entry.alias !== 'handler' && mentions(module.body, entry.name) <= 1)
+          .filter((entry) => !usedElsewhere(module.file, entry.alias))
+          .map((entry) => `${module.file}: ${entry.alias}`),
+      );
+    expect(unused).toEqual([]);
+  });
+});

@@ -467,3 +467,78 @@ describe('EventBridge event patterns (AWS content filtering semantics)', () => {
     expect((error as Error).message).toBe(`Invalid event pattern at ${path}: ${reason}`);
   });
 });
+
+describe('EventBridge event patterns at their edges', () => {
+  const matches = (pattern: Record<string, unknown>, event: unknown) =>
+    compileEventPattern(pattern).matches(event);
+
+  it.each([
+    [['>', 5], 5, false],
+    [['>', 5], 5.5, true],
+    [['>=', 5], 5, true],
+    [['>=', 5], 4.9, false],
+    [['<=', 5], 5, true],
+    [['<=', 5], 5.1, false],
+    [['=', 5], 5, true],
+    [['=', 5], 5.5, false],
+    [['>', 0, '<=', 5], 5, true],
+  ])('numeric %j on %s → %s (bounds are exact)', (numeric, n, expected) => {
+    expect(matches({ n: [{ numeric }] }, { n })).toBe(expected);
+  });
+
+  it('anything-but with a list of prefixes, suffixes, case-insensitive values or wildcards refuses any of them', () => {
+    const notPrefixed = { s: [{ 'anything-but': { prefix: ['a', 'b'] } }] };
+    expect([matches(notPrefixed, { s: 'apple' }), matches(notPrefixed, { s: 'banana' })]).toEqual([
+      false,
+      false,
+    ]);
+    expect(matches(notPrefixed, { s: 'cherry' })).toBe(true);
+    const notSuffixed = { s: [{ 'anything-but': { suffix: ['.png', '.jpg'] } }] };
+    expect([matches(notSuffixed, { s: 'x.jpg' }), matches(notSuffixed, { s: 'x.gif' })]).toEqual([
+      false,
+      true,
+    ]);
+    const notColour = { s: [{ 'anything-but': { 'equals-ignore-case': ['Red', 'blue'] } }] };
+    expect([matches(notColour, { s: 'BLUE' }), matches(notColour, { s: 'green' })]).toEqual([false, true]);
+    const notGlob = { s: [{ 'anything-but': { wildcard: ['*.png', 'tmp/*'] } }] };
+    expect([matches(notGlob, { s: 'a.png' }), matches(notGlob, { s: 'tmp/x' })]).toEqual([false, false]);
+    expect(matches(notGlob, { s: 'doc.txt' })).toBe(true);
+    const notNumbers = { s: [{ 'anything-but': [1, 2] }] };
+    expect([matches(notNumbers, { s: 2 }), matches(notNumbers, { s: 3 })]).toEqual([false, true]);
+  });
+
+  it('string operators, anything-but operators included, never match a number', () => {
+    for (const matcher of [
+      { prefix: { 'equals-ignore-case': '1' } },
+      { suffix: { 'equals-ignore-case': '2' } },
+      { suffix: '2' },
+      { 'equals-ignore-case': '12' },
+      { wildcard: '1*' },
+      { 'anything-but': { prefix: 'x' } },
+      { 'anything-but': { 'equals-ignore-case': 'x' } },
+    ]) {
+      expect(matches({ s: [matcher] }, { s: 12 }), JSON.stringify(matcher)).toBe(false);
+    }
+    expect(matches({ s: [{ numeric: ['>', 1] }] }, { s: '5' })).toBe(false);
+    expect(matches({ s: [{ cidr: '10.0.0.0/8' }] }, { s: 167772161 })).toBe(false);
+    expect([matches({ n: [5] }, { n: '5' }), matches({ n: ['5'] }, { n: 5 })]).toEqual([false, false]);
+  });
+
+  it('lets a wildcard span line breaks', () => {
+    expect(matches({ s: [{ wildcard: 'a*b' }] }, { s: 'a\nb' })).toBe(true);
+  });
+
+  it('matches IPv4 cidr blocks, and IPv6 blocks written with an embedded IPv4 part', () => {
+    expect(matches({ ip: [{ cidr: '10.0.0.0/8' }] }, { ip: '10.1.2.3' })).toBe(true);
+    expect(matches({ ip: [{ cidr: '10.0.0.0/8' }] }, { ip: '11.1.2.3' })).toBe(false);
+    const mapped = { ip: [{ cidr: '::ffff:10.0.0.0/104' }] };
+    expect(matches(mapped, { ip: '::ffff:10.1.2.3' })).toBe(true);
+    expect(matches(mapped, { ip: '::ffff:11.0.0.1' })).toBe(false);
+  });
+
+  it('treats a nested field that is not an object as a missing subtree', () => {
+    expect(matches({ detail: { a: [{ exists: false }] } }, { detail: 'x' })).toBe(true);
+    expect(matches({ detail: { a: [{ exists: false }] } }, { detail: null })).toBe(true);
+    expect(matches({ detail: { a: [{ exists: true }] } }, { detail: 'x' })).toBe(false);
+  });
+});

@@ -40,7 +40,7 @@ export interface ConnectionRecord {
   readonly auth_closed?: boolean;
 }
 
-export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired' | 'replaced';
+export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired';
 
 export const getConnection = async (connectionId: string): Promise<ConnectionRecord | undefined> => {
   const result = await documentClient().send(
@@ -323,12 +323,12 @@ export const endConnection = async (
     }),
   );
   const connection = deleted.Attributes as ConnectionRecord | undefined;
+  if (connection) logger.debug('connection ended', { connection_id: connectionId, reason });
   if (!connection?.session_id || !connection.user_id) return connection;
   const { session_id: sessionId, user_id: userId } = connection;
   const channels = [...(connection.channels ?? [])];
   const rooms = [...(connection.rooms ?? [])];
-  if (reason === 'replaced') await dropMemberships(channels, connectionId);
-  else await detachSession({ sessionId, connectionId, userId, channels, rooms });
+  await detachSession({ sessionId, connectionId, userId, channels, rooms });
   await endGoneConnections(await presenceOnDisconnect(userId, connectionId, rooms));
   return connection;
 };

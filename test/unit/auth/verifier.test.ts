@@ -5,8 +5,8 @@ import { CompactSign, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTokenVerifier,
-  DynamoDbReplayStore,
-  InMemoryReplayStore,
+  DynamoDbTokenReplayStore,
+  InMemoryTokenReplayStore,
   type TokenVerifier,
 } from '../../../lambdas/core/auth';
 import { parseAuthConfig } from '../../../lambdas/core/config';
@@ -179,7 +179,33 @@ describe('token verifier', () => {
   });
 
   it('rejects malformed tokens without parsing further', async () => {
-    for (const garbage of ['', 'abc', 'a.b.c', 'x'.repeat(20_000)]) await rejection(jwksOnly, garbage);
+    for (const garbage of ['', 'abc', 'a.b.c', 'x'.repeat(20_000)]) {
+      expect((await rejection(jwksOnly, garbage)).message).toBe('The token is malformed');
+    }
+  });
+
+  it('rejects a missing or non-string token (a JavaScript caller) with 401, not a crash', async () => {
+    for (const missing of [undefined, null, 42]) {
+      expect((await rejection(jwksOnly, missing as unknown as string)).message).toBe(
+        'The token is malformed',
+      );
+    }
+  });
+
+  it('rejects a token whose kid is not in the set', async () => {
+    const stranger = await generateSigningKey('ES256', 'kid-nobody-published');
+    expect((await rejection(jwksOnly, await userToken(stranger))).message).toBe(
+      'The token was signed with an unknown key',
+    );
+  });
+
+  it('accepts RS256, ES256 and HS256 tokens alike when both the key set and the secret are configured', async () => {
+    for (const signer of [idp.key('RS256'), idp.key('ES256'), TEST_HS256_SECRET]) {
+      await expect(withSecret.verify(await userToken(signer, { sub: 'carol' }))).resolves.toMatchObject({
+        kind: 'user',
+        id: 'carol',
+      });
+    }
   });
 
   describe('user principal', () => {
@@ -336,7 +362,7 @@ describe('token verifier', () => {
     const singleUse = (now: () => number, scope: 'all' | 'service' = 'all') =>
       createTokenVerifier(parseAuthConfig(authEnvFor(idp, { replayProtection: scope })), {
         now,
-        replayStore: new InMemoryReplayStore(() => Math.floor(now() / 1000)),
+        tokenReplayStore: new InMemoryTokenReplayStore(() => Math.floor(now() / 1000)),
       });
 
     it('refuses an empty jti and one over 256 characters, and accepts 256', async () => {
@@ -371,8 +397,8 @@ describe('token verifier', () => {
     it('answers 503 when the replay store cannot answer, and does not accept the token', async () => {
       const verifier = createTokenVerifier(parseAuthConfig(authEnvFor(idp, { replayProtection: 'all' })), {
         // The store's DynamoDB endpoint is a port nobody listens on: the outage as a Lambda would meet it.
-        replayStore: new DynamoDbReplayStore(
-          'replay',
+        tokenReplayStore: new DynamoDbTokenReplayStore(
+          'tokenReplay',
           DynamoDBDocumentClient.from(
             new DynamoDBClient({
               endpoint: 'http://127.0.0.1:1',
@@ -389,6 +415,15 @@ describe('token verifier', () => {
         status: 503,
         message: 'The token could not be checked, try again later',
       });
+    });
+
+    it('lets every token be reused when replay protection is off, even with a store at hand', async () => {
+      const verifier = createTokenVerifier(parseAuthConfig(authEnvFor(idp)), {
+        tokenReplayStore: new InMemoryTokenReplayStore(),
+      });
+      const service = await serviceToken(idp.key());
+      await verifier.verify(service);
+      await expect(verifier.verify(service)).resolves.toMatchObject({ kind: 'service' });
     });
 
     it('refuses to start with replay protection on and no store', () => {
