@@ -472,6 +472,26 @@ describe('reconnect', () => {
     expect(newest).toEqual(Array.from({ length: 100 }, (_, index) => index + 5));
   }, 120_000);
 
+  it('replays a notification kept twice for a dropped session once, and counts it once', async () => {
+    const first = await connectAs('dora');
+    await endAndCleanUp(first.client, {
+      userId: 'dora',
+      sessionId: first.session.session_id as string,
+      drop: true,
+    });
+    // Two copies of one fan-out message (SQS may hand out a message twice at once) both keep the frame.
+    await deliverToChannel('user:dora', notification('one'));
+    await deliverToChannel('user:dora', notification('one'));
+    await deliverToChannel('user:dora', notification('two'));
+    const second = await connectAs('dora');
+    expect(
+      await second.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect', replayed: 2 });
+    expect((await second.client.nextOfType('notification')).id).toBe('one');
+    expect((await second.client.nextOfType('notification')).id).toBe('two');
+    await expect(second.client.nextOfType('notification', 500)).rejects.toThrow();
+  });
+
   it('answers session_expired for an unknown, foreign or expired session', async () => {
     const owner = await connectAs('sam');
     const other = await connectAs('tom');
