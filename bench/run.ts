@@ -9,6 +9,7 @@ import { startMeteredRuntime } from './harness';
 import { idleCost } from './idle-cost';
 import { measureLatency, openClients, thousandConnectedCost } from './latency';
 import { runLoad } from './load';
+import { steadyConnectedRecipients } from './notification-scenarios';
 import { PRICES } from './prices';
 import { printResults } from './report';
 import { QUICK_SCALE_SIZES, runScaleSimulation, SCALE_SIZES } from './scale';
@@ -20,6 +21,7 @@ import {
   oneWebhookDelivery,
   thousandRecipients,
 } from './scenarios';
+import { measureSdkLatency } from './sdk-latency';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv
@@ -96,6 +98,13 @@ const main = async () => {
       if (wanted('cost')) {
         console.error('bench: cost scenarios…');
         scenarios.push(await oneConnectedRecipient(bench, service, quick ? 5 : 20));
+        scenarios.push(
+          await steadyConnectedRecipients(bench, service, {
+            perSecond: 20,
+            seconds: quick ? 10 : 60,
+            users: 20,
+          }),
+        );
         scenarios.push(await thousandRecipients(bench, service, quick ? 1 : 2));
         const hour = await connectedHour(bench, quick ? 5 : 30, quick ? 10 : 50);
         scenarios.push(hour.scenario);
@@ -113,9 +122,16 @@ const main = async () => {
         latency.push(await measureLatency(bench, service, clients, 1, quick ? 10 : 40));
         latency.push(await measureLatency(bench, service, clients, 100, quick ? 2 : 6));
         latency.push(await measureLatency(bench, service, clients, connections, quick ? 1 : 3));
-        results.latency = latency;
         if (wanted('cost')) scenarios.push(await thousandConnectedCost(bench, service, clients));
         await Promise.all(clients.map((client) => client.close()));
+        console.error('bench: latency through the client SDK…');
+        latency.push(
+          ...(await measureSdkLatency(bench, service, [
+            { recipients: 1, notifications: quick ? 10 : 40 },
+            { recipients: 100, notifications: quick ? 2 : 6 },
+          ])),
+        );
+        results.latency = latency;
       }
       if (wanted('load')) {
         // The reliability suite's load run: 50 concurrent clients for 60 s (docs/reliability.md).

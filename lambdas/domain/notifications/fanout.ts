@@ -54,7 +54,10 @@ export const processFanoutMessage = async (
   if (message.kind === 'plan') {
     await sendAll(
       queueUrl('fanout'),
-      planMessages(notification).map((planned) => JSON.stringify(planned)),
+      // A notification sent now stores no recipient list (its chunks left with the request): topics only.
+      planMessages({ ...notification, recipient_ids: notification.recipient_ids ?? [] }).map((planned) =>
+        JSON.stringify(planned),
+      ),
     );
     return 'planned';
   }
@@ -62,21 +65,79 @@ export const processFanoutMessage = async (
     await planTopicPage(message);
     return 'planned';
   }
+  // A chunk the accepting request could not finish keeps that request's delivery id (its frames' owner).
+  const delivery = { id: message.delivery_id ?? deliveryId, clearsPending: true };
+  await deliverChunk(notification, message.recipients, delivery, message.topic);
+  return 'delivered';
+};
+
+/**
+ * Who delivers: `id` owns the frames of the receivers it writes (their `frames_pending`). A queue message
+ * clears the flag once the frames are out, since SQS may deliver it again after it succeeded; the accepting
+ * request does not (one write less per recipient): only a retry of that request after a failure or crash
+ * runs it again, and resends (at least once across a crash, docs/reliability.md).
+ */
+export interface Delivery {
+  readonly id: string;
+  readonly clearsPending: boolean;
+}
+
+/**
+ * How far a chunk got, for a caller that may stop waiting (the accepting request, after its time budget).
+ * `settled`: recipients handled completely, or whose frames are going out. Once `stopped` is set, the caller
+ * has queued the others under the same delivery, and this run sends no frame it has not started: the queued
+ * message owns them, so each still goes out once.
+ */
+export interface ChunkProgress {
+  readonly settled: Set<string>;
+  stopped: boolean;
+}
+
+/**
+ * Delivers a notification to a list of recipients (a chunk): by a queue message, or by the accepting request
+ * for a small audience. Every recipient is attempted; the first failure is thrown after the others finished,
+ * so a caller can queue exactly the recipients not `settled`.
+ */
+export const deliverChunk = async (
+  notification: NotificationRecord,
+  chunk: readonly string[],
+  delivery: Delivery,
+  topic?: string,
+  progress: ChunkProgress = { settled: new Set(), stopped: false },
+): Promise<void> => {
   // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
-  const recipients = [...new Set(message.recipients)];
+  const recipients = [...new Set(chunk)];
   const before = notification.channels.includes('in_app') ? await readAllWatermarks(recipients) : new Map();
   // Read at delivery: a user's change applies to whatever is delivered after it (docs/preferences.md).
   const preferences = await preferencesOf(recipients);
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
+  const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
-    const channels = channelsFor(notification, preferences.get(userId), message.topic);
-    const receiver = await deliverTo(notification, userId, deliveryId, before, channels);
-    if (receiver) written.push(receiver);
+    try {
+      const channels = channelsFor(notification, preferences.get(userId), topic);
+      const receiver = await deliverTo(notification, userId, delivery, before, channels, progress);
+      if (receiver) written.push(receiver);
+      progress.settled.add(userId);
+    } catch (error) {
+      // Not settled after all (its frames failed), unless the caller already queued the others without it.
+      if (!progress.stopped) progress.settled.delete(userId);
+      failures.push(error);
+    }
   });
   await keepLateArrivalsUnread(notification, written, before);
   countMetric(SERVICE_METRICS.receiversWritten, written.length); // one value per chunk, not per recipient
-  return 'delivered';
+  if (failures.length > 0) throw failures[0];
 };
+
+/**
+ * The delivery of the recipients an accepting request delivers itself: the same id for every attempt of that
+ * request (an Idempotency-Key retry reuses the notification id), so a retry after a crash resends the frames
+ * the crashed attempt may not have sent.
+ */
+export const requestDelivery = (notificationId: string): Delivery => ({
+  id: `request:${notificationId}`,
+  clearsPending: false,
+});
 
 /**
  * One page of a topic's subscribers: their chunks and, when more follow, the next page go out in the same
@@ -224,9 +285,10 @@ const recordDelivery = async (
 const deliverTo = async (
   notification: NotificationRecord,
   userId: string,
-  deliveryId: string,
+  delivery: Delivery,
   before: Watermarks,
   channels: readonly Channel[],
+  progress: ChunkProgress,
 ): Promise<{ userId: string; receiverId: string; unreadKey: string } | undefined> => {
   if (channels.length === 0) return undefined;
   const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
@@ -237,18 +299,21 @@ const deliverTo = async (
   const { table, key, framesPending, written } = await recordDelivery(
     notification,
     userId,
-    deliveryId,
+    delivery.id,
     receiverId,
     unreadKey,
     members.length > 0,
     channels,
   );
   const result = written ? { userId, receiverId, unreadKey } : undefined;
-  if (!framesPending) return result;
+  if (!framesPending || progress.stopped) return result;
+  progress.settled.add(userId);
   const sent = await deliverToMembers(members, frameFor(notification, receiverId, channels));
-  await documentClient().send(
-    new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
-  );
+  if (delivery.clearsPending) {
+    await documentClient().send(
+      new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
+    );
+  }
   logger.debug('notification frames sent', { notification_id: notification.id, user_id: userId, ...sent });
   return result;
 };
