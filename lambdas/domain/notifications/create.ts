@@ -25,11 +25,11 @@ const SCHEDULE_THRESHOLD_MS = 1000;
  */
 export const REQUEST_DELIVERY_MAX_RECIPIENTS = 10;
 /**
- * A request that delivers longer than this (a slow or throttling dependency) queues the recipients not done
- * yet and answers 202, far inside the HTTP functions' 10 s timeout: the client is never left with a 503 for a
- * notification that is stored and half delivered.
+ * A request that delivers longer than this (a slow or throttling dependency; usually it takes tens of ms)
+ * queues the recipients not settled yet and answers 202, with 4 s left of the HTTP functions' 10 s timeout to
+ * do so: the client is not left with a 503 for a notification that is stored and half delivered.
  */
-const REQUEST_DELIVERY_BUDGET_MS = 2000;
+export const REQUEST_DELIVERY_BUDGET_MS = 6000;
 
 /** Contract §2/§3: a user may notify only itself; a service needs `notifications:write` (checked by the route). */
 const assertMayNotify = (principal: Principal, input: CreateNotificationInput) => {

@@ -107,9 +107,11 @@ export const deliverChunk = async (
 ): Promise<void> => {
   // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
   const recipients = [...new Set(chunk)];
-  const before = notification.channels.includes('in_app') ? await readAllWatermarks(recipients) : new Map();
-  // Read at delivery: a user's change applies to whatever is delivered after it (docs/preferences.md).
-  const preferences = await preferencesOf(recipients);
+  const [before, preferences] = await Promise.all([
+    notification.channels.includes('in_app') ? readAllWatermarks(recipients) : new Map<string, string>(),
+    // Read at delivery: a user's change applies to whatever is delivered after it (docs/preferences.md).
+    preferencesOf(recipients),
+  ]);
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
   const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {

@@ -6,6 +6,7 @@ import type { Principal } from '../../../lambdas/core/principal';
 import { parseOrThrow } from '../../../lambdas/core/validation';
 import {
   createNotification,
+  REQUEST_DELIVERY_BUDGET_MS,
   REQUEST_DELIVERY_MAX_RECIPIENTS,
 } from '../../../lambdas/domain/notifications/create';
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
@@ -137,10 +138,11 @@ describe('delivery inside the accepting request', () => {
     const id = unique('n');
     const client = documentClient();
     const send = client.send.bind(client);
-    // ben's feed item takes 3 s to write (a throttled partition, say): longer than the request waits.
+    // ben's feed item takes longer to write than the request waits (a throttled partition, say).
+    const slowMs = REQUEST_DELIVERY_BUDGET_MS + 1000;
     const spy = vi.spyOn(client, 'send').mockImplementation(((command: unknown) => {
       if (command instanceof PutCommand && command.input.Item?.user_id === ben) {
-        return new Promise((resolve) => setTimeout(resolve, 3000)).then(() => send(command as never));
+        return new Promise((resolve) => setTimeout(resolve, slowMs)).then(() => send(command as never));
       }
       return send(command as never);
     }) as typeof client.send);
@@ -153,12 +155,12 @@ describe('delivery inside the accepting request', () => {
       ]);
       // The slow write lands meanwhile or the queued chunk writes it: one feed item either way.
       for (const { message, messageId } of queued) await processFanoutMessage(message, messageId);
-      await new Promise((resolve) => setTimeout(resolve, 3500));
+      await new Promise((resolve) => setTimeout(resolve, slowMs));
     } finally {
       spy.mockRestore();
     }
     expect(await receiverCount(ben)).toBe(1);
-  }, 30_000);
+  }, 60_000);
 
   it('sends a large list as chunks of 100 from the request, keeping the list out of the notification item', async () => {
     const recipients = users(1000);
