@@ -114,7 +114,7 @@ describe('notifications end to end', () => {
       recipient_ids: [erin, finn],
     });
     expect(created.status).toBe(202);
-    // No waiting: the request delivered before it answered (docs/notifications.md, "Delivery").
+    // No waiting: the request delivered before it answered (docs/notifications.md, "Flow").
     expect(await unread(tokens[0])).toBe(1);
     expect(await unread(tokens[1])).toBe(1);
     expect(await fanoutQueueIdle()).toBe(true);

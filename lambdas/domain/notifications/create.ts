@@ -21,7 +21,7 @@ import type { CreateNotificationInput } from './schema';
 const SCHEDULE_THRESHOLD_MS = 1000;
 /**
  * Up to this many named recipients, the accepting request delivers them itself before answering 202: no
- * queue hop, no second invocation, no read-back of the notification (docs/notifications.md, "Delivery").
+ * queue hop, no second invocation, no read-back of the notification (docs/notifications.md, "Flow").
  */
 export const REQUEST_DELIVERY_MAX_RECIPIENTS = 10;
 /**
@@ -45,7 +45,8 @@ export const atExpression = (epochMs: number): string =>
   `at(${new Date(Math.ceil(epochMs / 1000) * 1000).toISOString().slice(0, 19)})`;
 
 /**
- * Stores the notification once and hands its fan-out to SQS (now) or EventBridge Scheduler (later).
+ * Stores the notification once, delivers a few named recipients itself and hands the rest of the fan-out to SQS
+ * (now) or EventBridge Scheduler (later).
  * Safe to run twice with the same id: every step is conditional or idempotent downstream.
  */
 export const createNotification = async (

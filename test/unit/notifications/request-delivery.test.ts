@@ -20,7 +20,7 @@ import { useQueuesWithoutWorkers } from '../../support/queues';
 
 /**
  * A small list of named recipients is delivered by the accepting request itself (docs/notifications.md,
- * "Delivery"): on DynamoDB Local and the real queue stand-in, without workers, so what the request did is
+ * "Flow"): on DynamoDB Local and the real queue stand-in, without workers, so what the request did is
  * exactly what is stored and queued when it returns.
  */
 useDynamoDbLocal();
