@@ -12,7 +12,13 @@ import { sendAll } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
 import { defaultsFor } from '../preferences/preferences';
 import { subscriberCounts } from '../topics/topics';
-import { type ChunkProgress, deliverChunk, requestDelivery } from './fanout';
+import {
+  type ChunkProgress,
+  deliverChunk,
+  type RecipientState,
+  readRecipientState,
+  requestDelivery,
+} from './fanout';
 import { type Audience, type FanoutMessage, planMessages } from './fanout-messages';
 import { FEED_RETENTION_MS, type NotificationRecord } from './model';
 import type { CreateNotificationInput } from './schema';
@@ -25,11 +31,14 @@ const SCHEDULE_THRESHOLD_MS = 1000;
  */
 export const REQUEST_DELIVERY_MAX_RECIPIENTS = 10;
 /**
- * A request that delivers longer than this (a slow or throttling dependency; usually it takes tens of ms)
- * queues the recipients not settled yet and answers 202, with 4 s left of the HTTP functions' 10 s timeout to
- * do so: the client is not left with a 503 for a notification that is stored and half delivered.
+ * A request still delivering this long after it started (a slow or throttling dependency; usually it takes
+ * tens of ms) queues the recipients not settled yet and answers 202, with about 4 s left of the HTTP
+ * functions' 10 s timeout to do so: the client is not left with a 503 for a stored, half-delivered notification.
  */
 export const REQUEST_DELIVERY_BUDGET_MS = 6000;
+
+const deliversInRequest = (scheduled: boolean, recipients: readonly string[]): boolean =>
+  !scheduled && recipients.length <= REQUEST_DELIVERY_MAX_RECIPIENTS;
 
 /** Contract §2/§3: a user may notify only itself; a service needs `notifications:write` (checked by the route). */
 const assertMayNotify = (principal: Principal, input: CreateNotificationInput) => {
@@ -56,10 +65,16 @@ export const createNotification = async (
 ): Promise<StoredResponse> => {
   assertMayNotify(principal, input);
   const now = Date.now();
+  const deliverUntil = now + REQUEST_DELIVERY_BUDGET_MS;
   const scheduledAt = input.scheduled_at ? Date.parse(input.scheduled_at) : null;
   const scheduled = scheduledAt !== null && scheduledAt > now + SCHEDULE_THRESHOLD_MS;
   const deliverAt = scheduled ? scheduledAt : now;
   const expiresAt = input.expires_at ? Date.parse(input.expires_at) : null;
+  // Delivered here (fanOutNow): what it reads about the recipients does not wait for the reads and write below.
+  const recipientState = deliversInRequest(scheduled, input.recipient_ids)
+    ? readRecipientState(input.channels, input.recipient_ids, true)
+    : undefined;
+  recipientState?.catch(() => undefined); // awaited (and its error thrown) in fanOutNow, unless a 4xx comes first
   // Unknown topics are a 404 before anything is stored; their counts bound recipient_count from above.
   const [topicCounts, preferenceDefaults] = await Promise.all([
     subscriberCounts(input.topics),
@@ -93,7 +108,7 @@ export const createNotification = async (
   // A retry (same Idempotency-Key) has the same body as the attempt that stored the record: same recipients.
   const audience: Audience = { id: stored.id, recipient_ids: input.recipient_ids, topics: stored.topics };
   if (stored.status === 'scheduled') await scheduleFanout(stored);
-  else await fanOutNow(stored, audience);
+  else await fanOutNow(stored, audience, recipientState, deliverUntil);
   return {
     status: 202,
     body: {
@@ -148,8 +163,13 @@ const enqueue = (messages: readonly FanoutMessage[]) =>
  * Topics and larger lists always go through the queue, as chunks of 100 and topic pages sent from here (up to
  * 1,000 recipients: one SendMessageBatch), so the notification item does not carry the list for a `plan`.
  */
-const fanOutNow = async (record: NotificationRecord, audience: Audience) => {
-  if (audience.recipient_ids.length > REQUEST_DELIVERY_MAX_RECIPIENTS) {
+const fanOutNow = async (
+  record: NotificationRecord,
+  audience: Audience,
+  state: Promise<RecipientState> | undefined,
+  deliverUntil: number,
+) => {
+  if (!deliversInRequest(false, audience.recipient_ids)) {
     await enqueue(planMessages(audience));
     return;
   }
@@ -157,8 +177,8 @@ const fanOutNow = async (record: NotificationRecord, audience: Audience) => {
   const delivery = requestDelivery(record.id);
   const progress: ChunkProgress = { settled: new Set(), stopped: false };
   const outcome = await withinBudget(
-    deliverChunk(record, audience.recipient_ids, delivery, undefined, progress),
-    REQUEST_DELIVERY_BUDGET_MS,
+    deliverChunk(record, audience.recipient_ids, delivery, { progress, ...(state ? { state } : {}) }),
+    deliverUntil - Date.now(),
   );
   if (outcome === 'done') return;
   // From here on the delivery sends no frame it has not started: the queued chunk owns them.

@@ -9,7 +9,7 @@ import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { sendAll } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
-import { channelsFor } from '../preferences/rules';
+import { channelsFor, type UserPreferences } from '../preferences/rules';
 import { deliverToMembers, forEachLimited, type Membership, membersPage } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
 import { subscribersPage } from '../topics/subscriptions';
@@ -67,7 +67,7 @@ export const processFanoutMessage = async (
   }
   // A chunk the accepting request could not finish keeps that request's delivery id (its frames' owner).
   const delivery = { id: message.delivery_id ?? deliveryId, clearsPending: true };
-  await deliverChunk(notification, message.recipients, delivery, message.topic);
+  await deliverChunk(notification, message.recipients, delivery, { topic: message.topic });
   return 'delivered';
 };
 
@@ -81,6 +81,35 @@ export interface Delivery {
   readonly id: string;
   readonly clearsPending: boolean;
 }
+
+/** What a chunk reads about its recipients before it writes anything. */
+export interface RecipientState {
+  readonly before: Watermarks;
+  readonly preferences: ReadonlyMap<string, UserPreferences>;
+  /** Each recipient's connections, when read up front (else each is looked up when its frames are due). */
+  readonly members?: ReadonlyMap<string, readonly Membership[]>;
+}
+
+/**
+ * Read-all watermarks (for in_app) and preferences, read at delivery: a change applies to what comes after it.
+ * `withMembers` also reads every recipient's connections at once, for the accepting request of a few
+ * recipients (one round trip less before the answer; a recipient whose preferences turn frames off costs a
+ * Query for nothing); a chunk of 100 looks them up only for those its frames are due to.
+ */
+export const readRecipientState = async (
+  channels: readonly Channel[],
+  recipients: readonly string[],
+  withMembers = false,
+): Promise<RecipientState> => {
+  const [before, preferences, members] = await Promise.all([
+    channels.includes('in_app') ? readAllWatermarks(recipients) : new Map<string, string>(),
+    preferencesOf(recipients),
+    withMembers && wantsFrames(channels)
+      ? Promise.all(recipients.map(async (userId) => [userId, await membersOf(`user:${userId}`)] as const))
+      : undefined,
+  ]);
+  return { before, preferences, ...(members ? { members: new Map(members) } : {}) };
+};
 
 /**
  * How far a chunk got, for a caller that may stop waiting (the accepting request, after its time budget).
@@ -102,22 +131,24 @@ export const deliverChunk = async (
   notification: NotificationRecord,
   chunk: readonly string[],
   delivery: Delivery,
-  topic?: string,
-  progress: ChunkProgress = { settled: new Set(), stopped: false },
+  options: {
+    readonly topic?: string;
+    readonly progress?: ChunkProgress;
+    /** `readRecipientState` of these recipients, when the caller started it earlier. */
+    readonly state?: Promise<RecipientState>;
+  } = {},
 ): Promise<void> => {
+  const { topic, progress = { settled: new Set(), stopped: false } } = options;
   // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
   const recipients = [...new Set(chunk)];
-  const [before, preferences] = await Promise.all([
-    notification.channels.includes('in_app') ? readAllWatermarks(recipients) : new Map<string, string>(),
-    // Read at delivery: a user's change applies to whatever is delivered after it (docs/preferences.md).
-    preferencesOf(recipients),
-  ]);
+  const state = await (options.state ?? readRecipientState(notification.channels, recipients));
+  const { before, preferences } = state;
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
   const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
     try {
       const channels = channelsFor(notification, preferences.get(userId), topic);
-      const receiver = await deliverTo(notification, userId, delivery, before, channels, progress);
+      const receiver = await deliverTo(notification, userId, delivery, state, channels, progress);
       if (receiver) written.push(receiver);
       progress.settled.add(userId);
     } catch (error) {
@@ -288,16 +319,18 @@ const deliverTo = async (
   notification: NotificationRecord,
   userId: string,
   delivery: Delivery,
-  before: Watermarks,
+  state: RecipientState,
   channels: readonly Channel[],
   progress: ChunkProgress,
 ): Promise<{ userId: string; receiverId: string; unreadKey: string } | undefined> => {
   if (channels.length === 0) return undefined;
   const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
-  const unreadKey = unreadKeyFor(notification, userId, receiverId, before);
+  const unreadKey = unreadKeyFor(notification, userId, receiverId, state.before);
   // Connections first: most recipients of a large notification are offline, and for them the record
   // needs no pending-frames flag and no second write to clear it.
-  const members = wantsFrames(channels) ? await membersOf(`user:${userId}`) : [];
+  const members = wantsFrames(channels)
+    ? (state.members?.get(userId) ?? (await membersOf(`user:${userId}`)))
+    : [];
   const { table, key, framesPending, written } = await recordDelivery(
     notification,
     userId,
