@@ -1,12 +1,6 @@
 import { wiring } from '../lib/wiring';
 import { metering as lambdaMetering } from '../local/lambda/runner';
-import {
-  functionMemoryMb,
-  startDynamoDbMeteringProxy,
-  type Usage,
-  UsageMeter,
-  usageBetween,
-} from '../local/metering';
+import { functionMemoryMb, type Usage, UsageMeter, usageBetween } from '../local/metering';
 import { type Runtime, startRuntime } from '../local/runtime';
 
 export interface MeteredRuntime {
@@ -27,9 +21,11 @@ export const startMeteredRuntime = async (): Promise<MeteredRuntime> => {
   const runtime = await startRuntime({
     port: 0,
     quiet: true,
+    // Costs are measured on the ordinary path: no duplicate deliveries adding invocations at random.
+    delivery: { mode: 'exact' },
     meter: {
       gateway: meter,
-      dynamoDbProxy: (endpoint) => startDynamoDbMeteringProxy(endpoint, (call) => meter.dynamoDbCall(call)),
+      dynamoDbCall: (call) => meter.dynamoDbCall(call),
     },
   });
   const { sqs, eventBridge, scheduler } = runtime.standIns;

@@ -99,7 +99,9 @@ const main = async () => {
     console.error("bench: cold starts (bundling with the stack's esbuild options, importing each bundle)…");
     results.coldStarts = await measureColdStarts({ runs: quick ? 3 : 7 });
   }
-  if (wanted('cost') || wanted('latency') || wanted('load')) {
+  /** `--only=webhook`: scenario (d) alone, replacing its row of the last run (the others stay). */
+  const webhookOnly = only?.includes('webhook') && !wanted('cost');
+  if (wanted('cost') || webhookOnly || wanted('latency') || wanted('load')) {
     // The sweeper (every minute) would run inside measurements: a time scale of 60 makes it hourly.
     process.env.NOTIFY_LOCAL_TIME_SCALE ??= '60';
     // Handlers log at INFO on AWS; here the lines would bury the table (their cost is CloudWatch's, not metered).
@@ -132,6 +134,10 @@ const main = async () => {
             }),
           );
         }
+      }
+      if (webhookOnly) {
+        console.error('bench: cost of one webhook delivery…');
+        results.scenarios = mergedScenarios([await oneWebhookDelivery(bench, quick ? 3 : 10)]);
       }
       if (wanted('latency')) {
         console.error('bench: opening 1,000 WebSocket connections…');

@@ -6,7 +6,7 @@ import { apiGatewayId } from '../local/gateway/ids';
 import {
   type ConnectionsCall,
   type DynamoDbCall,
-  startDynamoDbMeteringProxy,
+  startDynamoDbProxy,
   startLiveConnectionsEndpoint,
 } from '../local/metering';
 
@@ -224,7 +224,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
   const db = await startDynamoDbLocal();
   const tableEnv = await createTables(db.client, wiring.tables);
   const recorder = new CallRecorder(tableEnv);
-  const proxy = await startDynamoDbMeteringProxy(db.endpoint, (call) => recorder.dynamoDbCall(call));
+  const proxy = await startDynamoDbProxy(db.endpoint, { onCall: (call) => recorder.dynamoDbCall(call) });
   const connections = await startLiveConnectionsEndpoint((call) => recorder.connectionsCall(call));
   Object.assign(process.env, LOCAL_AWS_ENV, tableEnv, {
     AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
@@ -235,7 +235,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
   // The service's modules read the variables above on first use.
   const { planBroadcast, runChunk } = await import('../lambdas/domain/realtime/broadcast');
   const { MEMBERS_PAGE } = await import('../lambdas/domain/realtime/deliver');
-  const { shardOf } = await import('../lambdas/domain/realtime/lifecycle');
+  const { shardOf } = await import('../lambdas/domain/realtime/config');
   const { sweep } = await import('../lambdas/domain/realtime/sweeper');
   const { matchingWebhookIds } = await import('../lambdas/domain/webhooks/matcher');
   const table = (id: string) => tableEnv[envNames.tableName(id)] as string;

@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
@@ -27,6 +28,8 @@ import {
   type FunctionSpec,
   functionEnvironment,
   functionGrants,
+  MANAGE_CONNECTIONS_ACTION,
+  tableActions,
   type Wiring,
 } from './wiring';
 
@@ -275,6 +278,7 @@ export class NotifyStack extends Stack {
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
       stage: settings.stage,
+      level: settings.monitoring,
       functions: this.functions,
       queues: this.queues.all,
       tables: this.tables.all,
@@ -411,12 +415,21 @@ export class NotifyStack extends Stack {
     );
     for (const [tableId, access] of grants.tables) {
       const table = this.tables.table(tableId, usedBy);
-      if (access === 'readWrite') table.grantReadWriteData(lambdaFn);
-      else table.grantReadData(lambdaFn);
+      // The actions of lib/wiring/grants.ts, on the table and its indexes: what the local stand-ins enforce.
+      table.grant(lambdaFn, ...tableActions(access));
     }
     for (const queueId of grants.sendsTo) this.queues.get(queueId, usedBy).queue.grantSendMessages(lambdaFn);
     if (grants.putsEvents) this.eventBus.bus.grantPutEventsTo(lambdaFn);
-    if (grants.managesConnections) this.webSocketApi?.stage.grantManagementApiAccess(lambdaFn);
+    if (grants.managesConnections && this.webSocketApi) {
+      const stage = this.webSocketApi.stage;
+      const api = this.formatArn({ service: 'execute-api', resource: stage.api.apiId });
+      lambdaFn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: [MANAGE_CONNECTIONS_ACTION],
+          resources: [`${api}/${stage.stageName}/*/@connections/*`],
+        }),
+      );
+    }
     if (grants.schedules && this.scheduling) this.scheduling.grantManageSchedules(lambdaFn);
     if (grants.cursorKey && this.cursorKey) this.cursorKey.grantRead(lambdaFn);
     if (grants.webhookSecretKey && this.webhookSecretKey) {

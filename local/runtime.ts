@@ -5,6 +5,7 @@ import { DEFAULT_CONNECTION_SHARDS } from '../lambdas/domain/realtime/config';
 import {
   ANY_ORIGIN,
   wiring as declaredWiring,
+  deployedSpec,
   envNames,
   type FunctionResources,
   functionEnvironment,
@@ -12,6 +13,7 @@ import {
 } from '../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../lib/wiring/areas/events';
 import { LocalAccess } from './access';
+import { type Delivery, type DeliveryMode, resolveDelivery } from './delivery';
 import { createDemo, DEMO_PATH, type Demo } from './demo/server';
 import {
   DEV_AUDIENCE,
@@ -31,6 +33,7 @@ import { installFunctionEnvScopes, withFunctionEnv } from './lambda/function-env
 import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION, localFunctionName } from './lambda/runner';
 import type { FunctionRef, InvokeFunction } from './lambda/types';
 import { localCursorEnv, localWebhookEnv } from './local-keys';
+import { type DynamoDbCall, startDynamoDbProxy } from './metering/dynamodb-proxy';
 import type { GatewayMeter } from './metering/gateway-meter';
 import { LocalScheduler } from './scheduler/local-scheduler';
 import { LocalSqs } from './sqs/local-sqs';
@@ -63,11 +66,17 @@ export interface RuntimeOptions {
   readonly corsOrigins?: readonly string[];
   /** Serves the demo inbox at /demo/ with its local-only token and test-notification endpoints (npm start). */
   readonly demo?: boolean;
+  /**
+   * AWS-like delivery (default; local/delivery.ts) or `exact`, and its seed; default from NOTIFY_LOCAL_DELIVERY
+   * and NOTIFY_LOCAL_SEED, else AWS-like with a new seed (`runtime.delivery.seed` says which). A test may pass
+   * a Delivery of its own to force a choice (e.g. every `$disconnect` lost).
+   */
+  readonly delivery?: { readonly mode?: DeliveryMode; readonly seed?: number } | Delivery;
   /** Benchmarks (bench/, local/metering/): hooks that count billable operations. */
   readonly meter?: {
     readonly gateway?: GatewayMeter;
-    /** Puts a proxy (the DynamoDB metering proxy) between the functions and DynamoDB Local. */
-    readonly dynamoDbProxy?: (endpoint: string) => Promise<{ endpoint: string; stop(): Promise<void> }>;
+    /** Every DynamoDB data-plane call the functions make, with its request units (the proxy meters them). */
+    readonly dynamoDbCall?: (call: DynamoDbCall) => void;
   };
 }
 
@@ -85,6 +94,8 @@ export interface Runtime {
   readonly hs256: Hs256Settings | undefined;
   /** Process id of DynamoDB Local's Java process. */
   readonly javaPid: number | undefined;
+  /** The delivery in effect (AWS-like or exact) and its seed, to repeat a run. */
+  readonly delivery: Delivery;
   readonly invoke: InvokeFunction;
   /** The stand-ins, for their counters and queue stats (benchmarks). */
   readonly standIns: {
@@ -122,6 +133,8 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     );
   }
   const wiring = options.wiring ?? declaredWiring;
+  const delivery =
+    options.delivery && 'chooser' in options.delivery ? options.delivery : resolveDelivery(options.delivery);
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   // The stand-ins name their own files (sqs-messages.json, eventbridge-archive.jsonl, schedules.json) in the
@@ -135,7 +148,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
   });
   const runner = createLambdaRunner(options.quiet ? { onError: () => {} } : {});
   // Each function sees only the variables its declaration gives it (set once the stand-ins are up).
-  const access = new LocalAccess(LOCAL_ACCOUNT_ID);
+  const access = new LocalAccess(LOCAL_ACCOUNT_ID, LOCAL_REGION);
   let scopeOf: (fn: FunctionRef) => {
     own: Record<string, string>;
     hidden: ReadonlySet<string>;
@@ -175,6 +188,8 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
         ? { localRoutes: (request, response) => demo?.handle(request, response) ?? false }
         : {}),
       stage: LOCAL_STAGE,
+      access,
+      delivery,
       port: options.port ?? 3000,
       ...(options.webSocket ? { webSocket: options.webSocket } : {}),
       ...(options.meter?.gateway ? { meter: options.meter.gateway } : {}),
@@ -187,18 +202,24 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     );
     stoppers.push(() => dynamo.stop());
     const tableEnv = await createTables(dynamo.client, wiring.tables);
-    let dynamoEndpoint = dynamo.endpoint;
-    if (options.meter?.dynamoDbProxy) {
-      const proxy = await options.meter.dynamoDbProxy(dynamo.endpoint);
-      stoppers.push(() => proxy.stop());
-      dynamoEndpoint = proxy.endpoint;
+    for (const table of wiring.tables) {
+      const name = tableEnv[envNames.tableName(table.id)];
+      if (name) access.registerTable(name, table.id);
     }
+    // The functions reach DynamoDB Local through a proxy that refuses what their grants do not allow.
+    const dynamoProxy = await startDynamoDbProxy(dynamo.endpoint, {
+      authorize: (headers, operation, body) => access.checkDynamoDb(headers, operation, body),
+      ...(options.meter?.dynamoDbCall ? { onCall: options.meter.dynamoDbCall } : {}),
+    });
+    stoppers.push(() => dynamoProxy.stop());
+    const dynamoEndpoint = dynamoProxy.endpoint;
 
     const sqs = new LocalSqs({
       queues: wiring.queues,
       workers: wiring.workers,
       invoke,
       access,
+      delivery,
       ...standInData,
     });
     await sqs.start();
@@ -209,6 +230,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       archivePattern: EVENT_ARCHIVE_PATTERN,
       sqs,
       access,
+      delivery,
       ...standInData,
     });
     await eventBridge.start();
@@ -219,6 +241,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       sqs,
       access,
       invoke,
+      delivery,
       ...standInData,
     });
     await scheduler.start();
@@ -263,10 +286,11 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     };
     const httpRouteIds = new Set(wiring.httpRoutes.map((route) => route.id));
     const environments = new Map<string, Record<string, string>>();
+    const withAuthOf = (fn: FunctionRef) => httpRouteIds.has(fn.id) || fn.id.startsWith('ws.');
     const environmentOf = (fn: FunctionRef): Record<string, string> => {
       let env = environments.get(fn.id);
       if (!env) {
-        const withAuth = httpRouteIds.has(fn.id) || fn.id.startsWith('ws.');
+        const withAuth = withAuthOf(fn);
         env = functionEnvironment(fn.id, fn, resources, { withAuth });
         environments.set(fn.id, env);
       }
@@ -303,7 +327,10 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       if (!setting.startsWith('SERVICE__AUTH__')) hidden.delete(setting);
     }
     scopeOf = (fn) => {
-      const credentials = access.credentialsFor(fn);
+      const credentials = access.credentialsFor(
+        fn,
+        deployedSpec(fn, resources.auth, { withAuth: withAuthOf(fn) }),
+      );
       return {
         own: environmentOf(fn),
         hidden,
@@ -344,6 +371,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       env,
       hs256,
       javaPid: dynamo.pid,
+      delivery,
       invoke,
       standIns: { sqs, eventBridge, scheduler },
       mintUserToken: (sub, tokenOptions) =>

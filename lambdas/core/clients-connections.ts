@@ -3,6 +3,6 @@ import { envNames } from '../../lib/wiring/env';
 import { lazy, requiredEnv } from './clients';
 
 /** The WebSocket API's `@connections` endpoint: the stage's callback URL, set by the stack or the local runtime. */
-export const connectionsApi = lazy(
+export const connectionsApi = /* @__PURE__ */ lazy(
   () => new ApiGatewayManagementApiClient({ endpoint: requiredEnv(envNames.wsCallbackUrl) }),
 );

@@ -1,4 +1,4 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { lazy } from './clients';
 
-export const eventBridge = lazy(() => new EventBridgeClient({}));
+export const eventBridge = /* @__PURE__ */ lazy(() => new EventBridgeClient({}));

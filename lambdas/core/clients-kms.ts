@@ -1,4 +1,4 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { lazy } from './clients';
 
-export const kms = lazy(() => new KMSClient({}));
+export const kms = /* @__PURE__ */ lazy(() => new KMSClient({}));

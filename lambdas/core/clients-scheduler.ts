@@ -1,4 +1,4 @@
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { lazy } from './clients';
 
-export const scheduler = lazy(() => new SchedulerClient({}));
+export const scheduler = /* @__PURE__ */ lazy(() => new SchedulerClient({}));

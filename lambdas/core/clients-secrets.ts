@@ -1,7 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { lazy } from './clients';
 
-const secretsManager = lazy(() => new SecretsManagerClient({}));
+const secretsManager = /* @__PURE__ */ lazy(() => new SecretsManagerClient({}));
 
 /** The SecretString of a Secrets Manager secret (name or ARN); a secret without one is an error. */
 export const readSecretString = async (secretId: string): Promise<string> => {

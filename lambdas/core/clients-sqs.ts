@@ -1,4 +1,4 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { lazy } from './clients';
 
-export const sqs = lazy(() => new SQSClient({}));
+export const sqs = /* @__PURE__ */ lazy(() => new SQSClient({}));

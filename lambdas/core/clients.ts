@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../lib/wiring/env';
 
 /**
@@ -7,6 +7,8 @@ import { envNames } from '../../lib/wiring/env';
  * (clients-*.ts) so a function's bundle carries only the SDK clients it imports (cold start).
  * Endpoints come from the SDK's own configuration: AWS_ENDPOINT_URL_<SERVICE> points them at the local
  * stand-ins, so there is no local-mode branch here (docs/design.md principle 3).
+ * Every module-level `lazy(…)` is marked as a pure call (`@__PURE__`): esbuild then drops a client nobody
+ * calls (a shared module importing clients-kms.ts no longer puts the KMS client in every bundle importing it).
  */
 export const lazy = <T>(create: () => T): (() => T) => {
   // One per function: on Lambda there is only ever one; the local runtime runs many functions in one process,
@@ -23,8 +25,8 @@ export const lazy = <T>(create: () => T): (() => T) => {
   };
 };
 
-export const dynamoDb = lazy(() => new DynamoDBClient({}));
-export const documentClient = lazy(() =>
+export const dynamoDb = /* @__PURE__ */ lazy(() => new DynamoDBClient({}));
+export const documentClient = /* @__PURE__ */ lazy(() =>
   DynamoDBDocumentClient.from(dynamoDb(), { marshallOptions: { removeUndefinedValues: true } }),
 );
 /** Reads a variable the deployment must set; a missing one is a wiring bug, so fail loudly. */
@@ -36,17 +38,3 @@ export const requiredEnv = (name: string): string => {
 
 export const tableName = (tableId: string): string => requiredEnv(envNames.tableName(tableId));
 export const queueUrl = (queueId: string): string => requiredEnv(envNames.queueUrl(queueId));
-
-/** Items a Query matches, every page counted (`Select: COUNT`: no item is returned). */
-export const countQuery = async (input: ConstructorParameters<typeof QueryCommand>[0]): Promise<number> => {
-  let count = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({ ...input, Select: 'COUNT', ExclusiveStartKey: startKey }),
-    );
-    count += page.Count ?? 0;
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return count;
-};

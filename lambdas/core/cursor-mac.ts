@@ -9,6 +9,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { envNames } from '../../lib/wiring/env';
+import { readSecretString } from './clients-secrets';
 import { validationError } from './errors';
 
 const MAC_BYTES = 16;
@@ -20,7 +21,6 @@ const loadKey = async (): Promise<Buffer> => {
   if (local) return Buffer.from(local, 'utf8');
   const secretArn = process.env[envNames.cursorKeySecretArn];
   if (!secretArn) throw new Error(`${envNames.cursorKeySecretArn} is not set: the cursor key is not wired`);
-  const { readSecretString } = await import('./clients-secrets');
   return Buffer.from(await readSecretString(secretArn), 'utf8');
 };
 

@@ -1,17 +1,71 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from './clients';
 
+/**
+ * Paging of DynamoDB Query, the one place that passes `LastEvaluatedKey` on as `ExclusiveStartKey`: a Query
+ * returns at most 1 MB (or `Limit` items) at a time, and every caller that read only its first page would
+ * silently miss the rest once a partition grows.
+ */
 export type ItemKey = Record<string, unknown>;
 
+/** A Query without its paging fields: the helpers below set them. */
+export type QueryInput = Omit<QueryCommandInput, 'ExclusiveStartKey'>;
+
+export interface QueryRead<T> {
+  readonly items: T[];
+  /** Items this read matched (with `Select: 'COUNT'`, where `items` is empty). */
+  readonly count: number;
+  /** Where the next read starts; undefined when the query has nothing more. */
+  readonly nextKey: ItemKey | undefined;
+}
+
 /**
- * One page of a DynamoDB Query, the one way every listing pages: up to `limit` items after `startKey`, and the
- * key to start the next page after — undefined when nothing follows. It asks for one item more than it returns,
- * so a full last page says "no more" instead of handing out a cursor to an empty page. A FilterExpression can
- * thin what a Query returns: it reads on until the page is full, the partition ends, or `maxReads` Queries
- * were made (then the next page starts where the reading stopped).
+ * One Query from `startKey`: a page of a chain that goes on in another invocation (a queue message, a
+ * cursor), so the caller keeps `nextKey` itself.
+ */
+export const queryOnce = async <T>(query: QueryInput, startKey?: ItemKey): Promise<QueryRead<T>> => {
+  const out = await documentClient().send(new QueryCommand({ ...query, ExclusiveStartKey: startKey }));
+  return { items: (out.Items ?? []) as T[], count: out.Count ?? 0, nextKey: out.LastEvaluatedKey };
+};
+
+/** Every page of a Query, in order, for callers that handle a page at a time (memory stays bounded). */
+export async function* queryPages<T>(query: QueryInput): AsyncGenerator<T[]> {
+  let startKey: ItemKey | undefined;
+  do {
+    const read = await queryOnce<T>(query, startKey);
+    yield read.items;
+    startKey = read.nextKey;
+  } while (startKey);
+}
+
+/** Every item a Query matches (for partitions known to be small: a user's subscriptions, a scope's rows). */
+export const queryAll = async <T>(query: QueryInput): Promise<T[]> => {
+  const items: T[] = [];
+  for await (const page of queryPages<T>(query)) items.push(...page);
+  return items;
+};
+
+/** Items a Query matches, every page counted (`Select: COUNT`: no item is returned). */
+export const countQuery = async (query: QueryInput): Promise<number> => {
+  let count = 0;
+  let startKey: ItemKey | undefined;
+  do {
+    const read = await queryOnce(query.Select === 'COUNT' ? query : { ...query, Select: 'COUNT' }, startKey);
+    count += read.count;
+    startKey = read.nextKey;
+  } while (startKey);
+  return count;
+};
+
+/**
+ * One page of a listing: up to `limit` items after `startKey`, and the key to start the next page after —
+ * undefined when nothing follows. It asks for one item more than it returns, so a full last page says "no
+ * more" instead of handing out a cursor to an empty page. A FilterExpression can thin what a Query returns: it
+ * reads on until the page is full, the partition ends, or `maxReads` Queries were made (then the next page
+ * starts where the reading stopped).
  */
 export const queryPage = async <T extends ItemKey>(
-  query: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey'>,
+  query: Omit<QueryInput, 'Limit'>,
   options: {
     readonly limit: number;
     readonly startKey?: ItemKey | undefined;
@@ -24,11 +78,9 @@ export const queryPage = async <T extends ItemKey>(
   let startKey = options.startKey;
   const maxReads = options.maxReads ?? Number.POSITIVE_INFINITY;
   for (let reads = 0; reads < maxReads; reads += 1) {
-    const out = await documentClient().send(
-      new QueryCommand({ ...query, Limit: options.limit - items.length + 1, ExclusiveStartKey: startKey }),
-    );
-    items.push(...((out.Items ?? []) as T[]));
-    startKey = out.LastEvaluatedKey;
+    const read = await queryOnce<T>({ ...query, Limit: options.limit - items.length + 1 }, startKey);
+    items.push(...read.items);
+    startKey = read.nextKey;
     if (items.length > options.limit || !startKey) break;
   }
   if (items.length > options.limit) {

@@ -27,9 +27,6 @@ export interface ServicePrincipal {
   readonly expiresAt: number;
 }
 
-export const hasScope = (principal: Principal, scope: string): boolean =>
-  principal.kind === 'service' && principal.scopes.includes(scope);
-
 /**
  * The `source` a caller may state (notifications and events): a service its own name or a dotted sub-source of it
  * (`billing`, `billing.invoices`), a user `user`; absent, that name. Anything else would let one caller speak as

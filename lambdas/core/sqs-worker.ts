@@ -4,6 +4,17 @@ import { logger } from './logger';
 import { withMetrics } from './metrics';
 
 /**
+ * Which receive of which message a worker is processing, and until when its invocation can run at most (past
+ * that Lambda has stopped it): what a claim on work records, so another receive can tell a live holder from a
+ * dead one.
+ */
+export const messageReceipt = (record: SQSRecord, context: Context) => ({
+  messageId: record.messageId,
+  receiveCount: Number(record.attributes.ApproximateReceiveCount),
+  deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),
+});
+
+/**
  * A queue-fed worker: each record is processed on its own and a failure is reported per message
  * (`batchItemFailures`), so one poison message neither blocks nor repeats its batch-mates. Failures are
  * logged with the message id and receive count; after maxReceiveCount SQS moves the message to the DLQ.

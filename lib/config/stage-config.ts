@@ -124,6 +124,10 @@ export const DEFAULT_SCALE: ScaleSettings = {
   workers: {},
 };
 
+/** How much monitoring a stage gets (`monitoring` in the stage file). */
+export const MONITORING_LEVELS = ['essential', 'full'] as const;
+export type MonitoringLevel = (typeof MONITORING_LEVELS)[number];
+
 /** Lambda keeps this much of the account's concurrency unreserved. */
 export const UNRESERVED_CONCURRENCY = 100;
 
@@ -148,6 +152,12 @@ export interface StageSettings {
   };
   /** Where alarm notifications go: an email subscribed to a topic the stack creates, and/or an existing topic. */
   readonly alarms: { readonly email: string | undefined; readonly topicArn: string | undefined };
+  /**
+   * Which alarms and dashboard the stage gets (docs/operations.md): `essential` alarms only on dead letters and
+   * on the account's Lambda errors and throttles, within CloudWatch's free alarm metrics; `full` adds the
+   * per-function, API, webhook and capacity alarms and the dashboard. Default: essential for development stages.
+   */
+  readonly monitoring: MonitoringLevel;
   /** CloudFront + WAF in front of the HTTP API; undefined: clients call API Gateway directly. */
   readonly waf: WafSettings | undefined;
   /** Host names of the APIs (on CloudFront for the HTTP API with `waf`, else API Gateway custom domains). */
@@ -308,6 +318,7 @@ const fileSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  monitoring: z.enum(MONITORING_LEVELS).optional(),
   waf: z
     .strictObject({
       web_acl_arn: z
@@ -563,6 +574,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
       },
     },
     alarms: { email: file.alarms?.email, topicArn: file.alarms?.topic_arn },
+    monitoring: file.monitoring ?? (file.development ? 'essential' : 'full'),
     waf: wafSettings(file.waf),
     domains: { http: customDomain(file.domains?.http), webSocket: customDomain(file.domains?.websocket) },
     cors: file.cors && { allowedOrigins: file.cors.allowed_origins },

@@ -31,7 +31,7 @@ export class DataTables extends Construct {
     super(scope, id);
     for (const spec of props.specs) {
       if (this.byId.has(spec.id)) throw new Error(`lib/wiring: table "${spec.id}" is declared twice`);
-      const table = new dynamodb.Table(this, pascalCase(spec.id), {
+      const table = new dynamodb.Table(this, pascalCase(spec.deployedAs ?? spec.id), {
         partitionKey: attribute(spec.partitionKey),
         sortKey: spec.sortKey ? attribute(spec.sortKey) : undefined,
         billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,

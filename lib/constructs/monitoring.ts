@@ -8,13 +8,15 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { SERVICE_METRICS } from '../../lambdas/core/metrics';
-import type { ScaleSettings } from '../config/stage-config';
+import type { MonitoringLevel, ScaleSettings } from '../config/stage-config';
 import type { ServiceHttpApi, ServiceWebSocketApi } from './apis';
 import { METRICS_NAMESPACE, type NotifyFunction, SERVICE_NAME } from './notify-function';
 import type { ServiceQueue } from './queues';
 
 export interface MonitoringProps {
   readonly stage: string;
+  /** `essential`: DLQs and the account's Lambda errors and throttles only, no dashboard; `full`: everything below. */
+  readonly level: MonitoringLevel;
   /** Every function of the stack, keyed as NotifyStack keys them (`http:health.live`, `worker:fanout`). */
   readonly functions: ReadonlyMap<string, NotifyFunction>;
   readonly queues: readonly ServiceQueue[];
@@ -44,10 +46,22 @@ export const ALARM_THRESHOLDS = {
 
 const FIVE_MINUTES = Duration.minutes(5);
 
+/** A Lambda metric of every function of the account and Region (no dimension), summed over 5 minutes. */
+const accountLambda = (metricName: 'Errors' | 'Throttles') =>
+  new cloudwatch.Metric({
+    namespace: 'AWS/Lambda',
+    metricName,
+    statistic: cloudwatch.Stats.SUM,
+    period: FIVE_MINUTES,
+  });
+
 /**
- * Alarms, an optional alarm topic and a dashboard for one stage, built from what the stack holds: one alarm
- * per DLQ and per function, the APIs' error rates, and the webhook failure rate from the service's own EMF
- * counters (lambdas/core/metrics.ts).
+ * Alarms, an optional alarm topic and a dashboard for one stage, built from what the stack holds. Every level:
+ * one alarm per DLQ and one on the Lambda errors (essential) or throttles (full) of the whole account. `full`
+ * adds one errors alarm per function (with its throttles when it has reserved concurrency, the only way one
+ * function is throttled alone), the APIs' error rates, the webhook failure rate from the service's own EMF
+ * counters (lambdas/core/metrics.ts), the capacity alarms and the dashboard. Alarms bill per metric they
+ * evaluate, a metric-math alarm for each of its metrics (docs/operations.md, "What monitoring costs").
  *
  * Everything it creates lives in a nested stack: one alarm per function and per DLQ would otherwise take
  * about a sixth of the parent template's 500 resources. What the alarms watch (function names, queue names,
@@ -59,7 +73,8 @@ export class Monitoring extends Construct {
   readonly alarms: cloudwatch.Alarm[] = [];
   /** The topic the stack creates for `alarmEmail`. */
   readonly topic: sns.Topic | undefined;
-  readonly dashboard: cloudwatch.Dashboard;
+  /** The stage's dashboard (`full` only). */
+  readonly dashboard: cloudwatch.Dashboard | undefined;
   private readonly alarmActions: actions.SnsAction[] = [];
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
@@ -102,18 +117,58 @@ export class Monitoring extends Construct {
       });
     }
 
-    for (const [key, fn] of props.functions) {
-      this.alarm(`${key}-errors`, {
-        description: `Function ${key} failed or was throttled (invocation errors + throttles in 5 minutes)`,
+    if (props.level === 'essential') {
+      this.alarm('lambda-account-errors', {
+        description:
+          'A function of the account failed or was throttled (invocation errors + throttles of all functions in 5 ' +
+          'minutes; the essential level has no alarm per function: the logs name it)',
         metric: new cloudwatch.MathExpression({
           expression: 'errors + throttles',
-          label: `${key} errors + throttles`,
+          label: 'account errors + throttles',
           period: FIVE_MINUTES,
-          usingMetrics: {
-            errors: fn.function.metricErrors({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }),
-            throttles: fn.function.metricThrottles({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }),
-          },
+          usingMetrics: { errors: accountLambda('Errors'), throttles: accountLambda('Throttles') },
         }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      this.dashboard = undefined;
+    } else {
+      this.dashboard = this.fullMonitoring(props);
+    }
+  }
+
+  /** The `full` level's alarms beyond the DLQs, and the dashboard. */
+  private fullMonitoring(props: MonitoringProps): cloudwatch.Dashboard {
+    const inNested = this.nestedStack;
+    this.alarm('lambda-account-throttles', {
+      description:
+        'A function of the account was throttled (throttles of all functions in 5 minutes): the account concurrency is used up',
+      metric: accountLambda('Throttles'),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    for (const [key, fn] of props.functions) {
+      const errors = fn.function.metricErrors({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM });
+      this.alarm(`${key}-errors`, {
+        description:
+          fn.reservedConcurrency === undefined
+            ? `Function ${key} failed (invocation errors in 5 minutes)`
+            : `Function ${key} failed or was throttled at its reserved concurrency (invocation errors + throttles in 5 minutes)`,
+        metric:
+          fn.reservedConcurrency === undefined
+            ? errors
+            : new cloudwatch.MathExpression({
+                expression: 'errors + throttles',
+                label: `${key} errors + throttles`,
+                period: FIVE_MINUTES,
+                usingMetrics: {
+                  errors,
+                  throttles: fn.function.metricThrottles({
+                    period: FIVE_MINUTES,
+                    statistic: cloudwatch.Stats.SUM,
+                  }),
+                },
+              }),
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
@@ -192,7 +247,7 @@ export class Monitoring extends Construct {
 
     this.capacityAlarms(props, http?.requests, webSocket);
 
-    this.dashboard = new cloudwatch.Dashboard(inNested, 'Dashboard', {
+    const dashboard = new cloudwatch.Dashboard(inNested, 'Dashboard', {
       // A new name since the move to the nested stack: CloudFormation creates the nested dashboard before it
       // deletes the parent's, and the same name would collide (or be deleted by that cleanup).
       // Only the stage is cleaned: the region may be a token (`AWS::Region`), which a replace would mangle.
@@ -200,7 +255,7 @@ export class Monitoring extends Construct {
       defaultInterval: Duration.hours(3),
     });
     const functions = [...props.functions.values()];
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Service counters',
         width: 12,
@@ -239,8 +294,8 @@ export class Monitoring extends Construct {
         }),
       );
     }
-    if (apiWidgets.length > 0) this.dashboard.addWidgets(...apiWidgets);
-    this.dashboard.addWidgets(
+    if (apiWidgets.length > 0) dashboard.addWidgets(...apiWidgets);
+    dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Function errors (per function)',
         width: 12,
@@ -267,6 +322,7 @@ export class Monitoring extends Construct {
       }),
       new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }),
     );
+    return dashboard;
   }
 
   /**

@@ -41,10 +41,13 @@ export class NotifyFunction extends Construct {
   readonly function: NodejsFunction;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
+  /** Its reserved concurrency, when the stage sets one: such a function can be throttled on its own. */
+  readonly reservedConcurrency: number | undefined;
 
   constructor(scope: Construct, id: string, props: NotifyFunctionProps) {
     super(scope, id);
     const { spec, defaults } = props;
+    this.reservedConcurrency = props.reservedConcurrency;
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: defaults.logRetentionDays as logs.RetentionDays,

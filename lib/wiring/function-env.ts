@@ -40,7 +40,7 @@ export interface FunctionResources {
  */
 /**
  * The declaration as deployed: with replay protection on, every function that verifies tokens records their
- * `jti` in the `replay` table (lambdas/core/auth), so it writes that table whether or not its route says so.
+ * `jti` in the `tokenReplay` table (lambdas/core/auth), so it writes that table whether or not its route says so.
  * Environment and grants both come from this, on AWS and locally.
  */
 export const deployedSpec = (
@@ -49,7 +49,7 @@ export const deployedSpec = (
   options: { readonly withAuth: boolean },
 ): FunctionSpec =>
   options.withAuth && replayProtectionIn(auth) !== 'off'
-    ? { ...spec, writes: [...(spec.writes ?? []), 'replay'] }
+    ? { ...spec, writes: [...(spec.writes ?? []), 'tokenReplay'] }
     : spec;
 
 export const functionEnvironment = (

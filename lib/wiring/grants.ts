@@ -30,3 +30,37 @@ export const functionGrants = (spec: FunctionSpec): FunctionGrants => {
     webhookSecretKey: spec.webhookSecretKey,
   };
 };
+
+/**
+ * The IAM actions of a `read` grant on a table, granted on the table and its indexes (`table/index/*`).
+ * The same list as CDK's `grantReadData` minus the stream actions (no table has a stream).
+ * `ConditionCheckItem` is a read: it authorizes a transaction's condition check on the table.
+ */
+export const TABLE_READ_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+] as const;
+
+/** A `readWrite` grant: the reads plus these. */
+export const TABLE_WRITE_ACTIONS = [
+  'dynamodb:BatchWriteItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+] as const;
+
+export const tableActions = (access: 'read' | 'readWrite'): readonly string[] =>
+  access === 'read' ? TABLE_READ_ACTIONS : [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS];
+
+/** Whether the grants allow an IAM `dynamodb:*` action on a table (the grant covers its indexes too). */
+export const allowsTableAction = (grants: FunctionGrants, tableId: TableId, action: string): boolean => {
+  const access = grants.tables.get(tableId);
+  return access !== undefined && tableActions(access).includes(action);
+};
+
+/** The one IAM action behind PostToConnection, GetConnection and DeleteConnection (`@connections`). */
+export const MANAGE_CONNECTIONS_ACTION = 'execute-api:ManageConnections';

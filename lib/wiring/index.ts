@@ -12,6 +12,14 @@ export {
 export { httpRouteById, wiring } from './declaration';
 export { envNames, ORIGIN_VERIFY_HEADER } from './env';
 export { deployedSpec, type FunctionResources, functionEnvironment } from './function-env';
-export { type FunctionGrants, functionGrants } from './grants';
+export {
+  allowsTableAction,
+  type FunctionGrants,
+  functionGrants,
+  MANAGE_CONNECTIONS_ACTION,
+  TABLE_READ_ACTIONS,
+  TABLE_WRITE_ACTIONS,
+  tableActions,
+} from './grants';
 export { EVENTBRIDGE_MAX_PUT_EVENTS_BYTES, SQS_MAX_MESSAGE_BYTES } from './limits';
 export * from './types';

@@ -82,6 +82,11 @@ export interface TableSpec {
   /** Local indexes share the partition key and allow strongly consistent reads. */
   readonly localIndexes?: readonly LocalIndexSpec[];
   readonly purpose: string;
+  /**
+   * The id the table was first deployed under, when `id` was renamed since: its construct keeps that name, so
+   * its CloudFormation logical id stays and the table (with its items) is not replaced.
+   */
+  readonly deployedAs?: TableId;
 }
 
 export interface IndexSpec {

@@ -3,10 +3,12 @@
  *
  *   npm start [-- --port 3000] [-- --data .data/local] [-- --json-logs]      (or PORT / NOTIFY_DATA_DIR)
  *             [-- --cors-origins https://a.test,http://localhost:5173 | '*' | none]   (or NOTIFY_CORS_ORIGINS)
+ *             [-- --seed N] [-- --exact-delivery]          (or NOTIFY_LOCAL_SEED / NOTIFY_LOCAL_DELIVERY=exact)
  */
 import '../sdk-env';
 import { ConfigError } from '../../lambdas/core/config';
 import { invalidOriginReason } from '../../lib/wiring';
+import { describeDelivery } from '../delivery';
 import { ALL_SCOPES, devAuthFile, hasAuthSettings, readDevAuth, writeDevAuth } from '../dev-auth';
 import { JavaMissingError } from '../dynamodb-local';
 import { PortInUseError } from '../gateway/server';
@@ -14,14 +16,18 @@ import { shortenLogRecords } from '../log-format';
 import { type Runtime, startRuntime } from '../runtime';
 import { fail, parseCliArgs } from './args';
 
-const USAGE = 'npm start -- [--port N] [--data DIR] [--cors-origins ORIGIN,ORIGIN… | * | none] [--json-logs]';
+const USAGE =
+  'npm start -- [--port N] [--data DIR] [--cors-origins ORIGIN,ORIGIN… | * | none] [--json-logs] [--seed N] [--exact-delivery]';
 const DETAILS = `Runs the whole service on local stand-ins (DynamoDB Local needs Java 17+).
   --port N        HTTP and WebSocket port (or PORT), default 3000
   --data DIR      keep data, and the development auth secret, in DIR across restarts (or NOTIFY_DATA_DIR);
                   default: data in memory, the secret in .data/dev-auth.json
   --cors-origins  origins browser pages may call from, comma-separated, '*' (default) or none
                   (or NOTIFY_CORS_ORIGINS)
-  --json-logs     print the functions' log records as JSON lines, as CloudWatch gets them (default: one short line)`;
+  --json-logs     print the functions' log records as JSON lines, as CloudWatch gets them (default: one short line)
+  --seed N        repeat the choices of an earlier run's AWS-like delivery (or NOTIFY_LOCAL_SEED; printed at start)
+  --exact-delivery  turn AWS-like delivery off while debugging: each SQS message once and in order, events
+                  delivered before PutEvents answers, $disconnect always (or NOTIFY_LOCAL_DELIVERY=exact)`;
 const PRINTED_TOKEN_SECS = 24 * 3600;
 
 const args = parseCliArgs(
@@ -30,6 +36,8 @@ const args = parseCliArgs(
     data: { type: 'string' },
     'cors-origins': { type: 'string' },
     'json-logs': { type: 'boolean' },
+    seed: { type: 'string' },
+    'exact-delivery': { type: 'boolean' },
   },
   USAGE,
   DETAILS,
@@ -60,6 +68,13 @@ for (const origin of corsOrigins) {
   const reason = invalidOriginReason(origin);
   if (reason) fail(`--cors-origins: ${reason}`);
 }
+const seedText = args.seed as string | undefined;
+const seed =
+  seedText === undefined
+    ? undefined
+    : /^\d{1,15}$/.test(seedText)
+      ? Number(seedText)
+      : fail(`not a seed: ${seedText}`);
 if (!args['json-logs']) {
   shortenLogRecords(process.stdout);
   shortenLogRecords(process.stderr);
@@ -71,6 +86,10 @@ try {
     port,
     corsOrigins,
     demo: true,
+    delivery: {
+      ...(args['exact-delivery'] ? { mode: 'exact' as const } : {}),
+      ...(seed !== undefined ? { seed } : {}),
+    },
     ...(dataDir ? { dataDir } : {}),
     ...(devAuth ? { devSecret: readDevAuth(devAuthFile(dataDir))?.secret } : {}),
   });
@@ -111,6 +130,7 @@ const lines = [
   `  Data       ${dataDir ? `${dataDir} (kept across restarts)` : 'in memory'}`,
   `  CORS       ${corsOrigins.length ? corsOrigins.join(', ') : 'none (browser pages of other origins are refused)'}`,
   `  Logs       one line per record below${args['json-logs'] ? ', as JSON' : ' (--json-logs for JSON)'}`,
+  `  Delivery   ${describeDelivery(running.delivery)}`,
   // The SDK's own 9-line warning is switched off (../sdk-env.ts); this says the same in one line.
   ...(nodeMajor < 22
     ? [

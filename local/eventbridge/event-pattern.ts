@@ -150,7 +150,8 @@ const compileNumeric = (path: string, spec: unknown): LeafMatcher => {
     ) {
       throw new InvalidEventPatternError(
         path,
-        `numeric operator ${JSON.stringify(op)} with ${JSON.stringify(bound)} is invalid`,
+        // JSON.stringify would print an infinite bound as null.
+        `numeric operator ${JSON.stringify(op)} with ${typeof bound === 'number' ? bound : JSON.stringify(bound)} is invalid`,
       );
     }
     checks.push({ op: op as NumericCheck['op'], bound });

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BusRule, EVENTBRIDGE_MAX_PUT_EVENTS_BYTES } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
+import { AWS_LIKE_ODDS, type Chooser, type Delivery, exactDelivery } from '../delivery';
 import { AppendLog } from '../durable-file';
 import {
   AwsServiceError,
@@ -70,6 +71,8 @@ export interface LocalEventBridgeOptions {
   readonly accountId?: string;
   /** Where delivery failures go; default stderr. */
   readonly log?: (line: string) => void;
+  /** AWS-like delivery: targets get an event a little after PutEvents answers (local/delivery.ts). */
+  readonly delivery?: Delivery;
 }
 
 export interface EventBridgeCounters {
@@ -144,6 +147,7 @@ class EntryError extends Error {
 }
 
 export class LocalEventBridge {
+  private readonly chooser: Chooser;
   private readonly region: string;
   private readonly accountId: string;
   private readonly rules: readonly CompiledRule[];
@@ -163,6 +167,7 @@ export class LocalEventBridge {
   };
 
   constructor(private readonly opts: LocalEventBridgeOptions) {
+    this.chooser = (opts.delivery ?? exactDelivery()).chooser('eventbridge');
     this.region = opts.region ?? 'us-east-1';
     this.accountId = opts.accountId ?? '000000000000';
     this.log = opts.log ?? ((line) => console.warn(`[eventbridge] ${line}`));
@@ -392,6 +397,8 @@ export class LocalEventBridge {
   /**
    * Delivers an event to the target queue of every matching rule (the SQS message body is the envelope);
    * resolves once the messages are durable. A message SQS refuses is logged, as AWS drops it after retries.
+   * With AWS-like delivery each message becomes receivable only after a small random delay, so targets run
+   * after PutEvents / StartReplay answer, as on AWS; the message is on disk before the answer all the same.
    */
   private async route(event: EventEnvelope): Promise<void> {
     const sent: Promise<string>[] = [];
@@ -401,6 +408,7 @@ export class LocalEventBridge {
         sent.push(
           this.opts.sqs.enqueue(rule.targetQueue, JSON.stringify(event), {
             senderId: 'events.amazonaws.com',
+            delayMs: this.chooser.between(0, AWS_LIKE_ODDS.maxDelayMs),
           }),
         );
         this.counters_.deliveries += 1;

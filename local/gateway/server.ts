@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { v7 as uuidv7 } from 'uuid';
 import type { CorsPolicy, Wiring } from '../../lib/wiring';
+import type { LocalAccess } from '../access';
+import type { Delivery } from '../delivery';
 import type { InvokeFunction } from '../lambda/types';
 import type { GatewayMeter } from '../metering/gateway-meter';
 import { API_BASE_PATH, createHttpGateway } from './http';
@@ -29,6 +31,10 @@ export interface GatewayServerOptions {
   readonly meter?: GatewayMeter;
   /** The REST API's CORS configuration (API Gateway's corsPreflight); none: preflights get 405. */
   readonly cors?: CorsPolicy;
+  /** Local least privilege for `@connections` (local/access.ts). */
+  readonly access?: LocalAccess;
+  /** AWS-like delivery (lost `$disconnect`s; local/delivery.ts); default exact. */
+  readonly delivery?: Delivery;
   /** Local-only pages and endpoints (the demo): asked first, answers true when it took the request. */
   readonly localRoutes?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
@@ -67,6 +73,8 @@ export const startGatewayServer = async (options: GatewayServerOptions): Promise
     stage: options.stage,
     ...options.webSocket,
     ...(options.meter ? { meter: options.meter } : {}),
+    ...(options.access ? { access: options.access } : {}),
+    ...(options.delivery ? { delivery: options.delivery } : {}),
   });
   let open = false;
 

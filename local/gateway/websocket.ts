@@ -4,6 +4,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { WebSocketRoute } from '../../lib/wiring';
+import type { LocalAccess } from '../access';
+import { AWS_LIKE_ODDS, type Delivery, exactDelivery } from '../delivery';
 import type { InvokeFunction } from '../lambda/types';
 import type { GatewayMeter } from '../metering/gateway-meter';
 import { apiGatewayId, apiGatewayTime, sourceIpOf } from './ids';
@@ -27,6 +29,10 @@ export interface WebSocketGatewayOptions {
   readonly maxConnectionMs?: number;
   /** Counts messages (both ways) and connection time, as API Gateway bills them (benchmarks). */
   readonly meter?: GatewayMeter;
+  /** Refuses `@connections` calls from functions not granted `execute-api:ManageConnections`. */
+  readonly access?: LocalAccess;
+  /** AWS-like delivery: `$disconnect` is sometimes not delivered, as API Gateway promises only best effort. */
+  readonly delivery?: Delivery;
 }
 
 interface Connection {
@@ -137,7 +143,8 @@ const readLimited = (request: IncomingMessage, limit: number): Promise<Buffer | 
 
 /**
  * API Gateway WebSocket API stand-in: `$connect` decides the handshake, messages are routed on
- * `$request.body.type` (else `$default`), `$disconnect` follows every close, and the `@connections` management
+ * `$request.body.type` (else `$default`), `$disconnect` follows a close (always, or with AWS-like delivery
+ * nearly always), and the `@connections` management
  * API (PostToConnection, GetConnection, DeleteConnection) answers as AWS does, 410 GoneException included.
  */
 export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
@@ -155,6 +162,7 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
     handleProtocols: (_protocols, request) => chosenProtocol.get(request) ?? false,
   });
   const managementPrefix = `/${options.stage}/@connections/`;
+  const chooser = (options.delivery ?? exactDelivery()).chooser('websocket');
 
   const track = <T>(promise: Promise<T>): Promise<T> => {
     pending.add(promise);
@@ -261,6 +269,8 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
       disconnectStatusCode: code,
       disconnectReason: reason.toString('utf8'),
     };
+    // API Gateway delivers $disconnect on a best-effort basis: the service must not depend on it.
+    if (chooser.chance(AWS_LIKE_ODDS.lostDisconnect)) return;
     invokeRoute('$disconnect', {
       headers: {},
       multiValueHeaders: {},
@@ -339,6 +349,14 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
         'UnsupportedOperationException',
         `The local @connections stand-in does not implement ${method} ${path}`,
       );
+      return true;
+    }
+    try {
+      options.access?.checkManageConnections(request.headers, apiId, options.stage, method);
+    } catch (error) {
+      request.resume();
+      const { name, message } = error as Error;
+      managementError(response, 403, name, message);
       return true;
     }
     const data = method === 'POST' ? await readLimited(request, WS_MESSAGE_LIMIT_BYTES) : Buffer.alloc(0);

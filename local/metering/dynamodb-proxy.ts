@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as zlib from 'node:zlib';
+import { AwsServiceError } from '../sqs/aws-http';
 
 /** One DynamoDB data-plane call as billed: request units by table, as DynamoDB reports them. */
 export interface DynamoDbCall {
@@ -14,7 +16,7 @@ export interface DynamoDbCall {
   readonly request: Readonly<Record<string, unknown>>;
 }
 
-export interface DynamoDbMeteringProxy {
+export interface DynamoDbProxy {
   readonly endpoint: string;
   stop(): Promise<void>;
 }
@@ -77,28 +79,71 @@ const asTotal = (capacity: ConsumedCapacity): ConsumedCapacity => ({
 /** zlib.crc32 exists from Node 20.15 / 22.2; without it the checksum header is dropped (the SDK then skips it). */
 const crc32 = (zlib as { crc32?: (data: Buffer) => number }).crc32;
 
+export interface DynamoDbProxyOptions {
+  /** Meters every data-plane call (the request then asks DynamoDB Local for its consumed capacity). */
+  readonly onCall?: (call: DynamoDbCall) => void;
+  /**
+   * Refuses a call before it reaches DynamoDB Local by throwing an AwsServiceError (local least privilege,
+   * local/access.ts); the caller gets it in DynamoDB's error shape.
+   */
+  readonly authorize?: (
+    headers: IncomingMessage['headers'],
+    operation: string,
+    body: Readonly<Record<string, unknown>>,
+  ) => void;
+}
+
+/** DynamoDB's JSON 1.0 error body: the SDK takes the error name from `__type` after the `#`. */
+const errorReply = (response: ServerResponse, error: AwsServiceError) => {
+  const body = JSON.stringify({ __type: `com.amazon.coral.service#${error.code}`, Message: error.message });
+  response.writeHead(error.status, {
+    'content-type': 'application/x-amz-json-1.0',
+    'content-length': String(Buffer.byteLength(body)),
+    'x-amzn-requestid': randomUUID(),
+  });
+  response.end(body);
+};
+
+const parseJson = (raw: Buffer): Record<string, unknown> => {
+  try {
+    const parsed: unknown = JSON.parse(raw.toString('utf8'));
+    return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+};
+
 /**
- * An HTTP proxy in front of DynamoDB Local that meters every data-plane call: it asks for
- * `ReturnConsumedCapacity: INDEXES`, reports the request units DynamoDB Local computes (it does so for
- * every data-plane operation, transactions doubled, indexes included), and hands the caller back the
- * answer it asked for (no ConsumedCapacity unless requested, the TOTAL form when TOTAL was requested).
+ * An HTTP proxy in front of DynamoDB Local, between it and every function of the local runtime. With
+ * `authorize` it refuses what the calling function is not granted. With `onCall` it meters every data-plane
+ * call: it asks for `ReturnConsumedCapacity: INDEXES`, reports the request units DynamoDB Local computes (it
+ * does so for every data-plane operation, transactions doubled, indexes included), and hands the caller back
+ * the answer it asked for (no ConsumedCapacity unless requested, the TOTAL form when TOTAL was requested).
  * A conditional write that fails returns no ConsumedCapacity; DynamoDB still bills it (at least 1 WCU),
  * so such a call is counted as 1 WCU per failed item, marked `computed`.
  */
-export const startDynamoDbMeteringProxy = async (
+export const startDynamoDbProxy = async (
   target: string,
-  onCall: (call: DynamoDbCall) => void,
-): Promise<DynamoDbMeteringProxy> => {
+  { onCall, authorize }: DynamoDbProxyOptions,
+): Promise<DynamoDbProxy> => {
   const targetUrl = new URL(target);
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const raw = await readBody(request);
     const operation = String(request.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
-    const metered = READS.has(operation) || WRITES.has(operation);
+    const metered = onCall !== undefined && (READS.has(operation) || WRITES.has(operation));
     let body = raw;
     let asked: string | undefined;
-    let parsedRequest: Record<string, unknown> = {};
+    const parsedRequest = metered || authorize ? parseJson(raw) : {};
+    if (authorize) {
+      try {
+        authorize(request.headers, operation, parsedRequest);
+      } catch (error) {
+        if (!(error instanceof AwsServiceError)) throw error;
+        errorReply(response, error);
+        return;
+      }
+    }
     if (metered) {
-      parsedRequest = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
       asked =
         typeof parsedRequest.ReturnConsumedCapacity === 'string'
           ? parsedRequest.ReturnConsumedCapacity
@@ -122,7 +167,7 @@ export const startDynamoDbMeteringProxy = async (
     });
     let answer = await readBody(upstream);
     const answerHeaders = { ...upstream.headers };
-    if (metered) {
+    if (metered && onCall) {
       const kind = READS.has(operation) ? 'read' : 'write';
       const status = upstream.statusCode ?? 500;
       if (status === 200) {

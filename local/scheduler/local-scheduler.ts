@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecurringSchedule, ScheduleTarget } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
+import { type Chooser, type Delivery, exactDelivery } from '../delivery';
 import { writeFileDurably } from '../durable-file';
 import type { InvokeFunction } from '../lambda/types';
 import {
@@ -49,6 +50,8 @@ export interface LocalSchedulerOptions {
   /** Schedule groups that exist; when omitted, any group name is accepted. */
   readonly groups?: readonly string[];
   readonly log?: (line: string) => void;
+  /** AWS-like delivery: flexible schedules fire at a random moment of their window (local/delivery.ts). */
+  readonly delivery?: Delivery;
 }
 
 interface StoredSchedule {
@@ -89,6 +92,7 @@ const unsupported = (what: string): AwsServiceError =>
   new AwsServiceError('UnsupportedOperation', `LocalScheduler does not implement ${what}`);
 
 export class LocalScheduler {
+  private readonly chooser: Chooser;
   private readonly region: string;
   private readonly accountId: string;
   private readonly timeScale: number;
@@ -107,6 +111,7 @@ export class LocalScheduler {
   private readonly firing = new Set<StoredSchedule>();
 
   constructor(private readonly opts: LocalSchedulerOptions) {
+    this.chooser = (opts.delivery ?? exactDelivery()).chooser('scheduler');
     this.region = opts.region ?? 'us-east-1';
     this.accountId = opts.accountId ?? '000000000000';
     this.timeScale = resolveTimeScale(opts.timeScale, 'LocalScheduler');
@@ -249,6 +254,21 @@ export class LocalScheduler {
     if (flexible?.Mode !== 'OFF' && flexible?.Mode !== 'FLEXIBLE') {
       throw new AwsServiceError('ValidationException', 'FlexibleTimeWindow.Mode must be OFF or FLEXIBLE.');
     }
+    const windowMinutes = flexible.MaximumWindowInMinutes;
+    if (
+      flexible.Mode === 'FLEXIBLE' &&
+      !(
+        typeof windowMinutes === 'number' &&
+        Number.isInteger(windowMinutes) &&
+        windowMinutes >= 1 &&
+        windowMinutes <= 1440
+      )
+    ) {
+      throw new AwsServiceError(
+        'ValidationException',
+        'FlexibleTimeWindow.MaximumWindowInMinutes must be an integer from 1 to 1440 when Mode is FLEXIBLE.',
+      );
+    }
     const target = input.Target as { Arn?: unknown; RoleArn?: unknown; Input?: unknown } | undefined;
     if (typeof target?.Arn !== 'string' || typeof target.RoleArn !== 'string') {
       throw new AwsServiceError('ValidationException', 'Target.Arn and Target.RoleArn are required.');
@@ -277,7 +297,11 @@ export class LocalScheduler {
       arn: `arn:aws:scheduler:${this.region}:${this.accountId}:schedule/${groupName}/${name}`,
       expression,
       timezone,
-      fireAt,
+      // A flexible schedule fires anywhere in its window (AWS-like delivery draws the moment; exact: at once).
+      fireAt:
+        flexible.Mode === 'FLEXIBLE' && typeof windowMinutes === 'number'
+          ? fireAt + this.chooser.between(0, windowMinutes * 60_000)
+          : fireAt,
       target: {
         Arn: target.Arn,
         RoleArn: target.RoleArn,

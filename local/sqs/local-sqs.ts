@@ -1,5 +1,6 @@
 import { DEFAULT_FUNCTION, type QueueId, type QueueSpec, type Worker } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
+import type { Delivery } from '../delivery';
 import type { InvokeFunction } from '../lambda/types';
 import {
   AwsServiceError,
@@ -73,6 +74,8 @@ export interface LocalSqsOptions {
   readonly log?: (line: string) => void;
   /** Refuses sends a calling function is not granted (local least privilege; local/access.ts). */
   readonly access?: LocalAccess;
+  /** AWS-like delivery (duplicates, reordering, partial receives; local/delivery.ts); default exact. */
+  readonly delivery?: Delivery;
 }
 
 export interface EnqueueOptions {
@@ -80,6 +83,8 @@ export interface EnqueueOptions {
   readonly messageAttributes?: MessageAttributes;
   /** Reported as the message's SenderId (default: the account id). */
   readonly senderId?: string;
+  /** Real milliseconds before the message can be received, on top of DelaySeconds (asynchronous delivery). */
+  readonly delayMs?: number;
 }
 
 const asInteger = (value: unknown, name: string, min: number, max: number, fallback: number): number => {
@@ -113,6 +118,8 @@ export class LocalSqs {
     this.log = opts.log ?? ((line) => console.warn(`[sqs] ${line}`));
     this.journal = opts.dataDir ? new SqsJournal(opts.dataDir, () => this.contents(), this.log) : undefined;
     const journalOf = (queueName: string) => (change: QueueChange) => this.journal?.record(queueName, change);
+    const chooserOf = (queueName: string) =>
+      opts.delivery ? { chooser: opts.delivery.chooser(`sqs:${queueName}`) } : {};
     for (const spec of opts.queues) {
       if (this.queues.has(spec.id) || this.queues.has(`${spec.id}-dlq`)) {
         throw new Error(`Queue ${spec.id} is declared twice`);
@@ -123,6 +130,7 @@ export class LocalSqs {
         visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
         timeScale: this.timeScale,
         onChange: journalOf(`${spec.id}-dlq`),
+        ...chooserOf(`${spec.id}-dlq`),
       });
       const queue = new LocalQueue({
         name: spec.id,
@@ -131,6 +139,7 @@ export class LocalSqs {
         timeScale: this.timeScale,
         redrive: { maxReceiveCount: spec.maxReceiveCount, deadLetterQueue },
         onChange: journalOf(spec.id),
+        ...chooserOf(spec.id),
       });
       this.queues.set(queue.name, queue);
       this.queues.set(deadLetterQueue.name, deadLetterQueue);
@@ -207,7 +216,7 @@ export class LocalSqs {
       MessageAttributes: opts.messageAttributes,
     });
     queue.countRequest(message.sizeBytes);
-    const { id } = queue.send(message, opts.senderId ?? this.accountId);
+    const { id } = queue.send(message, opts.senderId ?? this.accountId, opts.delayMs);
     return this.durable().then(() => id);
   }
 

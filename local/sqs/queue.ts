@@ -1,11 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { AWS_LIKE_ODDS, type Chooser } from '../delivery';
 import { AwsServiceError } from './aws-http';
 import { billedRequests, type MessageAttributes, type ValidatedMessage } from './message';
 
 /**
  * One standard SQS queue held in memory: delays, visibility timeouts, receive counts, redrive to a DLQ
  * once a message has been received maxReceiveCount times, and waiters for long polling.
- * Standard-queue semantics: at-least-once, no ordering promise (we happen to keep send order).
+ * Standard-queue semantics: at-least-once, no ordering promise. With AWS-like delivery (local/delivery.ts) it
+ * uses that freedom as SQS does: duplicates, shuffled order, partial receives.
  */
 
 export interface StoredMessage {
@@ -23,6 +25,8 @@ export interface StoredMessage {
   firstReceivedAt: number | undefined;
   /** The handle of the latest receive; only it deletes the message (as on SQS). */
   receiptHandle: string | undefined;
+  /** Its next receive is a duplicate copy (AWS-like delivery): it does not count toward the redrive. */
+  duplicate?: boolean;
 }
 
 export interface QueueCounters {
@@ -58,6 +62,8 @@ export interface QueueOptions {
   readonly timeScale: number;
   readonly redrive?: { readonly maxReceiveCount: number; readonly deadLetterQueue: LocalQueue };
   readonly onChange: (change: QueueChange) => void;
+  /** AWS-like delivery's choices for this queue (local/delivery.ts); none: each message once, in order. */
+  readonly chooser?: Chooser;
 }
 
 const encodeReceiptHandle = (queueName: string, messageId: string): string =>
@@ -97,7 +103,8 @@ export class LocalQueue {
     this.counters.requests += billedRequests(payloadBytes);
   }
 
-  send(message: ValidatedMessage, senderId: string): StoredMessage {
+  /** `extraDelayMs`: real milliseconds on top of the message's (scaled) DelaySeconds. */
+  send(message: ValidatedMessage, senderId: string, extraDelayMs = 0): StoredMessage {
     const now = Date.now();
     const stored: StoredMessage = {
       id: randomUUID(),
@@ -108,7 +115,7 @@ export class LocalQueue {
       sizeBytes: message.sizeBytes,
       sentAt: now,
       senderId,
-      visibleAt: now + this.scaledMs(message.delaySeconds),
+      visibleAt: now + this.scaledMs(message.delaySeconds) + extraDelayMs,
       receiveCount: 0,
       firstReceivedAt: undefined,
       receiptHandle: undefined,
@@ -131,13 +138,22 @@ export class LocalQueue {
    */
   receive(max: number, visibilityMs: number, byteBudget = Number.POSITIVE_INFINITY): StoredMessage[] {
     const now = Date.now();
+    const chooser = this.options.chooser;
     const received: StoredMessage[] = [];
     let bytes = 0;
-    for (const message of this.messages.values()) {
-      if (received.length >= max) break;
+    // SQS samples some of its servers: a receive may return fewer messages than are available.
+    const wanted = max > 1 && chooser?.chance(AWS_LIKE_ODDS.partialBatch) ? chooser.between(1, max - 1) : max;
+    let candidates: Iterable<StoredMessage> = this.messages.values();
+    if (chooser?.chance(AWS_LIKE_ODDS.reorder)) {
+      candidates = chooser.shuffled(
+        [...this.messages.values()].filter((message) => message.visibleAt <= now),
+      );
+    }
+    for (const message of candidates) {
+      if (received.length >= wanted) break;
       if (message.visibleAt > now) continue;
       const redrive = this.options.redrive;
-      if (redrive && message.receiveCount >= redrive.maxReceiveCount) {
+      if (redrive && message.receiveCount >= redrive.maxReceiveCount && !message.duplicate) {
         this.moveToDeadLetterQueue(message, redrive.deadLetterQueue);
         continue;
       }
@@ -147,6 +163,12 @@ export class LocalQueue {
       message.firstReceivedAt ??= now;
       message.visibleAt = now + visibilityMs;
       message.receiptHandle = encodeReceiptHandle(this.name, message.id);
+      message.duplicate = undefined;
+      if (chooser?.chance(AWS_LIKE_ODDS.duplicateWhileHeld)) {
+        // A copy another consumer receives while this one holds the message: only the later handle deletes it.
+        message.visibleAt = now + chooser.between(1, AWS_LIKE_ODDS.maxDelayMs);
+        message.duplicate = true;
+      }
       received.push(message);
       this.changed({ received: message.id, receiveCount: message.receiveCount, firstReceivedAt: now });
     }
@@ -183,6 +205,15 @@ export class LocalQueue {
   deleteByReceiptHandle(receiptHandle: unknown): boolean {
     const { message, current } = this.resolveHandle(receiptHandle);
     if (!message || !current) return false;
+    const chooser = this.options.chooser;
+    if (chooser?.chance(AWS_LIKE_ODDS.duplicateAfterDelete)) {
+      // A copy on a server that missed the delete: the delete succeeds, and the message comes back once more.
+      message.visibleAt = Date.now() + chooser.between(1, AWS_LIKE_ODDS.maxDelayMs);
+      message.receiptHandle = undefined;
+      message.duplicate = true;
+      this.notify();
+      return true;
+    }
     this.messages.delete(message.id);
     this.counters.deleted += 1;
     this.changed({ deleted: message.id });

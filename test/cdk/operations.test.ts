@@ -66,6 +66,28 @@ const monitoringStackOf = (synth: SynthesizedStack): MonitoringStack => {
   };
 };
 
+/** One alarm per dead-letter queue, on any message waiting in it: every monitoring level has them. */
+const expectDeadLetterAlarms = (synth: SynthesizedStack, monitoring: MonitoringStack) => {
+  expect(wiring.queues.length).toBeGreaterThan(0);
+  for (const { spec, deadLetterQueue } of synth.stack.queues.all) {
+    monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: monitoring.passed({ 'Fn::GetAtt': [logicalIdOf(synth, deadLetterQueue), 'QueueName'] }),
+        },
+      ],
+      Statistic: 'Maximum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: Match.stringLikeRegexp(`"${spec.id}"`),
+    });
+  }
+};
+
 describe('production-like stage (project declaration)', () => {
   let synth: SynthesizedStack;
   let resources: Resources;
@@ -105,59 +127,32 @@ describe('production-like stage (project declaration)', () => {
   });
 
   it('alarms when any message waits in any dead-letter queue', () => {
-    expect(wiring.queues.length).toBeGreaterThan(0);
-    for (const { spec, deadLetterQueue } of synth.stack.queues.all) {
-      monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        Namespace: 'AWS/SQS',
-        MetricName: 'ApproximateNumberOfMessagesVisible',
-        Dimensions: [
-          {
-            Name: 'QueueName',
-            Value: monitoring.passed({ 'Fn::GetAtt': [logicalIdOf(synth, deadLetterQueue), 'QueueName'] }),
-          },
-        ],
-        Statistic: 'Maximum',
-        Threshold: 0,
-        ComparisonOperator: 'GreaterThanThreshold',
-        TreatMissingData: 'notBreaching',
-        AlarmDescription: Match.stringLikeRegexp(`"${spec.id}"`),
-      });
-    }
+    expectDeadLetterAlarms(synth, monitoring);
   });
 
-  it('alarms on errors and throttles of every function', () => {
+  it('alarms on errors of every function, and on throttles of the whole account', () => {
     for (const [key, fn] of synth.stack.functions) {
       const functionRef = monitoring.passed({ Ref: logicalIdOf(synth, fn.function) });
+      // No reserved concurrency in these settings: a function is throttled only when the account is.
       monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: functionRef }],
+        Statistic: 'Sum',
+        Period: 300,
         Threshold: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
         AlarmDescription: Match.stringLikeRegexp(key.replace(/[$.]/g, '\\$&')),
-        Metrics: Match.arrayWith([
-          Match.objectLike({ Expression: 'errors + throttles' }),
-          Match.objectLike({
-            Id: 'errors',
-            MetricStat: Match.objectLike({
-              Metric: {
-                Namespace: 'AWS/Lambda',
-                MetricName: 'Errors',
-                Dimensions: [{ Name: 'FunctionName', Value: functionRef }],
-              },
-              Stat: 'Sum',
-            }),
-          }),
-          Match.objectLike({
-            Id: 'throttles',
-            MetricStat: Match.objectLike({
-              Metric: {
-                Namespace: 'AWS/Lambda',
-                MetricName: 'Throttles',
-                Dimensions: [{ Name: 'FunctionName', Value: functionRef }],
-              },
-            }),
-          }),
-        ]),
       });
     }
+    monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Throttles',
+      Dimensions: Match.absent(),
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
   });
 
   it('alarms on the HTTP API 5xx rate and on WebSocket API errors', () => {
@@ -269,8 +264,8 @@ describe('production-like stage (project declaration)', () => {
     );
     expect(alarms.length).toBe(
       // per queue: DLQ and backlog; per function; per table: throughput; HTTP 5xx, WebSocket, webhooks;
-      // account concurrency, API Gateway throttle, new connections (docs/scale.md)
-      2 * wiring.queues.length + synth.stack.functions.size + wiring.tables.length + 3 + 3,
+      // account concurrency, API Gateway throttle, new connections (docs/scale.md); account throttles
+      2 * wiring.queues.length + synth.stack.functions.size + wiring.tables.length + 3 + 3 + 1,
     );
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }, existing]);
@@ -419,16 +414,51 @@ describe('development stage with tracing off and no alarm destination', () => {
     });
   });
 
-  it('still alarms, with no action and no topic', () => {
+  it('alarms on what matters — any dead letter, any Lambda error or throttle — within the 10 free alarm metrics, with no action, topic or dashboard', () => {
     const monitoring = monitoringStackOf(synth);
+    expect(synth.stack.monitoring.alarms.length).toBe(wiring.queues.length + 1);
+    monitoring.template.resourceCountIs('AWS::CloudWatch::Alarm', wiring.queues.length + 1);
+    expectDeadLetterAlarms(synth, monitoring);
+    const accountMetric = (name: string) =>
+      Match.objectLike({
+        Id: name.toLowerCase(),
+        MetricStat: Match.objectLike({ Metric: { Namespace: 'AWS/Lambda', MetricName: name }, Stat: 'Sum' }),
+      });
+    monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: 'errors + throttles' }),
+        accountMetric('Errors'),
+        accountMetric('Throttles'),
+      ]),
+    });
+    // Billed per metric evaluated; CloudWatch's free tier covers 10 alarm metrics an account.
+    const metrics = Object.values(monitoring.template.findResources('AWS::CloudWatch::Alarm')).reduce(
+      (total, alarm) => {
+        const math = (alarm.Properties.Metrics ?? []) as { MetricStat?: unknown }[];
+        return total + (math.length > 0 ? math.filter((metric) => metric.MetricStat).length : 1);
+      },
+      0,
+    );
+    expect(metrics).toBeLessThanOrEqual(10);
     synth.template.resourceCountIs('AWS::SNS::Topic', 0);
     monitoring.template.resourceCountIs('AWS::SNS::Topic', 0);
-    monitoring.template.resourceCountIs('AWS::CloudWatch::Alarm', synth.stack.monitoring.alarms.length);
+    monitoring.template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
     monitoring.template.allResourcesProperties('AWS::CloudWatch::Alarm', {
       AlarmActions: Match.absent(),
       OKActions: Match.absent(),
     });
-    expect(synth.stack.monitoring.alarms.length).toBeGreaterThan(0);
+  });
+
+  it('gets the full alarm set and the dashboard when its stage file asks for `monitoring: "full"`', () => {
+    const full = synthesize({ ...devSettings(), tracing: false, monitoring: 'full' });
+    const template = Template.fromStack(full.stack.monitoring.nestedStack);
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    template.resourceCountIs(
+      'AWS::CloudWatch::Alarm',
+      2 * wiring.queues.length + full.stack.functions.size + wiring.tables.length + 3 + 3 + 1,
+    );
   });
 
   it('deletes tables with the stack and does not protect them', () => {

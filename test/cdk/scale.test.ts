@@ -83,6 +83,17 @@ describe('stage scale settings in the template', () => {
     for (const alarm of tables) expect(alarm.Threshold).toBe(75);
   });
 
+  it('alarms on the throttles of the worker with reserved concurrency, which can be throttled alone', () => {
+    const errorAlarms = alarmsAbout('Function worker:');
+    expect(errorAlarms.length).toBe(wiring.workers.length);
+    const withThrottles = errorAlarms.filter((alarm) => alarm.AlarmDescription.includes('throttled'));
+    expect(withThrottles.map((alarm) => alarm.AlarmDescription)).toEqual([
+      expect.stringContaining('worker:webhooks.deliver'),
+    ]);
+    const [alarm] = withThrottles as unknown as { Metrics: { Expression?: string }[] }[];
+    expect(alarm?.Metrics.map((metric) => metric.Expression).filter(Boolean)).toEqual(['errors + throttles']);
+  });
+
   it('refuses overrides for a worker the wiring does not declare', () => {
     expect(() =>
       synthesize(prodSettings({ scale: { workers: { 'webhooks.delivr': { batch_size: 2 } } } })),

@@ -392,7 +392,7 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
   describe('least privilege', () => {
     it('grants each function exactly the resources its declaration names, with write actions only where declared', () => {
       for (const [key, declared] of declaredFunctions()) {
-        // With replay protection on, token-verifying functions also write the replay table (deployedSpec).
+        // With replay protection on, token-verifying functions also write the tokenReplay table (deployedSpec).
         const spec = deployedSpec(declared, settings().authEnv, { withAuth: isAuthenticating(key) });
         const fn = synth.stack.functions.get(key);
         if (!fn) throw new Error(`no function ${key}`);

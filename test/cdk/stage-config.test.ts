@@ -268,6 +268,24 @@ describe('stage settings validation', () => {
     ).toContain('alarms.topic_arn: expected an SNS topic ARN');
   });
 
+  it('monitors development stages at the essential level and others in full, unless the file says', () => {
+    const { alarms: _alarms, ...withoutAlarms } = base;
+    const development = {
+      ...withoutAlarms,
+      development: true,
+      auth: { issuer: 'https://idp.test/', hs256_secret: { secrets_manager: 'generate' } },
+    };
+    expect(parseStageConfig('dev', development, 'file').monitoring).toBe('essential');
+    expect(parseStageConfig('dev', { ...development, monitoring: 'full' }, 'file').monitoring).toBe('full');
+    expect(parseStageConfig('prod', base, 'file').monitoring).toBe('full');
+    expect(parseStageConfig('prod', { ...base, monitoring: 'essential' }, 'file').monitoring).toBe(
+      'essential',
+    );
+    expect(
+      errorOf(() => parseStageConfig('prod', { ...base, monitoring: 'some' }, 'file')).message,
+    ).toContain('monitoring');
+  });
+
   it('refuses a literal HS256 key even on a development stage (it would be plain text in the template)', () => {
     const literal = 'a-literal-key-that-is-long-enough-for-hs256-signing';
     const error = errorOf(() =>

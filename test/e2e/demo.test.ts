@@ -19,6 +19,7 @@ import { createDemo } from '../../local/demo/server';
 import { REPO_ROOT } from '../../local/lambda/runner';
 import { apiClient, eventually } from '../support/api';
 import { launchBrowser, startStaticServer, type TestBrowser } from '../support/browser';
+import { awaitCleanUp, connectionsOf } from '../support/disconnect';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 const SCREENSHOT_DIR = join(REPO_ROOT, '.artifacts', 'screenshots');
@@ -231,7 +232,10 @@ describe('the demo page in Chromium', () => {
     await alice.locator('#presence li[data-user="bob"][data-status="online"]').waitFor();
     await bob.locator('#status').selectOption('busy');
     await alice.locator('#presence li[data-user="bob"][data-status="busy"]').waitFor();
+    const bobConnections = await connectionsOf('bob');
     await bob.close();
+    // By bob's $disconnect, or by the sweep when API Gateway (AWS-like delivery) sends none.
+    await awaitCleanUp(bobConnections);
     await alice.locator('#presence li[data-user="bob"]').waitFor({ state: 'detached' });
   });
 

@@ -10,6 +10,7 @@ import { MAX_CHANNELS_PER_CONNECTION } from '../../lambdas/domain/realtime/confi
 import { table } from '../../lambdas/domain/realtime/tables';
 import { apiClient, eventually } from '../support/api';
 import { assertDocumentedResponse } from '../support/api-conformance';
+import { endAndCleanUp } from '../support/disconnect';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { type Frame, TestClient } from '../support/ws-client';
 
@@ -25,10 +26,13 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((client) => client.close()));
 });
 
+/** Each client's session id, from its `session` frame. */
+const sessionOf = new WeakMap<TestClient, string>();
+
 const connectAs = async (userId: string): Promise<TestClient> => {
   const client = await TestClient.open(`${runtime.wsUrl}?token=${await runtime.mintUserToken(userId)}`);
   open.push(client);
-  await client.nextOfType('session');
+  sessionOf.set(client, (await client.nextOfType('session')).session_id as string);
   return client;
 };
 
@@ -74,7 +78,7 @@ describe('the channel cap under a subscribe burst', () => {
     expect(await client.request({ type: 'subscribe', channel: held })).toMatchObject({ type: 'ack' });
 
     const token = await runtime.mintUserToken('burst');
-    await client.close();
+    await endAndCleanUp(client, { userId: 'burst', sessionId: sessionOf.get(client) ?? '' });
     const presence = await eventually(
       () => api('GET', '/presence/burst', token),
       (response) => response.body?.status === 'offline',

@@ -4,12 +4,13 @@ import { documentClient } from '../../lambdas/core/clients';
 import type { Authenticated } from '../../lambdas/domain/realtime/channels';
 import { deliverToChannel, deliverToMembers, membersPage } from '../../lambdas/domain/realtime/deliver';
 import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
-import { getConnection } from '../../lambdas/domain/realtime/lifecycle';
+import { endGoneConnections, getConnection } from '../../lambdas/domain/realtime/lifecycle';
 import { ConnectionEndedError, resumeSession } from '../../lambdas/domain/realtime/sessions';
 import { closeConnection, sweep } from '../../lambdas/domain/realtime/sweeper';
 import { table } from '../../lambdas/domain/realtime/tables';
 import { wiring } from '../../lib/wiring';
 import { assertDocumentedResponse } from '../support/api-conformance';
+import { endAndCleanUp } from '../support/disconnect';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { HandshakeError, TestClient } from '../support/ws-client';
 
@@ -232,7 +233,10 @@ describe('frames', () => {
       type: 'ack',
       op: 'unsubscribe',
     });
-    expect(await deliverToChannel('room:lobby', { type: 'custom', n: 2 })).toEqual({ delivered: 0, gone: 0 });
+    expect(await deliverToChannel('room:lobby', { type: 'custom', n: 2 })).toEqual({
+      delivered: 0,
+      gone: [],
+    });
   });
 
   it.skipIf(!wiring.tables.some((spec) => spec.id === 'topics'))(
@@ -324,7 +328,11 @@ describe('presence', () => {
       connections: 1,
     });
 
-    await bob.client.close();
+    await endAndCleanUp(bob.client, {
+      userId: 'p-bob',
+      sessionId: bob.session.session_id as string,
+      keepAlive: [alice.client],
+    });
     expect(
       await alice.client.next(
         (frame) => frame.type === 'presence' && frame.user_id === 'p-bob' && frame.change === 'leave',
@@ -353,8 +361,7 @@ describe('reconnect', () => {
     await first.client.request({ type: 'join.room', room_id: 'replay' });
     await first.client.request({ type: 'subscribe', channel: 'room:news' });
     const sessionId = first.session.session_id as string;
-    await first.client.close();
-    await sleep(200);
+    await endAndCleanUp(first.client, { userId: 'rita', sessionId });
     await deliverToChannel('room:news', { type: 'custom', seq: 1 });
     await deliverToChannel('user:rita', notification('missed-1'));
     await deliverToChannel('room:news', { type: 'custom', seq: 2 });
@@ -379,8 +386,7 @@ describe('reconnect', () => {
   it('replays a frame whose fan-out read the detached membership before the resume and wrote after it', async () => {
     const first = await connectAs('rosa');
     await first.client.request({ type: 'subscribe', channel: 'room:late' });
-    await first.client.close();
-    await sleep(200);
+    await endAndCleanUp(first.client, { userId: 'rosa', sessionId: first.session.session_id as string });
     // A fan-out reads the membership while the session is detached...
     const stale = await membersPage('room:late');
     expect(stale.members).toMatchObject([{ detached: true }]);
@@ -397,8 +403,7 @@ describe('reconnect', () => {
   it('keeps the session resumable when the resuming connection is closed during the resume', async () => {
     const first = await connectAs('rhea');
     await first.client.request({ type: 'subscribe', channel: 'room:swept' });
-    await first.client.close();
-    await sleep(200);
+    await endAndCleanUp(first.client, { userId: 'rhea', sessionId: first.session.session_id as string });
     const second = await connectAs('rhea');
     const { members } = await membersPage('user:rhea');
     const row = members.find((member) => member.session_id === second.session.session_id);
@@ -431,8 +436,11 @@ describe('reconnect', () => {
     const first = await connectAs('wren');
     await first.client.request({ type: 'join.room', room_id: 'dropped' });
     // Gone without a close handshake, as when a network drops: the room's only member is a detached session.
-    first.client.socket.terminate();
-    await sleep(300);
+    await endAndCleanUp(first.client, {
+      userId: 'wren',
+      sessionId: first.session.session_id as string,
+      drop: true,
+    });
     for (let seq = 0; seq < 4; seq++) {
       expect(await broadcast(seq % 2 === 0 ? 'room:dropped' : 'user:wren', seq)).toEqual({
         status: 202,
@@ -447,8 +455,12 @@ describe('reconnect', () => {
     for (let index = 0; index < 4; index++) replayed.push((await second.client.nextOfType('custom')).seq);
     expect(replayed).toEqual([0, 1, 2, 3]);
 
-    second.client.socket.terminate();
-    await sleep(300);
+    // The second connection carries the resumed session now, not the one it opened with.
+    await endAndCleanUp(second.client, {
+      userId: 'wren',
+      sessionId: first.session.session_id as string,
+      drop: true,
+    });
     for (let seq = 0; seq < 105; seq++) await broadcast('room:dropped', seq);
     const third = await connectAs('wren');
     expect(
@@ -475,7 +487,7 @@ describe('reconnect', () => {
     });
     process.env.NOTIFY_WS_SESSION_TTL_SECS = '1';
     try {
-      await owner.client.close();
+      await endAndCleanUp(owner.client, { userId: 'sam', sessionId: owner.session.session_id as string });
       await sleep(2100);
     } finally {
       delete process.env.NOTIFY_WS_SESSION_TTL_SECS;
@@ -491,7 +503,7 @@ describe('reconnect', () => {
 });
 
 describe('delivery', () => {
-  it('treats a vanished connection (410) as stale: removed, never an error, and its session keeps the frame', async () => {
+  it('reports a vanished connection (410) without failing; ended by the caller, its orphaned membership goes', async () => {
     const { client, session } = await connectAs('uma');
     await client.request({ type: 'subscribe', channel: 'room:stale' });
     // A membership whose connection API Gateway no longer knows, as when $disconnect never arrived.
@@ -507,8 +519,15 @@ describe('delivery', () => {
         },
       }),
     );
-    expect(await deliverToChannel('room:stale', { type: 'custom' })).toEqual({ delivered: 1, gone: 1 });
-    expect(await deliverToChannel('room:stale', { type: 'custom' })).toMatchObject({ delivered: 1, gone: 0 });
+    const first = await deliverToChannel('room:stale', { type: 'custom' });
+    expect(first).toEqual({
+      delivered: 1,
+      gone: [{ connection_id: 'vanished-connection', channel: 'room:stale' }],
+    });
+    // Reported only: delivery leaves ending connections to its caller.
+    expect((await deliverToChannel('room:stale', { type: 'custom' })).gone).toHaveLength(1);
+    await endGoneConnections(first.gone);
+    expect(await deliverToChannel('room:stale', { type: 'custom' })).toEqual({ delivered: 1, gone: [] });
     expect(session.user_id).toBe('uma');
   });
 });

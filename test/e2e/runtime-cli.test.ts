@@ -18,7 +18,8 @@ const work = mkdtempSync(join(tmpdir(), 'notify-cli-'));
 const dataDir = join(work, 'data');
 // As a developer runs it: no test override of the dev auth file, no log level or SDK variable from
 // vitest.config.ts; `--data` keeps the developer's own .data/dev-auth.json out of this.
-const env: NodeJS.ProcessEnv = { ...process.env, PORT: '' };
+// The CLI's own defaults: AWS-like delivery, a new seed.
+const env: NodeJS.ProcessEnv = { ...process.env, PORT: '', NOTIFY_LOCAL_DELIVERY: '', NOTIFY_LOCAL_SEED: '' };
 for (const name of Object.keys(env)) if (name.startsWith('SERVICE__AUTH__')) delete env[name];
 delete env.NOTIFY_DEV_AUTH_FILE;
 delete env.NOTIFY_DATA_DIR;
@@ -186,6 +187,8 @@ describe('npm start', () => {
     expect(first.output()).toContain(`(saved in ${join(dataDir, 'dev-auth.json')})`);
     expect(existsSync(join(dataDir, 'dev-auth.json'))).toBe(true);
 
+    // AWS-like delivery is on, with the seed that repeats the run.
+    expect(first.output()).toMatch(/Delivery {3}AWS-like delivery .*, seed (\d+): repeat with --seed \1 /);
     // The banner's ready-to-paste commands work as pasted (wscat is not a dependency: npx would download it).
     const banner = first.output();
     const commands = banner
@@ -229,6 +232,14 @@ describe('npm start', () => {
     expect(result.stderr.split('\n').filter((line) => line.startsWith('notify:'))).toEqual([
       'notify: --cors-origins: "https://app.example.test/" is not an origin: write it as https://app.example.test ' +
         '(scheme, host and port only, lower case, no trailing slash)',
+    ]);
+  }, 60_000);
+
+  it('refuses a --seed that is not a number, in one line, before starting anything', async () => {
+    const result = await startCliToExit(['--port', '1', '--seed', 'lucky']);
+    expect(result.code).toBe(1);
+    expect(result.stderr.split('\n').filter((line) => line.startsWith('notify:'))).toEqual([
+      'notify: not a seed: lucky',
     ]);
   }, 60_000);
 

@@ -39,23 +39,39 @@ afterAll(async () => {
 
 const api = apiClient(() => runtime.httpUrl);
 
+const BLOCKED = 'is a private, link-local, metadata or reserved address';
+
 it.each([
-  ['loopback over http', () => `http://127.0.0.1:${(target.address() as AddressInfo).port}/hook`],
-  ['loopback', () => 'https://127.0.0.1/hook'],
-  ['another loopback address', () => 'https://127.8.9.10/hook'],
-  ['a name that resolves to loopback', () => 'https://localhost/hook'],
-  ['IPv6 loopback', () => 'https://[::1]/hook'],
-  ['IPv4-mapped IPv6 loopback', () => 'https://[::ffff:127.0.0.1]/hook'],
-  ['the unspecified address', () => 'https://0.0.0.0/hook'],
-  ['a private address', () => 'https://10.0.0.8/hook'],
-  ['a private address', () => 'https://172.20.1.1/hook'],
-  ['carrier-grade NAT', () => 'https://100.64.1.1/hook'],
-  ['instance metadata', () => 'https://169.254.169.254/latest/meta-data/'],
-  ['IPv6 instance metadata', () => 'https://[fd00:ec2::254]/hook'],
-  ['IPv6 link-local', () => 'https://[fe80::1]/hook'],
-  ['IPv6 unique-local', () => 'https://[fd12:3456::1]/hook'],
-  ['a decimal-encoded loopback', () => 'https://2130706433/hook'],
-])('refuses %s at create time', async (_what, url) => {
+  [
+    'loopback over http',
+    () => `http://127.0.0.1:${(target.address() as AddressInfo).port}/hook`,
+    'must be an https:// URL',
+  ],
+  ['loopback', () => 'https://127.0.0.1/hook', '127.0.0.1 is a loopback address'],
+  ['another loopback address', () => 'https://127.8.9.10/hook', '127.8.9.10 is a loopback address'],
+  [
+    'a name that resolves to loopback',
+    () => 'https://localhost/hook',
+    /^host localhost resolves to (127\.0\.0\.1|::1), which is a loopback address$/,
+  ],
+  ['IPv6 loopback', () => 'https://[::1]/hook', '::1 is a loopback address'],
+  // The URL parser writes the mapped address in hex.
+  [
+    'IPv4-mapped IPv6 loopback',
+    () => 'https://[::ffff:127.0.0.1]/hook',
+    '::ffff:7f00:1 is a loopback address',
+  ],
+  ['the unspecified address', () => 'https://0.0.0.0/hook', `0.0.0.0 ${BLOCKED}`],
+  ['a private address', () => 'https://10.0.0.8/hook', `10.0.0.8 ${BLOCKED}`],
+  ['a private address', () => 'https://172.20.1.1/hook', `172.20.1.1 ${BLOCKED}`],
+  ['carrier-grade NAT', () => 'https://100.64.1.1/hook', `100.64.1.1 ${BLOCKED}`],
+  ['instance metadata', () => 'https://169.254.169.254/latest/meta-data/', `169.254.169.254 ${BLOCKED}`],
+  ['IPv6 instance metadata', () => 'https://[fd00:ec2::254]/hook', `fd00:ec2::254 ${BLOCKED}`],
+  ['IPv6 link-local', () => 'https://[fe80::1]/hook', `fe80::1 ${BLOCKED}`],
+  ['IPv6 unique-local', () => 'https://[fd12:3456::1]/hook', `fd12:3456::1 ${BLOCKED}`],
+  ['a decimal-encoded loopback', () => 'https://2130706433/hook', '127.0.0.1 is a loopback address'],
+  ['a documentation address', () => 'https://203.0.113.9/hook', `203.0.113.9 ${BLOCKED}`],
+])('refuses %s at create time, saying why', async (_what, url, reason) => {
   const refused = await api('POST', '/webhooks', admin, {
     url: url(),
     secret: 'x'.repeat(16),
@@ -63,7 +79,10 @@ it.each([
     name: 'ssrf',
   });
   expect(refused.status).toBe(400);
-  expect(refused.body.details).toEqual([{ field: 'url', issue: expect.any(String) }]);
+  expect(refused.body.code).toBe('validation');
+  expect(refused.body.details).toEqual([
+    { field: 'url', issue: typeof reason === 'string' ? reason : expect.stringMatching(reason) },
+  ]);
 });
 
 it('checks the address again at delivery time and records the refusal', async () => {

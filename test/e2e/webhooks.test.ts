@@ -180,6 +180,36 @@ describe('webhook management', () => {
 });
 
 describe('delivery', () => {
+  it('makes the first attempt where the event is matched, and queues only what follows a failure', async () => {
+    const sentToDeliveryQueue = () =>
+      Object.entries(runtime.standIns.sqs.counters())
+        .filter(([name]) => name.includes('webhookDeliveries') && !name.includes('dlq'))
+        .reduce((total, [, counters]) => total + counters.sent, 0);
+    const before = sentToDeliveryQueue();
+    const first = await webhookFor(['inline.ok']);
+    await publish('inline.ok');
+    await eventually(
+      async () => (await deliveries(first.id)).items,
+      (items) => items[0]?.status === 'succeeded',
+    );
+    expect(receiver.at(first.path)).toHaveLength(1);
+    // Delivered without a message on the delivery queue: the matcher made the attempt itself.
+    expect(sentToDeliveryQueue()).toBe(before);
+
+    const retried = await webhookFor(['inline.retry'], [{ status: 503 }, { status: 200 }]);
+    await publish('inline.retry');
+    await eventually(
+      async () => (await deliveries(retried.id)).items,
+      (items) => items[0]?.status === 'succeeded',
+    );
+    expect(receiver.at(retried.path).map((request) => request.headers['webhook-id'])).toEqual([
+      receiver.at(retried.path)[0]?.headers['webhook-id'],
+      receiver.at(retried.path)[0]?.headers['webhook-id'],
+    ]);
+    // The retry, and only it, went through the queue.
+    expect(sentToDeliveryQueue()).toBe(before + 1);
+  });
+
   it('delivers a matching event once per webhook, signed and shaped as the contract states', async () => {
     const prefix = await webhookFor(['orders.*']);
     const exact = await webhookFor(['orders.created', 'invoices.paid']);

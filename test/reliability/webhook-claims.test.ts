@@ -13,7 +13,7 @@ import { type Runtime, startTestRuntime } from '../support/runtime';
 /**
  * A delivery attempt interrupted by a crash (its claim left in `sending`) must still complete: a redelivered
  * message is never acknowledged while another receive may hold the claim, and takes the claim over once the
- * holder's invocation is past its deadline, or at once when it is the holder's own message handed out again.
+ * holder's invocation is past its deadline (not before, even when it is the holder's own message again).
  * SQS time runs 100× faster here (visibility timeout 1.8 s).
  */
 let runtime: Runtime;
@@ -78,16 +78,34 @@ const interruptedDelivery = async (claim: Partial<DeliveryRecord>) => {
   return { record, path, message: JSON.stringify(message) };
 };
 
-const send = async (body: string, delaySeconds = 0) =>
+const send = async (
+  body: string,
+  delaySeconds = 0,
+  queue: 'webhookDeliveries' | 'webhookEvents' = 'webhookDeliveries',
+) =>
   (
     await sqs.send(
       new SendMessageCommand({
-        QueueUrl: runtime.env[envNames.queueUrl('webhookDeliveries')],
+        QueueUrl: runtime.env[envNames.queueUrl(queue)],
         MessageBody: body,
         DelaySeconds: delaySeconds,
       }),
     )
   ).MessageId as string;
+
+/** The bus message (as the rule puts it on the matcher's queue) of the event a delivery is for. */
+const busMessageOf = (record: DeliveryRecord) =>
+  JSON.stringify({
+    version: '0',
+    id: randomBytes(8).toString('hex'),
+    'detail-type': record.event.event_type,
+    source: record.event.source,
+    account: '000000000000',
+    time: record.event.time,
+    region: 'us-east-1',
+    resources: [],
+    detail: { id: record.event.id, version: 1, data: {}, priority: 'normal', archive: false },
+  });
 
 /** The claim its first receive took, before that receive happens. */
 const claimBy = (record: DeliveryRecord, messageId: string, expiresInMs: number) =>
@@ -125,11 +143,26 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
     expect(receiver.at(path)).toHaveLength(1);
   }, 90_000);
 
-  it('is taken over at once when SQS hands the holder its own message again (the holder died)', async () => {
+  it('is not taken over while live, even by another receive of the holder’s own message (an SQS duplicate copy), and sends once', async () => {
     const { record, path, message } = await interruptedDelivery({});
+    // SQS may hand a message out again while its first receive still runs (a copy on a server that missed the
+    // receive): a higher receive count does not prove the holder died, so only the claim's expiry does.
     // Delayed so the claim below is in place before the first receive (100 s × 0.01).
-    // Far away: only the second receive of the holder's own message can take this claim over.
-    await claimBy(record, await send(message, 100), 3_600_000);
+    const claimedFor = 8_000;
+    const claimedAt = Date.now();
+    await claimBy(record, await send(message, 100), claimedFor);
+    expect(await finalStatus(record)).toBe('succeeded');
+    expect(receiver.at(path)).toHaveLength(1);
+    // Sent after the claim expired (webhook-timestamp: the attempt's Unix seconds).
+    const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
+    expect(sentAtSecs * 1000).toBeGreaterThanOrEqual(claimedAt + claimedFor - 1000);
+  }, 90_000);
+
+  it('is taken over when the matcher that made the first attempt died and its bus message comes back', async () => {
+    const { record, path } = await interruptedDelivery({});
+    // The matcher makes attempt 1 itself: here its first receive of the bus message holds the claim and died.
+    // That receive's claim is seen by the next receive of the same message, which takes it over.
+    await claimBy(record, await send(busMessageOf(record), 100, 'webhookEvents'), 3_600_000);
     expect(await finalStatus(record)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
   }, 90_000);

@@ -9,9 +9,17 @@
  * Pass `env: authEnvFor(idp)` (tokens.ts) to verify tokens against a test JWKS server instead, or
  * `wiring: fixtureWiring` to mount the fixture handlers.
  */
+import { describeDelivery } from '../../local/delivery';
 import { type Runtime, type RuntimeOptions, startRuntime } from '../../local/runtime';
 
 export type { Runtime } from '../../local/runtime';
 
-export const startTestRuntime = (options: RuntimeOptions = {}): Promise<Runtime> =>
-  startRuntime({ port: 0, quiet: true, ...options });
+/**
+ * AWS-like delivery is on (duplicates, reordering, asynchronous events, lost `$disconnect`s) unless
+ * NOTIFY_LOCAL_DELIVERY=exact; the seed is printed so a failing run can be repeated with NOTIFY_LOCAL_SEED.
+ */
+export const startTestRuntime = async (options: RuntimeOptions = {}): Promise<Runtime> => {
+  const runtime = await startRuntime({ port: 0, quiet: true, ...options });
+  console.error(`local runtime: ${describeDelivery(runtime.delivery)}`);
+  return runtime;
+};

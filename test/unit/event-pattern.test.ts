@@ -194,28 +194,351 @@ describe('EventBridge event patterns (AWS content filtering semantics)', () => {
   });
 
   it.each([
-    ['an unknown operator', { source: [{ contains: 'x' }] }],
-    ['a leaf that is not a list', { source: 'com.example.orders' }],
-    ['an empty matcher list', { source: [] }],
-    ['a malformed numeric range', { detail: { n: [{ numeric: ['>', 'zero'] }] } }],
-    ['an anything-but list mixing types', { detail: { n: [{ 'anything-but': ['a', 1] }] } }],
-    ['an empty pattern', {}],
-    ['an empty nested pattern', { detail: {} }],
-    ['an empty $or alternative', { $or: [{}, { source: ['x'] }] }],
-    ['consecutive wildcards', { source: [{ wildcard: 'com.**.orders' }] }],
-    ['consecutive wildcards in anything-but', { source: [{ 'anything-but': { wildcard: 'a**' } }] }],
-    ['an escape other than \\* and \\\\ in a wildcard', { source: [{ wildcard: 'a\\b*' }] }],
-    ['a trailing backslash in a wildcard', { source: [{ wildcard: 'a*\\' }] }],
-    ['a numeric range whose bottom is not below its top', { n: [{ numeric: ['>', 5, '<', 5] }] }],
-    ['a numeric range with the upper bound first', { n: [{ numeric: ['<', 10, '>', 0] }] }],
-    ['a numeric range with two lower bounds', { n: [{ numeric: ['>', 0, '>=', 1] }] }],
-    ['a numeric = followed by a bound', { n: [{ numeric: ['=', 5, '<', 10] }] }],
-    ['a numeric range of three pairs', { n: [{ numeric: ['>', 0, '<', 10, '<', 20] }] }],
-    ['a cidr prefix longer than the address', { ip: [{ cidr: '2001:db8::/129' }] }],
-    ['a cidr that is not an address', { ip: [{ cidr: '2001:db8:::/32' }] }],
-    ['$or with one alternative', { $or: [{ source: ['x'] }] }],
-    ['an operator object with two operators', { source: [{ prefix: 'a', suffix: 'b' }] }],
-  ])('rejects %s at compile time', (_description, pattern) => {
-    expect(() => compileEventPattern(pattern)).toThrow(InvalidEventPatternError);
+    ['an unknown operator', { source: [{ contains: 'x' }] }, 'source', 'unsupported operator contains'],
+    [
+      'a leaf that is not a list',
+      { source: 'com.example.orders' },
+      'source',
+      'a field pattern must be an array of matchers or an object',
+    ],
+    ['an empty matcher list', { source: [] }, 'source', 'an empty matcher list matches nothing'],
+    [
+      'a malformed numeric range',
+      { detail: { n: [{ numeric: ['>', 'zero'] }] } },
+      'detail.n',
+      'numeric operator ">" with "zero" is invalid',
+    ],
+    [
+      'an anything-but list mixing types',
+      { detail: { n: [{ 'anything-but': ['a', 1] }] } },
+      'detail.n',
+      'anything-but list must hold only strings or only numbers',
+    ],
+    ['an empty pattern', {}, '<root>', 'empty objects are not allowed'],
+    ['an empty nested pattern', { detail: {} }, 'detail', 'empty objects are not allowed'],
+    ['an empty $or alternative', { $or: [{}, { source: ['x'] }] }, '$or[0]', 'empty objects are not allowed'],
+    [
+      'consecutive wildcards',
+      { source: [{ wildcard: 'com.**.orders' }] },
+      'source',
+      'consecutive wildcard characters at position 4',
+    ],
+    [
+      'consecutive wildcards in anything-but',
+      { source: [{ 'anything-but': { wildcard: 'a**' } }] },
+      'source',
+      'consecutive wildcard characters at position 1',
+    ],
+    [
+      'an escape other than \\* and \\\\ in a wildcard',
+      { source: [{ wildcard: 'a\\b*' }] },
+      'source',
+      'invalid escape character at position 1',
+    ],
+    [
+      'a trailing backslash in a wildcard',
+      { source: [{ wildcard: 'a*\\' }] },
+      'source',
+      'invalid escape character at position 2',
+    ],
+    [
+      'a numeric range whose bottom is not below its top',
+      { n: [{ numeric: ['>', 5, '<', 5] }] },
+      'n',
+      "a numeric range's bottom must be less than its top",
+    ],
+    [
+      'a numeric range with the upper bound first',
+      { n: [{ numeric: ['<', 10, '>', 0] }] },
+      'n',
+      'a numeric range is a lower bound (> or >=) then an upper bound (< or <=)',
+    ],
+    [
+      'a numeric range with two lower bounds',
+      { n: [{ numeric: ['>', 0, '>=', 1] }] },
+      'n',
+      'a numeric range is a lower bound (> or >=) then an upper bound (< or <=)',
+    ],
+    [
+      'a numeric = followed by a bound',
+      { n: [{ numeric: ['=', 5, '<', 10] }] },
+      'n',
+      'a numeric range is a lower bound (> or >=) then an upper bound (< or <=)',
+    ],
+    [
+      'a numeric range of three pairs',
+      { n: [{ numeric: ['>', 0, '<', 10, '<', 20] }] },
+      'n',
+      'numeric expects [op, number] or [lower op, number, upper op, number]',
+    ],
+    [
+      'a cidr prefix longer than the address',
+      { ip: [{ cidr: '2001:db8::/129' }] },
+      'ip',
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    ],
+    [
+      'a cidr that is not an address',
+      { ip: [{ cidr: '2001:db8:::/32' }] },
+      'ip',
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    ],
+    [
+      '$or with one alternative',
+      { $or: [{ source: ['x'] }] },
+      '$or',
+      '$or expects a list of at least two patterns',
+    ],
+    [
+      'an operator object with two operators',
+      { source: [{ prefix: 'a', suffix: 'b' }] },
+      'source',
+      'an operator object takes exactly one operator',
+    ],
+    ['an empty operator object', { source: [{}] }, 'source', 'an operator object takes exactly one operator'],
+    [
+      'a nested list',
+      { source: [['a']] },
+      'source',
+      'a matcher is a value or an operator object (nested arrays are invalid)',
+    ],
+    ['a pattern that is a list', ['a'], '<root>', 'expected an object'],
+    [
+      'a field pattern that is a number',
+      { detail: { n: 5 } },
+      'detail.n',
+      'a field pattern must be an array of matchers or an object',
+    ],
+    [
+      '$or that is not a list',
+      { $or: { source: ['x'] } },
+      '$or',
+      '$or expects a list of at least two patterns',
+    ],
+    [
+      'prefix of a number',
+      { source: [{ prefix: 1 }] },
+      'source',
+      'prefix expects a string or { "equals-ignore-case": string }',
+    ],
+    [
+      'prefix with an unknown option',
+      { source: [{ prefix: { 'equals-ignore-case': 1 } }] },
+      'source',
+      'prefix expects a string or { "equals-ignore-case": string }',
+    ],
+    [
+      'suffix with two options',
+      { source: [{ suffix: { 'equals-ignore-case': 'a', x: 'b' } }] },
+      'source',
+      'suffix expects a string or { "equals-ignore-case": string }',
+    ],
+    [
+      'equals-ignore-case of a number',
+      { source: [{ 'equals-ignore-case': 1 }] },
+      'source',
+      'equals-ignore-case expects a string',
+    ],
+    ['wildcard of a number', { source: [{ wildcard: 1 }] }, 'source', 'wildcard expects a string'],
+    ['exists of a string', { source: [{ exists: 'yes' }] }, 'source', 'exists expects true or false'],
+    [
+      'numeric that is not a list',
+      { n: [{ numeric: 5 }] },
+      'n',
+      'numeric expects [op, number] or [lower op, number, upper op, number]',
+    ],
+    [
+      'numeric with an infinite bound',
+      { n: [{ numeric: ['<', Number.POSITIVE_INFINITY] }] },
+      'n',
+      'numeric operator "<" with Infinity is invalid',
+    ],
+    [
+      'numeric with an unknown operator',
+      { n: [{ numeric: ['!=', 5] }] },
+      'n',
+      'numeric operator "!=" with 5 is invalid',
+    ],
+    [
+      'numeric of three items',
+      { n: [{ numeric: ['>', 5, '<'] }] },
+      'n',
+      'numeric expects [op, number] or [lower op, number, upper op, number]',
+    ],
+    [
+      'anything-but of a boolean',
+      { n: [{ 'anything-but': true }] },
+      'n',
+      'anything-but expects a value, a list or an operator object',
+    ],
+    [
+      'anything-but of an empty list',
+      { n: [{ 'anything-but': [] }] },
+      'n',
+      'anything-but list must hold only strings or only numbers',
+    ],
+    [
+      'anything-but with two operators',
+      { n: [{ 'anything-but': { prefix: 'a', suffix: 'b' } }] },
+      'n',
+      'anything-but object takes exactly one operator',
+    ],
+    [
+      'anything-but with no operator',
+      { n: [{ 'anything-but': {} }] },
+      'n',
+      'anything-but object takes exactly one operator',
+    ],
+    [
+      'anything-but with an unknown operator',
+      { n: [{ 'anything-but': { contains: 'a' } }] },
+      'n',
+      'unsupported anything-but operator contains',
+    ],
+    [
+      'anything-but prefix of a number',
+      { n: [{ 'anything-but': { prefix: 1 } }] },
+      'n',
+      'anything-but prefix expects a string or a list of strings',
+    ],
+    [
+      'anything-but prefix of an empty list',
+      { n: [{ 'anything-but': { prefix: [] } }] },
+      'n',
+      'anything-but prefix expects a string or a list of strings',
+    ],
+    [
+      'anything-but suffix list with a number',
+      { n: [{ 'anything-but': { suffix: ['a', 1] } }] },
+      'n',
+      'anything-but suffix expects a string or a list of strings',
+    ],
+    [
+      'a cidr that is not a string',
+      { ip: [{ cidr: 10 }] },
+      'ip',
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    ],
+    [
+      'a cidr with no prefix length',
+      { ip: [{ cidr: '10.0.0.0' }] },
+      'ip',
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    ],
+    [
+      'a cidr with two prefix lengths',
+      { ip: [{ cidr: '10.0.0.0/8/8' }] },
+      'ip',
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    ],
+    [
+      'an IPv4 cidr prefix over 32',
+      { ip: [{ cidr: '10.0.0.0/33' }] },
+      'ip',
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    ],
+    [
+      'a cidr prefix that is not a number',
+      { ip: [{ cidr: '10.0.0.0/x' }] },
+      'ip',
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    ],
+    [
+      'a cidr prefix of four digits',
+      { ip: [{ cidr: '10.0.0.0/0008' }] },
+      'ip',
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    ],
+    [
+      'a cidr negative prefix',
+      { ip: [{ cidr: '10.0.0.0/-1' }] },
+      'ip',
+      'cidr expects an IPv4 or IPv6 block like "10.0.0.0/24" or "2001:db8::/32"',
+    ],
+  ])('rejects %s at compile time, naming where and why', (_description, pattern, path, reason) => {
+    const error = (() => {
+      try {
+        compileEventPattern(pattern);
+      } catch (thrown) {
+        return thrown;
+      }
+    })();
+    expect(error).toBeInstanceOf(InvalidEventPatternError);
+    expect((error as Error).message).toBe(`Invalid event pattern at ${path}: ${reason}`);
+  });
+});
+
+describe('EventBridge event patterns at their edges', () => {
+  const matches = (pattern: Record<string, unknown>, event: unknown) =>
+    compileEventPattern(pattern).matches(event);
+
+  it.each([
+    [['>', 5], 5, false],
+    [['>', 5], 5.5, true],
+    [['>=', 5], 5, true],
+    [['>=', 5], 4.9, false],
+    [['<=', 5], 5, true],
+    [['<=', 5], 5.1, false],
+    [['=', 5], 5, true],
+    [['=', 5], 5.5, false],
+    [['>', 0, '<=', 5], 5, true],
+  ])('numeric %j on %s → %s (bounds are exact)', (numeric, n, expected) => {
+    expect(matches({ n: [{ numeric }] }, { n })).toBe(expected);
+  });
+
+  it('anything-but with a list of prefixes, suffixes, case-insensitive values or wildcards refuses any of them', () => {
+    const notPrefixed = { s: [{ 'anything-but': { prefix: ['a', 'b'] } }] };
+    expect([matches(notPrefixed, { s: 'apple' }), matches(notPrefixed, { s: 'banana' })]).toEqual([
+      false,
+      false,
+    ]);
+    expect(matches(notPrefixed, { s: 'cherry' })).toBe(true);
+    const notSuffixed = { s: [{ 'anything-but': { suffix: ['.png', '.jpg'] } }] };
+    expect([matches(notSuffixed, { s: 'x.jpg' }), matches(notSuffixed, { s: 'x.gif' })]).toEqual([
+      false,
+      true,
+    ]);
+    const notColour = { s: [{ 'anything-but': { 'equals-ignore-case': ['Red', 'blue'] } }] };
+    expect([matches(notColour, { s: 'BLUE' }), matches(notColour, { s: 'green' })]).toEqual([false, true]);
+    const notGlob = { s: [{ 'anything-but': { wildcard: ['*.png', 'tmp/*'] } }] };
+    expect([matches(notGlob, { s: 'a.png' }), matches(notGlob, { s: 'tmp/x' })]).toEqual([false, false]);
+    expect(matches(notGlob, { s: 'doc.txt' })).toBe(true);
+    const notNumbers = { s: [{ 'anything-but': [1, 2] }] };
+    expect([matches(notNumbers, { s: 2 }), matches(notNumbers, { s: 3 })]).toEqual([false, true]);
+  });
+
+  it('string operators, anything-but operators included, never match a number', () => {
+    for (const matcher of [
+      { prefix: { 'equals-ignore-case': '1' } },
+      { suffix: { 'equals-ignore-case': '2' } },
+      { suffix: '2' },
+      { 'equals-ignore-case': '12' },
+      { wildcard: '1*' },
+      { 'anything-but': { prefix: 'x' } },
+      { 'anything-but': { 'equals-ignore-case': 'x' } },
+    ]) {
+      expect(matches({ s: [matcher] }, { s: 12 }), JSON.stringify(matcher)).toBe(false);
+    }
+    expect(matches({ s: [{ numeric: ['>', 1] }] }, { s: '5' })).toBe(false);
+    expect(matches({ s: [{ cidr: '10.0.0.0/8' }] }, { s: 167772161 })).toBe(false);
+    expect([matches({ n: [5] }, { n: '5' }), matches({ n: ['5'] }, { n: 5 })]).toEqual([false, false]);
+  });
+
+  it('lets a wildcard span line breaks', () => {
+    expect(matches({ s: [{ wildcard: 'a*b' }] }, { s: 'a\nb' })).toBe(true);
+  });
+
+  it('matches IPv4 cidr blocks, and IPv6 blocks written with an embedded IPv4 part', () => {
+    expect(matches({ ip: [{ cidr: '10.0.0.0/8' }] }, { ip: '10.1.2.3' })).toBe(true);
+    expect(matches({ ip: [{ cidr: '10.0.0.0/8' }] }, { ip: '11.1.2.3' })).toBe(false);
+    const mapped = { ip: [{ cidr: '::ffff:10.0.0.0/104' }] };
+    expect(matches(mapped, { ip: '::ffff:10.1.2.3' })).toBe(true);
+    expect(matches(mapped, { ip: '::ffff:11.0.0.1' })).toBe(false);
+  });
+
+  it('treats a nested field that is not an object as a missing subtree', () => {
+    expect(matches({ detail: { a: [{ exists: false }] } }, { detail: 'x' })).toBe(true);
+    expect(matches({ detail: { a: [{ exists: false }] } }, { detail: null })).toBe(true);
+    expect(matches({ detail: { a: [{ exists: true }] } }, { detail: 'x' })).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import { ServiceError } from '../../lambdas/core/errors';
@@ -77,5 +77,185 @@ describe('withIdempotency', () => {
     }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ServiceError);
     expect((error as ServiceError).code).toBe('conflict');
+  });
+
+  it("keeps each caller's key apart: another principal with the same key gets its own response", async () => {
+    const { key } = scope();
+    const callers: Principal[] = [
+      principal,
+      { kind: 'service', id: 'shipping', scopes: [], expiresAt: 0 },
+      { kind: 'user', id: 'billing', roles: [], isAdmin: false, expiresAt: 0, acceptedUntil: 0 },
+    ];
+    const answers = [];
+    for (const caller of callers) {
+      answers.push(
+        await withIdempotency({ operation: 'test.op', principal: caller, key }, { a: 1 }, async (id) => ({
+          status: 202,
+          body: { id, caller: `${caller.kind}:${caller.id}` },
+        })),
+      );
+    }
+    expect(answers.map((answer) => answer.body)).toEqual([
+      { id: expect.any(String), caller: 'service:billing' },
+      { id: expect.any(String), caller: 'service:shipping' },
+      { id: expect.any(String), caller: 'user:billing' },
+    ]);
+    expect(new Set(answers.map((answer) => (answer.body as { id: string }).id)).size).toBe(3);
+  });
+
+  it('keeps operations apart: the same key on another operation runs it', async () => {
+    const { key } = scope();
+    const first = await withIdempotency({ operation: 'a.create', principal, key }, { a: 1 }, async (id) => ({
+      status: 202,
+      body: { id },
+    }));
+    const other = await withIdempotency({ operation: 'b.create', principal, key }, { a: 1 }, async (id) => ({
+      status: 201,
+      body: { id },
+    }));
+    expect(other.status).toBe(201);
+    expect(other.body).not.toEqual(first.body);
+  });
+
+  it("returns the stored status and body to a repeat, whatever the order of the body's keys", async () => {
+    const keyScope = scope();
+    let runs = 0;
+    const operation = async (id: string): Promise<StoredResponse> => {
+      runs += 1;
+      return { status: 201, body: { id, run: runs } };
+    };
+    const first = await withIdempotency(keyScope, { b: [1, { y: 2, x: 1 }], a: 'x' }, operation);
+    const repeat = await withIdempotency(keyScope, { a: 'x', b: [1, { x: 1, y: 2 }] }, operation);
+    expect(repeat).toEqual(first);
+    expect(first.status).toBe(201);
+    expect(runs).toBe(1);
+  });
+
+  it.each([
+    ['another array order', { a: 'x', b: [{ x: 1, y: 2 }, 1] }],
+    ['another nested value', { a: 'x', b: [1, { x: 1, y: 3 }] }],
+    ['a missing field', { b: [1, { x: 1, y: 2 }] }],
+  ])('answers 409 to %s under the same key', async (_what, body) => {
+    const keyScope = scope();
+    await withIdempotency(keyScope, { a: 'x', b: [1, { x: 1, y: 2 }] }, async (id) => ({
+      status: 202,
+      body: { id },
+    }));
+    const error = await withIdempotency(keyScope, body, async () => {
+      throw new Error('must not run');
+    }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      status: 409,
+      code: 'conflict',
+      message: 'This Idempotency-Key was already used with a different request body',
+    });
+  });
+
+  it.each([
+    ['empty', ''],
+    ['129 characters long', 'k'.repeat(129)],
+  ])('refuses an Idempotency-Key that is %s, naming the header', async (_what, key) => {
+    const error = await withIdempotency({ operation: 'test.op', principal, key }, {}, async () => {
+      throw new Error('must not run');
+    }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'validation',
+      details: [{ field: 'Idempotency-Key', issue: 'must be 1 to 128 characters' }],
+    });
+  });
+
+  it('takes a 128-character key and remembers it for 24 hours', async () => {
+    const key = `${Date.now()}-`.padEnd(128, 'k');
+    const answer = await withIdempotency({ operation: 'test.op', principal, key }, {}, async (id) => ({
+      status: 202,
+      body: { id },
+    }));
+    expect(answer.status).toBe(202);
+    const stored = await documentClient().send(
+      new GetCommand({
+        TableName: tableName('idempotency'),
+        Key: { key: `test.op\nservice:billing\n${key}` },
+      }),
+    );
+    const dayFromNow = Math.floor(Date.now() / 1000) + 24 * 3600;
+    expect(stored.Item?.ttl).toBeGreaterThan(dayFromNow - 60);
+    expect(stored.Item?.ttl).toBeLessThanOrEqual(dayFromNow);
+  });
+
+  it('without a key, runs the operation every time with a new id', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      await withIdempotency({ operation: 'test.op', principal, key: undefined }, { a: 1 }, async (id) => {
+        ids.push(id);
+        return { status: 202, body: { id } };
+      });
+    }
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).not.toBe(ids[1]);
+  });
+
+  it('answers 409 with Retry-After while another attempt still holds the key, running nothing', async () => {
+    const keyScope = scope();
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName('idempotency'),
+        Item: {
+          key: `${keyScope.operation}\nservice:billing\n${keyScope.key}`,
+          request_hash: requestHash({ a: 1 }),
+          reserved_id: 'reserved-2',
+          running_until: Date.now() + 60_000,
+          ttl: Math.floor(Date.now() / 1000) + 3600,
+        },
+      }),
+    );
+    const error = await withIdempotency(keyScope, { a: 1 }, async () => {
+      throw new Error('must not run');
+    }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      status: 409,
+      code: 'conflict',
+      message: 'A request with this Idempotency-Key is still being processed; retry later',
+      headers: { 'Retry-After': '1' },
+    });
+  });
+
+  it("answers a repeat that waited for the running attempt with that attempt's response", async () => {
+    const keyScope = scope();
+    let release = () => {};
+    const running = withIdempotency(keyScope, { a: 1 }, async (id) => {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { status: 202, body: { id } };
+    });
+    await slowly(200);
+    const waiting = withIdempotency(keyScope, { a: 1 }, async () => {
+      throw new Error('must not run');
+    });
+    await slowly(300);
+    release();
+    expect(await waiting).toEqual(await running);
+  });
+
+  it('fails loudly when the record it waits on disappears', async () => {
+    const keyScope = scope();
+    const key = `${keyScope.operation}\nservice:billing\n${keyScope.key}`;
+    let release = () => {};
+    const running = withIdempotency(keyScope, { a: 1 }, async (id) => {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { status: 202, body: { id } };
+    });
+    await slowly(200);
+    const waiting = withIdempotency(keyScope, { a: 1 }, async () => ({ status: 202, body: {} })).catch(
+      (caught: unknown) => caught,
+    );
+    await slowly(100);
+    await documentClient().send(new DeleteCommand({ TableName: tableName('idempotency'), Key: { key } }));
+    expect(await waiting).toMatchObject({ message: expect.stringContaining('vanished') });
+    release();
+    await running;
   });
 });

@@ -4,26 +4,79 @@ import { describe, expect, it } from 'vitest';
 import { defaultProvider } from '../../lambdas/core/credentials-env';
 import { LAMBDA_BUNDLE_ALIASES } from '../../lib/constructs/bundling';
 import { repoRoot } from '../../lib/paths';
+import { wiring } from '../../lib/wiring';
+
+/** Every declared function's handler file. */
+const handlers = [
+  ...new Set(
+    [...wiring.httpRoutes, ...wiring.webSocketRoutes, ...wiring.workers, ...wiring.recurringSchedules].map(
+      (spec) => spec.handler,
+    ),
+  ),
+];
+
+/** A client package's aggregate class (`DynamoDB.js`, `SecretsManager.js`: every command of the service). */
+const AGGREGATE_CLIENT = /@aws-sdk\/client-[\w-]+\/dist-es\/[A-Z]\w*\.js$/;
+
+/** esbuild as the stack bundles (without minifying or writing), for what each bundle's inputs are. */
+const bundleOf = (handlerFiles: readonly string[]) =>
+  build({
+    entryPoints: handlerFiles.map((handler) => path.join(repoRoot, handler)),
+    outdir: path.join(repoRoot, '.bundle-test-out'),
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'esm',
+    mainFields: ['module', 'main'],
+    metafile: true,
+    logLevel: 'error',
+    alias: { ...LAMBDA_BUNDLE_ALIASES },
+  });
 
 describe('Lambda bundles', () => {
   it('carry only the environment credential provider, not the default chain (SSO, STS, nested clients)', async () => {
-    const { metafile } = await build({
-      entryPoints: [path.join(repoRoot, 'lambdas/handlers/http/health/live.ts')],
-      bundle: true,
-      write: false,
-      platform: 'node',
-      format: 'esm',
-      mainFields: ['module', 'main'],
-      metafile: true,
-      logLevel: 'error',
-      alias: { ...LAMBDA_BUNDLE_ALIASES },
-    });
+    const { metafile } = await bundleOf(['lambdas/handlers/http/health/live.ts']);
     const inputs = Object.keys(metafile.inputs);
     expect(inputs.some((input) => input.includes('@aws-sdk/client-dynamodb/'))).toBe(true);
     expect(inputs.some((input) => input.includes('@aws-sdk/credential-provider-env/'))).toBe(true);
     expect(inputs.filter((input) => /nested-clients|credential-provider-(node|sso|ini)/.test(input))).toEqual(
       [],
     );
+  });
+
+  it('carry no SDK aggregate client class, which would bring every command of its service', async () => {
+    const { metafile } = await bundleOf(handlers);
+    // An `await import()` made esbuild keep a module graph whole (DynamoDB.js, SecretsManager.js: +55 KiB).
+    const aggregates = Object.entries(metafile.outputs).flatMap(([output, { inputs }]) =>
+      Object.entries(inputs)
+        .filter(([input, { bytesInOutput }]) => bytesInOutput > 0 && !input.endsWith('Client.js'))
+        .filter(([input]) => AGGREGATE_CLIENT.test(input))
+        .map(([input]) => `${path.basename(output)}: ${input}`),
+    );
+    expect(Object.keys(metafile.outputs).length).toBeGreaterThanOrEqual(handlers.length);
+    expect(aggregates).toEqual([]);
+    // Bundling all functions takes 20 s or more on a loaded 2-core machine.
+  }, 180_000);
+
+  it('carry only the SDK clients their function calls, not those of shared modules it imports', async () => {
+    const { metafile } = await bundleOf([
+      'lambdas/handlers/http/health/live.ts',
+      'lambdas/handlers/http/webhooks/list.ts',
+    ]);
+    // Each clients-*.ts creates its client in a `lazy(…)` call marked pure, so an unused one is dropped.
+    const clientsOf = (handler: string) => {
+      const [, output] =
+        Object.entries(metafile.outputs).find(([, { entryPoint }]) => entryPoint?.endsWith(handler)) ?? [];
+      const packages = Object.entries(output?.inputs ?? {})
+        .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+        .map(([input]) => /@aws-sdk\/(client-[\w-]+)\//.exec(input)?.[1])
+        .filter((name) => name !== undefined);
+      return [...new Set(packages)].sort();
+    };
+    // DynamoDB for the optional replay store, Secrets Manager for a development stage's HS256 key.
+    expect(clientsOf('health/live.ts')).toEqual(['client-dynamodb', 'client-secrets-manager']);
+    // Listing webhooks never seals or opens a secret: no KMS.
+    expect(clientsOf('webhooks/list.ts')).toEqual(['client-dynamodb', 'client-secrets-manager']);
   });
 
   it('find the credentials Lambda puts in the environment', async () => {

@@ -7,21 +7,17 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DynamoDbLocal, LOCAL_AWS_ENV, startDynamoDbLocal } from '../../local/dynamodb-local';
-import {
-  type DynamoDbCall,
-  type DynamoDbMeteringProxy,
-  startDynamoDbMeteringProxy,
-} from '../../local/metering';
+import { type DynamoDbCall, type DynamoDbProxy, startDynamoDbProxy } from '../../local/metering';
 
 describe('DynamoDB metering proxy', () => {
   let dynamo: DynamoDbLocal;
-  let proxy: DynamoDbMeteringProxy;
+  let proxy: DynamoDbProxy;
   let client: DynamoDBClient;
   const calls: DynamoDbCall[] = [];
 
   beforeAll(async () => {
     dynamo = await startDynamoDbLocal();
-    proxy = await startDynamoDbMeteringProxy(dynamo.endpoint, (call) => calls.push(call));
+    proxy = await startDynamoDbProxy(dynamo.endpoint, { onCall: (call) => calls.push(call) });
     client = new DynamoDBClient({
       endpoint: proxy.endpoint,
       region: LOCAL_AWS_ENV.AWS_REGION,

@@ -24,8 +24,7 @@ const functions: [string, FunctionSpec][] = [
 const KNOWN: Readonly<Record<string, readonly string[]>> = {
   // enqueueAttempts(messages) with no delay sends to SQS; only a delay beyond SQS's 15 minutes schedules.
   'http webhooks.retry': ['envNames.scheduleGroup', 'envNames.schedulerRoleArn'],
-  'worker webhooks.match': ['envNames.scheduleGroup', 'envNames.schedulerRoleArn'],
-  // topicExists (lambdas/domain/realtime/channels.ts) checks that the topics table is wired and answers
+  // topicExists (lambdas/domain/realtime/channel-access.ts) checks that the topics table is wired and answers
   // `unavailable` when it is not; these routes bundle channel code that can reach it.
   'ws auth': ['table topics'],
   'ws unsubscribe': ['table topics'],
@@ -40,8 +39,6 @@ const KNOWN: Readonly<Record<string, readonly string[]>> = {
     'table wsConnections',
     'table wsSessions',
   ],
-  'http presence.user': ['envNames.wsCallbackUrl'],
-  'http presence.scope': ['envNames.wsCallbackUrl'],
 };
 
 /**
@@ -50,7 +47,7 @@ const KNOWN: Readonly<Record<string, readonly string[]>> = {
  * stage that turns replay protection on gives the table only to the functions that declare it.
  */
 const withoutReplay = (name: string, found: string[]): string[] =>
-  /^(http|ws) /.test(name) ? found.filter((reference) => reference !== 'table replay') : found;
+  /^(http|ws) /.test(name) ? found.filter((reference) => reference !== 'table tokenReplay') : found;
 
 describe('handlers name only what they declare', () => {
   it.each(functions)('%s', async (name, spec) => {

@@ -3,13 +3,18 @@
  * or throws a 401 ServiceError. Rules and settings: docs/auth.md.
  */
 import { envNames } from '../../../lib/wiring/env';
+import { readSecretString } from '../clients-secrets';
 import { type AuthConfig, authConfig, parseAuthConfig } from '../config';
-import { DynamoDbReplayStore } from './replay-store';
+import { DynamoDbTokenReplayStore } from './token-replay-store';
 import { createTokenVerifier, type TokenVerifier } from './verifier';
 
 export { type AuthConfig, authConfig, ConfigError, parseAuthConfig } from '../config';
 export { bearerToken } from './bearer';
-export { DynamoDbReplayStore, InMemoryReplayStore, type ReplayStore } from './replay-store';
+export {
+  DynamoDbTokenReplayStore,
+  InMemoryTokenReplayStore,
+  type TokenReplayStore,
+} from './token-replay-store';
 export {
   createTokenVerifier,
   JWKS_COOLDOWN_MS,
@@ -19,9 +24,9 @@ export {
 
 let processVerifier: TokenVerifier | undefined;
 
-const replayTableName = (config: AuthConfig): string | undefined => {
+const tokenReplayTableName = (config: AuthConfig): string | undefined => {
   if (config.replayProtection === 'off') return undefined;
-  const name = envNames.tableName('replay');
+  const name = envNames.tableName('tokenReplay');
   const tableName = process.env[name];
   if (!tableName) throw new Error(`${name} must be set when SERVICE__AUTH__REPLAY_PROTECTION is on`);
   return tableName;
@@ -34,14 +39,13 @@ const replayTableName = (config: AuthConfig): string | undefined => {
 const verifierWithSecretFromSecretsManager = (secretId: string): TokenVerifier => {
   let loading: Promise<TokenVerifier> | undefined;
   const load = async () => {
-    const { readSecretString } = await import('../clients-secrets');
     const config = parseAuthConfig({
       ...process.env,
       SERVICE__AUTH__HS256_SECRET: await readSecretString(secretId),
     });
-    const tableName = replayTableName(config);
+    const tableName = tokenReplayTableName(config);
     return createTokenVerifier(config, {
-      replayStore: tableName ? new DynamoDbReplayStore(tableName) : undefined,
+      tokenReplayStore: tableName ? new DynamoDbTokenReplayStore(tableName) : undefined,
     });
   };
   return {
@@ -58,7 +62,7 @@ const verifierWithSecretFromSecretsManager = (secretId: string): TokenVerifier =
 
 /**
  * The process-wide verifier built from `authConfig()` on first use; its key set cache then lives as long as
- * the Lambda instance. With replay protection on, it uses the `replay` table (NOTIFY_TABLE_REPLAY).
+ * the Lambda instance. With replay protection on, it uses the `tokenReplay` table (NOTIFY_TABLE_TOKEN_REPLAY).
  */
 export const tokenVerifier = (): TokenVerifier => {
   const secretArn = process.env[envNames.hs256SecretArn];
@@ -67,9 +71,9 @@ export const tokenVerifier = (): TokenVerifier => {
   }
   if (!processVerifier) {
     const config = authConfig();
-    const tableName = replayTableName(config);
+    const tableName = tokenReplayTableName(config);
     processVerifier = createTokenVerifier(config, {
-      replayStore: tableName ? new DynamoDbReplayStore(tableName) : undefined,
+      tokenReplayStore: tableName ? new DynamoDbTokenReplayStore(tableName) : undefined,
     });
   }
   return processVerifier;

@@ -9,7 +9,7 @@ import {
 import type { AuthConfig } from '../config';
 import { ServiceError, unauthorized, unavailable } from '../errors';
 import type { Principal, ServicePrincipal, UserPrincipal } from '../principal';
-import type { ReplayStore } from './replay-store';
+import type { TokenReplayStore } from './token-replay-store';
 
 /** Validates bearer tokens (docs/contract.md §2) and turns them into principals. */
 export interface TokenVerifier {
@@ -19,7 +19,7 @@ export interface TokenVerifier {
 
 export interface TokenVerifierDeps {
   /** Required unless `config.replayProtection` is `off`. */
-  readonly replayStore?: ReplayStore;
+  readonly tokenReplayStore?: TokenReplayStore;
   /** Current time in epoch milliseconds, for `exp`/`nbf` checks. */
   readonly now?: () => number;
 }
@@ -75,7 +75,7 @@ const toServiceError = (error: unknown): ServiceError => {
 
 export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps = {}): TokenVerifier => {
   const now = deps.now ?? (() => Date.now());
-  if (config.replayProtection !== 'off' && !deps.replayStore) {
+  if (config.replayProtection !== 'off' && !deps.tokenReplayStore) {
     throw new Error('replay protection is on but no replay store was given');
   }
   const remoteKeys = config.jwksUrl
@@ -132,7 +132,7 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
     const singleUse =
       config.replayProtection === 'all' ||
       (config.replayProtection === 'service' && principal.kind === 'service');
-    if (!singleUse || !deps.replayStore) return;
+    if (!singleUse || !deps.tokenReplayStore) return;
     const jti = payload.jti;
     if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
       throw unauthorized('The token has no valid "jti" claim');
@@ -141,7 +141,7 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
     const keepUntil = (payload.exp as number) + config.clockSkewSecs;
     let first: boolean;
     try {
-      first = await deps.replayStore.firstUse(jti, keepUntil);
+      first = await deps.tokenReplayStore.firstUse(jti, keepUntil);
     } catch {
       throw unavailable('The token could not be checked, try again later');
     }
@@ -160,9 +160,8 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
         } catch {
           throw unauthorized('The token is malformed');
         }
-        if (typeof alg !== 'string' || alg.toLowerCase() === 'none') {
-          throw unauthorized('Unsigned tokens are not accepted');
-        }
+        if (typeof alg !== 'string') throw unauthorized('The token is malformed');
+        if (alg.toLowerCase() === 'none') throw unauthorized('Unsigned tokens are not accepted');
         if (!algorithms.includes(alg)) throw unauthorized('The token signing algorithm is not accepted');
         const { payload } = await jwtVerify(token, keyFor, {
           algorithms,

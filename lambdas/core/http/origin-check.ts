@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { envNames } from '../../../lib/wiring/env';
+import { readSecretString } from '../clients-secrets';
 import { forbidden, unavailable } from '../errors';
 import { logger } from '../logger';
 
@@ -62,11 +63,10 @@ export const createOriginCheck = (
   };
 };
 
-// Loaded on first use: the SDK client is not part of a cold start that never needs it.
-const readFromSecretsManager = (secretId: string) => async (): Promise<string> => {
-  const { readSecretString } = await import('../clients-secrets');
-  return readSecretString(secretId);
-};
+// A static import, not `await import()`: esbuild cannot tree-shake a dynamically imported module's graph, which
+// put the whole DynamoDB and Secrets Manager clients (every command's schema, +55 KiB) in every HTTP bundle.
+// The client itself is still created on first use (lambdas/core/clients-secrets.ts).
+const readFromSecretsManager = (secretId: string) => (): Promise<string> => readSecretString(secretId);
 
 let processCheck: OriginCheck | null | undefined;
 

@@ -1,14 +1,15 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as core from 'zod/v4/core';
-import { type Access, type HttpRoute, httpRouteById, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring';
+import { type HttpRoute, httpRouteById, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring';
 import { bearerToken, tokenVerifier } from '../auth';
-import { forbidden, notFound, ServiceError, unauthorized, validationError } from '../errors';
+import { notFound, ServiceError, unauthorized, validationError } from '../errors';
 import { newId } from '../ids';
 import { logger } from '../logger';
 import { flushMetrics } from '../metrics';
 import type { Principal } from '../principal';
 import { parseOrThrow, type Schema } from '../validation';
+import { authorize } from './access';
 import { errorBody, isServerError, toServiceError } from './errors-to-response';
 import { originCheck } from './origin-check';
 
@@ -103,23 +104,6 @@ const errorResponses = (): MiddlewareObj<Event, Result, Error, RouteContext> => 
     flushMetrics();
   },
 });
-
-/** Checks the caller against the route's declared access (contract §2: wrong kind or scope → 403). */
-export const authorize = (access: Access, principal: Principal): void => {
-  if ('public' in access) return;
-  if (principal.kind === 'user') {
-    if (access.users === 'any' || (access.users === 'admin' && principal.isAdmin)) return;
-    throw forbidden(
-      access.users ? 'This operation needs the admin role' : 'This operation needs a service token',
-    );
-  }
-  if (access.services === 'any' || (access.services && principal.scopes.includes(access.services))) return;
-  throw forbidden(
-    access.services
-      ? `This operation needs the ${access.services} scope`
-      : 'This operation needs a user token',
-  );
-};
 
 /** Behind CloudFront + WAF: only requests CloudFront forwarded, before any token work (origin-check.ts). */
 const cloudFrontOrigin = (): MiddlewareObj<Event, Result, Error, RouteContext> => ({

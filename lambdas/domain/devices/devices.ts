@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { countQuery, documentClient, tableName } from '../../core/clients';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '../../core/clients';
 import { conflict, notFound, validationError } from '../../core/errors';
+import { countQuery, type ItemKey, queryPage } from '../../core/paging';
 import type * as z from '../../core/zod';
 import type { deviceListSchema, deviceSchema } from './responses';
 import {
@@ -128,28 +129,21 @@ export const listDevices = async (
   if (query.cursor !== undefined && !TOKEN_HASH.test(query.cursor)) {
     throw validationError('Invalid query', [{ field: 'cursor', issue: 'is not a cursor of this listing' }]);
   }
-  const items: Device[] = [];
-  let startKey: Record<string, unknown> | undefined = query.cursor
-    ? { user_id: userId, token_hash: query.cursor }
-    : undefined;
-  // One more than a page tells whether another page exists (no next_cursor leading to an empty page).
-  while (items.length <= query.limit) {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: tableName('devices'),
-        IndexName: 'byUser',
-        KeyConditionExpression: 'user_id = :user',
-        ExpressionAttributeValues: { ':user': userId },
-        ExclusiveStartKey: startKey,
-        Limit: query.limit + 1 - items.length,
-      }),
-    );
-    for (const item of page.Items ?? []) items.push(toDevice(item as DeviceRecord));
-    startKey = page.LastEvaluatedKey;
-    if (!startKey) break;
-  }
-  const more = items.length > query.limit;
-  const pageItems = items.slice(0, query.limit);
-  const last = pageItems.at(-1);
-  return { items: pageItems, next_cursor: more && last ? tokenHashOf(last.token) : null };
+  const page = await queryPage<DeviceRecord & ItemKey>(
+    {
+      TableName: tableName('devices'),
+      IndexName: 'byUser',
+      KeyConditionExpression: 'user_id = :user',
+      ExpressionAttributeValues: { ':user': userId },
+    },
+    {
+      limit: query.limit,
+      startKey: query.cursor ? { user_id: userId, token_hash: query.cursor } : undefined,
+      keyOf: (item) => ({ user_id: item.user_id, token_hash: item.token_hash }),
+    },
+  );
+  return {
+    items: page.items.map(toDevice),
+    next_cursor: page.nextKey ? (page.nextKey.token_hash as string) : null,
+  };
 };

@@ -1,6 +1,8 @@
 import { v5 as uuidv5 } from 'uuid';
+import { topicChannel } from '../realtime/channel-names';
 import { type DeliveryResult, deliverToChannel } from '../realtime/deliver';
 import type { EventFrame } from '../realtime/frames';
+import { endGoneConnections } from '../realtime/lifecycle';
 import type { BusEnvelope } from './envelope';
 
 export { type BusEnvelope, parseBusEnvelope } from './envelope';
@@ -18,7 +20,7 @@ export const eventFrameFor = (envelope: BusEnvelope): EventFrame => {
   const replayName = envelope['replay-name'];
   const frame: EventFrame = {
     type: 'event',
-    channel: `topic:${envelope['detail-type']}`,
+    channel: topicChannel(envelope['detail-type']),
     id: envelope.detail.id,
     event_type: envelope['detail-type'],
     source: envelope.source,
@@ -36,10 +38,13 @@ export const eventFrameFor = (envelope: BusEnvelope): EventFrame => {
 };
 
 /**
- * Sends the event to the WebSocket subscribers of `topic:<event_type>`. A redelivered message sends the
- * frame again with the same `id`, so clients can drop repeats; a replay is a new frame (see above).
+ * Sends the event to the WebSocket subscribers of `topic:<event_type>`, and ends the connections found gone.
+ * A redelivered message sends the frame again with the same `id`, so clients can drop repeats; a replay is a
+ * new frame (see above).
  */
-export const sendEventFrames = (envelope: BusEnvelope): Promise<DeliveryResult> => {
+export const sendEventFrames = async (envelope: BusEnvelope): Promise<DeliveryResult> => {
   const frame = eventFrameFor(envelope);
-  return deliverToChannel(frame.channel, frame);
+  const result = await deliverToChannel(frame.channel, frame);
+  await endGoneConnections(result.gone);
+  return result;
 };

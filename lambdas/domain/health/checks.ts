@@ -6,7 +6,7 @@ export type CheckResult = 'ok' | 'error';
 /** Dependency checks: one cheap key lookup proves DynamoDB answers and the table exists. */
 export const checkDependencies = async (): Promise<Record<string, CheckResult>> => {
   const dynamodb = await documentClient()
-    .send(new GetCommand({ TableName: tableName('replay'), Key: { jti: '#health' } }))
+    .send(new GetCommand({ TableName: tableName('tokenReplay'), Key: { jti: '#health' } }))
     .then(
       () => 'ok' as const,
       () => 'error' as const,

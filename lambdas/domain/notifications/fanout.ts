@@ -4,14 +4,17 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, queueUrl, tableName } from '../../core/clients';
 import { sqs } from '../../core/clients-sqs';
+import { forEachLimited } from '../../core/concurrency';
 import { timeOfId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { sendAll } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
-import { deliverToMembers, forEachLimited, type Membership, membersPage } from '../realtime/deliver';
+import { userChannel } from '../realtime/channel-names';
+import { channelMembers, deliverToMembers, type Membership } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
+import { endGoneConnections } from '../realtime/lifecycle';
 import { subscribersPage } from '../topics/subscriptions';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
 import { readAllWatermarks } from './feed';
@@ -105,7 +108,9 @@ export const readRecipientState = async (
     channels.includes('in_app') ? readAllWatermarks(recipients) : new Map<string, string>(),
     preferencesOf(recipients),
     withMembers && wantsFrames(channels)
-      ? Promise.all(recipients.map(async (userId) => [userId, await membersOf(`user:${userId}`)] as const))
+      ? Promise.all(
+          recipients.map(async (userId) => [userId, await channelMembers(userChannel(userId))] as const),
+        )
       : undefined,
   ]);
   return { before, preferences, ...(members ? { members: new Map(members) } : {}) };
@@ -226,18 +231,6 @@ const frameFor = (
   channel: channels.includes('toast') ? 'toast' : 'realtime',
 });
 
-/** Every membership of a channel (a user's few connections and detached sessions), page by page. */
-const membersOf = async (channel: string): Promise<Membership[]> => {
-  const members: Membership[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await membersPage(channel, startKey);
-    members.push(...page.members);
-    startKey = page.next;
-  } while (startKey);
-  return members;
-};
-
 /** The users' read-all watermarks before and after a chunk wrote their receivers. */
 type Watermarks = ReadonlyMap<string, string>;
 
@@ -329,7 +322,7 @@ const deliverTo = async (
   // Connections first: most recipients of a large notification are offline, and for them the record
   // needs no pending-frames flag and no second write to clear it.
   const members = wantsFrames(channels)
-    ? (state.members?.get(userId) ?? (await membersOf(`user:${userId}`)))
+    ? (state.members?.get(userId) ?? (await channelMembers(userChannel(userId))))
     : [];
   const { table, key, framesPending, written } = await recordDelivery(
     notification,
@@ -344,12 +337,18 @@ const deliverTo = async (
   if (!framesPending || progress.stopped) return result;
   progress.settled.add(userId);
   const sent = await deliverToMembers(members, frameFor(notification, receiverId, channels));
+  await endGoneConnections(sent.gone);
   if (delivery.clearsPending) {
     await documentClient().send(
       new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
     );
   }
-  logger.debug('notification frames sent', { notification_id: notification.id, user_id: userId, ...sent });
+  logger.debug('notification frames sent', {
+    notification_id: notification.id,
+    user_id: userId,
+    delivered: sent.delivered,
+    gone: sent.gone.length,
+  });
   return result;
 };
 

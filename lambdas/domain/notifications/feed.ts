@@ -4,7 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound } from '../../core/errors';
-import { queryPage } from '../../core/paging';
+import { countQuery, queryPage } from '../../core/paging';
 import type * as z from '../../core/zod';
 import {
   decodeCursor,
@@ -183,8 +183,6 @@ export const markRead = async (
  * `unread` local index whose items carry only keys and `expires_at`).
  */
 const countUnread = async (userId: string, after: string | undefined, upTo?: string): Promise<number> => {
-  let count = 0;
-  let exclusiveStartKey: Record<string, unknown> | undefined;
   const now = new Date().toISOString();
   // A key condition takes one range clause. Receiver ids all have 36 characters, so `after + ' '` is
   // greater than `after` and not greater than any id after it: BETWEEN then excludes `after` itself.
@@ -197,28 +195,19 @@ const countUnread = async (userId: string, after: string | undefined, upTo?: str
           ? 'user_id = :user AND unread_key <= :upTo'
           : 'user_id = :user';
   const afterValue = after && upTo ? `${after} ` : after;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: tableName('receivers'),
-        IndexName: 'unread',
-        ConsistentRead: true,
-        Select: 'COUNT',
-        KeyConditionExpression: keyCondition,
-        ...notExpiredFilter,
-        ExpressionAttributeValues: {
-          ':user': userId,
-          ':now': now,
-          ...(afterValue ? { ':after': afterValue } : {}),
-          ...(upTo ? { ':upTo': upTo } : {}),
-        },
-        ExclusiveStartKey: exclusiveStartKey,
-      }),
-    );
-    count += page.Count ?? 0;
-    exclusiveStartKey = page.LastEvaluatedKey;
-  } while (exclusiveStartKey);
-  return count;
+  return countQuery({
+    TableName: tableName('receivers'),
+    IndexName: 'unread',
+    ConsistentRead: true,
+    KeyConditionExpression: keyCondition,
+    ...notExpiredFilter,
+    ExpressionAttributeValues: {
+      ':user': userId,
+      ':now': now,
+      ...(afterValue ? { ':after': afterValue } : {}),
+      ...(upTo ? { ':upTo': upTo } : {}),
+    },
+  });
 };
 
 /** The newest receiver not read one by one (expired or not): where read-all puts the watermark. */

@@ -1,20 +1,14 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { countQuery, documentClient, queueUrl } from '../../core/clients';
+import { queueUrl } from '../../core/clients';
+import { forEachLimited } from '../../core/concurrency';
 import { unavailable } from '../../core/errors';
 import { logger } from '../../core/logger';
+import { countQuery, type ItemKey, queryOnce } from '../../core/paging';
 import { sendAll } from '../../core/sqs-send';
-import { parseChannel } from './channels';
-import {
-  type ConnectionRange,
-  deliverToMembers,
-  forEachLimited,
-  MEMBERS_PAGE,
-  membersPage,
-  postFrame,
-} from './deliver';
+import { parseChannel } from './channel-names';
+import { shardNames } from './config';
+import { type ConnectionRange, deliverToMembers, MEMBERS_PAGE, membersPage, postFrame } from './deliver';
 import type { BroadcastFrame } from './frames';
-import { endConnection } from './lifecycle';
-import { shardNames } from './sweeper';
+import { endConnection, endGoneConnections } from './lifecycle';
 import { BY_SHARD_INDEX, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /** Audiences up to this size are delivered by the request itself; larger ones go through the queue. */
@@ -62,7 +56,7 @@ export type BroadcastChunk =
       readonly kind: 'channel';
       readonly channel: string;
       readonly frame: BroadcastFrame;
-      readonly startKey?: Record<string, unknown>;
+      readonly startKey?: ItemKey;
       /** The segment of a large channel this chain delivers; absent: the whole channel. */
       readonly range?: ConnectionRange;
     }
@@ -70,7 +64,7 @@ export type BroadcastChunk =
       readonly kind: 'shard';
       readonly shard: string;
       readonly frame: BroadcastFrame;
-      readonly startKey?: Record<string, unknown>;
+      readonly startKey?: ItemKey;
     };
 
 /**
@@ -139,29 +133,29 @@ export const planBroadcast = async (
 export const runChunk = async (chunk: BroadcastChunk): Promise<BroadcastChunk | undefined> => {
   if (chunk.kind === 'channel') {
     const page = await membersPage(chunk.channel, chunk.startKey, MEMBERS_PAGE, chunk.range);
-    await deliverToMembers(page.members, chunk.frame);
+    await endGoneConnections((await deliverToMembers(page.members, chunk.frame)).gone);
     return page.next ? { ...chunk, startKey: page.next } : undefined;
   }
-  const page = await documentClient().send(
-    new QueryCommand({
+  const page = await queryOnce<{ connection_id: string }>(
+    {
       TableName: table('connections'),
       IndexName: BY_SHARD_INDEX,
       KeyConditionExpression: '#shard = :shard',
       ExpressionAttributeNames: { '#shard': 'shard' },
       FilterExpression: 'attribute_exists(user_id)',
       ExpressionAttributeValues: { ':shard': chunk.shard },
-      ExclusiveStartKey: chunk.startKey,
       Limit: MEMBERS_PAGE,
-    }),
+    },
+    chunk.startKey,
   );
-  const ids = (page.Items ?? []).map((item) => item.connection_id as string);
+  const ids = page.items.map((item) => item.connection_id);
   await forEachLimited(ids, 32, async (connectionId) => {
     if ((await postFrame(connectionId, chunk.frame)) === 'gone') {
       logger.info('connection gone during broadcast', { connection_id: connectionId });
       await endConnection(connectionId, 'gone');
     }
   });
-  return page.LastEvaluatedKey ? { ...chunk, startKey: page.LastEvaluatedKey } : undefined;
+  return page.nextKey ? { ...chunk, startKey: page.nextKey } : undefined;
 };
 
 /** Puts chunks on the `broadcast` queue; one that does not get there would silently shrink the audience. */

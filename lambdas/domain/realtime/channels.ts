@@ -1,53 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { envNames } from '../../../lib/wiring/env';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
-import {
-  forbidden,
-  notFound,
-  ServiceError,
-  unauthorized,
-  unavailable,
-  validationError,
-} from '../../core/errors';
-import { logger } from '../../core/logger';
+import { ServiceError, unauthorized, validationError } from '../../core/errors';
+import { checkChannelAccess } from './channel-access';
+import { parseChannel, roomChannel } from './channel-names';
 import { MAX_CHANNELS_PER_CONNECTION } from './config';
-import { type ConnectionRecord, getConnection, putMembership } from './lifecycle';
+import { type ConnectionRecord, endGoneConnections, getConnection, putMembership } from './lifecycle';
 import { joinRoomPresence, leaveRoomPresence } from './presence';
-import { nowSecs, TABLE, table } from './tables';
-
-/** `user:<id>`, `room:<id>` or `topic:<name>`; the name: 1–256 printable characters without spaces. */
-const CHANNEL = /^(user|room|topic):([^\s]{1,256})$/;
-
-export type ChannelKind = 'user' | 'room' | 'topic';
-
-export const parseChannel = (channel: string): { kind: ChannelKind; name: string } => {
-  const match = CHANNEL.exec(channel);
-  if (!match) {
-    throw validationError('channel must be user:<id>, room:<id> or topic:<name>', [
-      { field: 'channel', issue: 'unknown channel shape' },
-    ]);
-  }
-  return { kind: match[1] as ChannelKind, name: match[2] as string };
-};
-
-/** Whether a topic exists: one GetItem on the events area's `topics` table. */
-export const topicExists = async (name: string): Promise<boolean> => {
-  if (!process.env[envNames.tableName(TABLE.topics)]) {
-    logger.error('the topics table is not wired to this function (lib/wiring/areas/realtime.ts)');
-    throw unavailable('Topics are not available yet');
-  }
-  const result = await documentClient().send(new GetCommand({ TableName: table('topics'), Key: { name } }));
-  const item = result.Item as { ttl?: number; deleted_at?: unknown } | undefined;
-  return item !== undefined && (item.ttl === undefined || item.ttl > nowSecs());
-};
-
-/** Contract §4 channel rules: `user:` only one's own, `room:` anyone, `topic:` an existing topic only. */
-export const checkChannelAccess = async (userId: string, channel: string): Promise<void> => {
-  const { kind, name } = parseChannel(channel);
-  if (kind === 'user' && name !== userId) throw forbidden("Only one's own user channel can be subscribed");
-  if (kind === 'topic' && !(await topicExists(name))) throw notFound(`Topic ${name} does not exist`);
-};
+import { table } from './tables';
 
 export type Authenticated = ConnectionRecord & { readonly user_id: string; readonly session_id: string };
 
@@ -106,13 +66,13 @@ export const unsubscribe = async (connection: Authenticated, channel: string): P
     }),
   );
   if (kind === 'room' && connection.rooms?.has(channel)) {
-    await leaveRoomPresence(channel, connection.user_id, connection.connection_id);
+    await endGoneConnections(await leaveRoomPresence(channel, connection.user_id, connection.connection_id));
   }
 };
 
 /** `join.room`: subscribes to `room:<id>` and makes the user a presence member of that scope. */
 export const joinRoom = async (connection: Authenticated, roomId: string): Promise<string> => {
-  const room = `room:${roomId}`;
+  const room = roomChannel(roomId);
   await subscribe(connection, room);
   try {
     await documentClient().send(
@@ -133,6 +93,8 @@ export const joinRoom = async (connection: Authenticated, roomId: string): Promi
     }
     throw error;
   }
-  await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online');
+  await endGoneConnections(
+    await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online'),
+  );
   return room;
 };

@@ -1,4 +1,5 @@
 import * as z from '../../core/zod';
+import { CHANNEL_NAME_CHARACTERS, MAX_CHANNEL_NAME_LENGTH } from './channel-names';
 import { type ErrorFrame, errorFrame, type WsErrorCode } from './frames';
 
 /** API Gateway's frame limit; a larger message can still reach a handler when sent in fragments. */
@@ -7,7 +8,11 @@ export const MAX_CLIENT_FRAME_BYTES = 32 * 1024;
 const frameId = z.optional(z.string().check(z.maxLength(64)));
 const name = z
   .string()
-  .check(z.minLength(1), z.maxLength(256), z.regex(/^\S+$/, 'must not contain whitespace'));
+  .check(
+    z.minLength(1),
+    z.maxLength(MAX_CHANNEL_NAME_LENGTH),
+    z.regex(CHANNEL_NAME_CHARACTERS, 'must not contain whitespace'),
+  );
 const channel = z.string().check(z.minLength(1), z.maxLength(300));
 
 /** Client frames (contract §4); unknown extra fields are ignored, as clients evolve faster than servers. */

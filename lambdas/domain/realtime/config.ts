@@ -58,5 +58,20 @@ export const connectionShards = (): number => {
   return value;
 };
 export const DEFAULT_CONNECTION_SHARDS = 16;
+
+const shardName = (index: number): string => `s${String(index).padStart(2, '0')}`;
+
+/** Every shard of the `byShard` index: what "every open connection" and the sweeper read, one Query each. */
+export const shardNames = (): string[] =>
+  Array.from({ length: connectionShards() }, (_, index) => shardName(index));
+
+/** A connection's shard: a stable, even spread of connection ids over the shards. */
+export const shardOf = (connectionId: string): string => {
+  let hash = 0;
+  for (let index = 0; index < connectionId.length; index++) {
+    hash = (hash * 31 + connectionId.charCodeAt(index)) >>> 0;
+  }
+  return shardName(hash % connectionShards());
+};
 /** Longest a connection lives on API Gateway (2 h): bounds every live item's TTL. */
 export const MAX_CONNECTION_SECS = 2 * 60 * 60;

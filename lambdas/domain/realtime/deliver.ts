@@ -1,14 +1,15 @@
 import { PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
+import { forEachLimited } from '../../core/concurrency';
 import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
+import { type ItemKey, type QueryInput, queryAll, queryOnce, queryPages } from '../../core/paging';
 import { realtimeSettings } from './config';
 import type { OutboundFrame } from './frames';
-import { endConnection, readSessionMeta } from './lifecycle';
+import { readSessionMeta } from './session-meta';
 import { FRAME_PREFIX, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /** A row of the channel-membership table. */
@@ -22,11 +23,21 @@ export interface Membership {
   readonly ttl: number;
 }
 
+/**
+ * A connection API Gateway said is closed (410) during a delivery. Delivery only reports it (the frame is kept
+ * in its session's replay buffer first); the caller ends it with `endGoneConnections` (lifecycle.ts).
+ */
+export interface GoneConnection {
+  readonly connection_id: string;
+  /** The membership it was found through: dropped when the connection left no record to end. */
+  readonly channel?: string;
+}
+
 export interface DeliveryResult {
   /** Frames posted to open connections. */
   readonly delivered: number;
-  /** Connections found closed (410): removed, and the frame kept for their session's replay. */
-  readonly gone: number;
+  /** Connections found closed (410), for the caller to end; their sessions keep the frame. */
+  readonly gone: GoneConnection[];
 }
 
 /** Posts at most this many frames at once per invocation (keeps sockets and memory bounded). */
@@ -64,17 +75,19 @@ const MAX_KEEP_ATTEMPTS = 3;
  * Keeps a frame for a session whose connection `endedConnection` has ended, for `reconnect` (an item per frame:
  * no 400 KB item). A resume can run between the caller's read of the membership and this write: it attaches
  * the session to a new connection, then reads and empties the buffer. So the frame is written first and the
- * session read after: a session still detached (or still on `endedConnection`, whose end is under way) will
- * replay it, since its resume reads the buffer after attaching; a session attached elsewhere may have read the
- * buffer already, so the frame's item is taken back (a delete that returns it; the resume deletes what it
- * replayed) and posted to the session's connection. Never lost; at worst sent twice.
+ * session read after: a session still detached (or still on `endedConnection`, whose end is the caller's to
+ * do) will replay it, since its resume reads the buffer after attaching; a session attached elsewhere may have
+ * read the buffer already, so the frame's item is taken back (a delete that returns it; the resume deletes what
+ * it replayed) and posted to the session's connection. Never lost; at worst sent twice. When that connection
+ * is gone too, the frame is kept for it in turn and it is reported, for the caller to end.
  */
 export const bufferFrame = async (
   sessionId: string,
   frame: OutboundFrame,
   ttl: number,
   endedConnection: string,
-): Promise<void> => {
+): Promise<GoneConnection[]> => {
+  const gone: GoneConnection[] = [];
   let from = endedConnection;
   for (let attempt = 1; attempt <= MAX_KEEP_ATTEMPTS; attempt++) {
     const key = { session_id: sessionId, item: `${FRAME_PREFIX}${newId()}` };
@@ -82,37 +95,23 @@ export const bufferFrame = async (
       new PutCommand({ TableName: table('sessions'), Item: { ...key, frame: JSON.stringify(frame), ttl } }),
     );
     const session = await readSessionMeta(sessionId);
-    if (!session || session.ended_at !== undefined || session.connection_id === from) return;
+    if (!session || session.ended_at !== undefined || session.connection_id === from) return gone;
     const taken = await documentClient().send(
       new DeleteCommand({ TableName: table('sessions'), Key: key, ReturnValues: 'ALL_OLD' }),
     );
     // Gone: the resume replayed it.
-    if (!taken.Attributes) return;
-    if ((await postFrame(session.connection_id, frame)) === 'sent') return;
-    await endConnection(session.connection_id, 'gone');
+    if (!taken.Attributes) return gone;
+    if ((await postFrame(session.connection_id, frame)) === 'sent') return gone;
+    // The next attempt keeps the frame for the session while it is still on this connection.
+    gone.push({ connection_id: session.connection_id });
     from = session.connection_id;
   }
   logger.error('frame for a session dropped: its connections kept ending', { session_id: sessionId });
+  return gone;
 };
 
 const isOwnPresence = (frame: OutboundFrame, userId: string): boolean =>
   frame.type === 'presence' && (frame as { user_id?: unknown }).user_id === userId;
-
-/** Runs `work` over `items` with at most `limit` in flight. */
-export const forEachLimited = async <T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> => {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await work(item);
-    }
-  });
-  await Promise.all(lanes);
-};
 
 /** A range of connection ids within a channel's partition (both ends included), read as one segment. */
 export interface ConnectionRange {
@@ -120,48 +119,52 @@ export interface ConnectionRange {
   readonly to: string;
 }
 
-/** One page of a channel's unexpired memberships (a Query on the channel's partition, or on a range of it). */
+/** The Query for a channel's unexpired memberships: its whole partition, or a range of it. */
+const membersQuery = (channel: string, limit: number, range?: ConnectionRange): QueryInput => ({
+  TableName: table('channels'),
+  KeyConditionExpression: range
+    ? 'channel = :channel AND connection_id BETWEEN :from AND :to'
+    : 'channel = :channel',
+  FilterExpression: NOT_EXPIRED,
+  ExpressionAttributeNames: notExpiredNames,
+  ExpressionAttributeValues: {
+    ':channel': channel,
+    ':now': nowSecs(),
+    ...(range ? { ':from': range.from, ':to': range.to } : {}),
+  },
+  Limit: limit,
+});
+
+/** Every unexpired membership of a channel known to be small (a user's few connections and detached sessions). */
+export const channelMembers = (channel: string): Promise<Membership[]> =>
+  queryAll<Membership>(membersQuery(channel, MEMBERS_PAGE));
+
+/** One page of a channel's unexpired memberships, for a chain of pages that goes on in another invocation. */
 export const membersPage = async (
   channel: string,
-  startKey?: Record<string, unknown>,
+  startKey?: ItemKey,
   limit = MEMBERS_PAGE,
   range?: ConnectionRange,
-): Promise<{ members: Membership[]; next?: Record<string, unknown> }> => {
-  const page = await documentClient().send(
-    new QueryCommand({
-      TableName: table('channels'),
-      KeyConditionExpression: range
-        ? 'channel = :channel AND connection_id BETWEEN :from AND :to'
-        : 'channel = :channel',
-      FilterExpression: NOT_EXPIRED,
-      ExpressionAttributeNames: notExpiredNames,
-      ExpressionAttributeValues: {
-        ':channel': channel,
-        ':now': nowSecs(),
-        ...(range ? { ':from': range.from, ':to': range.to } : {}),
-      },
-      ExclusiveStartKey: startKey,
-      Limit: limit,
-    }),
-  );
-  return { members: (page.Items ?? []) as Membership[], next: page.LastEvaluatedKey };
+): Promise<{ members: Membership[]; next?: ItemKey }> => {
+  const read = await queryOnce<Membership>(membersQuery(channel, limit, range), startKey);
+  return { members: read.items, ...(read.nextKey ? { next: read.nextKey } : {}) };
 };
 
 /**
  * Delivers one frame to the given memberships: posted to open connections, buffered for detached sessions.
- * A connection found gone is ended (memberships detached, presence updated) and its session keeps the frame.
+ * A connection found gone keeps the frame in its session's buffer and is reported, for the caller to end.
  */
 export const deliverToMembers = async (
   members: readonly Membership[],
   frame: OutboundFrame,
 ): Promise<DeliveryResult> => {
   let delivered = 0;
-  let gone = 0;
+  const gone: GoneConnection[] = [];
   const bufferedSessions = new Set<string>();
   const buffer = async (member: Membership, ttl: number) => {
     if (bufferedSessions.has(member.session_id)) return;
     bufferedSessions.add(member.session_id);
-    await bufferFrame(member.session_id, frame, ttl, member.connection_id);
+    gone.push(...(await bufferFrame(member.session_id, frame, ttl, member.connection_id)));
   };
   await forEachLimited(members, POST_CONCURRENCY, async (member) => {
     if (member.detached) {
@@ -174,24 +177,7 @@ export const deliverToMembers = async (
       delivered += 1;
       return;
     }
-    gone += 1;
-    logger.info('connection gone during delivery', { connection_id: member.connection_id });
-    const ended = await endConnection(member.connection_id, 'gone');
-    // No connection record (already cleaned up, or never fully written): drop the orphaned membership itself,
-    // unless a concurrent end of that connection has just turned it into a detached row (it buffers frames).
-    if (!ended) {
-      try {
-        await documentClient().send(
-          new DeleteCommand({
-            TableName: table('channels'),
-            Key: { channel: member.channel, connection_id: member.connection_id },
-            ConditionExpression: 'attribute_not_exists(detached)',
-          }),
-        );
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      }
-    }
+    gone.push({ connection_id: member.connection_id, channel: member.channel });
     await buffer(member, nowSecs() + realtimeSettings().sessionTtlSecs);
   });
   countMetric(SERVICE_METRICS.framesSent, delivered);
@@ -201,19 +187,16 @@ export const deliverToMembers = async (
 /**
  * Sends `frame` to every connection subscribed to `channel` (`user:<id>`, `room:<id>`, `topic:<name>`).
  * Finds them with a Query on the channel's partition, so the cost grows with that channel's connections only.
- * Closed connections (410) are cleaned up and never fail the call; sessions whose connection ended less than
- * the session TTL ago get the frame in their replay buffer.
+ * Closed connections (410) never fail the call: they are reported for the caller to end; sessions whose
+ * connection ended less than the session TTL ago get the frame in their replay buffer.
  */
 export const deliverToChannel = async (channel: string, frame: OutboundFrame): Promise<DeliveryResult> => {
   let delivered = 0;
-  let gone = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await membersPage(channel, startKey);
-    const result = await deliverToMembers(page.members, frame);
+  const gone: GoneConnection[] = [];
+  for await (const members of queryPages<Membership>(membersQuery(channel, MEMBERS_PAGE))) {
+    const result = await deliverToMembers(members, frame);
     delivered += result.delivered;
-    gone += result.gone;
-    startKey = page.next;
-  } while (startKey);
+    gone.push(...result.gone);
+  }
   return { delivered, gone };
 };

@@ -1,12 +1,16 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
+import { forEachLimited } from '../../core/concurrency';
 import { newId } from '../../core/ids';
+import { logger } from '../../core/logger';
 import type { UserPrincipal } from '../../core/principal';
-import { connectionShards, MAX_CONNECTION_SECS, realtimeSettings } from './config';
+import { userChannel } from './channel-names';
+import { realtimeSettings, shardOf } from './config';
+import type { GoneConnection } from './deliver';
 import type { PresenceStatus, SessionFrame } from './frames';
 import { presenceOnConnect, presenceOnDisconnect } from './presence';
-import { nowSecs, SESSION_META, table } from './tables';
+import { liveItemTtl, nowSecs, SESSION_META, table } from './tables';
 
 /** A row of the connections table. */
 export interface ConnectionRecord {
@@ -36,20 +40,7 @@ export interface ConnectionRecord {
   readonly auth_closed?: boolean;
 }
 
-export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired' | 'replaced';
-
-/** Stable, even spread of connections over the index shards. */
-export const shardOf = (connectionId: string): string => {
-  let hash = 0;
-  for (let index = 0; index < connectionId.length; index++) {
-    hash = (hash * 31 + connectionId.charCodeAt(index)) >>> 0;
-  }
-  return `s${String(hash % connectionShards()).padStart(2, '0')}`;
-};
-
-export const connectionTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
-/** While a session's connection is open, its meta item lives as long as a connection can. */
-const liveSessionTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
+export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired';
 
 export const getConnection = async (connectionId: string): Promise<ConnectionRecord | undefined> => {
   const result = await documentClient().send(
@@ -61,30 +52,6 @@ export const getConnection = async (connectionId: string): Promise<ConnectionRec
   );
   const item = result.Item as ConnectionRecord | undefined;
   return item && item.ttl > nowSecs() ? item : undefined;
-};
-
-/** A session's `meta` item: its user, current connection, and, once that connection ended, what to restore. */
-export interface SessionMeta {
-  readonly session_id: string;
-  readonly user_id: string;
-  readonly connection_id: string;
-  /** Set while the session has no connection (epoch milliseconds). */
-  readonly ended_at?: number;
-  readonly channels?: string[];
-  readonly rooms?: string[];
-  readonly ttl: number;
-}
-
-export const readSessionMeta = async (sessionId: string): Promise<SessionMeta | undefined> => {
-  const result = await documentClient().send(
-    new GetCommand({
-      TableName: table('sessions'),
-      Key: { session_id: sessionId, item: SESSION_META },
-      ConsistentRead: true,
-    }),
-  );
-  const meta = result.Item as SessionMeta | undefined;
-  return meta && meta.ttl > nowSecs() ? meta : undefined;
 };
 
 export const sessionFrameOf = (connection: { session_id: string; user_id: string }): SessionFrame => ({
@@ -116,7 +83,7 @@ export const putMembership = async (
         connection_id: connectionId,
         user_id: userId,
         session_id: sessionId,
-        ...(detachedUntil === undefined ? { ttl: connectionTtl() } : { detached: true, ttl: detachedUntil }),
+        ...(detachedUntil === undefined ? { ttl: liveItemTtl() } : { detached: true, ttl: detachedUntil }),
       },
     }),
   );
@@ -133,11 +100,11 @@ const startSession = async (connectionId: string, userId: string): Promise<strin
         item: SESSION_META,
         user_id: userId,
         connection_id: connectionId,
-        ttl: liveSessionTtl(),
+        ttl: liveItemTtl(),
       },
     }),
   );
-  await putMembership(`user:${userId}`, connectionId, userId, sessionId);
+  await putMembership(userChannel(userId), connectionId, userId, sessionId);
   await presenceOnConnect(userId, connectionId);
   return sessionId;
 };
@@ -152,7 +119,7 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
     connection_id: connectionId,
     shard: shardOf(connectionId),
     connected_at: connectedAt,
-    ttl: connectionTtl(),
+    ttl: liveItemTtl(),
   };
   if (!principal) {
     await documentClient().send(
@@ -173,7 +140,7 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
         user_id: principal.id,
         session_id: sessionId,
         token_expires_at: principal.acceptedUntil,
-        channels: new Set([`user:${principal.id}`]),
+        channels: new Set([userChannel(principal.id)]),
         status: 'online',
       },
     }),
@@ -244,7 +211,7 @@ export const authenticateConnection = async (
       UpdateExpression: 'SET session_id = :session, welcomed = :true ADD channels :channels',
       ExpressionAttributeValues: {
         ':session': sessionId,
-        ':channels': new Set([`user:${principal.id}`]),
+        ':channels': new Set([userChannel(principal.id)]),
         ':true': true,
       },
     }),
@@ -356,14 +323,41 @@ export const endConnection = async (
     }),
   );
   const connection = deleted.Attributes as ConnectionRecord | undefined;
+  if (connection) logger.debug('connection ended', { connection_id: connectionId, reason });
   if (!connection?.session_id || !connection.user_id) return connection;
   const { session_id: sessionId, user_id: userId } = connection;
   const channels = [...(connection.channels ?? [])];
   const rooms = [...(connection.rooms ?? [])];
-  if (reason === 'replaced') await dropMemberships(channels, connectionId);
-  else await detachSession({ sessionId, connectionId, userId, channels, rooms });
-  await presenceOnDisconnect(userId, connectionId, rooms);
+  await detachSession({ sessionId, connectionId, userId, channels, rooms });
+  await endGoneConnections(await presenceOnDisconnect(userId, connectionId, rooms));
   return connection;
+};
+
+/** Connections ended at once while ending the ones a delivery found gone. */
+const GONE_CONCURRENCY = 16;
+
+/**
+ * Ends the connections a delivery found closed (410): their sessions already keep the frame, and ending them
+ * detaches their memberships and updates presence. A connection with no record (already cleaned up, or never
+ * fully written) leaves an orphaned membership: dropped, unless a concurrent end of that connection has just
+ * turned it into a detached row (which buffers frames).
+ */
+export const endGoneConnections = async (gone: readonly GoneConnection[]): Promise<void> => {
+  await forEachLimited(gone, GONE_CONCURRENCY, async ({ connection_id: connectionId, channel }) => {
+    logger.info('connection gone during delivery', { connection_id: connectionId });
+    if ((await endConnection(connectionId, 'gone')) || channel === undefined) return;
+    try {
+      await documentClient().send(
+        new DeleteCommand({
+          TableName: table('channels'),
+          Key: { channel, connection_id: connectionId },
+          ConditionExpression: 'attribute_not_exists(detached)',
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  });
 };
 
 /** `presence.update`: the status the connection's presence rows start from in rooms it joins later. */

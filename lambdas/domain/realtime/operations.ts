@@ -2,6 +2,7 @@ import { ServiceError } from '../../core/errors';
 import { logger } from '../../core/logger';
 import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
+import { topicChannel } from './channel-names';
 import { type Authenticated, joinRoom, subscribe, unsubscribe } from './channels';
 import {
   type CLIENT_FRAMES,
@@ -14,6 +15,7 @@ import { ackFrame, errorFrame, type OutboundFrame, type WsErrorCode } from './fr
 import {
   authenticateConnection,
   claimWelcome,
+  endGoneConnections,
   getConnection,
   sessionFrameOf,
   setConnectionStatus,
@@ -75,18 +77,20 @@ const operations: {
     await ctx.send(ackFrame('join.room', frame.id, { channel: room }));
   },
   'join.topic': async (ctx, frame) => {
-    const channel = `topic:${frame.topic}`;
+    const channel = topicChannel(frame.topic);
     await subscribe(await requireAuthenticated(ctx), channel);
     await ctx.send(ackFrame('join.topic', frame.id, { channel }));
   },
   'presence.update': async (ctx, frame) => {
     const connection = await requireAuthenticated(ctx);
     await setConnectionStatus(connection.connection_id, frame.status);
-    await updatePresence(
-      connection.user_id,
-      connection.connection_id,
-      [...(connection.rooms ?? [])],
-      frame.status,
+    await endGoneConnections(
+      await updatePresence(
+        connection.user_id,
+        connection.connection_id,
+        [...(connection.rooms ?? [])],
+        frame.status,
+      ),
     );
     await ctx.send(ackFrame('presence.update', frame.id));
   },

@@ -1,7 +1,8 @@
 // Apart from the broadcast body's schema, so that GET /presence bundles only its own.
 import * as z from '../../core/zod';
+import { channelPattern, describeChannels } from './channel-names';
 
 /** Query of GET /presence. */
 export const presenceScopeQuerySchema = z.strictObject({
-  scope: z.string().check(z.regex(/^room:\S{1,256}$/, 'must be room:<id>')),
+  scope: z.string().check(z.regex(channelPattern(['room']), `must be ${describeChannels(['room'])}`)),
 });

@@ -1,11 +1,12 @@
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
+import { queryAll } from '../../core/paging';
 import type * as z from '../../core/zod';
-import { MAX_CONNECTION_SECS } from './config';
-import { deliverToChannel } from './deliver';
+import { userChannel } from './channel-names';
+import { deliverToChannel, type GoneConnection } from './deliver';
 import type { PresenceFrame, PresenceState, PresenceStatus } from './frames';
 import type { scopePresenceSchema, userPresenceSchema } from './responses';
-import { LAST_SEEN_MEMBER, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
+import { LAST_SEEN_MEMBER, liveItemTtl, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /**
  * Presence rows (table `presence`):
@@ -23,12 +24,9 @@ interface PresenceRow {
   readonly status: PresenceStatus;
 }
 
-/** Presence rows outlive their connection by at most API Gateway's 2-hour connection limit. */
-const rowTtl = () => nowSecs() + MAX_CONNECTION_SECS + 600;
 /** Last-seen times are kept a month after a user's last connection. */
 const LAST_SEEN_SECS = 30 * 24 * 3600;
 
-const userScope = (userId: string) => `user:${userId}`;
 const roomMember = (userId: string, connectionId: string) => `${userId}#${connectionId}`;
 
 export const aggregateStatus = (statuses: readonly PresenceStatus[]): PresenceState => {
@@ -38,43 +36,32 @@ export const aggregateStatus = (statuses: readonly PresenceStatus[]): PresenceSt
   return 'away';
 };
 
-const rowsOf = async (scope: string, memberPrefix?: string): Promise<PresenceRow[]> => {
-  const rows: PresenceRow[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: table('presence'),
-        KeyConditionExpression: memberPrefix
-          ? '#scope = :scope AND begins_with(#member, :prefix)'
-          : '#scope = :scope',
-        FilterExpression: NOT_EXPIRED,
-        ExpressionAttributeNames: {
-          ...notExpiredNames,
-          '#scope': 'scope',
-          ...(memberPrefix ? { '#member': 'member' } : {}),
-        },
-        ExpressionAttributeValues: {
-          ':scope': scope,
-          ':now': nowSecs(),
-          ...(memberPrefix ? { ':prefix': memberPrefix } : {}),
-        },
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    rows.push(...((page.Items ?? []) as PresenceRow[]));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return rows;
-};
+const rowsOf = (scope: string, memberPrefix?: string): Promise<PresenceRow[]> =>
+  queryAll<PresenceRow>({
+    TableName: table('presence'),
+    KeyConditionExpression: memberPrefix
+      ? '#scope = :scope AND begins_with(#member, :prefix)'
+      : '#scope = :scope',
+    FilterExpression: NOT_EXPIRED,
+    ExpressionAttributeNames: {
+      ...notExpiredNames,
+      '#scope': 'scope',
+      ...(memberPrefix ? { '#member': 'member' } : {}),
+    },
+    ExpressionAttributeValues: {
+      ':scope': scope,
+      ':now': nowSecs(),
+      ...(memberPrefix ? { ':prefix': memberPrefix } : {}),
+    },
+    ConsistentRead: true,
+  });
 
 /** A user's rows in a room (the prefix may match a user id that extends this one, so filter exactly). */
 const userRowsInRoom = async (room: string, userId: string) =>
   (await rowsOf(room, `${userId}#`)).filter((row) => row.user_id === userId);
 
 const userConnectionRows = async (userId: string) =>
-  (await rowsOf(userScope(userId))).filter((row) => row.member !== LAST_SEEN_MEMBER);
+  (await rowsOf(userChannel(userId))).filter((row) => row.member !== LAST_SEEN_MEMBER);
 
 const frame = (
   scope: string,
@@ -90,31 +77,39 @@ const frame = (
   change,
 });
 
+/** Tells a room's subscribers; the connections found gone meanwhile, for the caller to end. */
+const announce = async (room: string, change: PresenceFrame): Promise<GoneConnection[]> =>
+  (await deliverToChannel(room, change)).gone;
+
 export const presenceOnConnect = async (userId: string, connectionId: string): Promise<void> => {
   await documentClient().send(
     new PutCommand({
       TableName: table('presence'),
       Item: {
-        scope: userScope(userId),
+        scope: userChannel(userId),
         member: connectionId,
         user_id: userId,
         connection_id: connectionId,
         status: 'online',
-        ttl: rowTtl(),
+        ttl: liveItemTtl(),
       },
     }),
   );
 };
 
-/** Makes the connection a member of `room:<id>`; the room's subscribers get `join` (first connection) or `update`. */
+/**
+ * Makes the connection a member of `room:<id>`; the room's subscribers get `join` (first connection) or
+ * `update`. Like every change below, it returns the connections its announcement found gone (the caller ends
+ * them: delivery cannot, as ending a connection updates presence).
+ */
 export const joinRoomPresence = async (
   room: string,
   userId: string,
   connectionId: string,
   status: PresenceStatus,
-): Promise<void> => {
+): Promise<GoneConnection[]> => {
   const before = await userRowsInRoom(room, userId);
-  if (before.some((row) => row.connection_id === connectionId)) return;
+  if (before.some((row) => row.connection_id === connectionId)) return [];
   await documentClient().send(
     new PutCommand({
       TableName: table('presence'),
@@ -124,14 +119,15 @@ export const joinRoomPresence = async (
         user_id: userId,
         connection_id: connectionId,
         status,
-        ttl: rowTtl(),
+        ttl: liveItemTtl(),
       },
     }),
   );
   const previous = aggregateStatus(before.map((row) => row.status));
   const current = aggregateStatus([...before.map((row) => row.status), status]);
-  if (before.length === 0) await deliverToChannel(room, frame(room, userId, current, 'join'));
-  else if (previous !== current) await deliverToChannel(room, frame(room, userId, current, 'update'));
+  if (before.length === 0) return announce(room, frame(room, userId, current, 'join'));
+  if (previous !== current) return announce(room, frame(room, userId, current, 'update'));
+  return [];
 };
 
 /** Removes the connection from the room; `leave` when it was the user's last connection there. */
@@ -139,9 +135,9 @@ export const leaveRoomPresence = async (
   room: string,
   userId: string,
   connectionId: string,
-): Promise<void> => {
+): Promise<GoneConnection[]> => {
   const before = await userRowsInRoom(room, userId);
-  if (!before.some((row) => row.connection_id === connectionId)) return;
+  if (!before.some((row) => row.connection_id === connectionId)) return [];
   await documentClient().send(
     new DeleteCommand({
       TableName: table('presence'),
@@ -153,10 +149,10 @@ export const leaveRoomPresence = async (
   const current = aggregateStatus(remaining.map((row) => row.status));
   if (remaining.length === 0) {
     const global = aggregateStatus((await userConnectionRows(userId)).map((row) => row.status));
-    await deliverToChannel(room, frame(room, userId, global, 'leave'));
-  } else if (previous !== current) {
-    await deliverToChannel(room, frame(room, userId, current, 'update'));
+    return announce(room, frame(room, userId, global, 'leave'));
   }
+  if (previous !== current) return announce(room, frame(room, userId, current, 'update'));
+  return [];
 };
 
 /** `presence.update`: the connection's status changes everywhere; rooms whose aggregate changed get `update`. */
@@ -165,7 +161,8 @@ export const updatePresence = async (
   connectionId: string,
   rooms: readonly string[],
   status: PresenceStatus,
-): Promise<void> => {
+): Promise<GoneConnection[]> => {
+  const gone: GoneConnection[] = [];
   const set = (scope: string, member: string) =>
     documentClient().send(
       new UpdateCommand({
@@ -177,11 +174,11 @@ export const updatePresence = async (
           ':status': status,
           ':user': userId,
           ':connection': connectionId,
-          ':ttl': rowTtl(),
+          ':ttl': liveItemTtl(),
         },
       }),
     );
-  await set(userScope(userId), connectionId);
+  await set(userChannel(userId), connectionId);
   for (const room of rooms) {
     const before = await userRowsInRoom(room, userId);
     await set(room, roomMember(userId, connectionId));
@@ -190,8 +187,9 @@ export const updatePresence = async (
       ...before.filter((row) => row.connection_id !== connectionId).map((row) => row.status),
       status,
     ]);
-    if (previous !== current) await deliverToChannel(room, frame(room, userId, current, 'update'));
+    if (previous !== current) gone.push(...(await announce(room, frame(room, userId, current, 'update'))));
   }
+  return gone;
 };
 
 /** The connection ended: its rows go, the user's last-seen time is kept, and its rooms see `leave`/`update`. */
@@ -199,18 +197,18 @@ export const presenceOnDisconnect = async (
   userId: string,
   connectionId: string,
   rooms: readonly string[],
-): Promise<void> => {
+): Promise<GoneConnection[]> => {
   await documentClient().send(
     new DeleteCommand({
       TableName: table('presence'),
-      Key: { scope: userScope(userId), member: connectionId },
+      Key: { scope: userChannel(userId), member: connectionId },
     }),
   );
   await documentClient().send(
     new PutCommand({
       TableName: table('presence'),
       Item: {
-        scope: userScope(userId),
+        scope: userChannel(userId),
         member: LAST_SEEN_MEMBER,
         user_id: userId,
         last_seen_at: new Date().toISOString(),
@@ -218,7 +216,9 @@ export const presenceOnDisconnect = async (
       },
     }),
   );
-  for (const room of rooms) await leaveRoomPresence(room, userId, connectionId);
+  const gone: GoneConnection[] = [];
+  for (const room of rooms) gone.push(...(await leaveRoomPresence(room, userId, connectionId)));
+  return gone;
 };
 
 /** What GET /presence/{user_id} answers (the schema is the API documents' too). */
@@ -226,7 +226,7 @@ export type UserPresence = z.output<typeof userPresenceSchema>;
 
 /** GET /presence/{user_id}: one Query on the user's scope. A connected user is seen now. */
 export const userPresence = async (userId: string): Promise<UserPresence> => {
-  const rows = await rowsOf(userScope(userId));
+  const rows = await rowsOf(userChannel(userId));
   const connections = rows.filter((row) => row.member !== LAST_SEEN_MEMBER);
   const lastSeen = rows.find((row) => row.member === LAST_SEEN_MEMBER) as
     | { last_seen_at?: string }

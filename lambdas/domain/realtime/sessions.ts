@@ -2,11 +2,12 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import type { Authenticated } from './channels';
-import { MAX_CHANNELS_PER_CONNECTION, MAX_CONNECTION_SECS, MAX_REPLAYED_FRAMES } from './config';
+import { MAX_CHANNELS_PER_CONNECTION, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
-import { detachSession, endConnection, putMembership, readSessionMeta } from './lifecycle';
+import { detachSession, endConnection, endGoneConnections, putMembership } from './lifecycle';
 import { joinRoomPresence } from './presence';
-import { FRAME_PREFIX, nowSecs, SESSION_META, table } from './tables';
+import { readSessionMeta } from './session-meta';
+import { FRAME_PREFIX, liveItemTtl, nowSecs, SESSION_META, table } from './tables';
 
 export class SessionExpiredError extends Error {
   constructor() {
@@ -95,7 +96,7 @@ export const resumeSession = async (
         ExpressionAttributeValues: {
           ':connection': connection.connection_id,
           ':previous': meta.connection_id,
-          ':ttl': nowSecs() + MAX_CONNECTION_SECS + 600,
+          ':ttl': liveItemTtl(),
         },
       }),
     );
@@ -164,7 +165,14 @@ export const resumeSession = async (
     }),
   );
   for (const room of rooms) {
-    await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online');
+    await endGoneConnections(
+      await joinRoomPresence(
+        room,
+        connection.user_id,
+        connection.connection_id,
+        connection.status ?? 'online',
+      ),
+    );
   }
   const { keys, frames } = await bufferedFrames(sessionId);
   await sendAck(frames.length);

@@ -1,11 +1,12 @@
 import { DeleteConnectionCommand, GetConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, queueUrl } from '../../core/clients';
+import { queueUrl } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
+import { forEachLimited } from '../../core/concurrency';
 import { logger } from '../../core/logger';
+import { queryAll } from '../../core/paging';
 import { sendAll } from '../../core/sqs-send';
-import { connectionShards, realtimeSettings } from './config';
-import { forEachLimited, postFrame } from './deliver';
+import { realtimeSettings, shardNames } from './config';
+import { postFrame } from './deliver';
 import { type ErrorFrame, errorFrame } from './frames';
 import {
   type ConnectionRecord,
@@ -21,28 +22,16 @@ const isGone = (error: unknown) =>
   (error.name === 'GoneException' ||
     (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410);
 
-export const shardNames = (): string[] =>
-  Array.from({ length: connectionShards() }, (_, index) => `s${String(index).padStart(2, '0')}`);
-
 /** Connection ids whose `check_at` has passed, from one shard of the index (a key-range Query). */
 const dueInShard = async (shard: string, nowSecs: number): Promise<string[]> => {
-  const ids: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: table('connections'),
-        IndexName: BY_SHARD_INDEX,
-        KeyConditionExpression: '#shard = :shard AND check_at <= :now',
-        ExpressionAttributeNames: { '#shard': 'shard' },
-        ExpressionAttributeValues: { ':shard': shard, ':now': nowSecs },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) ids.push(item.connection_id as string);
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return ids;
+  const items = await queryAll<{ connection_id: string }>({
+    TableName: table('connections'),
+    IndexName: BY_SHARD_INDEX,
+    KeyConditionExpression: '#shard = :shard AND check_at <= :now',
+    ExpressionAttributeNames: { '#shard': 'shard' },
+    ExpressionAttributeValues: { ':shard': shard, ':now': nowSecs },
+  });
+  return items.map((item) => item.connection_id);
 };
 
 /** Tells the client why (when there is something to tell), closes the socket, then cleans up ourselves. */

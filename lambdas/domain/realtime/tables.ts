@@ -1,4 +1,5 @@
 import { tableName } from '../../core/clients';
+import { MAX_CONNECTION_SECS } from './config';
 
 /**
  * Realtime tables (declared in lib/wiring/areas/realtime.ts; layout in docs/realtime.md).
@@ -25,6 +26,15 @@ export const LAST_SEEN_MEMBER = '~last_seen';
 export const table = (id: keyof typeof TABLE): string => tableName(TABLE[id]);
 
 export const nowSecs = (): number => Math.floor(Date.now() / 1000);
+
+/** What a live item's TTL keeps beyond the longest connection, so DynamoDB never drops one under it. */
+const LIVE_TTL_MARGIN_SECS = 600;
+
+/**
+ * The TTL of an item that lives while its connection does (the connection, its memberships, its presence rows,
+ * its session's meta): API Gateway's 2-hour connection limit plus a margin.
+ */
+export const liveItemTtl = (): number => nowSecs() + MAX_CONNECTION_SECS + LIVE_TTL_MARGIN_SECS;
 
 /** Filter for reads: items whose TTL has passed are gone even if DynamoDB has not deleted them yet. */
 export const NOT_EXPIRED = '#ttl > :now';

@@ -1,8 +1,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { forbidden, notFound, unavailable, validationError } from '../../core/errors';
+import { queryAll, queryOnce } from '../../core/paging';
 import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
 import type { subscriptionSchema } from './responses';
@@ -198,22 +199,13 @@ export const unsubscribe = async (principal: Principal, id: string): Promise<voi
 
 /** The user's own subscriptions: a Query on the byUser index, every page (a user has few). */
 export const listSubscriptions = async (userId: string): Promise<Subscription[]> => {
-  const items: Subscription[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: tableName('subscriptions'),
-        IndexName: 'byUser',
-        KeyConditionExpression: 'user_id = :user',
-        ExpressionAttributeValues: { ':user': userId },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) items.push(toSubscription(item as SubscriptionRecord));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+  const items = await queryAll<SubscriptionRecord>({
+    TableName: tableName('subscriptions'),
+    IndexName: 'byUser',
+    KeyConditionExpression: 'user_id = :user',
+    ExpressionAttributeValues: { ':user': userId },
+  });
+  return items.map(toSubscription);
 };
 
 /** Subscribers of a topic read per fan-out page: a strongly consistent Query on the topic's partition. */
@@ -224,19 +216,17 @@ export const subscribersPage = async (
   afterUserId?: string,
   limit = SUBSCRIBERS_PAGE,
 ): Promise<{ userIds: string[]; lastUserId?: string }> => {
-  const page = await documentClient().send(
-    new QueryCommand({
+  const page = await queryOnce<{ user_id: string }>(
+    {
       TableName: tableName('subscriptions'),
       KeyConditionExpression: 'topic = :topic',
       ExpressionAttributeValues: { ':topic': topic },
       ProjectionExpression: 'user_id',
-      ExclusiveStartKey: afterUserId === undefined ? undefined : { topic, user_id: afterUserId },
       Limit: limit,
       ConsistentRead: true,
-    }),
+    },
+    afterUserId === undefined ? undefined : { topic, user_id: afterUserId },
   );
-  const userIds = (page.Items ?? []).map((item) => item.user_id as string);
-  return page.LastEvaluatedKey
-    ? { userIds, lastUserId: page.LastEvaluatedKey.user_id as string }
-    : { userIds };
+  const userIds = page.items.map((item) => item.user_id);
+  return page.nextKey ? { userIds, lastUserId: page.nextKey.user_id as string } : { userIds };
 };

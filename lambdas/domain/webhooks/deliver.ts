@@ -32,10 +32,11 @@ export interface Receipt {
 }
 
 /**
- * The attempt is claimed by another receive of this same message (SQS handed it out twice) that may still be
- * running. Acknowledging would delete the message its holder depends on, so the item fails instead: SQS hands
- * it out again after the visibility timeout (180 s), longer than any invocation (30 s), so by then the claim
- * has either been recorded as an outcome or expired.
+ * The attempt is claimed by another receive of this same message (SQS handed it out twice: a duplicate copy
+ * while the first receive runs, or again after that receive died) that may still be running. Acknowledging
+ * would delete the message its holder depends on, so the item fails instead: SQS hands it out again after the
+ * visibility timeout (180 s), longer than any invocation (30 s), so by then the claim has either been recorded
+ * as an outcome or expired, and an expired claim is taken over.
  */
 export class AttemptHeldByOtherReceive extends Error {
   constructor(message: DeliveryMessage, claimExpiresAt: string | undefined) {
@@ -113,8 +114,8 @@ const describe = (result: SendResult): string =>
  * stale messages into no-ops. Records the attempt, then schedules the next one or dead-letters. A message is
  * acknowledged (this returns) only once the delivery is final or its next attempt is queued, or while another
  * message holds the claim (that message stays unacknowledged until it records an outcome). A claim is taken
- * over when its holder's invocation is past its deadline, or when SQS hands the holder's own message out again
- * (its earlier receive was abandoned: the invocation died, or the local runtime restarted after a crash).
+ * over only once its holder's invocation is past its deadline: a second receive of the holder's own message
+ * may be a duplicate copy running at the same time, so it fails (AttemptHeldByOtherReceive) and comes back.
  */
 export const deliverAttempt = async (
   message: DeliveryMessage,
@@ -178,11 +179,13 @@ const claimAndSend = async (
       claim_receive: receipt.receiveCount,
       updated_at: now.toISOString(),
     },
+    // Only an expired claim is taken over: another receive of the holder's own message does not prove the holder
+    // died, as SQS may hand a message out twice at once (a copy on a server that missed the first receive).
     condition:
       '#run = :run AND ((attempt_count = :previous AND #status IN (:pending, :retrying)) OR ' +
       '(attempt_count = :attempt AND #status = :sending AND (claim_expires_at < :now OR ' +
       // Claims written before claims had an expiry: their invocations are long gone.
-      'attribute_not_exists(claim_expires_at) OR (claimed_by = :message AND claim_receive < :receive))))',
+      'attribute_not_exists(claim_expires_at))))',
     names: { '#run': 'run', '#status': 'status' },
     values: {
       ':run': message.run,
@@ -192,8 +195,6 @@ const claimAndSend = async (
       ':retrying': 'retrying',
       ':sending': 'sending',
       ':now': now.toISOString(),
-      ':message': receipt.messageId,
-      ':receive': receipt.receiveCount,
     },
   });
   if (!claimed) {

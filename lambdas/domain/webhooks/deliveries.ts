@@ -87,7 +87,9 @@ export const getDelivery = async (
 
 /**
  * Creates the delivery of an event to a webhook once: the conditional put on (webhook id, delivery id) is
- * what makes redelivered bus messages harmless. Returns whether it was new (or still waits for its first try).
+ * what makes redelivered bus messages harmless. Returns whether its first attempt is still to be seen to: it
+ * is new, or a redelivered bus message finds it still at the first attempt of its first run (not made yet,
+ * being made by a receive that may have died, or failed with the retry perhaps not queued).
  */
 export const createDelivery = async (
   webhookId: string,
@@ -119,10 +121,16 @@ export const createDelivery = async (
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
-  // Exists: a redelivery. If the first try was never made (the last run stopped between put and send),
-  // sending again is safe: the delivery worker's claim lets only one message make attempt 1.
+  // Exists: a redelivery. Making attempt 1 again is safe: its claim lets one receive make it, and a
+  // delivery past it (succeeded, retried, dead-lettered, re-sent) is left alone.
   const existing = await getDelivery(webhookId, deliveryId);
-  return existing?.status === 'pending' && existing.attempt_count === 0 && existing.run === 0;
+  return (
+    existing !== undefined &&
+    existing.run === 0 &&
+    existing.attempt_count <= 1 &&
+    existing.status !== 'succeeded' &&
+    existing.status !== 'dead_letter'
+  );
 };
 
 /** Hands attempts to the delivery queue now, or after a delay: SQS DelaySeconds up to its limit, else a schedule. */

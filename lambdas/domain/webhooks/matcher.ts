@@ -1,8 +1,9 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from '../../core/clients';
+import { tableName } from '../../core/clients';
 import { logger } from '../../core/logger';
+import { queryAll } from '../../core/paging';
 import { parseBusEnvelope } from '../events/envelope';
-import { createDelivery, type DeliveryMessage, type EventSnapshot, enqueueAttempts } from './deliveries';
+import { deliverAttempt, type Receipt } from './deliver';
+import { createDelivery, type EventSnapshot } from './deliveries';
 import { filterKeysFor } from './filters';
 
 export const eventFromEnvelope = (body: string): { event: EventSnapshot; replayName?: string } => {
@@ -27,47 +28,51 @@ export const matchingWebhookIds = async (eventType: string): Promise<string[]> =
   const ids = new Set<string>();
   await Promise.all(
     filterKeysFor(eventType).map(async (filter) => {
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await documentClient().send(
-          new QueryCommand({
-            TableName: tableName('webhookFilters'),
-            KeyConditionExpression: '#filter = :filter',
-            ExpressionAttributeNames: { '#filter': 'filter' },
-            ExpressionAttributeValues: { ':filter': filter },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of page.Items ?? []) ids.add(String(item.webhook_id));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
+      const items = await queryAll<{ webhook_id: unknown }>({
+        TableName: tableName('webhookFilters'),
+        KeyConditionExpression: '#filter = :filter',
+        ExpressionAttributeNames: { '#filter': 'filter' },
+        ExpressionAttributeValues: { ':filter': filter },
+      });
+      for (const item of items) ids.add(String(item.webhook_id));
     }),
   );
   return [...ids];
 };
 
 /**
- * One delivery per matching webhook, created once per (event, webhook) and handed to the delivery queue.
- * The delivery id is the event id, so a receiver sees one `webhook-id` per event; an archive replay is a
+ * One delivery per matching webhook, created once per (event, webhook), and its first attempt made here, by the
+ * delivery code the queue's worker runs (claims, endpoint slots, retries): only what follows — a retry, or an
+ * attempt deferred while its endpoint is busy — goes through the delivery queue, which saves a queue hop per
+ * delivered event. The bus message is acknowledged (this returns) only once each first attempt has reached
+ * what `deliverAttempt` promises: a final state, or the next attempt queued or scheduled. A redelivered bus
+ * message makes the first attempt of each delivery still at it again; the attempt's claim lets one receive make
+ * it. The delivery id is the event id, so a receiver sees one `webhook-id` per event; an archive replay is a
  * new delivery (`<event id>~<replay name>`), as replaying means sending again.
  */
-export const matchEvent = async (body: string, now = new Date()): Promise<number> => {
+export const matchEvent = async (body: string, receipt: Receipt, now = new Date()): Promise<number> => {
   const { event, replayName } = eventFromEnvelope(body);
   const deliveryId = replayName ? `${event.id}~${replayName}` : event.id;
   const webhookIds = await matchingWebhookIds(event.event_type);
-  const messages: DeliveryMessage[] = [];
-  await Promise.all(
-    webhookIds.map(async (webhookId) => {
-      if (await createDelivery(webhookId, deliveryId, event, now)) {
-        messages.push({ webhook_id: webhookId, delivery_id: deliveryId, run: 0, attempt: 1 });
-      }
-    }),
+  const due = await Promise.all(
+    webhookIds.map(async (webhookId) =>
+      (await createDelivery(webhookId, deliveryId, event, now)) ? webhookId : undefined,
+    ),
   );
-  await enqueueAttempts(messages);
+  const attempts = due.filter((webhookId) => webhookId !== undefined);
+  // Every webhook gets its attempt even when another one's fails: the message then comes back for the rest.
+  const outcomes = await Promise.allSettled(
+    attempts.map((webhookId) =>
+      deliverAttempt({ webhook_id: webhookId, delivery_id: deliveryId, run: 0, attempt: 1 }, receipt),
+    ),
+  );
   logger.info('event matched', {
     event_id: event.id,
     event_type: event.event_type,
-    webhooks: messages.length,
+    webhooks: webhookIds.length,
+    first_attempts: attempts.length,
   });
-  return messages.length;
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  return attempts.length;
 };

@@ -1,8 +1,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound, validationError } from '../../core/errors';
 import { newId } from '../../core/ids';
+import { queryAll } from '../../core/paging';
 import type * as z from '../../core/zod';
 import { AddressRefused } from './address-policy';
 import type { webhookSchema } from './responses';
@@ -99,24 +100,15 @@ export const requireWebhook = async (id: string): Promise<WebhookRecord> => {
 
 /** Every webhook, newest first (the byList index; no Scan). */
 export const listWebhooks = async (): Promise<WebhookView[]> => {
-  const items: WebhookView[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: tableName('webhooks'),
-        IndexName: 'byList',
-        KeyConditionExpression: '#list = :list',
-        ExpressionAttributeNames: { '#list': 'list' },
-        ExpressionAttributeValues: { ':list': LIST_KEY },
-        ScanIndexForward: false,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) items.push(toView(item as WebhookRecord));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+  const items = await queryAll<WebhookRecord>({
+    TableName: tableName('webhooks'),
+    IndexName: 'byList',
+    KeyConditionExpression: '#list = :list',
+    ExpressionAttributeNames: { '#list': 'list' },
+    ExpressionAttributeValues: { ':list': LIST_KEY },
+    ScanIndexForward: false,
+  });
+  return items.map(toView);
 };
 
 const isConditionFailure = (error: unknown) =>

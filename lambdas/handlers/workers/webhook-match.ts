@@ -1,4 +1,6 @@
-import { sqsWorker } from '../../core/sqs-worker';
+import { messageReceipt, sqsWorker } from '../../core/sqs-worker';
 import { matchEvent } from '../../domain/webhooks/matcher';
 
-export const handler = sqsWorker('webhooks.match', (body) => matchEvent(body));
+export const handler = sqsWorker('webhooks.match', (body, record, context) =>
+  matchEvent(body, messageReceipt(record, context)),
+);

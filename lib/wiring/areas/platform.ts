@@ -15,8 +15,10 @@ const health = (id: string, path: string, handler: string, extra: Partial<HttpRo
 export const platform: WiringPart = {
   httpRoutes: [
     health('health.live', '/live', 'lambdas/handlers/http/health/live.ts'),
-    health('health.ready', '/ready', 'lambdas/handlers/http/health/ready.ts', { reads: ['replay'] }),
-    health('health.health', '/health', 'lambdas/handlers/http/health/health.ts', { reads: ['replay'] }),
+    health('health.ready', '/ready', 'lambdas/handlers/http/health/ready.ts', { reads: ['tokenReplay'] }),
+    health('health.health', '/health', 'lambdas/handlers/http/health/health.ts', {
+      reads: ['tokenReplay'],
+    }),
     health('health.metrics', '/metrics', 'lambdas/handlers/http/health/metrics.ts'),
     // The committed docs/api/openapi.json, bundled into the function (api-docs/ writes it).
     health('platform.openapi', '/openapi.json', 'lambdas/handlers/http/openapi.ts'),
@@ -33,8 +35,11 @@ export const platform: WiringPart = {
   ],
   tables: [
     {
-      id: 'replay',
-      purpose: 'jti replay set shared by every function instance; an entry lives until its token expires',
+      id: 'tokenReplay',
+      // Declared as `replay` at first: a new logical id would make CloudFormation replace the table.
+      deployedAs: 'replay',
+      purpose:
+        'the jti of every single-use token seen, shared by every function instance (token replay protection); an entry lives until its token expires',
       partitionKey: { name: 'jti', type: 'S' },
       ttlAttribute: 'ttl',
     },

@@ -34,11 +34,11 @@ export const realtime: WiringPart = {
   webSocketRoutes: [
     frameRoute('$connect', 'connect', {
       sendsTo: ['wsWelcome', 'wsAuthDeadline'],
-      writes: [...STATE, 'replay'],
+      writes: [...STATE, 'tokenReplay'],
     }),
     frameRoute('$disconnect', 'disconnect'),
     frameRoute('$default', 'default', { writes: [], memoryMb: 128 }),
-    frameRoute('auth', 'auth', { writes: [...STATE, 'replay'] }),
+    frameRoute('auth', 'auth', { writes: [...STATE, 'tokenReplay'] }),
     // subscribe and join.topic read the events area's `topics` table (lib/wiring/areas/events.ts).
     frameRoute('subscribe', 'subscribe', { reads: ['topics'] }),
     frameRoute('unsubscribe', 'unsubscribe'),

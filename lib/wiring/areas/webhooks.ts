@@ -97,7 +97,7 @@ export const webhooks: WiringPart = {
     {
       id: 'webhookDeliveries',
       purpose:
-        'one message per delivery attempt (first tries, short retries by DelaySeconds, long ones by schedule)',
+        'delivery attempts after the first (made by the matcher): short retries by DelaySeconds, long ones by schedule, attempts waiting for a busy endpoint, re-sends',
       maxReceiveCount: 5,
       visibilityTimeoutSecs: 180,
     },
@@ -107,13 +107,18 @@ export const webhooks: WiringPart = {
       id: 'webhooks.match',
       queue: 'webhookEvents',
       handler: `${WORKERS}/webhook-match.ts`,
+      // Makes each delivery's first attempt itself (a POST of up to 15 s; the batch's records run in parallel).
       batchSize: 10,
       maxBatchingWindowSecs: 0,
       timeoutSecs: 30,
       memoryMb: 256,
       reads: ['webhookFilters'],
-      writes: ['webhookDeliveries'],
+      // As webhooks.deliver: the first attempt may lease an endpoint slot, disable a webhook, queue a retry or
+      // schedule one, and opens the webhook's secret.
+      writes: ['webhooks', 'webhookFilters', 'webhookDeliveries'],
       sendsTo: ['webhookDeliveries'],
+      schedules: true,
+      webhookSecretKey: 'decrypt',
     },
     {
       id: 'webhooks.deliver',

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier, DynamoDbReplayStore } from '../../../lambdas/core/auth';
+import { createTokenVerifier, DynamoDbTokenReplayStore } from '../../../lambdas/core/auth';
 import { parseAuthConfig } from '../../../lambdas/core/config';
 import { ServiceError } from '../../../lambdas/core/errors';
 import { envNames, wiring } from '../../../lib/wiring';
@@ -14,7 +14,7 @@ import {
 import { type JwksServer, startJwksServer } from '../../support/jwks-server';
 import { authEnvFor, serviceToken, userToken } from '../../support/tokens';
 
-/** jti replay protection on the declared `replay` table in DynamoDB Local, shared by two "Lambda instances". */
+/** jti replay protection on the declared `tokenReplay` table in DynamoDB Local, shared by two "Lambda instances". */
 describe('replay protection', () => {
   let dynamo: DynamoDbLocal;
   let idp: JwksServer;
@@ -41,7 +41,7 @@ describe('replay protection', () => {
   beforeAll(async () => {
     [dynamo, idp] = await Promise.all([startDynamoDbLocal(), startJwksServer({ algs: ['ES256'] })]);
     const tableEnv = await createTables(dynamo.client, wiring.tables, `replay-test-${Date.now()}-`);
-    const name = tableEnv[envNames.tableName('replay')];
+    const name = tableEnv[envNames.tableName('tokenReplay')];
     if (!name) throw new Error('the wiring declares no replay table');
     tableName = name;
   });
@@ -52,10 +52,10 @@ describe('replay protection', () => {
 
   it('accepts a jti once across two verifier instances', async () => {
     const first = createTokenVerifier(replayConfig(), {
-      replayStore: new DynamoDbReplayStore(tableName, instanceClient()),
+      tokenReplayStore: new DynamoDbTokenReplayStore(tableName, instanceClient()),
     });
     const second = createTokenVerifier(replayConfig(), {
-      replayStore: new DynamoDbReplayStore(tableName, instanceClient()),
+      tokenReplayStore: new DynamoDbTokenReplayStore(tableName, instanceClient()),
     });
     const token = await userToken(idp.key('ES256'));
 
@@ -67,7 +67,7 @@ describe('replay protection', () => {
 
   it('with "service", makes service tokens single-use and lets user tokens be reused (browser apps)', async () => {
     const verifier = createTokenVerifier(replayConfig('service'), {
-      replayStore: new DynamoDbReplayStore(tableName, instanceClient()),
+      tokenReplayStore: new DynamoDbTokenReplayStore(tableName, instanceClient()),
     });
     const user = await userToken(idp.key('ES256'), { jti: undefined });
     expect(await statusOf(verifier.verify(user))).toBe('accepted');
@@ -81,7 +81,7 @@ describe('replay protection', () => {
 
   it('requires a jti when replay protection is on', async () => {
     const verifier = createTokenVerifier(replayConfig(), {
-      replayStore: new DynamoDbReplayStore(tableName, instanceClient()),
+      tokenReplayStore: new DynamoDbTokenReplayStore(tableName, instanceClient()),
     });
     const token = await serviceToken(idp.key('ES256'), { jti: undefined });
     expect(await statusOf(verifier.verify(token))).toBe('401 The token has no valid "jti" claim');
@@ -96,7 +96,7 @@ describe('replay protection', () => {
 
   it('stores the entry with ttl and ignores an entry past its ttl that DynamoDB has not deleted yet', async () => {
     const nowSecs = Math.floor(Date.now() / 1000);
-    const store = new DynamoDbReplayStore(tableName, instanceClient(), () => nowSecs);
+    const store = new DynamoDbTokenReplayStore(tableName, instanceClient(), () => nowSecs);
     const jti = `stale-${nowSecs}`;
     expect(await store.firstUse(jti, nowSecs - 10)).toBe(true);
     expect(await store.firstUse(jti, nowSecs + 60)).toBe(true);
@@ -105,7 +105,7 @@ describe('replay protection', () => {
 
   it('uses the process-wide client, which follows AWS_ENDPOINT_URL_DYNAMODB', async () => {
     Object.assign(process.env, LOCAL_AWS_ENV, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint });
-    const store = new DynamoDbReplayStore(tableName);
+    const store = new DynamoDbTokenReplayStore(tableName);
     const jti = `default-client-${Date.now()}`;
     expect(await store.firstUse(jti, Math.floor(Date.now() / 1000) + 60)).toBe(true);
     expect(await store.firstUse(jti, Math.floor(Date.now() / 1000) + 60)).toBe(false);

@@ -64,6 +64,15 @@ describe('key set rotation and refetch', () => {
     expect(idp.fetchCount).toBe(1);
   });
 
+  it('keeps trusting the cached set for its whole lifetime, without refetching', async () => {
+    const retired = idp.key();
+    await idp.addKey('RS256');
+    idp.removeKey(retired.kid);
+    advanceClock(4 * 60_000); // within the 5 minutes the set is cached for
+    await expect(verifier.verify(await userToken(retired))).resolves.toMatchObject({ kind: 'user' });
+    expect(idp.fetchCount).toBe(1);
+  });
+
   it('rejects a token of a key removed from the set once the cache lifetime has passed', async () => {
     const retired = idp.key();
     await idp.addKey('RS256');
@@ -78,7 +87,11 @@ describe('key set rotation and refetch', () => {
   it('answers 503, not 401, when the key set cannot be fetched', async () => {
     await idp.stop();
     const cold = createTokenVerifier(parseAuthConfig(authEnvFor(idp)));
-    expect(await statusOf(cold.verify(await userToken(idp.key())))).toBe(503);
+    const refused = await cold.verify(await userToken(idp.key())).catch((error: unknown) => error);
+    expect(refused).toMatchObject({
+      status: 503,
+      message: 'The token could not be checked, try again later',
+    });
     // Restart so afterEach's stop has a server to stop.
     idp = await startJwksServer({ algs: ['RS256'] });
   });

@@ -91,6 +91,31 @@ describe('fan-out into feeds', () => {
   });
 });
 
+/** A receiver written as fan-out writes it, expired when `expiresAt` is in the past. */
+const putReceiver = async (
+  userId: string,
+  record: NotificationRecord,
+  deliverAtMs: number,
+  expiresAt?: string,
+): Promise<string> => {
+  const receiverId = receiverIdFor(record.id, userId, deliverAtMs);
+  await documentClient().send(
+    new PutCommand({
+      TableName: tableName('receivers'),
+      Item: {
+        user_id: userId,
+        receiver_id: receiverId,
+        notification_id: record.id,
+        delivered_at: new Date(deliverAtMs).toISOString(),
+        unread_key: receiverId,
+        ttl: record.ttl,
+        ...(expiresAt ? { expires_at: expiresAt } : {}),
+      },
+    }),
+  );
+  return receiverId;
+};
+
 describe('feed', () => {
   it('lists newest first with the receiver shape of the contract, paged by an opaque cursor', async () => {
     const alice = newUser();
@@ -121,6 +146,43 @@ describe('feed', () => {
     expect(second.items.map((item) => item.title)).toEqual(['n2', 'n1']);
     expect(third.items.map((item) => item.title)).toEqual(['n0']);
     expect(third.next_cursor).toBeNull();
+  });
+
+  it('fills each page with live items and pages on past expired ones', async () => {
+    const alice = newUser();
+    const base = Date.now() - 60_000;
+    const past = new Date(Date.now() - 1000).toISOString();
+    const live: string[] = [];
+    for (let index = 0; index < 9; index += 1) {
+      const record = await storeNotification([alice], { title: `n${index}` });
+      // Every other receiver, and the three newest, have expired.
+      const expired = index % 2 === 1 || index >= 6;
+      await putReceiver(alice, record, base + index * 10, expired ? past : undefined);
+      if (!expired) live.unshift(`n${index}`);
+    }
+    const titles: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await listFeed(alice, { limit: 2, cursor });
+      pages += 1;
+      titles.push(...page.items.map((item) => item.title));
+      if (page.next_cursor) expect(page.items).toHaveLength(2);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor && pages < 10);
+    expect(titles).toEqual(live);
+    expect(await unreadCount(alice)).toBe(live.length);
+  });
+
+  it('leaves out a receiver whose notification retention already removed', async () => {
+    const alice = newUser();
+    const kept = await storeNotification([alice], { title: 'kept' });
+    await deliver(kept);
+    const gone = { ...kept, id: newId() }; // never stored: its notification is gone
+    await putReceiver(alice, gone, Date.now() + 5);
+    const page = await listFeed(alice, { limit: 10 });
+    expect(page.items.map((item) => item.title)).toEqual(['kept']);
+    expect(page.next_cursor).toBeNull();
   });
 
   it('refuses a tampered cursor and another user’s cursor', async () => {
@@ -157,6 +219,46 @@ describe('read state', () => {
     expect(second).toEqual(first);
     expect(await unreadCount(alice)).toBe(0);
     expect((await listFeed(alice, { limit: 1 })).items[0]?.read_at).toBe(first.read_at);
+  });
+
+  it('counts in a second read-all only what arrived after the first', async () => {
+    const alice = newUser();
+    for (let index = 0; index < 2; index += 1) {
+      await deliver(await storeNotification([alice], { deliver_at: Date.now() + index }));
+    }
+    expect(await readAll(alice)).toEqual({ updated: 2 });
+    const later = Date.now() + 10;
+    const records = [];
+    for (let index = 0; index < 3; index += 1) {
+      const record = await storeNotification([alice], { deliver_at: later + index });
+      await deliver(record);
+      records.push(record);
+    }
+    // One of the new ones is read on its own first: read-all reports only what it marked.
+    await markRead(alice, receiverIdFor(records[0]!.id, alice, records[0]!.deliver_at));
+    expect(await unreadCount(alice)).toBe(2);
+    expect(await readAll(alice)).toEqual({ updated: 2 });
+    expect(await unreadCount(alice)).toBe(0);
+    expect(await readAll(alice)).toEqual({ updated: 0 });
+  });
+
+  it('reports the read-all time for a receiver read by a read-all, and 404 for an expired one', async () => {
+    const alice = newUser();
+    const record = await storeNotification([alice]);
+    await deliver(record);
+    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    await readAll(alice);
+    const listed = (await listFeed(alice, { limit: 1 })).items[0];
+    expect(listed?.read_at).toEqual(expect.any(String));
+    expect(await markRead(alice, receiverId)).toEqual({ id: receiverId, read_at: listed?.read_at });
+    const expiredRecord = await storeNotification([alice]);
+    const expiredId = await putReceiver(
+      alice,
+      expiredRecord,
+      Date.now() + 50,
+      new Date(Date.now() - 1000).toISOString(),
+    );
+    expect(await errorCode(markRead(alice, expiredId))).toBe('not_found');
   });
 
   it('answers 404 for another user’s receiver and for unknown ids', async () => {

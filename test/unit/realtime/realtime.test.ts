@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONNECTION_SHARDS } from '../../../lambdas/domain/realtime/config';
+import { DEFAULT_CONNECTION_SHARDS, shardNames, shardOf } from '../../../lambdas/domain/realtime/config';
 import { deliverToChannel } from '../../../lambdas/domain/realtime/deliver';
-import { openConnection, shardOf } from '../../../lambdas/domain/realtime/lifecycle';
+import { openConnection } from '../../../lambdas/domain/realtime/lifecycle';
 import {
   aggregateStatus,
   joinRoomPresence,
   scopePresence,
   userPresence,
 } from '../../../lambdas/domain/realtime/presence';
-import { shardNames } from '../../../lambdas/domain/realtime/sweeper';
+
 import { useDynamoDbLocal } from '../../support/dynamodb';
 
 useDynamoDbLocal();
@@ -61,6 +61,9 @@ describe('on DynamoDB Local', () => {
   });
 
   it('delivers nothing, and touches no connection, on a channel without members', async () => {
-    expect(await deliverToChannel('room:nobody-here', { type: 'custom' })).toEqual({ delivered: 0, gone: 0 });
+    expect(await deliverToChannel('room:nobody-here', { type: 'custom' })).toEqual({
+      delivered: 0,
+      gone: [],
+    });
   });
 });

@@ -104,4 +104,24 @@ describe('deliveries', () => {
     );
     expect(await createDelivery(webhookId, event.id, event, now)).toBe(false);
   });
+
+  it('hands the first attempt out again while it may be unfinished: claimed, or failed with its retry perhaps not queued', async () => {
+    const stored = (fields: Record<string, unknown>) => async () => {
+      const webhookId = newId();
+      await documentClient().send(
+        new PutCommand({
+          TableName: tableName('webhookDeliveries'),
+          Item: { webhook_id: webhookId, delivery_id: event.id, event, attempts: [], run: 0, ...fields },
+        }),
+      );
+      return createDelivery(webhookId, event.id, event, new Date());
+    };
+    // The matcher's receive that claimed it may have died: its bus message comes back to take the claim over.
+    expect(await stored({ status: 'sending', attempt_count: 1 })()).toBe(true);
+    expect(await stored({ status: 'retrying', attempt_count: 1 })()).toBe(true);
+    // Past the first attempt, or a re-send: the delivery queue has it.
+    expect(await stored({ status: 'retrying', attempt_count: 2 })()).toBe(false);
+    expect(await stored({ status: 'dead_letter', attempt_count: 1 })()).toBe(false);
+    expect(await stored({ status: 'pending', attempt_count: 0, run: 1 })()).toBe(false);
+  });
 });

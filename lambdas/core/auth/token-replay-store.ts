@@ -3,7 +3,7 @@ import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../clients';
 
 /** Remembers token ids (`jti`) so that each is accepted once. */
-export interface ReplayStore {
+export interface TokenReplayStore {
   /**
    * Records `jti` until `expiresAtEpochSecs`; true when this is its first use, false when it was seen before.
    * Throws when the store cannot answer (the caller turns that into 503, never into acceptance).
@@ -12,10 +12,10 @@ export interface ReplayStore {
 }
 
 /**
- * The replay set on the declared `replay` table (partition key `jti`, TTL attribute `ttl`), shared by every
+ * The replay set on the declared `tokenReplay` table (partition key `jti`, TTL attribute `ttl`), shared by every
  * function instance: one conditional PutItem per token.
  */
-export class DynamoDbReplayStore implements ReplayStore {
+export class DynamoDbTokenReplayStore implements TokenReplayStore {
   constructor(
     private readonly tableName: string,
     private readonly client: DynamoDBDocumentClient = documentClient(),
@@ -42,8 +42,8 @@ export class DynamoDbReplayStore implements ReplayStore {
   }
 }
 
-/** A replay set local to one process; only for single-process tools and tests (Lambda needs the shared one). */
-export class InMemoryReplayStore implements ReplayStore {
+/** A set of used ids local to one process: for tests of the verifier's rules (Lambda needs the shared one). */
+export class InMemoryTokenReplayStore implements TokenReplayStore {
   private readonly seen = new Map<string, number>();
 
   constructor(private readonly nowSecs: () => number = () => Math.floor(Date.now() / 1000)) {}

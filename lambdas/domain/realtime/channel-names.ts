@@ -1,0 +1,46 @@
+import { validationError } from '../../core/errors';
+
+/**
+ * The one module that knows the channel kinds (contract §4): `user:<id>`, `room:<id>` and `topic:<name>`, and the
+ * name rule: 1–256 characters, none of them whitespace. Presence scopes are channels too (`user:<id>`,
+ * `room:<id>`). No table access, so schemas can use it in small bundles. The client SDK (client/) and the demo
+ * page keep their own copy of the kinds: they ship to browsers apart from this code.
+ */
+export const CHANNEL_KINDS = ['user', 'room', 'topic'] as const;
+
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+export const MAX_CHANNEL_NAME_LENGTH = 256;
+
+/** The characters a name may hold (its length is checked apart, so each rule has its own message). */
+export const CHANNEL_NAME_CHARACTERS = /^\S+$/;
+
+/** A whole channel of one of `kinds`, as a pattern (the API documents show it). */
+export const channelPattern = (kinds: readonly ChannelKind[] = CHANNEL_KINDS): RegExp =>
+  new RegExp(`^${kinds.length === 1 ? kinds[0] : `(${kinds.join('|')})`}:\\S{1,${MAX_CHANNEL_NAME_LENGTH}}$`);
+
+/** How the channels of `kinds` look, for error messages: `user:<id>, room:<id> or topic:<name>`. */
+export const describeChannels = (kinds: readonly ChannelKind[] = CHANNEL_KINDS): string => {
+  const shapes = kinds.map((kind) => `${kind}:<${kind === 'topic' ? 'name' : 'id'}>`);
+  return shapes.length === 1
+    ? (shapes[0] as string)
+    : `${shapes.slice(0, -1).join(', ')} or ${shapes.at(-1)}`;
+};
+
+const ANY_CHANNEL = channelPattern();
+
+export const channelOf = (kind: ChannelKind, name: string): string => `${kind}:${name}`;
+export const userChannel = (userId: string): string => channelOf('user', userId);
+export const roomChannel = (roomId: string): string => channelOf('room', roomId);
+export const topicChannel = (topic: string): string => channelOf('topic', topic);
+
+/** The kind and name of a channel; a `validation` error when it has no known kind or breaks the name rule. */
+export const parseChannel = (channel: string): { kind: ChannelKind; name: string } => {
+  if (!ANY_CHANNEL.test(channel)) {
+    throw validationError(`channel must be ${describeChannels()}`, [
+      { field: 'channel', issue: 'unknown channel shape' },
+    ]);
+  }
+  const colon = channel.indexOf(':');
+  return { kind: channel.slice(0, colon) as ChannelKind, name: channel.slice(colon + 1) };
+};

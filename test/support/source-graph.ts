@@ -1,0 +1,80 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { build, transformSync } from 'esbuild';
+import { repoRoot } from '../../lib/paths';
+
+/**
+ * The structure of the code under lambdas/ as esbuild reads it, for tests of the project's own rules:
+ * the runtime imports of each file (type-only imports are erased, as at run time) and each file's code without
+ * types and comments. Paths are relative to the repository root, with forward slashes.
+ */
+
+/** Every TypeScript file under `folder` (relative to the repository root). */
+export const sourceFiles = (folder = 'lambdas'): string[] =>
+  readdirSync(path.join(repoRoot, folder), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .map((file) => `${folder}/${file.split(path.sep).join('/')}`)
+    .sort();
+
+export interface SourceImports {
+  /** Files of the repository this file imports. */
+  readonly files: string[];
+  /** Packages it imports (`@aws-sdk/client-sqs`, `zod`, ...). */
+  readonly packages: string[];
+}
+
+let graph: Promise<Map<string, SourceImports>> | undefined;
+
+/** Each file's runtime imports, from esbuild's metafile of a build with every file as an entry point. */
+export const importGraph = (folder = 'lambdas'): Promise<Map<string, SourceImports>> => {
+  graph ??= (async () => {
+    const { metafile } = await build({
+      absWorkingDir: repoRoot,
+      entryPoints: sourceFiles(folder),
+      bundle: true,
+      write: false,
+      outdir: 'out',
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const result = new Map<string, SourceImports>();
+    for (const [file, input] of Object.entries(metafile.inputs)) {
+      if (!file.startsWith(`${folder}/`)) continue;
+      result.set(file, {
+        files: input.imports.filter((entry) => !entry.external).map((entry) => entry.path),
+        packages: input.imports.filter((entry) => entry.external).map((entry) => entry.path),
+      });
+    }
+    return result;
+  })();
+  return graph;
+};
+
+/** The import cycles among `graph`'s files: each as the files along it, starting and ending at the same one. */
+export const importCycles = (imports: ReadonlyMap<string, SourceImports>): string[][] => {
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const visit = (file: string, trail: string[]) => {
+    const at = trail.indexOf(file);
+    if (at >= 0) {
+      cycles.push([...trail.slice(at), file]);
+      return;
+    }
+    if (done.has(file)) return;
+    for (const next of imports.get(file)?.files ?? []) visit(next, [...trail, file]);
+    done.add(file);
+  };
+  for (const file of imports.keys()) visit(file, []);
+  return cycles;
+};
+
+/** A file's code as it runs: types and comments gone (esbuild's TypeScript loader; on one line). */
+export const codeOf = (file: string): string =>
+  transformSync(readFileSync(path.join(repoRoot, file), 'utf8'), {
+    loader: 'ts',
+    format: 'esm',
+    minifyWhitespace: true,
+  }).code;

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { codeOf, importCycles, importGraph, sourceFiles } from '../support/source-graph';
+
+/**
+ * The project's own rules for the code under lambdas/ (docs/design.md, issue 15), checked on the code as
+ * esbuild reads it: runtime imports from its metafile, and each file's code without types and comments.
+ */
+const handlers = sourceFiles('lambdas/handlers');
+
+describe('handlers', () => {
+  it.each(handlers)(
+    '%s sends through core/sqs-send, loops over no batch and holds no schema',
+    async (file) => {
+      const imports = (await importGraph()).get(file);
+      expect(imports?.packages).not.toContain('@aws-sdk/client-sqs');
+      expect(imports?.packages).not.toContain('zod');
+      expect(imports?.files).not.toContain('lambdas/core/zod.ts');
+      const code = codeOf(file);
+      expect(code).not.toMatch(/\.Records\b/);
+      expect(code).not.toMatch(/\b(for|while)\s*\(/);
+    },
+  );
+
+  it.each([
+    'lambdas/handlers/workers/ws-welcome.ts',
+    'lambdas/handlers/workers/ws-auth-deadline.ts',
+    'lambdas/handlers/workers/broadcast-fanout.ts',
+  ])('%s is an sqsWorker', async (file) => {
+    expect((await importGraph()).get(file)?.files).toContain('lambdas/core/sqs-worker.ts');
+  });
+});
+
+describe('channel names', () => {
+  const CHANNEL_MODULE = 'lambdas/domain/realtime/channel-names.ts';
+  /**
+   * A string that starts with a channel kind, a template that puts a name after one, or a pattern naming the
+   * kinds (a backtick inside a string is Markdown in a description, not a template).
+   */
+  const CHANNEL_LITERAL = /["'](user|room|topic):|`(user|room|topic):\$\{|\/\^\(?(user|room|topic)\b/g;
+  /** Keys that share a prefix with channels but are none (kept as they are stored). */
+  const NOT_CHANNELS: Record<string, string> = {
+    'lambdas/domain/preferences/preferences.ts': 'the preferences table keys a user item `user:<id>`',
+    'local/demo/app.ts': 'a browser page on the client SDK, which keeps its own copy (it ships apart)',
+  };
+
+  it('are built, parsed and checked only in the channel module', () => {
+    const offenders = [...sourceFiles('lambdas'), ...sourceFiles('local')]
+      .filter((file) => file !== CHANNEL_MODULE && !(file in NOT_CHANNELS))
+      .flatMap((file) => [...codeOf(file).matchAll(CHANNEL_LITERAL)].map((match) => `${file}: ${match[0]}`));
+    expect(offenders).toEqual([]);
+    expect(codeOf(CHANNEL_MODULE)).toMatch(/user/);
+  });
+});
+
+describe('DynamoDB Query paging', () => {
+  it('passes LastEvaluatedKey on as ExclusiveStartKey only in core/paging.ts', () => {
+    const offenders = sourceFiles('lambdas').filter(
+      (file) =>
+        file !== 'lambdas/core/paging.ts' && /\b(ExclusiveStartKey|LastEvaluatedKey)\b/.test(codeOf(file)),
+    );
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe('shared helpers', () => {
+  const definers = (name: string) =>
+    sourceFiles('lambdas').filter((file) =>
+      new RegExp(`\\b(const|let|var|function\\*?)\\s*${name}\\b`).test(codeOf(file)),
+    );
+
+  it.each([
+    ['forEachLimited', 'lambdas/core/concurrency.ts'],
+    ['queryAll', 'lambdas/core/paging.ts'],
+    ['countQuery', 'lambdas/core/paging.ts'],
+    ['shardNames', 'lambdas/domain/realtime/config.ts'],
+    ['shardOf', 'lambdas/domain/realtime/config.ts'],
+    ['liveItemTtl', 'lambdas/domain/realtime/tables.ts'],
+  ])('%s is defined once, in %s', (name, home) => {
+    expect(definers(name)).toEqual([home]);
+  });
+
+  it('a live item TTL (the connection limit plus a margin) is computed in one place', () => {
+    const users = sourceFiles('lambdas').filter((file) => /\bMAX_CONNECTION_SECS\b/.test(codeOf(file)));
+    expect(users).toEqual(['lambdas/domain/realtime/config.ts', 'lambdas/domain/realtime/tables.ts']);
+  });
+});
+
+describe('imports', () => {
+  it('form no cycle under lambdas/ (a module is read before the ones it needs are complete)', async () => {
+    expect(importCycles(await importGraph())).toEqual([]);
+  });
+
+  it('would show a cycle', () => {
+    const graph = new Map([
+      ['a.ts', { files: ['b.ts'], packages: [] }],
+      ['b.ts', { files: ['c.ts'], packages: [] }],
+      ['c.ts', { files: ['a.ts'], packages: [] }],
+    ]);
+    expect(importCycles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
+  });
+});
+
+describe('dead code', () => {
+  /** Code that may use an export of lambdas/: the service, its tools, and the tests. */
+  const USERS = ['lambdas', 'lib', 'local', 'api-docs', 'bench', 'smoke', 'bin', 'test'];
+  const IMPORTS = /import\s*\{([^}]*)\}\s*from\s*"[^"]*";?/g;
+  /** esbuild gathers a module's exports, re-exports too, into one `export { a, b as c };` at its end. */
+  const EXPORTS = /export\s*\{([^}]*)\}\s*;?/g;
+  const entries = (code: string, pattern: RegExp) =>
+    [...code.matchAll(pattern)].flatMap((match) =>
+      (match[1] as string)
+        .split(',')
+        .map((entry) => entry.trim().split(/\s+as\s+/))
+        .filter((names) => names[0])
+        .map(([name, alias]) => ({ name: name as string, alias: alias ?? (name as string) })),
+    );
+  const mentions = (text: string, name: string) =>
+    (text.match(new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g')) ?? []).length;
+
+  it('leaves no export under lambdas/ that nothing uses (passing a name on is no use)', () => {
+    const modules = USERS.flatMap((folder) => sourceFiles(folder)).map((file) => {
+      const code = codeOf(file);
+      return {
+        file,
+        imports: entries(code, IMPORTS),
+        exports: entries(code, EXPORTS),
+        body: code.replace(IMPORTS, '').replace(EXPORTS, ''),
+      };
+    });
+    const usedElsewhere = (file: string, name: string) =>
+      modules.some(
+        (module) =>
+          module.file !== file &&
+          (mentions(module.body, name) > 0 ||
+            module.imports.some((entry) => entry.name === name && mentions(module.body, entry.alias) > 0)),
+      );
+    const unused = modules
+      .filter((module) => module.file.startsWith('lambdas/'))
+      .flatMap((module) =>
+        module.exports
+          // Its own definitions: re-exported imports are judged where they are defined.
+          .filter((entry) => !module.imports.some((imported) => imported.alias === entry.name))
+          .filter((entry) => entry.alias !== 'handler' && mentions(module.body, entry.name) <= 1)
+          .filter((entry) => !usedElsewhere(module.file, entry.alias))
+          .map((entry) => `${module.file}: ${entry.alias}`),
+      );
+    expect(unused).toEqual([]);
+  });
+});

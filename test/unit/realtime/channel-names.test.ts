@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import {
+  channelPattern,
+  describeChannels,
+  parseChannel,
+  roomChannel,
+  topicChannel,
+  userChannel,
+} from '../../../lambdas/domain/realtime/channel-names';
+
+describe('channel names', () => {
+  it('are built and parsed back by kind and name', () => {
+    expect(parseChannel(userChannel('alice'))).toEqual({ kind: 'user', name: 'alice' });
+    expect(parseChannel(roomChannel('a:b'))).toEqual({ kind: 'room', name: 'a:b' });
+    expect(parseChannel(topicChannel('order.paid'))).toEqual({ kind: 'topic', name: 'order.paid' });
+  });
+
+  it.each(['lobby', 'group:lobby', 'room:', 'room:two words', `room:${'x'.repeat(257)}`])(
+    'refuse %s with a validation error',
+    (channel) => {
+      expect(() => parseChannel(channel)).toThrow(/channel must be user:<id>, room:<id> or topic:<name>/);
+    },
+  );
+
+  it('give the patterns and shapes the API documents show', () => {
+    expect(channelPattern().source).toBe('^(user|room|topic):\\S{1,256}$');
+    expect(channelPattern(['room']).source).toBe('^room:\\S{1,256}$');
+    expect(describeChannels(['room'])).toBe('room:<id>');
+  });
+});
