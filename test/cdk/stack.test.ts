@@ -17,6 +17,7 @@ import {
   deployedSpec,
   envNames,
   type FunctionSpec,
+  type HttpRoute,
   type IndexSpec,
   type KeyAttribute,
   type LocalIndexSpec,
@@ -480,6 +481,14 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (spec.webhookSecretKey) expected.add(envNames.webhookKmsKeyId);
         if (spec.cursorKey) expected.add(envNames.cursorKeySecretArn);
         if (isAuthenticating(key) && settings().hs256Secret) expected.add(envNames.hs256SecretArn);
+        // An HTTP route's access rule, from the same declaration (lambdas/core/http/route.ts reads it).
+        if ('access' in declared) {
+          expected.add(envNames.routeAccess);
+          expect(JSON.parse(String(variables[envNames.routeAccess])), key).toEqual({
+            id: (declared as HttpRoute).id,
+            access: (declared as HttpRoute).access,
+          });
+        }
         if (spec.schedules) {
           expected.add(envNames.schedulerRoleArn);
           expected.add(envNames.scheduleGroup);
