@@ -42,12 +42,12 @@ export interface SkippedScenario {
 }
 
 /** Units per operation; the minutes of connections that were merely open during the run are not the operation's. */
-const perOperation = (usage: Usage, operations: number): ServiceUnits => ({
+export const perOperation = (usage: Usage, operations: number): ServiceUnits => ({
   ...scaleUnits(unitsOf(usage), 1 / operations),
   wsConnectionMinutes: 0,
 });
 
-const result = (
+export const result = (
   id: string,
   title: string,
   operation: string,
