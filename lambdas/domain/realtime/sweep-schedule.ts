@@ -1,6 +1,7 @@
 import { queueUrl } from '../../core/clients';
 import { queryOnce } from '../../core/paging';
 import { sendAll } from '../../core/sqs-send';
+import * as z from '../../core/zod';
 import { shardNames } from './config';
 import { BY_SHARD_INDEX, table } from './tables';
 
@@ -39,6 +40,11 @@ export const shardsToSweep = async (nowSecs = Math.floor(Date.now() / 1000)): Pr
 /** The `wsSweep` messages of one sweep of these shards. */
 export const sweepMessages = (shards: readonly string[]): string[] =>
   shards.map((shard) => JSON.stringify({ shard }));
+
+const sweepMessageSchema = z.object({ shard: z.string().check(z.regex(/^s\d{2,}$/)) });
+
+/** The shard a `wsSweep` message names (a malformed message throws, and ends in the queue's DLQ). */
+export const shardOfSweepMessage = (body: string): string => sweepMessageSchema.parse(JSON.parse(body)).shard;
 
 /**
  * The schedule's minute: one `wsSweep` message per shard to sweep now, and again delayed by each later offset,
