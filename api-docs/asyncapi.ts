@@ -69,7 +69,8 @@ const CLIENT_FRAME_DOCS: Record<ClientFrameType, { summary: string; replies: Ser
   heartbeat: {
     summary:
       `Keeps the connection alive: send one every ${settings.heartbeatIntervalMs / 1000} s ` +
-      '(`heartbeat_interval_ms` of the `session` frame). Answered by `heartbeat.ack`.',
+      '(`heartbeat_interval_ms` of the `session` frame). Answered by `heartbeat.ack` from API Gateway itself, ' +
+      'whatever the frame holds: no `id` is repeated and the frame is not validated.',
     replies: ['heartbeat.ack'],
   },
 };
@@ -85,7 +86,7 @@ const SERVER_FRAME_DOCS: Record<ServerFrameType | (typeof OTHER_FRAMES)[number],
   error:
     'Answers a client frame that failed (with its `id`), or announces a close the server starts: ' +
     '`unauthorized` (no `auth` in time), `token_expired`, `idle_timeout`.',
-  'heartbeat.ack': 'Answers `heartbeat`.',
+  'heartbeat.ack': 'Answers `heartbeat` (always exactly `{"type":"heartbeat.ack"}`).',
   notification:
     'A notification whose `channels` include `toast` or `realtime`, on `user:<recipient>` (one frame per ' +
     'such channel).',
@@ -119,7 +120,7 @@ const clientFramePayload = (type: ClientFrameType): Json => {
   };
 };
 
-const CONNECTION_DESCRIPTION = `One WebSocket connection per client, at \`/ws\`. Every frame, both ways, is a JSON object with a string \`type\`; every client frame may carry an \`id\` (string of at most 64 characters) that its answer repeats.
+const CONNECTION_DESCRIPTION = `One WebSocket connection per client, at \`/ws\`. Every frame, both ways, is a JSON object with a string \`type\`; every client frame may carry an \`id\` (string of at most 64 characters) that its answer repeats (except \`heartbeat.ack\`, which API Gateway itself sends from a fixed template).
 
 **Authentication.** Only user tokens (the REST API's user access JWT) may connect. Either give the token on the handshake, \`/ws?token=<JWT>\` (an invalid token fails the handshake with HTTP 401, a service token with 403), or open without one and send \`{"type": "auth", "token": "<JWT>"}\` within ${settings.authTimeoutSecs} s: otherwise the server sends error \`unauthorized\` and closes the connection, no later than ${settings.authTimeoutSecs + 5} s after it opened. Frames other than \`auth\` and \`heartbeat\` before authentication are answered by error \`unauthorized\`. When the token expires the server sends error \`token_expired\` and closes; send a fresh \`auth\` frame before it does.
 

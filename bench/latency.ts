@@ -5,6 +5,8 @@ import { sendNotification } from './scenarios';
 import { BenchClient, inBatches } from './ws-client';
 
 export interface LatencyResult {
+  /** Whose view: the bench's bare WebSocket clients (absent in older results), or the client SDK's. */
+  readonly via?: 'bench client' | 'client SDK';
   readonly recipients: number;
   readonly notifications: number;
   readonly frames: number;
@@ -55,6 +57,7 @@ export const measureLatency = async (
   latencies.sort((a, b) => a - b);
   lastFrames.sort((a, b) => a - b);
   return {
+    via: 'bench client',
     recipients,
     notifications,
     frames: latencies.length,

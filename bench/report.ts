@@ -121,8 +121,9 @@ export const printResults = (results: Record<string, unknown>): void => {
     out.push('\nLatency: POST /notifications → notification frame on the client (local runtime, 2 cores)\n');
     out.push(
       table(
-        ['recipients', 'notifications', 'frames', 'p50 ms', 'p99 ms', 'max ms', 'last frame p50 ms'],
+        ['via', 'recipients', 'notifications', 'frames', 'p50 ms', 'p99 ms', 'max ms', 'last frame p50 ms'],
         latency.map((row) => [
+          row.via ?? 'bench client',
           String(row.recipients),
           String(row.notifications),
           String(row.frames),

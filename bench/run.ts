@@ -9,6 +9,7 @@ import { startMeteredRuntime } from './harness';
 import { idleCost } from './idle-cost';
 import { measureLatency, openClients, thousandConnectedCost } from './latency';
 import { runLoad } from './load';
+import { steadyConnectedRecipients } from './notification-scenarios';
 import { PRICES } from './prices';
 import { printResults } from './report';
 import { QUICK_SCALE_SIZES, runScaleSimulation, SCALE_SIZES } from './scale';
@@ -20,6 +21,7 @@ import {
   oneWebhookDelivery,
   thousandRecipients,
 } from './scenarios';
+import { measureSdkLatency } from './sdk-latency';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv
@@ -27,6 +29,12 @@ const only = process.argv
   ?.slice('--only='.length)
   .split(',');
 const wanted = (part: string) => !only || only.includes(part);
+/** `--scenarios=a,a2`: only these cost scenarios (ids as in the table), merged into the last run's list. */
+const scenarioIds = process.argv
+  .find((arg) => arg.startsWith('--scenarios='))
+  ?.slice('--scenarios='.length)
+  .split(',');
+const scenarioWanted = (id: string) => !scenarioIds || scenarioIds.includes(id);
 /** A number option `--name=N`. */
 const numberOption = (name: string): number | undefined => {
   const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -68,6 +76,16 @@ const RESULTS_FILE = join(import.meta.dirname, 'results.json');
 const previousResults = (): Record<string, unknown> =>
   existsSync(RESULTS_FILE) ? (JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as Record<string, unknown>) : {};
 
+/** The last run's scenarios with those of this run in their place (new ones at the end). */
+const mergedScenarios = (fresh: readonly unknown[]): unknown[] => {
+  const byId = (list: readonly unknown[]) => new Map(list.map((item) => [(item as { id: string }).id, item]));
+  const latest = byId(fresh);
+  const previous = (previousResults().scenarios ?? []) as unknown[];
+  const merged = previous.map((item) => latest.get((item as { id: string }).id) ?? item);
+  const known = byId(previous);
+  return [...merged, ...fresh.filter((item) => !known.has((item as { id: string }).id))];
+};
+
 const main = async () => {
   if (only?.includes('scale')) await runScale();
   if (only?.every((part) => part === 'scale')) return;
@@ -97,21 +115,30 @@ const main = async () => {
       const scenarios: unknown[] = [];
       if (wanted('cost')) {
         console.error('bench: cost scenarios…');
-        scenarios.push(await oneConnectedRecipient(bench, service, quick ? 5 : 20));
-        scenarios.push(await thousandRecipients(bench, service, quick ? 1 : 2));
-        const hour = await connectedHour(bench, quick ? 5 : 30, quick ? 10 : 50);
-        scenarios.push(hour.scenario);
-        results.sweeper = hour.sweeper;
-        scenarios.push(await oneWebhookDelivery(bench, quick ? 3 : 10));
-        scenarios.push(await feedPage(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('a')) scenarios.push(await oneConnectedRecipient(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('b')) scenarios.push(await thousandRecipients(bench, service, quick ? 1 : 2));
+        if (scenarioWanted('c')) {
+          // Enough connections per shard that a sweep's checks run side by side, as they do at scale.
+          const hour = await connectedHour(bench, quick ? 5 : 30, quick ? 100 : 320);
+          scenarios.push(hour.scenario);
+          results.sweeper = hour.sweeper;
+        }
+        if (scenarioWanted('d')) scenarios.push(await oneWebhookDelivery(bench, quick ? 3 : 10));
+        if (scenarioWanted('e')) scenarios.push(await feedPage(bench, service, quick ? 5 : 20));
+        // Last: its 1,200 notifications and 20 connections leave nothing behind for the scenarios above.
+        if (scenarioWanted('a2')) {
+          scenarios.push(
+            await steadyConnectedRecipients(bench, service, {
+              perSecond: 20,
+              seconds: quick ? 10 : 60,
+              users: 20,
+            }),
+          );
+        }
       }
       if (webhookOnly) {
         console.error('bench: cost of one webhook delivery…');
-        const webhook = await oneWebhookDelivery(bench, quick ? 3 : 10);
-        const last = (previousResults().scenarios ?? []) as { id?: string }[];
-        results.scenarios = last.some((scenario) => scenario.id === 'd')
-          ? last.map((scenario) => (scenario.id === 'd' ? webhook : scenario))
-          : [...last, webhook];
+        results.scenarios = mergedScenarios([await oneWebhookDelivery(bench, quick ? 3 : 10)]);
       }
       if (wanted('latency')) {
         console.error('bench: opening 1,000 WebSocket connections…');
@@ -123,17 +150,32 @@ const main = async () => {
         latency.push(await measureLatency(bench, service, clients, 1, quick ? 10 : 40));
         latency.push(await measureLatency(bench, service, clients, 100, quick ? 2 : 6));
         latency.push(await measureLatency(bench, service, clients, connections, quick ? 1 : 3));
-        results.latency = latency;
-        if (wanted('cost')) scenarios.push(await thousandConnectedCost(bench, service, clients));
+        if (wanted('cost') && scenarioWanted('b2')) {
+          scenarios.push(await thousandConnectedCost(bench, service, clients));
+        }
         await Promise.all(clients.map((client) => client.close()));
+        console.error('bench: latency through the client SDK…');
+        try {
+          latency.push(
+            ...(await measureSdkLatency(bench, service, [
+              { recipients: 1, notifications: quick ? 10 : 40 },
+              { recipients: 100, notifications: quick ? 2 : 6 },
+            ])),
+          );
+        } catch (error) {
+          // The other figures of the run are kept; the table says the SDK rows are missing.
+          console.error('bench: latency through the client SDK failed:', error);
+        }
+        results.latency = latency;
       }
       if (wanted('load')) {
         // The reliability suite's load run: 50 concurrent clients for 60 s (docs/reliability.md).
         console.error('bench: load (50 concurrent clients)…');
         results.load = await runLoad(bench.runtime, { clients: 50, seconds: quick ? 15 : 60 });
       }
-      // Only a run of the cost scenarios replaces them (a load-only run keeps the last ones).
-      if (wanted('cost')) results.scenarios = scenarios;
+      // Only a run of the cost scenarios replaces them (a load-only run keeps the last ones); with --scenarios,
+      // only those it ran.
+      if (wanted('cost')) results.scenarios = scenarioIds ? mergedScenarios(scenarios) : scenarios;
     } finally {
       await bench.runtime.stop();
     }

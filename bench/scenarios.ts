@@ -1,8 +1,22 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { wiring } from '../lib/wiring';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PurgeQueueCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchesOf } from '../lambdas/core/sqs-send';
+import { shardNames } from '../lambdas/domain/realtime/config';
+import { SWEEP_OFFSETS_SECS, shardsToSweep, sweepMessages } from '../lambdas/domain/realtime/sweep-schedule';
+import { envNames, wiring } from '../lib/wiring';
 import type { Usage } from '../local/metering';
-import { addUnits, dollarsOf, type ServiceDollars, type ServiceUnits, scaleUnits, unitsOf } from './cost';
+import {
+  addUnits,
+  dollarsOf,
+  NO_UNITS,
+  type ServiceDollars,
+  type ServiceUnits,
+  scaleUnits,
+  unitsOf,
+} from './cost';
 import type { MeteredRuntime } from './harness';
 import { BenchClient } from './ws-client';
 
@@ -28,12 +42,12 @@ export interface SkippedScenario {
 }
 
 /** Units per operation; the minutes of connections that were merely open during the run are not the operation's. */
-const perOperation = (usage: Usage, operations: number): ServiceUnits => ({
+export const perOperation = (usage: Usage, operations: number): ServiceUnits => ({
   ...scaleUnits(unitsOf(usage), 1 / operations),
   wsConnectionMinutes: 0,
 });
 
-const result = (
+export const result = (
   id: string,
   title: string,
   operation: string,
@@ -165,9 +179,84 @@ const scheduledEvent = () => ({
 });
 
 /**
+ * One minute of the deployed sweeping: the `ws.sweeper` run (its sends for all three sweeps) with the sweep it
+ * starts at once, then the two later sweeps. Their messages are delayed by 20 and 40 s, which the bench's time
+ * scale stretches past its run: the delayed ones are purged and the two sweeps sent again undelayed, and the
+ * requests only the bench made (those sends and the purge) are taken back out.
+ */
+const sweepMinute = async (bench: MeteredRuntime): Promise<ServiceUnits> => {
+  const planner = wiring.recurringSchedules.find((schedule) => schedule.id === 'ws.sweeper');
+  if (!planner) throw new Error('no ws.sweeper in the wiring');
+  const { sqs } = bench.runtime.standIns;
+  const queueUrl = sqs.queueUrl('wsSweep');
+  const client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1' });
+  // The shards the planner will find due (the bench's own look, before anything is measured).
+  const batches = batchesOf(sweepMessages(await shardsToSweep()));
+  try {
+    const first = await bench.measure(async () => {
+      await bench.runtime.invoke({ ...planner, id: planner.id }, scheduledEvent());
+      // The sweep without delay runs now; the delayed two stay behind and are dropped.
+      for (;;) {
+        const stats = sqs.stats('wsSweep');
+        if (stats.ApproximateNumberOfMessages + stats.ApproximateNumberOfMessagesNotVisible === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await client.send(new PurgeQueueCommand({ QueueUrl: queueUrl }));
+    });
+    const later = await bench.measure(async () => {
+      for (let sweepIndex = 1; sweepIndex < SWEEP_OFFSETS_SECS.length; sweepIndex++) {
+        for (const batch of batches) {
+          await client.send(
+            new SendMessageBatchCommand({
+              QueueUrl: queueUrl,
+              Entries: batch.map((body, index) => ({ Id: String(index), MessageBody: body })),
+            }),
+          );
+        }
+      }
+    });
+    const benchOnly = { ...NO_UNITS, sqsRequests: 1 + (SWEEP_OFFSETS_SECS.length - 1) * batches.length };
+    const minute = addUnits(addUnits(unitsOf(first), unitsOf(later)), scaleUnits(benchOnly, -1));
+    // The schedule's own invocation of the planner (EventBridge Scheduler).
+    return { ...minute, wsConnectionMinutes: 0, schedulerInvocations: 1 };
+  } finally {
+    client.destroy();
+  }
+};
+
+/**
+ * Puts every open connection past its `check_at`, as it is at each sweep once the idle timeout since it
+ * connected has passed (45 s into its life on AWS): the sweep then looks at each one. Done before a measurement
+ * starts, so none of it is counted.
+ */
+const makeEveryConnectionDue = async (bench: MeteredRuntime): Promise<void> => {
+  const client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: bench.runtime.env.AWS_ENDPOINT_URL_DYNAMODB, region: 'us-east-1' }),
+  );
+  try {
+    const tableName = bench.runtime.env[envNames.tableName('wsConnections')];
+    const { Items = [] } = await client.send(
+      new ScanCommand({ TableName: tableName, ProjectionExpression: 'connection_id' }),
+    );
+    for (const item of Items) {
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { connection_id: item.connection_id },
+          UpdateExpression: 'SET check_at = :past',
+          ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 },
+        }),
+      );
+    }
+  } finally {
+    client.destroy();
+  }
+};
+
+/**
  * (c) One client connected for an hour with a heartbeat every 20 s. An hour is not waited for: the connect,
- * a heartbeat, the sweeper per connection and the disconnect are measured, and the hour is their sum:
- * connect + 180 heartbeats + 60 connection-minutes + 60 sweeper runs' share + disconnect.
+ * the heartbeats, a minute of sweeping per connection and the disconnect are measured, and the hour is their
+ * sum: connect + 180 heartbeats + 60 connection-minutes + 60 sweep minutes' share + disconnect.
  */
 export const connectedHour = async (
   bench: MeteredRuntime,
@@ -175,18 +264,17 @@ export const connectedHour = async (
   extraConnections: number,
 ): Promise<{
   scenario: ScenarioResult;
-  sweeper: { perRunFixed: ServiceUnits; perConnection: ServiceUnits };
+  sweeper: { perRunFixed: ServiceUnits; perRunAllShards: ServiceUnits; perConnection: ServiceUnits };
 }> => {
-  const sweeperSpec = wiring.recurringSchedules.find((schedule) => schedule.id === 'ws.sweeper');
-  if (!sweeperSpec) throw new Error('no ws.sweeper in the wiring');
-  const sweep = () => bench.runtime.invoke({ ...sweeperSpec, id: sweeperSpec.id }, scheduledEvent());
   const token = await bench.runtime.mintUserToken('bench-c');
   // Warm every function on the path first, so no init is in the figures.
   const warm = await BenchClient.open(bench.runtime.wsUrl, token);
-  warm.send({ type: 'heartbeat', id: 'warm' });
+  warm.send({ type: 'heartbeat' });
   await warm.next((frame) => frame.type === 'heartbeat.ack');
-  await sweep();
+  await sweepMinute(bench);
   await warm.close();
+  await bench.settle();
+  const idleMinute = await sweepMinute(bench);
 
   let client: BenchClient | undefined;
   const connect = await bench.measure(async () => {
@@ -195,25 +283,35 @@ export const connectedHour = async (
   const open = client as unknown as BenchClient;
   const beat = await bench.measure(async () => {
     for (let index = 0; index < heartbeats; index++) {
-      open.send({ type: 'heartbeat', id: `h${index}` });
+      open.send({ type: 'heartbeat' });
       await open.next((frame) => frame.type === 'heartbeat.ack');
     }
   });
-  const sweeps = 3;
-  const sweepOne = await bench.measure(async () => {
-    for (let run = 0; run < sweeps; run++) await sweep();
-  });
-  const others = [];
-  for (let index = 0; index < extraConnections; index++) {
-    others.push(
-      await BenchClient.open(bench.runtime.wsUrl, await bench.runtime.mintUserToken(`bench-c-${index}`)),
-    );
-  }
-  const sweepMany = await bench.measure(async () => {
-    for (let run = 0; run < sweeps; run++) await sweep();
-  });
-  await Promise.all(others.map((other) => other.close()));
+  const others: BenchClient[] = [];
+  const openOthers = async (count: number) => {
+    for (let index = 0; index < count; index++) {
+      const user = await bench.runtime.mintUserToken(`bench-c-${others.length}`);
+      others.push(await BenchClient.open(bench.runtime.wsUrl, user));
+    }
+    // Recently active, as heartbeating clients are (opening many may take longer than the idle timeout here).
+    for (const other of [open, ...others]) {
+      other.send({ type: 'heartbeat' });
+      await other.next((frame) => frame.type === 'heartbeat.ack');
+    }
+    await makeEveryConnectionDue(bench);
+  };
+  // Baseline: a connection in every shard, so that a sweep's per-shard work (an invocation and its SQS messages
+  // per shard) is in the fixed part, as at scale, and the per-connection share is the checks alone.
+  await openOthers(0);
+  while ((await shardsToSweep()).length < shardNames().length) await openOthers(8);
+  const baseConnections = 1 + others.length;
+  const minuteBase = await sweepMinute(bench);
+  await openOthers(extraConnections);
+  const minuteMany = await sweepMinute(bench);
+  // The client's own disconnect first: the others' `$disconnect` runs must not fall into its measurement.
   const disconnect = await bench.measure(() => open.close());
+  await Promise.all(others.map((other) => other.close()));
+  await bench.settle(120_000);
 
   const noMinutes = (units: ServiceUnits): ServiceUnits => ({ ...units, wsConnectionMinutes: 0 });
   // Timing noise can make the difference of two durations negative: a connection never makes a sweep cheaper.
@@ -221,12 +319,12 @@ export const connectedHour = async (
     Object.fromEntries(
       Object.entries(units).map(([key, value]) => [key, Math.max(0, value)]),
     ) as unknown as ServiceUnits;
-  const perSweepOne = scaleUnits(noMinutes(unitsOf(sweepOne)), 1 / sweeps);
-  const perSweepMany = scaleUnits(noMinutes(unitsOf(sweepMany)), 1 / sweeps);
   const perConnection = atLeastZero(
-    scaleUnits(addUnits(perSweepMany, scaleUnits(perSweepOne, -1)), 1 / extraConnections),
+    scaleUnits(addUnits(minuteMany, scaleUnits(minuteBase, -1)), 1 / extraConnections),
   );
-  const perRunFixed = atLeastZero(addUnits(perSweepOne, scaleUnits(perConnection, -1)));
+  // A minute of an idle deployment (the planner finds nothing due) and of one with every shard busy.
+  const perRunFixed = idleMinute;
+  const perRunAllShards = atLeastZero(addUnits(minuteBase, scaleUnits(perConnection, -baseConnections)));
   const perHeartbeat = scaleUnits(noMinutes(unitsOf(beat)), 1 / heartbeats);
   let hour = addUnits(noMinutes(unitsOf(connect)), noMinutes(unitsOf(disconnect)));
   hour = addUnits(hour, scaleUnits(perHeartbeat, 180));
@@ -240,12 +338,14 @@ export const connectedHour = async (
     hour,
     undefined,
     [
-      `measured: connect, ${heartbeats} heartbeats, ${sweeps} sweeps with 1 and with ${1 + extraConnections} connections, disconnect`,
-      'hour = connect + 180 × heartbeat + 60 connection-minutes + 60 × sweeper share per connection + disconnect',
+      `measured: connect, ${heartbeats} heartbeats, a minute of sweeps (${SWEEP_OFFSETS_SECS.length} sweeps of the shards holding a due connection, of ${shardNames().length}) with none, ${baseConnections} and ${baseConnections + extraConnections} connections, disconnect`,
+      'hour = connect + 180 × heartbeat + 60 connection-minutes + 60 × sweep minute share per connection + disconnect',
       `per heartbeat: ${perHeartbeat.wsMessages.toFixed(2)} messages, ${perHeartbeat.lambdaInvocations.toFixed(2)} invocations, ${perHeartbeat.dynamoDbRequests.toFixed(2)} DynamoDB requests`,
+      `silence timers per connection-hour: $${(dollarsOf(scaleUnits(perConnection, 60)).total * 1e6).toFixed(2)} per million (measured with ${extraConnections} connections more than a baseline of ${baseConnections}, one or more in each shard)`,
+      `sweep fixed cost a month: $${(dollarsOf(perRunFixed).total * 60 * 730).toFixed(2)} idle (nothing due), $${(dollarsOf(perRunAllShards).total * 60 * 730).toFixed(2)} with a connection in every one of the ${shardNames().length} shards`,
     ],
   );
-  return { scenario, sweeper: { perRunFixed, perConnection } };
+  return { scenario, sweeper: { perRunFixed, perRunAllShards, perConnection } };
 };
 
 /** (e) One feed page (default limit 20) plus the unread count, for a user with 30 notifications. */

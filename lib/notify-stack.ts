@@ -188,6 +188,14 @@ export class NotifyStack extends Stack {
       });
       this.webSocketApi?.addRoute(route.routeKey, fn.function);
     }
+    for (const route of wiring.webSocketMockRoutes ?? []) {
+      if (wiring.webSocketRoutes.some((other) => other.routeKey === route.routeKey)) {
+        throw new Error(
+          `lib/wiring: WebSocket route ${route.routeKey} is declared twice (function and mock)`,
+        );
+      }
+      this.webSocketApi?.addMockRoute(route);
+    }
     const unknownWorkers = Object.keys(settings.scale.workers).filter(
       (id) => !wiring.workers.some((worker) => worker.id === id),
     );

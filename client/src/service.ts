@@ -33,7 +33,7 @@ export class NotifyService {
     this.http = new HttpClient(options, (force) => tokens.get(force));
   }
 
-  /** `202` with the notification id; the fan-out happens after the answer. */
+  /** `202` with the notification id; up to 10 named recipients are delivered before it, a larger fan-out after it. */
   createNotification(
     body: NotificationRequest,
     options: IdempotencyOptions = {},

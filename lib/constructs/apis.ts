@@ -1,4 +1,4 @@
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -16,6 +16,7 @@ import {
   type CorsPolicy,
   DEFAULT_ROUTE_PATH,
   type HttpMethod,
+  type WebSocketMockRoute,
 } from '../wiring';
 import { pascalCase } from './naming';
 
@@ -174,6 +175,49 @@ export class ServiceWebSocketApi extends Construct {
       // A handler's returned body goes back to the client as a frame (acks, errors); $connect and
       // $disconnect answer with the handshake status only.
       returnResponse: routeKey !== '$connect' && routeKey !== '$disconnect',
+    });
+  }
+
+  /**
+   * A route API Gateway answers itself: a MOCK integration (its request template only sets the status) whose
+   * integration response template is the fixed reply frame, returned through the route's `$default` route
+   * response. No function runs; the message still counts as client activity (GetConnection LastActiveAt).
+   */
+  addMockRoute(route: WebSocketMockRoute): void {
+    const id = pascalCase(route.routeKey) || 'Mock';
+    const apiId = this.api.apiId;
+    // A static template selection expression: every message uses the template keyed `$default`.
+    const staticSelection = '\\$default';
+    const integration = new apigw.CfnIntegration(this, `${id}MockIntegration`, {
+      apiId,
+      integrationType: 'MOCK',
+      description: route.purpose,
+      templateSelectionExpression: staticSelection,
+      requestTemplates: { $default: JSON.stringify({ statusCode: 200 }) },
+    });
+    new apigw.CfnIntegrationResponse(this, `${id}MockIntegrationResponse`, {
+      apiId,
+      integrationId: integration.ref,
+      integrationResponseKey: '$default',
+      templateSelectionExpression: staticSelection,
+      responseTemplates: { $default: JSON.stringify(route.reply) },
+    });
+    const cfnRoute = new apigw.CfnRoute(this, `${id}MockRoute`, {
+      apiId,
+      routeKey: route.routeKey,
+      target: `integrations/${integration.ref}`,
+      // Two-way: the integration response goes back to the client as a frame.
+      routeResponseSelectionExpression: '$default',
+    });
+    Validations.of(cfnRoute).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Answered by API Gateway with a fixed frame, touching no data; the contract lets an unauthenticated connection send it',
+    });
+    new apigw.CfnRouteResponse(this, `${id}MockRouteResponse`, {
+      apiId,
+      routeId: cfnRoute.ref,
+      routeResponseKey: '$default',
     });
   }
 }

@@ -18,6 +18,7 @@ const merge = <K extends keyof Wiring>(key: K): Wiring[K] =>
 export const wiring: Wiring = {
   httpRoutes: merge('httpRoutes'),
   webSocketRoutes: merge('webSocketRoutes'),
+  webSocketMockRoutes: merge('webSocketMockRoutes'),
   tables: merge('tables'),
   queues: merge('queues'),
   workers: merge('workers'),

@@ -30,6 +30,11 @@ export const envNames = {
   cursorKeySecretArn: 'NOTIFY_CURSOR_KEY_SECRET_ARN',
   /** The cursor key itself (local runtime only). */
   cursorKey: 'NOTIFY_CURSOR_KEY',
+  /**
+   * An HTTP route's id and access rule from the declaration (`{"id", "access"}`, JSON), read by its handler's
+   * `httpRoute`: the bundle then does not carry the whole declaration (lambdas/core/http/route.ts).
+   */
+  routeAccess: 'NOTIFY_ROUTE_ACCESS',
 } as const;
 
 /** Header CloudFront adds to every request it forwards to the HTTP API (lower case, as API Gateway passes it). */

@@ -1,6 +1,6 @@
 import { replayProtectionIn } from '../../lambdas/core/config';
 import { envNames } from './env';
-import type { FunctionSpec, QueueId, TableId } from './types';
+import type { FunctionSpec, HttpRoute, QueueId, TableId } from './types';
 
 /** The table whose readers also learn the number of connection shards (lambdas/domain/realtime/config.ts). */
 const CONNECTIONS_TABLE: TableId = 'wsConnections';
@@ -82,6 +82,10 @@ export const functionEnvironment = (
     for (const queueId of resources.scheduling.targetQueues) {
       env[envNames.queueArn(queueId)] = resources.queueArn(queueId);
     }
+  }
+  if ('access' in spec) {
+    const route = spec as HttpRoute;
+    env[envNames.routeAccess] = JSON.stringify({ id: route.id, access: route.access });
   }
   if (spec.cursorKey && resources.cursorKey) Object.assign(env, resources.cursorKey);
   if (spec.webhookSecretKey && resources.webhookSecretKey) Object.assign(env, resources.webhookSecretKey);

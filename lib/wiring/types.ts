@@ -64,6 +64,19 @@ export interface WebSocketRoute extends FunctionSpec {
   readonly routeKey: string;
 }
 
+/**
+ * A WebSocket route API Gateway answers itself, with no function: a MOCK integration whose integration response
+ * template is the fixed `reply` frame, sent back through the route response (docs/realtime.md, heartbeat).
+ * A MOCK integration's response template cannot read the client's frame, so the reply cannot echo its `id`.
+ */
+export interface WebSocketMockRoute {
+  /** A value of the frame's `type` (`$request.body.type`). */
+  readonly routeKey: string;
+  /** The frame sent back, byte for byte the same on AWS and locally. */
+  readonly reply: Readonly<Record<string, string>>;
+  readonly purpose: string;
+}
+
 export type TableId = string;
 export type QueueId = string;
 
@@ -152,6 +165,8 @@ export interface ScheduleTarget {
 export interface Wiring {
   readonly httpRoutes: readonly HttpRoute[];
   readonly webSocketRoutes: readonly WebSocketRoute[];
+  /** Routes answered by API Gateway without a function (optional: most wirings have none). */
+  readonly webSocketMockRoutes?: readonly WebSocketMockRoute[];
   readonly tables: readonly TableSpec[];
   readonly queues: readonly QueueSpec[];
   readonly workers: readonly Worker[];

@@ -20,7 +20,7 @@ export class PortInUseError extends Error {
 }
 
 export interface GatewayServerOptions {
-  readonly wiring: Pick<Wiring, 'httpRoutes' | 'webSocketRoutes'>;
+  readonly wiring: Pick<Wiring, 'httpRoutes' | 'webSocketRoutes' | 'webSocketMockRoutes'>;
   readonly invoke: InvokeFunction;
   /** Stage of the WebSocket API; `@connections` lives under `/<stage>/@connections`. */
   readonly stage: string;
@@ -69,6 +69,7 @@ export const startGatewayServer = async (options: GatewayServerOptions): Promise
   });
   const webSocket = createWebSocketGateway({
     routes: options.wiring.webSocketRoutes,
+    mockRoutes: options.wiring.webSocketMockRoutes ?? [],
     invoke: options.invoke,
     stage: options.stage,
     ...options.webSocket,

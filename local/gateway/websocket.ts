@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
-import type { WebSocketRoute } from '../../lib/wiring';
+import type { WebSocketMockRoute, WebSocketRoute } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
 import { AWS_LIKE_ODDS, type Delivery, exactDelivery } from '../delivery';
 import type { InvokeFunction } from '../lambda/types';
@@ -21,6 +21,8 @@ const GOING_AWAY = 1001;
 
 export interface WebSocketGatewayOptions {
   readonly routes: readonly WebSocketRoute[];
+  /** Routes the gateway answers itself with a fixed frame (MOCK integration + route response): no invocation. */
+  readonly mockRoutes?: readonly WebSocketMockRoute[];
   readonly invoke: InvokeFunction;
   /** Stage name: the `@connections` API lives under `/<stage>/@connections`. */
   readonly stage: string;
@@ -152,6 +154,9 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
   const idleTimeoutMs = options.idleTimeoutMs ?? WS_IDLE_TIMEOUT_MS;
   const maxConnectionMs = options.maxConnectionMs ?? WS_MAX_CONNECTION_MS;
   const routes = new Map(options.routes.map((route) => [route.routeKey, route]));
+  const mockReplies = new Map(
+    (options.mockRoutes ?? []).map((route) => [route.routeKey, JSON.stringify(route.reply)]),
+  );
   const connections = new Map<string, Connection>();
   const pending = new Set<Promise<unknown>>();
   const chosenProtocol = new WeakMap<IncomingMessage, string>();
@@ -220,13 +225,12 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
       try {
         const parsed: unknown = JSON.parse(body);
         const type = isRecord(parsed) ? parsed.type : undefined;
-        if (typeof type === 'string' && !type.startsWith('$') && routes.has(type)) routeKey = type;
+        const known = typeof type === 'string' && (routes.has(type) || mockReplies.has(type));
+        if (known && !type.startsWith('$')) routeKey = type;
       } catch {
         // Not JSON: the selection expression yields nothing, so $default takes it.
       }
     }
-    const context = { ...baseContext(connection), routeKey, eventType: 'MESSAGE', messageId: apiGatewayId() };
-    const invocation = invokeRoute(routeKey, { requestContext: context, body, isBase64Encoded: isBinary });
     const reply = (text: string) => {
       if (connection.socket.readyState === WebSocket.OPEN) {
         const data = Buffer.from(text, 'utf8');
@@ -234,6 +238,14 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
         sendFragmented(connection.socket, data, false);
       }
     };
+    const mockReply = mockReplies.get(routeKey);
+    if (mockReply !== undefined) {
+      // A MOCK integration: the route response's template goes back, and no function runs.
+      reply(mockReply);
+      return;
+    }
+    const context = { ...baseContext(connection), routeKey, eventType: 'MESSAGE', messageId: apiGatewayId() };
+    const invocation = invokeRoute(routeKey, { requestContext: context, body, isBase64Encoded: isBinary });
     if (!invocation) {
       // API Gateway's answer when no route matches and no $default exists.
       reply(

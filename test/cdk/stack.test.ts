@@ -17,6 +17,7 @@ import {
   deployedSpec,
   envNames,
   type FunctionSpec,
+  type HttpRoute,
   type IndexSpec,
   type KeyAttribute,
   type LocalIndexSpec,
@@ -167,6 +168,34 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
           RouteKey: route.routeKey,
           Target: { 'Fn::Join': ['', ['integrations/', { Ref: integrationId }]] },
         });
+      }
+    });
+
+    it('answers every mock WebSocket route in API Gateway: a MOCK integration whose response is the fixed frame', () => {
+      for (const route of wiring.webSocketMockRoutes ?? []) {
+        const integrations = synth.template.findResources('AWS::ApiGatewayV2::Integration', {
+          Properties: { IntegrationType: 'MOCK', RequestTemplates: { $default: '{"statusCode":200}' } },
+        });
+        const routes = synth.template.findResources('AWS::ApiGatewayV2::Route', {
+          Properties: { RouteKey: route.routeKey, RouteResponseSelectionExpression: '$default' },
+        });
+        const [[routeId, routeResource] = []] = Object.entries(routes);
+        expect(routeId, route.routeKey).toBeDefined();
+        const target = JSON.stringify(routeResource?.Properties?.Target);
+        const integrationId = Object.keys(integrations).find((id) => target.includes(`"${id}"`));
+        expect(integrationId, `${route.routeKey}: integrated with a MOCK integration`).toBeDefined();
+        synth.template.hasResourceProperties('AWS::ApiGatewayV2::IntegrationResponse', {
+          IntegrationId: { Ref: integrationId },
+          IntegrationResponseKey: '$default',
+          ResponseTemplates: { $default: JSON.stringify(route.reply) },
+        });
+        // The route response is what makes the route two-way: without it nothing goes back to the client.
+        synth.template.hasResourceProperties('AWS::ApiGatewayV2::RouteResponse', {
+          RouteId: { Ref: routeId },
+          RouteResponseKey: '$default',
+        });
+        // No function serves it.
+        expect(synth.stack.functions.has(`ws:${route.routeKey}`)).toBe(false);
       }
     });
 
@@ -368,7 +397,7 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
     it('has exactly the declared number of routes, tables, queues, mappings, rules, schedules and functions', () => {
       synth.template.resourceCountIs(
         'AWS::ApiGatewayV2::Route',
-        wiring.httpRoutes.length + wiring.webSocketRoutes.length,
+        wiring.httpRoutes.length + wiring.webSocketRoutes.length + (wiring.webSocketMockRoutes ?? []).length,
       );
       synth.template.resourceCountIs('AWS::DynamoDB::Table', wiring.tables.length);
       synth.template.resourceCountIs('AWS::SQS::Queue', 2 * wiring.queues.length);
@@ -480,6 +509,14 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (spec.webhookSecretKey) expected.add(envNames.webhookKmsKeyId);
         if (spec.cursorKey) expected.add(envNames.cursorKeySecretArn);
         if (isAuthenticating(key) && settings().hs256Secret) expected.add(envNames.hs256SecretArn);
+        // An HTTP route's access rule, from the same declaration (lambdas/core/http/route.ts reads it).
+        if ('access' in declared) {
+          expected.add(envNames.routeAccess);
+          expect(JSON.parse(String(variables[envNames.routeAccess])), key).toEqual({
+            id: (declared as HttpRoute).id,
+            access: (declared as HttpRoute).access,
+          });
+        }
         if (spec.schedules) {
           expected.add(envNames.schedulerRoleArn);
           expected.add(envNames.scheduleGroup);

@@ -158,9 +158,10 @@ describe('small input bugs', () => {
     }
   });
 
-  it('refuses a fragmented 40 KiB heartbeat and a 65-character id on every frame type', async () => {
+  it('refuses a fragmented 40 KiB frame and a 65-character id on every frame a function answers', async () => {
     const client = await connectAs('hearty');
-    const big = JSON.stringify({ type: 'heartbeat', id: 'big', pad: 'x'.repeat(40 * 1024) });
+    // (heartbeat is answered by the gateway itself, whatever its size or id: docs/realtime.md)
+    const big = JSON.stringify({ type: 'presence.update', id: 'big', pad: 'x'.repeat(40 * 1024) });
     client.sendFragmented(big);
     expect(await client.next((frame) => frame.id === 'big')).toMatchObject({
       type: 'error',
@@ -168,7 +169,6 @@ describe('small input bugs', () => {
     });
     const longId = 'i'.repeat(65);
     for (const frame of [
-      { type: 'heartbeat' },
       { type: 'auth', token: 'x' },
       { type: 'subscribe', channel: 'room:a' },
       { type: 'unsubscribe', channel: 'room:a' },

@@ -102,6 +102,35 @@ describe('notifications end to end', () => {
     for (const socket of sockets) socket.socket.close();
   });
 
+  it('a small audience is delivered when the 202 arrives: feed items stored, frames sent, once each', async () => {
+    const [erin, finn] = [user('erin'), user('finn')];
+    const tokens = [await runtime.mintUserToken(erin), await runtime.mintUserToken(finn)] as const;
+    const socket = await TestClient.open(`${runtime.wsUrl}?token=${tokens[0]}`);
+    await socket.nextOfType('session');
+    const created = await api('POST', '/notifications', service, {
+      event_type: 'invoice.paid',
+      title: 'Invoice paid',
+      channels: ['in_app', 'toast'],
+      recipient_ids: [erin, finn],
+    });
+    expect(created.status).toBe(202);
+    // No waiting: the request delivered before it answered (docs/notifications.md, "Flow").
+    expect(await unread(tokens[0])).toBe(1);
+    expect(await unread(tokens[1])).toBe(1);
+    expect(await fanoutQueueIdle()).toBe(true);
+    await socket.next((frame) => frame.notification_id === created.body.id);
+    // Frames on one connection arrive in order: once the next one is here, no second copy is on its way.
+    const marker = await api('POST', '/notifications', service, {
+      event_type: 'test.marker',
+      title: 'marker',
+      channels: ['realtime'],
+      recipient_ids: [erin],
+    });
+    await socket.next((frame) => frame.notification_id === marker.body.id);
+    expect(socket.frames.filter((frame) => frame.notification_id === created.body.id)).toEqual([]);
+    socket.socket.close();
+  });
+
   it('reaches every one of 1,000 recipients exactly once, and a redelivered message changes nothing', async () => {
     const recipients = Array.from({ length: 1000 }, (_, index) => user(`crowd${index}`));
     const created = await api('POST', '/notifications', service, {

@@ -111,9 +111,15 @@ describe('read-all and arrivals', () => {
     await eventually(fanoutQueueIdle, (idle) => idle, 90_000);
     const items = await feed(token);
     expect(items).toHaveLength(2);
-    // Whatever the timing, what read-all reported and what is still unread add up to what arrived.
+    // Whatever the timing, every item is counted by the read-all or still unread (none lands read uncounted);
+    // at most the late one is both, the overlap docs/notifications.md describes (the read-all saw it while its
+    // chunk was still writing, and the chunk then moved it above the watermark). B is delivered by its own
+    // request, so the read-all can now run while A's last chunk is still writing, where it used to follow it.
     const stillUnread = items.filter((item) => item.read_at === null);
-    expect(updated + stillUnread.length).toBe(2);
+    expect(updated + stillUnread.length).toBeGreaterThanOrEqual(2);
+    expect(updated + stillUnread.length).toBeLessThanOrEqual(3);
+    if (updated + stillUnread.length === 3)
+      expect(stillUnread.map((item) => item.notification_id)).toEqual([large]);
     expect(await unread(token)).toBe(stillUnread.length);
     if (updated === 1) expect(stillUnread.map((item) => item.notification_id)).toEqual([large]);
     expect(items.map((item) => item.notification_id)).toContain(small);

@@ -161,9 +161,14 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
   it('is taken over when the matcher that made the first attempt died and its bus message comes back', async () => {
     const { record, path } = await interruptedDelivery({});
     // The matcher makes attempt 1 itself: here its first receive of the bus message holds the claim and died.
-    // That receive's claim is seen by the next receive of the same message, which takes it over.
-    await claimBy(record, await send(busMessageOf(record), 100, 'webhookEvents'), 3_600_000);
+    // The bus message keeps coming back (visibility timeout 1.8 s here) and fails while the claim is live; the
+    // first receive after the claim's expiry takes it over. Within the queue's 5 receives: 4 s of claim.
+    const claimedFor = 4_000;
+    const claimedAt = Date.now();
+    await claimBy(record, await send(busMessageOf(record), 100, 'webhookEvents'), claimedFor);
     expect(await finalStatus(record)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
+    const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
+    expect(sentAtSecs * 1000).toBeGreaterThanOrEqual(claimedAt + claimedFor - 1000);
   }, 90_000);
 });

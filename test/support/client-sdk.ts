@@ -4,31 +4,34 @@
  *   const socket = new GatedWebSocket();             // hold reconnects while a test makes the client miss frames
  *   createNotify({ ..., WebSocket: socket.constructor });
  *   await dropConnections('alice');                  // the server ends alice's connections (@connections DELETE)
- *   await bufferedFrameCount(sessionId);             // frames waiting in a session's replay buffer
+ *   await bufferedNotificationIds(sessionId);        // notifications waiting in a session's replay buffer
  */
 import { DeleteConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { WebSocket } from 'ws';
 import type { WebSocketConstructor, WebSocketLike } from '../../client/src/index';
 import { connectionsApi } from '../../lambdas/core/clients-connections';
-import { membersPage } from '../../lambdas/domain/realtime/deliver';
 import { bufferedFrames } from '../../lambdas/domain/realtime/sessions';
+import { awaitCleanUp, connectionIds, connectionsOf } from './disconnect';
 
-/** The open connections of a user, read from its `user:<id>` channel. */
-export const connectionIds = async (userId: string): Promise<string[]> => {
-  const { members } = await membersPage(`user:${userId}`);
-  return members.filter((member) => !member.detached).map((member) => member.connection_id);
-};
+export { connectionIds };
 
-/** Ends every open connection of a user from the server's side, as the sweeper or an operator would. */
+/**
+ * Ends every open connection of a user from the server's side, as the sweeper or an operator would, and waits
+ * until the service has cleaned up after them (by `$disconnect`, or by the sweep when none came).
+ */
 export const dropConnections = async (userId: string): Promise<number> => {
-  const ids = await connectionIds(userId);
-  for (const id of ids) await connectionsApi().send(new DeleteConnectionCommand({ ConnectionId: id }));
-  return ids.length;
+  const ending = await connectionsOf(userId);
+  for (const { id } of ending) await connectionsApi().send(new DeleteConnectionCommand({ ConnectionId: id }));
+  await awaitCleanUp(ending);
+  return ending.length;
 };
 
-/** How many frames a session's replay buffer holds (frames sent to it while it had no connection). */
-export const bufferedFrameCount = async (sessionId: string): Promise<number> =>
-  (await bufferedFrames(sessionId)).frames.length;
+/** The notification ids of the frames in a session's replay buffer, newest first (repeats kept). */
+export const bufferedNotificationIds = async (sessionId: string): Promise<string[]> =>
+  (await bufferedFrames(sessionId)).frames.flatMap((frame) => {
+    const id = (frame as { notification_id?: unknown }).notification_id;
+    return typeof id === 'string' ? [id] : [];
+  });
 
 /**
  * A WebSocket class (the `ws` package's, as Node 20 has no global one) whose new connections can be held back:

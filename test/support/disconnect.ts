@@ -125,10 +125,12 @@ export const endAndCleanUp = async (client: TestClient, options: CloseOptions): 
   await awaitCleanUp([connection], options.keepAlive);
 };
 
-/** Every live connection of a user (e.g. of a browser page the test is about to close). */
-export const connectionsOf = async (userId: string): Promise<EndingConnection[]> => {
+/** The open connections of a user, read from its `user:<id>` channel. */
+export const connectionIds = async (userId: string): Promise<string[]> => {
   const { members } = await membersPage(`user:${userId}`);
-  return Promise.all(
-    members.filter((member) => !member.detached).map((member) => endingConnection(member.connection_id)),
-  );
+  return members.filter((member) => !member.detached).map((member) => member.connection_id);
 };
+
+/** Every open connection of a user (e.g. of a browser page the test is about to close), as it is now. */
+export const connectionsOf = async (userId: string): Promise<EndingConnection[]> =>
+  Promise.all((await connectionIds(userId)).map(endingConnection));

@@ -1,5 +1,7 @@
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { envNames } from '../../lib/wiring';
+import { afterAll, beforeAll } from 'vitest';
+import { envNames, wiring } from '../../lib/wiring';
+import { LocalSqs } from '../../local/sqs/local-sqs';
 
 /**
  * Whether a declared queue of the running local runtime holds no message, visible or in flight: the work
@@ -21,4 +23,42 @@ export const queueIdle = async (queueId: string): Promise<boolean> => {
   } finally {
     sqs.destroy();
   }
+};
+
+/** The declared queues on the real SQS stand-in, without workers: the test plays the workers itself. */
+export const startQueuesWithoutWorkers = async (): Promise<LocalSqs> => {
+  const sqs = new LocalSqs({
+    queues: wiring.queues,
+    workers: [],
+    invoke: () => Promise.reject(new Error('no functions in this test')),
+  });
+  await sqs.start();
+  return sqs;
+};
+
+/**
+ * For one test file: the queues without workers, this process's SDK pointed at them (with the `fanout` queue's
+ * URL set, as the stack sets it for functions), and a client to read them.
+ */
+export const useQueuesWithoutWorkers = (): {
+  readonly sqs: () => LocalSqs;
+  readonly client: () => SQSClient;
+} => {
+  let sqs: LocalSqs | undefined;
+  let client: SQSClient | undefined;
+  beforeAll(async () => {
+    sqs = await startQueuesWithoutWorkers();
+    process.env[envNames.queueUrl('fanout')] = sqs.queueUrl('fanout');
+    process.env.AWS_ENDPOINT_URL_SQS = sqs.endpoint;
+    client = new SQSClient({ endpoint: sqs.endpoint });
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await sqs?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the queues are not started yet');
+    return value;
+  };
+  return { sqs: () => started(sqs), client: () => started(client) };
 };

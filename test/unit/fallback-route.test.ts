@@ -7,9 +7,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ROUTE_PATH, type HttpRoute, wiring } from '../../lib/wiring';
+import { envNames } from '../../lib/wiring/env';
 import { allowedMethods, pathMatchesTemplate } from '../../lib/wiring/route-match';
 import { createHttpGateway } from '../../local/gateway/http';
+import { installFunctionEnvScopes, withFunctionEnv } from '../../local/lambda/function-env-scope';
 import { createLambdaRunner, metering } from '../../local/lambda/runner';
+import type { InvokeFunction } from '../../local/lambda/types';
 
 const route = (method: HttpRoute['method'], path: string): HttpRoute => ({
   id: `${method} ${path}`,
@@ -49,23 +52,35 @@ describe('the $default route behind the local gateway', () => {
   let base: string;
   let withCors: Server;
   let corsBase: string;
+  const runner = createLambdaRunner();
+  // Each route's function gets its route's access rule, as the CDK app and the local runtime give it.
+  const invoke: InvokeFunction = (fn, event) => {
+    const route = wiring.httpRoutes.find((candidate) => candidate.id === fn.id);
+    const own: Record<string, string> = route
+      ? { [envNames.routeAccess]: JSON.stringify({ id: route.id, access: route.access }) }
+      : {};
+    return withFunctionEnv(own, new Set(), () => runner(fn, event));
+  };
   const listen = async (cors?: { allowedOrigins: string[] }) => {
     const gateway = createHttpGateway({
       routes: wiring.httpRoutes,
-      invoke: createLambdaRunner(),
+      invoke,
       ...(cors ? { cors } : {}),
     });
     const created = createServer((request, response) => void gateway.handle(request, response));
     await new Promise<void>((resolve) => created.listen(0, '127.0.0.1', resolve));
     return { created, url: `http://127.0.0.1:${(created.address() as AddressInfo).port}` };
   };
+  let uninstallEnvScopes: () => void;
   beforeAll(async () => {
+    uninstallEnvScopes = installFunctionEnvScopes();
     ({ created: server, url: base } = await listen());
     ({ created: withCors, url: corsBase } = await listen({ allowedOrigins: ['https://app.example.test'] }));
   });
   afterAll(async () => {
     for (const created of [server, withCors])
       await new Promise<void>((resolve) => created.close(() => resolve()));
+    uninstallEnvScopes();
   });
 
   const preflight = (url: string) =>

@@ -16,7 +16,11 @@ describe('the wiring declaration', () => {
   it('has unique ids, route keys and method+path pairs', () => {
     expect(duplicates(wiring.httpRoutes.map((route) => route.id))).toEqual([]);
     expect(duplicates(wiring.httpRoutes.map((route) => `${route.method} ${route.path}`))).toEqual([]);
-    expect(duplicates(wiring.webSocketRoutes.map((route) => route.routeKey))).toEqual([]);
+    // A route key is served either by a function or by the gateway itself (a mock route), never both.
+    const routeKeys = [...wiring.webSocketRoutes, ...(wiring.webSocketMockRoutes ?? [])].map(
+      (route) => route.routeKey,
+    );
+    expect(duplicates(routeKeys)).toEqual([]);
     expect(duplicates(wiring.tables.map((table) => table.id))).toEqual([]);
     expect(duplicates(wiring.queues.map((queue) => queue.id))).toEqual([]);
     expect(duplicates(wiring.workers.map((worker) => worker.id))).toEqual([]);

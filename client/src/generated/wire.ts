@@ -326,8 +326,6 @@ export type ErrorFrame = {
 
 export type HeartbeatAckFrame = {
   readonly type: 'heartbeat.ack';
-  /** the client frame’s `id`, when it had one */
-  readonly id?: string;
 };
 
 export type NotificationFrame = {

@@ -1,7 +1,8 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as core from 'zod/v4/core';
-import { type HttpRoute, httpRouteById, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring';
+import { envNames, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring/env';
+import type { HttpRoute } from '../../../lib/wiring/types';
 import { bearerToken, tokenVerifier } from '../auth';
 import { notFound, ServiceError, unauthorized, validationError } from '../errors';
 import { newId } from '../ids';
@@ -58,7 +59,32 @@ type Result = APIGatewayProxyStructuredResultV2;
 const header = (event: Event, name: string): string | undefined => event.headers?.[name];
 
 /** X-Request-Id echoed when sane, else a new UUID v7; logger keys for the request; an access log line. */
-const requestScope = (route: HttpRoute): MiddlewareObj<Event, Result, Error, RouteContext> => ({
+/** What a route's plumbing needs of its declaration. */
+type DeclaredRoute = Pick<HttpRoute, 'id' | 'access'>;
+
+/**
+ * The route's id and access rule as the declaration gave them to this function (NOTIFY_ROUTE_ACCESS, set by
+ * lib/wiring/function-env.ts on AWS and locally), read on the first request. Not the declaration itself: that
+ * would put every area's wiring in every HTTP bundle (13.5 KiB). Missing or naming another route: every request
+ * fails with a 500 (logged), never an open door.
+ */
+const routeFromEnvironment = (id: string): (() => DeclaredRoute) => {
+  let route: DeclaredRoute | undefined;
+  return () => {
+    if (route) return route;
+    const raw = process.env[envNames.routeAccess];
+    if (!raw)
+      throw new Error(`${envNames.routeAccess} is not set: route ${id} is not wired to this function`);
+    const declared = JSON.parse(raw) as DeclaredRoute;
+    if (declared.id !== id || typeof declared.access !== 'object' || declared.access === null) {
+      throw new Error(`${envNames.routeAccess} declares route ${String(declared.id)}, not ${id}`);
+    }
+    route = declared;
+    return route;
+  };
+};
+
+const requestScope = (routeOf: () => DeclaredRoute): MiddlewareObj<Event, Result, Error, RouteContext> => ({
   before: ({ event, context }) => {
     const incoming = header(event, 'x-request-id');
     context.requestId = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : newId();
@@ -69,7 +95,7 @@ const requestScope = (route: HttpRoute): MiddlewareObj<Event, Result, Error, Rou
     logger.resetKeys();
     logger.appendKeys({
       request_id: context.requestId,
-      route: route.id,
+      route: routeOf().id,
       aws_request_id: context.awsRequestId,
     });
   },
@@ -112,8 +138,9 @@ const cloudFrontOrigin = (): MiddlewareObj<Event, Result, Error, RouteContext> =
   },
 });
 
-const authentication = (route: HttpRoute): MiddlewareObj<Event, Result, Error, RouteContext> => ({
+const authentication = (routeOf: () => DeclaredRoute): MiddlewareObj<Event, Result, Error, RouteContext> => ({
   before: async ({ event, context }) => {
+    const route = routeOf();
     if ('public' in route.access) return;
     const token = bearerToken(header(event, 'authorization'));
     if (!token) throw unauthorized('Missing or malformed Authorization: Bearer token');
@@ -192,20 +219,21 @@ const toResult = (response: ApiResponse): Result => {
 
 /**
  * Builds the Lambda handler of the declared HTTP route (by its declared id): middleware first, handler last.
- * Access rules come from the declaration, so a route cannot be wired with one rule and enforce another.
+ * Access rules come from the declaration (through the function's environment, set from it on AWS and locally),
+ * so a route cannot be wired with one rule and enforce another.
  */
 export const httpRoute = <B extends Schema | undefined = undefined, Q extends Schema | undefined = undefined>(
   /** A declared route id; tests of the plumbing itself pass a route object. */
-  routeOrId: string | HttpRoute,
+  routeOrId: string | HttpRoute | DeclaredRoute,
   schemas: RouteSchemas<B, Q>,
   handle: (request: ApiRequest<Output<B>, Output<Q>>) => Promise<ApiResponse>,
 ) => {
-  const route = typeof routeOrId === 'string' ? httpRouteById(routeOrId) : routeOrId;
+  const routeOf = typeof routeOrId === 'string' ? routeFromEnvironment(routeOrId) : () => routeOrId;
   const handler = middy<Event, Result, Error, RouteContext>()
-    .use(requestScope(route))
+    .use(requestScope(routeOf))
     .use(errorResponses())
     .use(cloudFrontOrigin())
-    .use(authentication(route))
+    .use(authentication(routeOf))
     .use(pathParameterBounds())
     .use(jsonBody(schemas.body !== undefined))
     .handler(async (event, context) => {
@@ -230,5 +258,5 @@ export const httpRoute = <B extends Schema | undefined = undefined, Q extends Sc
       return toResult(response);
     });
   // The API description (api-docs/) reads the schemas that validate from the handler itself.
-  return Object.assign(handler, { route, schemas });
+  return Object.assign(handler, { schemas });
 };

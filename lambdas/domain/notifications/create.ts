@@ -5,18 +5,40 @@ import { envNames } from '../../../lib/wiring/env';
 import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
 import { forbidden } from '../../core/errors';
+import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { type Principal, sourceOf } from '../../core/principal';
 import { sendAll } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
 import { defaultsFor } from '../preferences/preferences';
 import { subscriberCounts } from '../topics/topics';
-import { type Audience, CHUNK_SIZE, type FanoutMessage, planMessages } from './fanout-messages';
+import {
+  type ChunkProgress,
+  deliverChunk,
+  type RecipientState,
+  readRecipientState,
+  requestDelivery,
+} from './fanout';
+import { type Audience, type FanoutMessage, planMessages } from './fanout-messages';
 import { FEED_RETENTION_MS, type NotificationRecord } from './model';
 import type { CreateNotificationInput } from './schema';
 
 /** Scheduled less than this far ahead, a notification is simply sent now. */
 const SCHEDULE_THRESHOLD_MS = 1000;
+/**
+ * Up to this many named recipients, the accepting request delivers them itself before answering 202: no
+ * queue hop, no second invocation, no read-back of the notification (docs/notifications.md, "Flow").
+ */
+export const REQUEST_DELIVERY_MAX_RECIPIENTS = 10;
+/**
+ * A request still delivering this long after it started (a slow or throttling dependency; usually it takes
+ * tens of ms) queues the recipients not settled yet and answers 202, with about 4 s left of the HTTP
+ * functions' 10 s timeout to do so: the client is not left with a 503 for a stored, half-delivered notification.
+ */
+export const REQUEST_DELIVERY_BUDGET_MS = 6000;
+
+const deliversInRequest = (scheduled: boolean, recipients: readonly string[]): boolean =>
+  !scheduled && recipients.length <= REQUEST_DELIVERY_MAX_RECIPIENTS;
 
 /** Contract §2/§3: a user may notify only itself; a service needs `notifications:write` (checked by the route). */
 const assertMayNotify = (principal: Principal, input: CreateNotificationInput) => {
@@ -32,7 +54,8 @@ export const atExpression = (epochMs: number): string =>
   `at(${new Date(Math.ceil(epochMs / 1000) * 1000).toISOString().slice(0, 19)})`;
 
 /**
- * Stores the notification once and hands its fan-out to SQS (now) or EventBridge Scheduler (later).
+ * Stores the notification once, delivers a few named recipients itself and hands the rest of the fan-out to SQS
+ * (now) or EventBridge Scheduler (later).
  * Safe to run twice with the same id: every step is conditional or idempotent downstream.
  */
 export const createNotification = async (
@@ -42,10 +65,16 @@ export const createNotification = async (
 ): Promise<StoredResponse> => {
   assertMayNotify(principal, input);
   const now = Date.now();
+  const deliverUntil = now + REQUEST_DELIVERY_BUDGET_MS;
   const scheduledAt = input.scheduled_at ? Date.parse(input.scheduled_at) : null;
   const scheduled = scheduledAt !== null && scheduledAt > now + SCHEDULE_THRESHOLD_MS;
   const deliverAt = scheduled ? scheduledAt : now;
   const expiresAt = input.expires_at ? Date.parse(input.expires_at) : null;
+  // Delivered here (fanOutNow): what it reads about the recipients does not wait for the reads and write below.
+  const recipientState = deliversInRequest(scheduled, input.recipient_ids)
+    ? readRecipientState(input.channels, input.recipient_ids, true)
+    : undefined;
+  recipientState?.catch(() => undefined); // awaited (and its error thrown) in fanOutNow, unless a 4xx comes first
   // Unknown topics are a 404 before anything is stored; their counts bound recipient_count from above.
   const [topicCounts, preferenceDefaults] = await Promise.all([
     subscriberCounts(input.topics),
@@ -60,7 +89,8 @@ export const createNotification = async (
     data: input.data,
     priority: input.priority,
     channels: input.channels,
-    recipient_ids: input.recipient_ids,
+    // Only a schedule's plan reads the list back; sent now, the recipients go out from here (docs/notifications.md).
+    ...(scheduled ? { recipient_ids: input.recipient_ids } : {}),
     topics: input.topics.length > 0 ? input.topics : undefined,
     scheduled_at: scheduled ? new Date(deliverAt).toISOString() : null,
     expires_at: input.expires_at ? new Date(Date.parse(input.expires_at)).toISOString() : null,
@@ -75,14 +105,16 @@ export const createNotification = async (
   const stored = await storeOnce(record);
   // A retried request finds the earlier record: only the first store counts as a created notification.
   if (stored === record) countMetric(SERVICE_METRICS.notificationsCreated);
+  // A retry (same Idempotency-Key) has the same body as the attempt that stored the record: same recipients.
+  const audience: Audience = { id: stored.id, recipient_ids: input.recipient_ids, topics: stored.topics };
   if (stored.status === 'scheduled') await scheduleFanout(stored);
-  else await enqueueFanout(stored);
+  else await fanOutNow(stored, audience, recipientState, deliverUntil);
   return {
     status: 202,
     body: {
       id: stored.id,
       status: stored.status,
-      recipient_count: recipientCount(stored, topicCounts),
+      recipient_count: recipientCount(audience, topicCounts),
       scheduled_at: stored.scheduled_at,
     },
   };
@@ -117,20 +149,67 @@ const storeOnce = async (record: NotificationRecord): Promise<NotificationRecord
   }
 };
 
-/**
- * Small recipient lists go straight out as one chunk (plus the first page of each topic); larger ones as a
- * plan the worker splits.
- */
-export const fanoutMessagesFor = (record: Audience): FanoutMessage[] =>
-  record.recipient_ids.length <= CHUNK_SIZE
-    ? planMessages(record)
-    : [{ kind: 'plan', notification_id: record.id }];
-
-const enqueueFanout = (record: Audience) =>
+const enqueue = (messages: readonly FanoutMessage[]) =>
   sendAll(
     queueUrl('fanout'),
-    fanoutMessagesFor(record).map((message) => JSON.stringify(message)),
+    messages.map((message) => JSON.stringify(message)),
   );
+
+/**
+ * Fan-out of a notification due now. A small list of named recipients is delivered here, before the 202, so
+ * the answer means it is done; what this request could not finish goes to the queue under this request's
+ * delivery id (so the frames it owns are still sent once), and then the 202 means it is queued. A crash
+ * before the 202 leaves the client's retry to finish it (with the same Idempotency-Key, the same id).
+ * Topics and larger lists always go through the queue, as chunks of 100 and topic pages sent from here (up to
+ * 1,000 recipients: one SendMessageBatch), so the notification item does not carry the list for a `plan`.
+ */
+const fanOutNow = async (
+  record: NotificationRecord,
+  audience: Audience,
+  state: Promise<RecipientState> | undefined,
+  deliverUntil: number,
+) => {
+  if (!deliversInRequest(false, audience.recipient_ids)) {
+    await enqueue(planMessages(audience));
+    return;
+  }
+  await enqueue(planMessages({ ...audience, recipient_ids: [] }));
+  const delivery = requestDelivery(record.id);
+  const progress: ChunkProgress = { settled: new Set(), stopped: false };
+  const outcome = await withinBudget(
+    deliverChunk(record, audience.recipient_ids, delivery, { progress, ...(state ? { state } : {}) }),
+    deliverUntil - Date.now(),
+  );
+  if (outcome === 'done') return;
+  // From here on the delivery sends no frame it has not started: the queued chunk owns them.
+  progress.stopped = true;
+  const rest = audience.recipient_ids.filter((userId) => !progress.settled.has(userId));
+  logger.warn('delivery in the request did not finish; the rest goes to the fan-out queue', {
+    notification_id: record.id,
+    queued: rest.length,
+    error: outcome === 'late' ? `over ${REQUEST_DELIVERY_BUDGET_MS} ms` : String(outcome.error),
+  });
+  if (rest.length === 0) return;
+  await enqueue([{ kind: 'chunk', notification_id: record.id, recipients: rest, delivery_id: delivery.id }]);
+};
+
+/** How `work` ended within `budgetMs`; 'late' leaves it running. */
+const withinBudget = (
+  work: Promise<void>,
+  budgetMs: number,
+): Promise<'done' | 'late' | { error: unknown }> => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), budgetMs);
+  });
+  return Promise.race([
+    work.then(
+      () => 'done' as const,
+      (error: unknown) => ({ error }),
+    ),
+    late,
+  ]).finally(() => clearTimeout(timer));
+};
 
 const scheduleFanout = async (record: NotificationRecord) => {
   const plan: FanoutMessage = { kind: 'plan', notification_id: record.id };

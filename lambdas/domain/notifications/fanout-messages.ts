@@ -14,6 +14,11 @@ export type FanoutMessage =
       readonly recipients: readonly string[];
       /** The topic whose subscribers these are (a recipient who muted it gets nothing); absent for recipient_ids. */
       readonly topic?: string;
+      /**
+       * The owner of these recipients' frames when not this message: the accepting request that delivered
+       * the others itself and queued the recipients it could not finish (fanout.ts `requestDelivery`).
+       */
+      readonly delivery_id?: string;
     }
   | {
       /** One page of a topic's subscribers (a Query): enqueues their chunks, then the next page. */
@@ -38,12 +43,13 @@ export const parseFanoutMessage = (body: string): FanoutMessage => {
   if (typeof message.notification_id !== 'string') throw new Error('fan-out message without notification_id');
   if (message.kind === 'plan') return { kind: 'plan', notification_id: message.notification_id };
   if (message.kind === 'chunk' && Array.isArray(message.recipients)) {
-    const chunk = {
+    return {
       kind: 'chunk',
       notification_id: message.notification_id,
       recipients: message.recipients,
-    } as const;
-    return typeof message.topic === 'string' ? { ...chunk, topic: message.topic } : chunk;
+      ...(typeof message.topic === 'string' ? { topic: message.topic } : {}),
+      ...(typeof message.delivery_id === 'string' ? { delivery_id: message.delivery_id } : {}),
+    };
   }
   if (message.kind === 'topic-page' && typeof message.topic === 'string') {
     return typeof message.after === 'string'
@@ -58,8 +64,10 @@ export const parseFanoutMessage = (body: string): FanoutMessage => {
   throw new Error(`unknown fan-out message kind ${String(message.kind)}`);
 };
 
-/** The audience of a stored notification: its recipients and the topics whose subscribers it also reaches. */
-export type Audience = Pick<NotificationRecord, 'id' | 'recipient_ids' | 'topics'>;
+/** The audience of a notification: its recipients and the topics whose subscribers it also reaches. */
+export type Audience = Pick<NotificationRecord, 'id' | 'topics'> & {
+  readonly recipient_ids: readonly string[];
+};
 
 /** What a `plan` turns into: chunks of the recipients, and the first page of each topic's subscribers. */
 export const planMessages = (audience: Audience): FanoutMessage[] => [

@@ -10,9 +10,9 @@ import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { sendAll } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
-import { channelsFor } from '../preferences/rules';
+import { channelsFor, type UserPreferences } from '../preferences/rules';
 import { userChannel } from '../realtime/channel-names';
-import { channelMembers, deliverToMembers } from '../realtime/deliver';
+import { channelMembers, deliverToMembers, type Membership } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import { subscribersPage } from '../topics/subscriptions';
@@ -57,7 +57,10 @@ export const processFanoutMessage = async (
   if (message.kind === 'plan') {
     await sendAll(
       queueUrl('fanout'),
-      planMessages(notification).map((planned) => JSON.stringify(planned)),
+      // A notification sent now stores no recipient list (its chunks left with the request): topics only.
+      planMessages({ ...notification, recipient_ids: notification.recipient_ids ?? [] }).map((planned) =>
+        JSON.stringify(planned),
+      ),
     );
     return 'planned';
   }
@@ -65,21 +68,114 @@ export const processFanoutMessage = async (
     await planTopicPage(message);
     return 'planned';
   }
+  // A chunk the accepting request could not finish keeps that request's delivery id (its frames' owner).
+  const delivery = { id: message.delivery_id ?? deliveryId, clearsPending: true };
+  await deliverChunk(notification, message.recipients, delivery, { topic: message.topic });
+  return 'delivered';
+};
+
+/**
+ * Who delivers: `id` owns the frames of the receivers it writes (their `frames_pending`). A queue message
+ * clears the flag once the frames are out, since SQS may deliver it again after it succeeded; the accepting
+ * request does not (one write less per recipient): only a retry of that request after a failure or crash
+ * runs it again, and resends (at least once across a crash, docs/reliability.md).
+ */
+export interface Delivery {
+  readonly id: string;
+  readonly clearsPending: boolean;
+}
+
+/** What a chunk reads about its recipients before it writes anything. */
+export interface RecipientState {
+  readonly before: Watermarks;
+  readonly preferences: ReadonlyMap<string, UserPreferences>;
+  /** Each recipient's connections, when read up front (else each is looked up when its frames are due). */
+  readonly members?: ReadonlyMap<string, readonly Membership[]>;
+}
+
+/**
+ * Read-all watermarks (for in_app) and preferences, read at delivery: a change applies to what comes after it.
+ * `withMembers` also reads every recipient's connections at once, for the accepting request of a few
+ * recipients (one round trip less before the answer; a recipient whose preferences turn frames off costs a
+ * Query for nothing); a chunk of 100 looks them up only for those its frames are due to.
+ */
+export const readRecipientState = async (
+  channels: readonly Channel[],
+  recipients: readonly string[],
+  withMembers = false,
+): Promise<RecipientState> => {
+  const [before, preferences, members] = await Promise.all([
+    channels.includes('in_app') ? readAllWatermarks(recipients) : new Map<string, string>(),
+    preferencesOf(recipients),
+    withMembers && wantsFrames(channels)
+      ? Promise.all(
+          recipients.map(async (userId) => [userId, await channelMembers(userChannel(userId))] as const),
+        )
+      : undefined,
+  ]);
+  return { before, preferences, ...(members ? { members: new Map(members) } : {}) };
+};
+
+/**
+ * How far a chunk got, for a caller that may stop waiting (the accepting request, after its time budget).
+ * `settled`: recipients handled completely, or whose frames are going out. Once `stopped` is set, the caller
+ * has queued the others under the same delivery, and this run sends no frame it has not started: the queued
+ * message owns them, so each still goes out once.
+ */
+export interface ChunkProgress {
+  readonly settled: Set<string>;
+  stopped: boolean;
+}
+
+/**
+ * Delivers a notification to a list of recipients (a chunk): by a queue message, or by the accepting request
+ * for a small audience. Every recipient is attempted; the first failure is thrown after the others finished,
+ * so a caller can queue exactly the recipients not `settled`.
+ */
+export const deliverChunk = async (
+  notification: NotificationRecord,
+  chunk: readonly string[],
+  delivery: Delivery,
+  options: {
+    readonly topic?: string;
+    readonly progress?: ChunkProgress;
+    /** `readRecipientState` of these recipients, when the caller started it earlier. */
+    readonly state?: Promise<RecipientState>;
+  } = {},
+): Promise<void> => {
+  const { topic, progress = { settled: new Set(), stopped: false } } = options;
   // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
-  const recipients = [...new Set(message.recipients)];
-  const before = notification.channels.includes('in_app') ? await readAllWatermarks(recipients) : new Map();
-  // Read at delivery: a user's change applies to whatever is delivered after it (docs/preferences.md).
-  const preferences = await preferencesOf(recipients);
+  const recipients = [...new Set(chunk)];
+  const state = await (options.state ?? readRecipientState(notification.channels, recipients));
+  const { before, preferences } = state;
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
+  const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
-    const channels = channelsFor(notification, preferences.get(userId), message.topic);
-    const receiver = await deliverTo(notification, userId, deliveryId, before, channels);
-    if (receiver) written.push(receiver);
+    try {
+      const channels = channelsFor(notification, preferences.get(userId), topic);
+      const receiver = await deliverTo(notification, userId, delivery, state, channels, progress);
+      if (receiver) written.push(receiver);
+      progress.settled.add(userId);
+    } catch (error) {
+      // Not settled after all (its frames failed), unless the caller already queued the others without it.
+      if (!progress.stopped) progress.settled.delete(userId);
+      failures.push(error);
+    }
   });
   await keepLateArrivalsUnread(notification, written, before);
   countMetric(SERVICE_METRICS.receiversWritten, written.length); // one value per chunk, not per recipient
-  return 'delivered';
+  if (failures.length > 0) throw failures[0];
 };
+
+/**
+ * The delivery of the recipients an accepting request delivers itself: the same id for every attempt of that
+ * request (an Idempotency-Key retry reuses the notification id), so a retry after a crash resends the frames
+ * the crashed attempt may not have sent.
+ */
+export const requestDelivery = (notificationId: string): Delivery => ({
+  id: `request:${notificationId}`,
+  clearsPending: false,
+});
 
 /**
  * One page of a topic's subscribers: their chunks and, when more follow, the next page go out in the same
@@ -215,32 +311,38 @@ const recordDelivery = async (
 const deliverTo = async (
   notification: NotificationRecord,
   userId: string,
-  deliveryId: string,
-  before: Watermarks,
+  delivery: Delivery,
+  state: RecipientState,
   channels: readonly Channel[],
+  progress: ChunkProgress,
 ): Promise<{ userId: string; receiverId: string; unreadKey: string } | undefined> => {
   if (channels.length === 0) return undefined;
   const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
-  const unreadKey = unreadKeyFor(notification, userId, receiverId, before);
+  const unreadKey = unreadKeyFor(notification, userId, receiverId, state.before);
   // Connections first: most recipients of a large notification are offline, and for them the record
   // needs no pending-frames flag and no second write to clear it.
-  const members = wantsFrames(channels) ? await channelMembers(userChannel(userId)) : [];
+  const members = wantsFrames(channels)
+    ? (state.members?.get(userId) ?? (await channelMembers(userChannel(userId))))
+    : [];
   const { table, key, framesPending, written } = await recordDelivery(
     notification,
     userId,
-    deliveryId,
+    delivery.id,
     receiverId,
     unreadKey,
     members.length > 0,
     channels,
   );
   const result = written ? { userId, receiverId, unreadKey } : undefined;
-  if (!framesPending) return result;
+  if (!framesPending || progress.stopped) return result;
+  progress.settled.add(userId);
   const sent = await deliverToMembers(members, frameFor(notification, receiverId, channels));
   await endGoneConnections(sent.gone);
-  await documentClient().send(
-    new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
-  );
+  if (delivery.clearsPending) {
+    await documentClient().send(
+      new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
+    );
+  }
   logger.debug('notification frames sent', {
     notification_id: notification.id,
     user_id: userId,

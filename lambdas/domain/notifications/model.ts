@@ -14,7 +14,11 @@ export interface NotificationRecord {
   readonly data: Record<string, unknown>;
   readonly priority: Priority;
   readonly channels: readonly Channel[];
-  readonly recipient_ids: readonly string[];
+  /**
+   * The named recipients, kept only for a scheduled notification (its schedule sends a `plan` that reads
+   * them); a notification sent now hands them out when it is created, and the item stays small (1 WRU).
+   */
+  readonly recipient_ids?: readonly string[];
   /** Topics whose subscribers it also reaches; absent when it names none. */
   readonly topics?: readonly string[];
   readonly scheduled_at: string | null;

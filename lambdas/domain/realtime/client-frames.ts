@@ -84,8 +84,7 @@ export const parseFrameBody = (
 
 /**
  * Parses and validates one client frame routed as `routeKey` (a frame type, or `$default` for anything else).
- * Failures are FrameErrors carrying the frame's id when it had a usable one. No table access: the heartbeat
- * handler uses it too.
+ * Failures are FrameErrors carrying the frame's id when it had a usable one.
  */
 export const readClientFrame = (
   routeKey: string,

@@ -44,14 +44,12 @@ const requireAuthenticated = async (ctx: FrameContext): Promise<Authenticated> =
   return connection as Authenticated;
 };
 
+/** `heartbeat` has no function: API Gateway answers it (a MOCK route in lib/wiring/areas/realtime.ts). */
+type HandledFrameType = Exclude<ClientFrameType, 'heartbeat'>;
+
 const operations: {
-  [K in ClientFrameType]: (ctx: FrameContext, frame: z.output<(typeof CLIENT_FRAMES)[K]>) => Promise<void>;
+  [K in HandledFrameType]: (ctx: FrameContext, frame: z.output<(typeof CLIENT_FRAMES)[K]>) => Promise<void>;
 } = {
-  heartbeat: async (ctx, frame) => {
-    await ctx.send(
-      frame.id === undefined ? { type: 'heartbeat.ack' } : { type: 'heartbeat.ack', id: frame.id },
-    );
-  },
   auth: async (ctx, frame) => {
     const principal = await ctx.verifyToken(frame.token);
     if (principal.kind !== 'user')
@@ -128,7 +126,9 @@ export const handleClientFrame = async (
   try {
     const frame = readClientFrame(routeKey, body);
     id = frame.id;
-    await (operations[frame.type] as (ctx: FrameContext, frame: unknown) => Promise<void>)(ctx, frame.data);
+    // readClientFrame accepts a frame only on its own route, and no function serves the `heartbeat` route.
+    const operation = operations[frame.type as HandledFrameType];
+    await (operation as (ctx: FrameContext, frame: unknown) => Promise<void>)(ctx, frame.data);
   } catch (error) {
     await ctx.send(toErrorFrame(error, id));
   }

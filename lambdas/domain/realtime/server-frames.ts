@@ -83,7 +83,8 @@ export const errorFrameSchema = z.strictObject({
   message: z.string(),
 });
 
-export const heartbeatAckFrameSchema = z.strictObject({ type: z.literal('heartbeat.ack'), id: frameId });
+/** API Gateway sends it from a fixed template (a MOCK route): it cannot repeat the heartbeat's `id`. */
+export const heartbeatAckFrameSchema = z.strictObject({ type: z.literal('heartbeat.ack') });
 
 export const sessionFrameSchema = z.strictObject({
   type: z.literal('session'),

@@ -36,8 +36,27 @@ export const bufferedFrames = async (
     .reverse();
   return {
     keys: items.map((item) => item.item),
-    frames: items.map((item) => JSON.parse(item.frame) as OutboundFrame),
+    frames: withoutRepeats(items.map((item) => JSON.parse(item.frame) as OutboundFrame)),
   };
+};
+
+/** Frames whose `id` the service assigned: one notification or event, however many copies were kept. */
+const SERVICE_IDENTIFIED = new Set(['notification', 'event']);
+
+/**
+ * Two copies of one SQS message handed out at once can both keep a frame (at least once, docs/notifications.md):
+ * the replay sends and counts it once. Broadcast payloads are the caller's own and may repeat on purpose.
+ */
+const withoutRepeats = (frames: readonly OutboundFrame[]): OutboundFrame[] => {
+  const seen = new Set<string>();
+  return frames.filter((frame) => {
+    const id = (frame as { id?: unknown }).id;
+    if (!SERVICE_IDENTIFIED.has(frame.type) || typeof id !== 'string') return true;
+    const key = `${frame.type}:${id}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 };
 
 /** The resuming connection ended (closed by the sweeper, or by the client) while the resume ran. */

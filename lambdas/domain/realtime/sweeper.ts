@@ -22,17 +22,21 @@ const isGone = (error: unknown) =>
   (error.name === 'GoneException' ||
     (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410);
 
-/** Connection ids whose `check_at` has passed, from one shard of the index (a key-range Query). */
-const dueInShard = async (shard: string, nowSecs: number): Promise<string[]> => {
-  const items = await queryAll<{ connection_id: string }>({
+/** What the `byShard` index projects: enough to judge a connection without reading its item. */
+type IndexRow = Pick<
+  ConnectionRecord,
+  'connection_id' | 'shard' | 'check_at' | 'connected_at' | 'user_id' | 'token_expires_at'
+>;
+
+/** Rows whose `check_at` has passed, from one shard of the index (a key-range Query, eventually consistent). */
+const dueInShard = (shard: string, nowSecs: number): Promise<IndexRow[]> =>
+  queryAll<IndexRow>({
     TableName: table('connections'),
     IndexName: BY_SHARD_INDEX,
     KeyConditionExpression: '#shard = :shard AND check_at <= :now',
     ExpressionAttributeNames: { '#shard': 'shard' },
     ExpressionAttributeValues: { ':shard': shard, ':now': nowSecs },
   });
-  return items.map((item) => item.connection_id);
-};
 
 /** Tells the client why (when there is something to tell), closes the socket, then cleans up ourselves. */
 export const closeConnection = async (
@@ -64,7 +68,7 @@ const lastActiveAt = async (connectionId: string): Promise<number | undefined> =
 export type SweepVerdict = 'auth_timeout' | 'token_expired' | 'idle' | 'gone' | 'alive';
 
 /** Milliseconds until an unauthenticated connection's auth deadline (≤ 0: it has passed). */
-const untilAuthDeadline = (connection: ConnectionRecord, nowMs: number): number =>
+const untilAuthDeadline = (connection: Pick<ConnectionRecord, 'connected_at'>, nowMs: number): number =>
   connection.connected_at + realtimeSettings().authTimeoutSecs * 1000 - nowMs;
 
 /** Closes a connection past its auth deadline unless an `auth` frame authenticated it meanwhile. */
@@ -84,7 +88,7 @@ const closeUnauthenticated = async (connectionId: string): Promise<boolean> => {
 /**
  * The auth deadline's own timer (docs/realtime.md): `$connect` arms it for a connection without a token, as a
  * message delayed by the auth timeout, so the close comes within seconds of the deadline on AWS too, where the
- * sweep runs once a minute. Closes the connection if it is still unauthenticated; the seconds left when the
+ * sweeps come 20 s apart (too late for 15 s). Closes the connection if it is still unauthenticated; the seconds left when the
  * message came early (the caller re-arms it), else undefined.
  */
 export const enforceAuthDeadline = async (
@@ -103,16 +107,33 @@ export const enforceAuthDeadline = async (
 export const armAuthDeadline = (connectionId: string, delaySecs: number): Promise<void> =>
   sendAll(queueUrl('wsAuthDeadline'), [JSON.stringify({ connection_id: connectionId })], delaySecs);
 
-const inspect = async (connection: ConnectionRecord, nowMs: number): Promise<SweepVerdict> => {
+type Judgement = 'alive' | 'auth_timeout' | 'token_expired' | 'ask_gateway';
+
+/** What a connection's recorded deadlines say, before asking API Gateway about its activity. */
+const judge = (connection: IndexRow, nowMs: number): Judgement => {
+  // Unauthenticated: the timer armed at $connect normally closes it first; the sweep is the backstop.
+  if (!connection.user_id) return untilAuthDeadline(connection, nowMs) > 0 ? 'alive' : 'auth_timeout';
+  if ((connection.token_expires_at ?? Number.POSITIVE_INFINITY) * 1000 <= nowMs) return 'token_expired';
+  return 'ask_gateway';
+};
+
+const inspect = async (row: IndexRow, nowMs: number): Promise<SweepVerdict> => {
   const settings = realtimeSettings();
-  if (!connection.user_id) {
-    // The timer armed at $connect normally closes it first; the sweep is the backstop.
-    if (untilAuthDeadline(connection, nowMs) > 0) return 'alive';
-    return (await closeUnauthenticated(connection.connection_id)) ? 'auth_timeout' : 'alive';
+  let judgement = judge(row, nowMs);
+  if (judgement === 'alive') return 'alive';
+  if (judgement !== 'ask_gateway') {
+    // The index copy may be a moment old (an `auth` frame just now): act only on what the item says.
+    const connection = await getConnection(row.connection_id);
+    if (!connection) return 'gone';
+    judgement = judge(connection, nowMs);
   }
-  if ((connection.token_expires_at ?? Number.POSITIVE_INFINITY) * 1000 <= nowMs) {
+  if (judgement === 'alive') return 'alive';
+  if (judgement === 'auth_timeout') {
+    return (await closeUnauthenticated(row.connection_id)) ? 'auth_timeout' : 'alive';
+  }
+  if (judgement === 'token_expired') {
     await closeConnection(
-      connection.connection_id,
+      row.connection_id,
       'token_expired',
       errorFrame(
         'token_expired',
@@ -121,47 +142,65 @@ const inspect = async (connection: ConnectionRecord, nowMs: number): Promise<Swe
     );
     return 'token_expired';
   }
-  const lastActive = await lastActiveAt(connection.connection_id);
+  const lastActive = await lastActiveAt(row.connection_id);
   if (lastActive === undefined) {
-    await endConnection(connection.connection_id, 'gone');
+    await endConnection(row.connection_id, 'gone');
     return 'gone';
   }
   if (lastActive + settings.idleTimeoutSecs * 1000 > nowMs) return 'alive';
   await closeConnection(
-    connection.connection_id,
+    row.connection_id,
     'idle',
     errorFrame('idle_timeout', `No frame for ${settings.idleTimeoutSecs} s; closing the connection`),
   );
   return 'idle';
 };
 
+const noVerdicts = (): Record<SweepVerdict, number> => ({
+  auth_timeout: 0,
+  token_expired: 0,
+  idle: 0,
+  gone: 0,
+  alive: 0,
+});
+
+/** Connections of one shard checked at once (GetConnection calls in flight). */
+const SWEEP_CONCURRENCY = 32;
+
 /**
- * One sweep: every shard's connections whose `check_at` has passed (auth deadline, token expiry, or the idle
- * timeout since they connected) are inspected. Heartbeats write nothing, so silence is judged from API Gateway's
- * own LastActiveAt (GetConnection). A live connection keeps its past `check_at` and is simply looked at again
- * next sweep: that costs a Query row and a GetConnection, where moving it would cost a write.
+ * Sweeps one shard: its connections whose `check_at` has passed (auth deadline, token expiry, or the idle
+ * timeout since they authenticated) are judged from the index row; only the authenticated ones within their
+ * token's life cost a GetConnection (API Gateway's LastActiveAt: heartbeats write nothing, and a MOCK route
+ * answers them), and only a close reads the item. A live connection keeps its past `check_at` and is looked at
+ * again next sweep: a Query row and a GetConnection, where moving it would cost ~3 WRU. Safe to run twice and
+ * overlapping: every close is idempotent (`endConnection`) or claimed (`claimAuthDeadline`).
  */
+export const sweepShard = async (
+  shard: string,
+  nowMs = Date.now(),
+): Promise<Record<SweepVerdict, number>> => {
+  const counts = noVerdicts();
+  const due = await dueInShard(shard, Math.floor(nowMs / 1000));
+  await forEachLimited(due, SWEEP_CONCURRENCY, async (row) => {
+    try {
+      counts[await inspect(row, nowMs)] += 1;
+    } catch (error) {
+      // One connection's failure must not stop the sweep of the others; the next sweep retries it.
+      logger.error('sweep of a connection failed', {
+        connection_id: row.connection_id,
+        error: error as Error,
+      });
+    }
+  });
+  return counts;
+};
+
+/** Every shard, one after the other, in this process: for tests and tools (deployed sweeps go by shard). */
 export const sweep = async (nowMs = Date.now()): Promise<Record<SweepVerdict, number>> => {
-  const counts: Record<SweepVerdict, number> = {
-    auth_timeout: 0,
-    token_expired: 0,
-    idle: 0,
-    gone: 0,
-    alive: 0,
-  };
-  const nowSecs = Math.floor(nowMs / 1000);
+  const counts = noVerdicts();
   for (const shard of shardNames()) {
-    const due = await dueInShard(shard, nowSecs);
-    await forEachLimited(due, 16, async (connectionId) => {
-      try {
-        const connection = await getConnection(connectionId);
-        if (!connection) return;
-        counts[await inspect(connection, nowMs)] += 1;
-      } catch (error) {
-        // One connection's failure must not stop the sweep of the others; the next sweep retries it.
-        logger.error('sweep of a connection failed', { connection_id: connectionId, error: error as Error });
-      }
-    });
+    const shardCounts = await sweepShard(shard, nowMs);
+    for (const verdict of Object.keys(counts) as SweepVerdict[]) counts[verdict] += shardCounts[verdict];
   }
   return counts;
 };

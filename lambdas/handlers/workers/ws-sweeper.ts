@@ -1,9 +1,9 @@
 import { logger } from '../../core/logger';
 import { withMetrics } from '../../core/metrics';
-import { sweep } from '../../domain/realtime/sweeper';
+import { startSweeps } from '../../domain/realtime/sweep-schedule';
 
-/** Every minute: auth deadlines, expired tokens, silent and vanished connections (docs/realtime.md). */
+/** Every minute: queues that minute's three sweeps of every shard (docs/realtime.md, heartbeat and silence). */
 export const handler = withMetrics(async (): Promise<void> => {
-  const counts = await sweep();
-  logger.info('sweep', { ...counts });
+  const shards = await startSweeps();
+  logger.info('sweeps queued', { shards });
 });

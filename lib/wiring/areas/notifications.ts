@@ -5,7 +5,8 @@ const HANDLERS = 'lambdas/handlers/http/notifications';
 const PREFERENCES = 'lambdas/handlers/http/preferences';
 
 /**
- * Notifications: create (stored once, fan-out handed to SQS), the fan-out worker, and the in-app feed.
+ * Notifications: create (stored once; a few recipients delivered at once, the rest of the fan-out handed to
+ * SQS), the fan-out worker, and the in-app feed.
  * Data model and per-operation request costs: docs/notifications.md.
  */
 export const notifications: WiringPart = {
@@ -16,10 +17,12 @@ export const notifications: WiringPart = {
       path: '/notifications',
       handler: `${HANDLERS}/create.ts`,
       access: { users: 'any', services: 'notifications:write' },
-      reads: ['topics', 'preferences'],
-      writes: ['notifications', 'idempotency'],
+      // It delivers a small list of recipients itself (docs/notifications.md), as the fan-out worker does.
+      reads: ['topics', 'preferences', 'feedState'],
+      writes: ['notifications', 'idempotency', 'receivers', 'receipts', ...realtimeStateTables],
       sendsTo: ['fanout'],
       schedules: true,
+      managesConnections: true,
     },
     {
       id: 'notifications.feed',

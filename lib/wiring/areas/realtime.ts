@@ -46,8 +46,14 @@ export const realtime: WiringPart = {
     frameRoute('join.topic', 'join-topic', { reads: ['topics'] }),
     frameRoute('presence.update', 'presence-update'),
     frameRoute('reconnect', 'reconnect'),
-    // Heartbeats touch no table: silence is detected by the sweeper through GetConnection's LastActiveAt.
-    frameRoute('heartbeat', 'heartbeat', { writes: [], memoryMb: 128, timeoutSecs: 3 }),
+  ],
+  webSocketMockRoutes: [
+    {
+      routeKey: 'heartbeat',
+      reply: { type: 'heartbeat.ack' },
+      purpose:
+        'answered by API Gateway (no Lambda, no table): silence is judged by the sweep from GetConnection LastActiveAt',
+    },
   ],
   httpRoutes: [
     presenceRoute('presence.user', '/presence/{user_id}', 'user'),
@@ -78,6 +84,13 @@ export const realtime: WiringPart = {
         'the auth deadline timer: $connect sends a message delayed by the auth timeout for a connection without a token',
       maxReceiveCount: 5,
       visibilityTimeoutSecs: 60,
+    },
+    {
+      id: 'wsSweep',
+      purpose:
+        'the sweep: one message per byShard shard, sent by ws.sweeper each minute for now, +20 s and +40 s (delayed)',
+      maxReceiveCount: 3,
+      visibilityTimeoutSecs: 360,
     },
     {
       id: 'wsWelcome',
@@ -113,6 +126,19 @@ export const realtime: WiringPart = {
       managesConnections: true,
     },
     {
+      // One shard per invocation: the shards of one sweep run in parallel, bounded by maxConcurrency.
+      id: 'ws.sweepShard',
+      queue: 'wsSweep',
+      handler: 'lambdas/handlers/workers/ws-sweep-shard.ts',
+      batchSize: 1,
+      maxBatchingWindowSecs: 0,
+      maxConcurrency: 16,
+      timeoutSecs: 60,
+      memoryMb: 128,
+      writes: [...STATE],
+      managesConnections: true,
+    },
+    {
       id: 'ws.welcome',
       queue: 'wsWelcome',
       handler: 'lambdas/handlers/workers/ws-welcome.ts',
@@ -129,12 +155,13 @@ export const realtime: WiringPart = {
       id: 'ws.sweeper',
       everyMinutes: 1,
       description:
-        'closes connections past the auth deadline, with an expired token or silent past the idle timeout, and cleans up after them',
+        'starts three sweeps (now, +20 s, +40 s) of every byShard shard with a connection due: auth deadlines, expired tokens, silent connections',
       handler: 'lambdas/handlers/workers/ws-sweeper.ts',
-      timeoutSecs: 55,
-      memoryMb: 512,
-      writes: [...STATE],
-      managesConnections: true,
+      timeoutSecs: 10,
+      memoryMb: 128,
+      // Which shards have a connection due this minute (one Limit-1 Query each).
+      reads: ['wsConnections'],
+      sendsTo: ['wsSweep'],
     },
   ],
   tables: [
@@ -149,7 +176,8 @@ export const realtime: WiringPart = {
           name: 'byShard',
           partitionKey: { name: 'shard', type: 'S' },
           sortKey: { name: 'check_at', type: 'N' },
-          projection: ['user_id'],
+          // What the sweep judges a connection by, so a live one costs no GetItem (docs/realtime.md).
+          projection: ['user_id', 'connected_at', 'token_expires_at'],
         },
       ],
     },

@@ -8,7 +8,8 @@ import { publishEventSchema } from '../../../lambdas/domain/events/schema';
 import { envNames, wiring } from '../../../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../../../lib/wiring/areas/events';
 import { LocalEventBridge } from '../../../local/eventbridge/local-eventbridge';
-import { LocalSqs } from '../../../local/sqs/local-sqs';
+import type { LocalSqs } from '../../../local/sqs/local-sqs';
+import { startQueuesWithoutWorkers } from '../../support/queues';
 
 const BUS = 'notify-unit';
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -19,12 +20,7 @@ const saved = { ...process.env };
 
 beforeAll(async () => {
   // The declared queues and bus rules, no workers: the test reads the rule's target queue itself.
-  sqs = new LocalSqs({
-    queues: wiring.queues,
-    workers: [],
-    invoke: () => Promise.reject(new Error('no functions in this test')),
-  });
-  await sqs.start();
+  sqs = await startQueuesWithoutWorkers();
   bus = new LocalEventBridge({
     busName: BUS,
     rules: wiring.busRules,

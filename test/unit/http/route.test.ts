@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { conflict } from '../../../lambdas/core/errors';
 import { httpRoute, MAX_BODY_BYTES } from '../../../lambdas/core/http/route';
 import { logger } from '../../../lambdas/core/logger';
-import type { HttpRoute } from '../../../lib/wiring';
+import { envNames, type HttpRoute } from '../../../lib/wiring';
 import { authEnvFor, serviceToken, TEST_HS256_SECRET, userToken } from '../../support/tokens';
 
 const route = (access: HttpRoute['access']): HttpRoute => ({
@@ -205,5 +205,38 @@ describe('HTTP plumbing', () => {
     const last = JSON.parse(lines.filter((line) => line.includes('"message":"request"')).at(-1)!);
     expect(last.status).toBe(401);
     expect(last.principal).toBeUndefined();
+  });
+
+  it('takes a declared route’s access rule from the function’s environment, and refuses every request without it', async () => {
+    const byId = httpRoute('test.byid', {}, async (req) => ({
+      status: 200,
+      body: { who: req.principal.id },
+    }));
+    const variable = envNames.routeAccess;
+    try {
+      delete process.env[variable];
+      expect((await call(byId, withAuth(userAuth, {}))).statusCode).toBe(500);
+      process.env[variable] = JSON.stringify({ id: 'another.route', access: { public: true } });
+      expect((await call(byId, withAuth(userAuth, {}))).statusCode).toBe(500);
+      process.env[variable] = JSON.stringify({ id: 'test.byid', access: { services: 'webhooks:admin' } });
+      // Read once: the rule holds for the instance's life.
+      expect((await call(byId, withAuth(userAuth, {}))).statusCode).toBe(403);
+      process.env[variable] = JSON.stringify({ id: 'test.byid', access: { public: true } });
+      expect((await call(byId, withAuth(userAuth, {}))).statusCode).toBe(403);
+    } finally {
+      delete process.env[variable];
+    }
+    const user = httpRoute('test.user', {}, async (req) => ({
+      status: 200,
+      body: { who: req.principal.id },
+    }));
+    process.env[variable] = JSON.stringify({ id: 'test.user', access: { users: 'any' } });
+    try {
+      const answer = await call(user, withAuth(userAuth, {}));
+      expect(answer.statusCode).toBe(200);
+      expect(answer.json).toEqual({ who: 'alice' });
+    } finally {
+      delete process.env[variable];
+    }
   });
 });

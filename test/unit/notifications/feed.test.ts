@@ -55,7 +55,7 @@ const storeNotification = async (
 /** Runs the record's chunk as the SQS message `deliveryId` (the same id again is a redelivery). */
 const deliver = (record: NotificationRecord, deliveryId = `message-${record.id}`) =>
   processFanoutMessage(
-    { kind: 'chunk', notification_id: record.id, recipients: record.recipient_ids },
+    { kind: 'chunk', notification_id: record.id, recipients: record.recipient_ids ?? [] },
     deliveryId,
   );
 

@@ -1,19 +1,18 @@
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { ServiceError } from '../../../lambdas/core/errors';
 import type { Principal } from '../../../lambdas/core/principal';
 import { parseOrThrow } from '../../../lambdas/core/validation';
-import { createNotification, fanoutMessagesFor } from '../../../lambdas/domain/notifications/create';
+import { createNotification } from '../../../lambdas/domain/notifications/create';
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
-import { parseFanoutMessage } from '../../../lambdas/domain/notifications/fanout-messages';
+import { parseFanoutMessage, planMessages } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
 import { subscribe } from '../../../lambdas/domain/topics/subscriptions';
 import { createTopic } from '../../../lambdas/domain/topics/topics';
-import { envNames, wiring } from '../../../lib/wiring';
-import { LocalSqs } from '../../../local/sqs/local-sqs';
 import { useDynamoDbLocal } from '../../support/dynamodb';
+import { useQueuesWithoutWorkers } from '../../support/queues';
 
 useDynamoDbLocal();
 
@@ -26,42 +25,26 @@ const user = (id: string): Principal => ({
   expiresAt: 0,
   acceptedUntil: 0,
 });
-let sqs: LocalSqs;
-let sqsClient: SQSClient;
-
-beforeAll(async () => {
-  // The real queue stand-in without workers: the test plays the fan-out worker, message by message.
-  sqs = new LocalSqs({
-    queues: wiring.queues,
-    workers: [],
-    invoke: () => Promise.reject(new Error('no functions in this test')),
-  });
-  await sqs.start();
-  process.env[envNames.queueUrl('fanout')] = sqs.queueUrl('fanout');
-  process.env.AWS_ENDPOINT_URL_SQS = sqs.endpoint;
-  sqsClient = new SQSClient({ endpoint: sqs.endpoint });
-});
-afterAll(async () => {
-  sqsClient?.destroy();
-  await sqs?.stop();
-});
+const queues = useQueuesWithoutWorkers();
 
 /** Runs the fan-out worker's logic on every message until the queue is empty; returns the kinds seen. */
 const drainFanout = async (): Promise<string[]> => {
   const kinds: string[] = [];
   for (;;) {
-    const { Messages = [] } = await sqsClient.send(
-      new ReceiveMessageCommand({ QueueUrl: sqs.queueUrl('fanout'), MaxNumberOfMessages: 10 }),
-    );
+    const { Messages = [] } = await queues
+      .client()
+      .send(
+        new ReceiveMessageCommand({ QueueUrl: queues.sqs().queueUrl('fanout'), MaxNumberOfMessages: 10 }),
+      );
     if (Messages.length === 0) return kinds;
     await Promise.all(
       Messages.map(async (message) => {
         const parsed = parseFanoutMessage(message.Body ?? '');
         kinds.push(parsed.kind);
         await processFanoutMessage(parsed, message.MessageId ?? '');
-        await sqsClient.send(
+        await queues.client().send(
           new DeleteMessageCommand({
-            QueueUrl: sqs.queueUrl('fanout'),
+            QueueUrl: queues.sqs().queueUrl('fanout'),
             ReceiptHandle: message.ReceiptHandle,
           }),
         );
@@ -117,13 +100,13 @@ describe('topic fan-out', () => {
     expect(missing).toBe(404);
   });
 
-  it('plans small recipient lists as one chunk plus a first page per topic', () => {
-    expect(fanoutMessagesFor({ id: 'n', recipient_ids: ['a'], topics: ['x', 'y'] })).toEqual([
+  it('plans recipient lists as chunks of 100 plus a first page per topic', () => {
+    expect(planMessages({ id: 'n', recipient_ids: ['a'], topics: ['x', 'y'] })).toEqual([
       { kind: 'chunk', notification_id: 'n', recipients: ['a'] },
       { kind: 'topic-page', notification_id: 'n', topic: 'x' },
       { kind: 'topic-page', notification_id: 'n', topic: 'y' },
     ]);
-    expect(fanoutMessagesFor({ id: 'n', recipient_ids: [], topics: ['x'] })).toEqual([
+    expect(planMessages({ id: 'n', recipient_ids: [], topics: ['x'] })).toEqual([
       { kind: 'topic-page', notification_id: 'n', topic: 'x' },
     ]);
   });
