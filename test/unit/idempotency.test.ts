@@ -135,6 +135,7 @@ describe('withIdempotency', () => {
     ['another array order', { a: 'x', b: [{ x: 1, y: 2 }, 1] }],
     ['another nested value', { a: 'x', b: [1, { x: 1, y: 3 }] }],
     ['a missing field', { b: [1, { x: 1, y: 2 }] }],
+    ["an object with the list's entries", { a: 'x', b: { 0: 1, 1: { x: 1, y: 2 } } }],
   ])('answers 409 to %s under the same key', async (_what, body) => {
     const keyScope = scope();
     await withIdempotency(keyScope, { a: 'x', b: [1, { x: 1, y: 2 }] }, async (id) => ({
@@ -161,6 +162,7 @@ describe('withIdempotency', () => {
     expect(error).toMatchObject({
       status: 400,
       code: 'validation',
+      message: 'Invalid Idempotency-Key header',
       details: [{ field: 'Idempotency-Key', issue: 'must be 1 to 128 characters' }],
     });
   });
@@ -257,5 +259,33 @@ describe('withIdempotency', () => {
     expect(await waiting).toMatchObject({ message: expect.stringContaining('vanished') });
     release();
     await running;
+  });
+
+  it('lets exactly one of several concurrent retries take over a crashed attempt', async () => {
+    const keyScope = scope();
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName('idempotency'),
+        Item: {
+          key: `${keyScope.operation}\nservice:billing\n${keyScope.key}`,
+          request_hash: requestHash({ a: 1 }),
+          reserved_id: 'reserved-3',
+          running_until: Date.now() - 1,
+          ttl: Math.floor(Date.now() / 1000) + 3600,
+        },
+      }),
+    );
+    let runs = 0;
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        withIdempotency(keyScope, { a: 1 }, async (id) => {
+          runs += 1;
+          await slowly(300);
+          return { status: 202, body: { id } };
+        }),
+      ),
+    );
+    expect(runs).toBe(1);
+    for (const answer of answers) expect(answer).toEqual({ status: 202, body: { id: 'reserved-3' } });
   });
 });

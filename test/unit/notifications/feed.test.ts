@@ -268,6 +268,12 @@ describe('read state', () => {
     const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
     expect(await errorCode(markRead(mallory, receiverId))).toBe('not_found');
     expect(await errorCode(markRead(alice, 'nope'))).toBe('not_found');
+    for (const [user, id] of [
+      [mallory, receiverId],
+      [alice, 'nope'],
+    ] as const) {
+      expect(await markRead(user, id).catch((error: Error) => error.message)).toBe('No such notification');
+    }
     expect(await unreadCount(alice)).toBe(1);
   });
 
@@ -311,8 +317,33 @@ describe('read state', () => {
     const alice = newUser();
     await deliver(await storeNotification([alice]));
     await readAll(alice);
-    await deliver(await storeNotification([alice], { deliver_at: Date.now() + 1 }));
+    await deliver(await storeNotification([alice], { title: 'later', deliver_at: Date.now() + 1 }));
     expect(await unreadCount(alice)).toBe(1);
+    const listed = (await listFeed(alice, { limit: 10 })).items;
+    expect(listed.map((item) => [item.title, item.read_at === null])).toEqual([
+      ['later', true],
+      ['Invoice paid', false],
+    ]);
+  });
+
+  it('gives concurrent reads of one receiver the same read_at', async () => {
+    const alice = newUser();
+    const record = await storeNotification([alice]);
+    await deliver(record);
+    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    const reads = await Promise.all(Array.from({ length: 8 }, () => markRead(alice, receiverId)));
+    expect(new Set(reads.map((read) => read.read_at)).size).toBe(1);
+    expect(await unreadCount(alice)).toBe(0);
+  });
+
+  it('counts each item once across concurrent read-alls', async () => {
+    const alice = newUser();
+    for (let index = 0; index < 3; index += 1) {
+      await deliver(await storeNotification([alice], { deliver_at: Date.now() + index }));
+    }
+    const results = await Promise.all(Array.from({ length: 4 }, () => readAll(alice)));
+    expect(results.reduce((sum, result) => sum + result.updated, 0)).toBe(3);
+    expect(await unreadCount(alice)).toBe(0);
   });
 
   it('leaves unread an older notification whose fan-out lags behind a newer one and a read-all', async () => {
