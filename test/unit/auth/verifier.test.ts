@@ -387,6 +387,14 @@ describe('token verifier', () => {
       expect((await rejection(verifier, token)).message).toBe('The token has already been used');
     });
 
+    it('refuses a reused service token with service-only replay protection (401, "already been used")', async () => {
+      const verifier = singleUse(() => Date.now(), 'service');
+      const service = await serviceToken(idp.key());
+      await expect(verifier.verify(service)).resolves.toMatchObject({ kind: 'service' });
+      const error = await rejection(verifier, service);
+      expect(error).toMatchObject({ status: 401, message: 'The token has already been used' });
+    });
+
     it('lets user tokens be reused with service-only replay protection', async () => {
       const verifier = singleUse(() => Date.now(), 'service');
       const user = await userToken(idp.key());
