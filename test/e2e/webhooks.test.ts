@@ -206,8 +206,10 @@ describe('delivery', () => {
       receiver.at(retried.path)[0]?.headers['webhook-id'],
       receiver.at(retried.path)[0]?.headers['webhook-id'],
     ]);
-    // The retry, and only it, went through the queue.
-    expect(sentToDeliveryQueue()).toBe(before + 1);
+    // The retry went through the queue (a copy of the matcher's message, as SQS may hand out, can queue it once
+    // more: the attempt's claim makes the copy harmless); the successful first attempt above queued nothing.
+    expect(sentToDeliveryQueue()).toBeGreaterThanOrEqual(before + 1);
+    expect(sentToDeliveryQueue()).toBeLessThanOrEqual(before + 2);
   });
 
   it('delivers a matching event once per webhook, signed and shaped as the contract states', async () => {
