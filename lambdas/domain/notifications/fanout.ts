@@ -1,9 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, queueUrl, tableName } from '../../core/clients';
-import { sqs } from '../../core/clients-sqs';
 import { forEachLimited } from '../../core/concurrency';
 import { timeOfId } from '../../core/ids';
 import { logger } from '../../core/logger';
@@ -201,12 +199,10 @@ const planTopicPage = async (message: Extract<FanoutMessage, { kind: 'topic-page
 
 /** Early (a schedule firing ahead of time, a clock skew): back on the queue with SQS's delay (≤ 15 min). */
 const postpone = async (message: FanoutMessage, remainingMs: number) => {
-  await sqs().send(
-    new SendMessageCommand({
-      QueueUrl: queueUrl('fanout'),
-      MessageBody: JSON.stringify(message),
-      DelaySeconds: Math.min(900, Math.max(1, Math.ceil(remainingMs / 1000))),
-    }),
+  await sendAll(
+    queueUrl('fanout'),
+    [JSON.stringify(message)],
+    Math.min(900, Math.max(1, Math.ceil(remainingMs / 1000))),
   );
 };
 
