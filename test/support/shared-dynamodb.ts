@@ -1,0 +1,43 @@
+/**
+ * One DynamoDB Local per vitest worker for the whole run, instead of one JVM per test file: starting a JVM
+ * was the largest fixed cost of every file on this 2-core machine. The global set-up (vitest.config.ts)
+ * starts them without waiting; a file takes its worker's instance (VITEST_POOL_ID) and makes tables of its
+ * own under a fresh prefix, so files stay isolated from each other, and deletes them when it is done.
+ *
+ * A file run without the global set-up (another vitest config) starts a DynamoDB Local of its own as before.
+ */
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import type { TestProject } from 'vitest/node';
+import { launchDynamoDbLocal } from '../../local/dynamodb-local';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Endpoints of the run's DynamoDB Local instances, one per worker; empty when none was started. */
+    sharedDynamoDbEndpoints: string[];
+  }
+}
+
+export default async function startSharedDynamoDb(project: TestProject): Promise<() => Promise<void>> {
+  const workers = Math.max(1, project.globalConfig.maxWorkers);
+  const instances = await Promise.all(Array.from({ length: workers }, () => launchDynamoDbLocal()));
+  project.provide(
+    'sharedDynamoDbEndpoints',
+    instances.map((instance) => instance.endpoint),
+  );
+  return async () => {
+    await Promise.all(instances.map((instance) => instance.stop()));
+  };
+}
+
+/**
+ * This worker's shared DynamoDB Local and a table prefix no other file uses; undefined without the global
+ * set-up.
+ */
+export const sharedDynamoDb = (): { endpoint: string; tablePrefix: string } | undefined => {
+  const endpoints = inject('sharedDynamoDbEndpoints') ?? [];
+  if (endpoints.length === 0) return undefined;
+  const worker = Math.max(0, Number(process.env.VITEST_POOL_ID ?? 1) - 1);
+  const endpoint = endpoints[worker % endpoints.length] as string;
+  return { endpoint, tablePrefix: `t${randomUUID().slice(0, 8)}-` };
+};
