@@ -3,15 +3,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import type { TableSpec } from '../../lib/wiring';
 import { wiring } from '../../lib/wiring';
-import {
-  connectDynamoDbLocal,
-  createTables,
-  type DynamoDbLocal,
-  deleteTables,
-  LOCAL_AWS_ENV,
-  startDynamoDbLocal,
-} from '../../local/dynamodb-local';
-import { sharedDynamoDb } from './shared-dynamodb';
+import { createTables, type DynamoDbLocal, deleteTables, LOCAL_AWS_ENV } from '../../local/dynamodb-local';
+import { openTestDynamoDb } from './shared-dynamodb';
 
 /**
  * Creates the declared tables for one test file, under a prefix of their own in the worker's shared DynamoDB
@@ -23,10 +16,10 @@ export const useDynamoDbLocal = (tables: readonly TableSpec[] = wiring.tables): 
   let tableNames: string[] = [];
   const saved = { ...process.env };
   beforeAll(async () => {
-    const shared = sharedDynamoDb();
-    db = shared ? await connectDynamoDbLocal(shared.endpoint) : await startDynamoDbLocal();
-    const tableEnv = await createTables(db.client, tables, shared?.tablePrefix);
-    if (shared) tableNames = Object.values(tableEnv);
+    const opened = await openTestDynamoDb();
+    db = opened.db;
+    const tableEnv = await createTables(db.client, tables, opened.tablePrefix);
+    tableNames = Object.values(tableEnv);
     Object.assign(process.env, LOCAL_AWS_ENV, tableEnv, { AWS_ENDPOINT_URL_DYNAMODB: db.endpoint });
   });
   afterAll(async () => {

@@ -9,7 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { launchDynamoDbLocal } from '../../local/dynamodb-local';
+import {
+  connectDynamoDbLocal,
+  type DynamoDbLocal,
+  launchDynamoDbLocal,
+  startDynamoDbLocal,
+} from '../../local/dynamodb-local';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -41,3 +46,14 @@ export const sharedDynamoDb = (): { endpoint: string; tablePrefix: string } | un
   const endpoint = endpoints[worker % endpoints.length] as string;
   return { endpoint, tablePrefix: `t${randomUUID().slice(0, 8)}-` };
 };
+
+/**
+ * This worker's shared DynamoDB Local and a fresh table prefix for the caller's tables; without the global
+ * set-up, a DynamoDB Local of the caller's own and no prefix. `db.stop()` ends only what the caller started.
+ */
+export const openTestDynamoDb = async (
+  shared = sharedDynamoDb(),
+): Promise<{ db: DynamoDbLocal; tablePrefix: string | undefined }> =>
+  shared
+    ? { db: await connectDynamoDbLocal(shared.endpoint), tablePrefix: shared.tablePrefix }
+    : { db: await startDynamoDbLocal(), tablePrefix: undefined };

@@ -5,13 +5,9 @@ import { createTokenVerifier, DynamoDbTokenReplayStore } from '../../../lambdas/
 import { parseAuthConfig } from '../../../lambdas/core/config';
 import { ServiceError } from '../../../lambdas/core/errors';
 import { envNames, wiring } from '../../../lib/wiring';
-import {
-  createTables,
-  type DynamoDbLocal,
-  LOCAL_AWS_ENV,
-  startDynamoDbLocal,
-} from '../../../local/dynamodb-local';
+import { createTables, type DynamoDbLocal, deleteTables, LOCAL_AWS_ENV } from '../../../local/dynamodb-local';
 import { type JwksServer, startJwksServer } from '../../support/jwks-server';
+import { openTestDynamoDb } from '../../support/shared-dynamodb';
 import { authEnvFor, serviceToken, userToken } from '../../support/tokens';
 
 /** jti replay protection on the declared `tokenReplay` table in DynamoDB Local, shared by two "Lambda instances". */
@@ -39,14 +35,17 @@ describe('replay protection', () => {
     );
 
   beforeAll(async () => {
-    [dynamo, idp] = await Promise.all([startDynamoDbLocal(), startJwksServer({ algs: ['ES256'] })]);
-    const tableEnv = await createTables(dynamo.client, wiring.tables, `replay-test-${Date.now()}-`);
+    const [opened, jwks] = await Promise.all([openTestDynamoDb(), startJwksServer({ algs: ['ES256'] })]);
+    [dynamo, idp] = [opened.db, jwks];
+    const replayTable = wiring.tables.filter((table) => table.id === 'tokenReplay');
+    const tableEnv = await createTables(dynamo.client, replayTable, opened.tablePrefix);
     const name = tableEnv[envNames.tableName('tokenReplay')];
     if (!name) throw new Error('the wiring declares no replay table');
     tableName = name;
   });
   afterAll(async () => {
     process.env = savedEnv;
+    if (dynamo) await deleteTables(dynamo.client, [tableName]);
     await Promise.all([dynamo?.stop(), idp?.stop()]);
   });
 
