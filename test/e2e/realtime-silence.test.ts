@@ -11,8 +11,11 @@ import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
-/** Contract §4 in seconds, and the factor that shortens all of them alike (a "minute" here is 30 s). */
-const SCALE = 0.5;
+/**
+ * Contract §4 in seconds, and the factor that shortens all of them alike (a "minute" here is 24 s). The
+ * deadline leaves a sweep 10 s (scaled: 4 s) of work after the idle time and the 20 s between sweeps.
+ */
+const SCALE = 0.4;
 const IDLE_SECS = 45 * SCALE;
 const CLOSE_DEADLINE_SECS = 75 * SCALE;
 const HEARTBEAT_SECS = 20 * SCALE;
