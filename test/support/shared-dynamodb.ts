@@ -26,11 +26,23 @@ declare module 'vitest' {
 export default async function startSharedDynamoDb(project: TestProject): Promise<() => Promise<void>> {
   const workers = Math.max(1, project.globalConfig.maxWorkers);
   const instances = await Promise.all(Array.from({ length: workers }, () => launchDynamoDbLocal()));
+  // Files waiting for an instance that never came up fail with a time-out; this says why, once. (A run that
+  // ends before an instance answered stops it on purpose: no message then.)
+  let stopping = false;
+  for (const instance of instances) {
+    instance.ready.catch((error: unknown) => {
+      if (stopping) return;
+      console.error(
+        `shared DynamoDB Local at ${instance.endpoint} did not start: ${(error as Error).message}`,
+      );
+    });
+  }
   project.provide(
     'sharedDynamoDbEndpoints',
     instances.map((instance) => instance.endpoint),
   );
   return async () => {
+    stopping = true;
     await Promise.all(instances.map((instance) => instance.stop()));
   };
 }
