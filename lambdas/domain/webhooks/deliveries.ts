@@ -85,28 +85,47 @@ export const getDelivery = async (
   return out.Item as DeliveryRecord | undefined;
 };
 
+/** Who holds attempt 1 of a delivery created already claimed (see `createDelivery`). */
+export interface FirstClaim {
+  readonly messageId: string;
+  readonly receiveCount: number;
+  readonly expiresAt: Date;
+}
+
 /**
  * Creates the delivery of an event to a webhook once: the conditional put on (webhook id, delivery id) is
- * what makes redelivered bus messages harmless. Returns whether its first attempt is still to be seen to: it
- * is new, or a redelivered bus message finds it still at the first attempt of its first run (not made yet,
- * being made by a receive that may have died, or failed with the retry perhaps not queued).
+ * what makes redelivered bus messages harmless. With `claim` the item is created already claimed for attempt
+ * 1 (`sending`, held by that receive until `expiresAt`), as the delivery worker's claim would leave it: the
+ * matcher, which makes the first attempt itself, saves the claim's write and the read before it.
+ * Returns the record when this call created it; `due` when a redelivered bus message finds its first attempt
+ * still to be seen to (not made yet, being made by a receive that may have died, or failed with the retry
+ * perhaps not queued); undefined when the delivery is past its first attempt.
  */
 export const createDelivery = async (
   webhookId: string,
   deliveryId: string,
   event: EventSnapshot,
   now: Date,
-) => {
+  claim?: FirstClaim,
+): Promise<{ readonly created: DeliveryRecord } | 'due' | undefined> => {
   const record: DeliveryRecord = {
     webhook_id: webhookId,
     delivery_id: deliveryId,
     event,
-    status: 'pending',
-    attempt_count: 0,
+    status: claim ? 'sending' : 'pending',
+    attempt_count: claim ? 1 : 0,
     run: 0,
     attempts: [],
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
+    ...(claim
+      ? {
+          claimed_at: now.toISOString(),
+          claim_expires_at: claim.expiresAt.toISOString(),
+          claimed_by: claim.messageId,
+          claim_receive: claim.receiveCount,
+        }
+      : {}),
     ttl: ttlFrom(now),
   };
   try {
@@ -117,20 +136,20 @@ export const createDelivery = async (
         ConditionExpression: 'attribute_not_exists(delivery_id)',
       }),
     );
-    return true;
+    return { created: record };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
   // Exists: a redelivery. Making attempt 1 again is safe: its claim lets one receive make it, and a
   // delivery past it (succeeded, retried, dead-lettered, re-sent) is left alone.
   const existing = await getDelivery(webhookId, deliveryId);
-  return (
-    existing !== undefined &&
+  return existing !== undefined &&
     existing.run === 0 &&
     existing.attempt_count <= 1 &&
     existing.status !== 'succeeded' &&
     existing.status !== 'dead_letter'
-  );
+    ? 'due'
+    : undefined;
 };
 
 /** Hands attempts to the delivery queue now, or after a delay: SQS DelaySeconds up to its limit, else a schedule. */
