@@ -10,6 +10,7 @@ import {
   enqueueAttempts,
   getDelivery,
   MAX_LOGGED_ATTEMPTS,
+  newDeliveryRef,
   ttlFrom,
   updateDelivery,
 } from './deliveries';
@@ -70,7 +71,8 @@ export const parseDeliveryMessage = (body: string): DeliveryMessage => {
     typeof message.webhook_id !== 'string' ||
     typeof message.delivery_id !== 'string' ||
     !Number.isInteger(message.run) ||
-    !Number.isInteger(message.attempt)
+    !Number.isInteger(message.attempt) ||
+    (message.shard !== undefined && !(Number.isInteger(message.shard) && message.shard >= 0))
   ) {
     throw new Error('not a webhook delivery message');
   }
@@ -124,7 +126,7 @@ export const deliverAttempt = async (
   receipt: Receipt,
   now = new Date(),
 ): Promise<void> => {
-  const record = await getDelivery(message.webhook_id, message.delivery_id);
+  const record = await getDelivery(message);
   if (!record || record.run !== message.run) return;
   if (record.status === 'succeeded' || record.status === 'dead_letter') return;
   if (record.status === 'retrying' && record.attempt_count === message.attempt) {
@@ -182,12 +184,13 @@ export const deliverFirstAttempt = async (
   receipt: Receipt,
   now = new Date(),
 ): Promise<boolean> => {
-  const message: DeliveryMessage = { webhook_id: webhookId, delivery_id: deliveryId, run: 0, attempt: 1 };
+  const ref = newDeliveryRef(webhookId, deliveryId);
+  const message: DeliveryMessage = { ...ref, run: 0, attempt: 1 };
   const webhook = await getWebhook(webhookId);
   const claimExpiresAt = claimExpiry(receipt);
   const lease = webhook?.enabled ? await leaseEndpointSlot(webhook, receipt, claimExpiresAt, now) : undefined;
   if (!webhook || !lease) {
-    const created = await createDelivery(webhookId, deliveryId, event, now);
+    const created = await createDelivery(ref, event, now);
     // Endpoint busy: wait on the queue as deliverAttempt would (it would try every slot again first).
     if (typeof created === 'object' && webhook?.enabled) await deferAttempt(message);
     else if (created) await deliverAttempt(message, receipt, now);
@@ -195,7 +198,7 @@ export const deliverFirstAttempt = async (
   }
   let created: Awaited<ReturnType<typeof createDelivery>>;
   try {
-    created = await createDelivery(webhookId, deliveryId, event, now, {
+    created = await createDelivery(ref, event, now, {
       messageId: receipt.messageId,
       receiveCount: receipt.receiveCount,
       expiresAt: claimExpiresAt,
@@ -248,7 +251,7 @@ const claimAndSend = async (
     },
   });
   if (!claimed) {
-    const current = await getDelivery(message.webhook_id, message.delivery_id);
+    const current = await getDelivery(message);
     const held =
       current?.run === message.run &&
       current.status === 'sending' &&
