@@ -16,6 +16,7 @@ const SCALE = {
   alarm_percent: 75,
   queue_age_alarm_secs: 900,
   connection_shards: 64,
+  presence: { announce_max: 500, summary_secs: 60 },
   workers: { 'webhooks.deliver': { batch_size: 1, max_concurrency: 50, reserved_concurrency: 60 } },
 };
 
@@ -66,6 +67,25 @@ describe('stage scale settings in the template', () => {
       const variables = environment?.Variables ?? {};
       const touches = variables[envNames.tableName('wsConnections')] !== undefined;
       expect(variables[envNames.connectionShards], key).toBe(touches ? '64' : undefined);
+    }
+  });
+
+  it('tells every function that writes presence when rooms get summaries, and that it may queue them', () => {
+    const writers = [...wiring.httpRoutes, ...wiring.webSocketRoutes, ...wiring.workers].filter((fn) =>
+      fn.writes?.includes('presence'),
+    );
+    expect(writers.length).toBeGreaterThan(5);
+    // A presence change in a large room arms its summary on the broadcast queue (docs/realtime.md).
+    for (const fn of writers) expect(fn.sendsTo, fn.handler).toContain('broadcast');
+    for (const key of synth.stack.functions.keys()) {
+      const environment = resources[functionId(key)]?.Properties.Environment as
+        | { Variables: Record<string, unknown> }
+        | undefined;
+      const variables = environment?.Variables ?? {};
+      const writes =
+        variables[envNames.tableName('presence')] !== undefined && !key.startsWith('http:presence.');
+      expect(variables[envNames.presenceAnnounceMax], key).toBe(writes ? '500' : undefined);
+      expect(variables[envNames.presenceSummarySecs], key).toBe(writes ? '60' : undefined);
     }
   });
 
