@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AWS_LIMITS } from './aws-limits';
 import { dollarsOf, NO_UNITS, type ServiceUnits } from './cost';
-import type { OperationMeasure, ScaleSimulation } from './scale';
+import { type OperationMeasure, PRESENCE_OPERATIONS, type ScaleSimulation } from './scale';
 import type { ScenarioResult } from './scenarios';
 
 /**
@@ -89,6 +89,12 @@ export interface ScaleReport {
   >;
   readonly rowsPerShard: Record<string, number>;
   readonly targets: TargetVerdict[];
+  /** Seconds one presence change in the big room takes on AWS (the assumptions' latencies), before and after. */
+  readonly presenceChangeSecs: {
+    readonly before: number;
+    readonly after: number;
+    readonly afterArmed: number;
+  };
 }
 
 const L1 = AWS_LIMITS.apiGatewayAccountRps.value;
@@ -213,6 +219,23 @@ export const buildScaleReport = (simulation: ScaleSimulation): ScaleReport => {
     },
   ];
 
+  // A presence change: its DynamoDB requests one after another, its posts 32 at a time; arming the summary
+  // sends one SQS message (counted as one queue hand-off).
+  const changeSecs = (name: string, sqsSends: number) => {
+    const change = op(name);
+    return (
+      (change.requests * a.dynamoDbRequestMs +
+        Math.ceil(change.posts / a.postsInFlight) * a.connectionsCallMs +
+        sqsSends * a.queueHandOffMs) /
+      1000
+    );
+  };
+  const presenceChangeSecs = {
+    before: changeSecs(PRESENCE_OPERATIONS.before, 0),
+    after: changeSecs(PRESENCE_OPERATIONS.afterArming, 1),
+    afterArmed: changeSecs(PRESENCE_OPERATIONS.afterArmed, 0),
+  };
+
   const operations: ScaleReport['operations'] = {};
   for (const [name, measure] of ops) {
     const top = hottest(measure);
@@ -231,6 +254,7 @@ export const buildScaleReport = (simulation: ScaleSimulation): ScaleReport => {
     operations,
     rowsPerShard: simulation.rowsPerShard,
     targets,
+    presenceChangeSecs,
   };
 };
 
@@ -270,6 +294,10 @@ export const printScaleReport = (report: ScaleReport, simulation: ScaleSimulatio
   const shards = Object.values(report.rowsPerShard);
   out.push(
     `\nbyShard spread: ${shards.length} shards, ${Math.min(...shards).toLocaleString('en')}–${Math.max(...shards).toLocaleString('en')} rows each; the room needs ${simulation.roomChunks} chunks (${simulation.roomSequentialChunks} one after another); one "everyone" shard ${simulation.shardChunks}`,
+  );
+  const presence = report.presenceChangeSecs;
+  out.push(
+    `presence: one join in the ${s.roomMembers.toLocaleString('en')}-member room takes its request ≈ ${n(presence.before)} s on AWS when told to every member (before), ≈ ${n(presence.after * 1000)} ms when counted and arming the summary, ≈ ${n(presence.afterArmed * 1000)} ms once armed (after)`,
   );
   out.push('\ntarget | met (default quotas) | reached first | needs | monthly bill');
   out.push('--- | --- | --- | --- | ---');
