@@ -4,8 +4,16 @@
  * `presence.summary` per interval, through the broadcast queue. A small announce_max keeps the test small.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import {
+  type BroadcastFrame,
+  createNotify,
+  type Notify,
+  type PresenceSummaryFrame,
+  type WebSocketConstructor,
+} from '../../client/src/index';
 import { envNames } from '../../lib/wiring/env';
-import { apiClient } from '../support/api';
+import { apiClient, eventually } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { type Frame, TestClient } from '../support/ws-client';
 
@@ -15,6 +23,7 @@ const ROOM = 'room:stadium';
 
 let runtime: Runtime;
 const open: TestClient[] = [];
+const sdks: Notify[] = [];
 const api = apiClient(() => runtime.httpUrl);
 
 beforeAll(async () => {
@@ -27,6 +36,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => runtime?.stop());
 afterEach(async () => {
+  for (const notify of sdks.splice(0)) notify.realtime.disconnect();
   await Promise.all(open.splice(0).map((client) => client.close()));
 });
 
@@ -113,4 +123,34 @@ describe('presence in a room above scale.presence.announce_max', () => {
       expect.objectContaining({ user_id: 'big-dave' }),
     ]);
   }, 180_000);
+
+  it('reaches an SDK app as presenceSummary events, each summary once', async () => {
+    const notify = createNotify({
+      apiUrl: runtime.httpUrl,
+      wsUrl: runtime.wsUrl,
+      // Node 20 has no global WebSocket.
+      WebSocket: WebSocket as unknown as WebSocketConstructor,
+      getToken: () => runtime.mintUserToken('sdk-fan'),
+    });
+    sdks.push(notify);
+    const summaries: PresenceSummaryFrame[] = [];
+    const broadcasts: BroadcastFrame[] = [];
+    notify.realtime.on('presenceSummary', (frame) => summaries.push(frame));
+    notify.realtime.on('broadcast', (frame) => broadcasts.push(frame));
+    notify.realtime.connect();
+    await notify.realtime.joinRoom('arena');
+    for (const user of ['arena-1', 'arena-2']) {
+      const client = await connectAs(user);
+      expect(await client.request({ type: 'join.room', room_id: 'arena' })).toEqual(ack('join.room'));
+    }
+    // The second raw client's join is the third subscriber's: counted, then summarised.
+    const seen = await eventually(
+      () => summaries,
+      (frames) => frames.length > 0,
+      30_000,
+    );
+    expect(seen[0]).toMatchObject({ type: 'presence.summary', scope: 'room:arena', members: 3, joined: 1 });
+    expect(new Set(summaries.map((frame) => frame.id)).size).toBe(summaries.length);
+    expect(broadcasts).toEqual([]);
+  }, 120_000);
 });
