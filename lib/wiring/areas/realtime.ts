@@ -139,6 +139,8 @@ export const realtime: WiringPart = {
       batchSize: 1,
       maxBatchingWindowSecs: 0,
       maxConcurrency: 16,
+      // A shard's sweep must end before the next one (every 20 s): longer, and connection_shards is too low.
+      busyAfterSecs: 20,
       timeoutSecs: 60,
       memoryMb: 128,
       writes: [...STATE],
