@@ -99,7 +99,9 @@ describe('stage scale settings in the template', () => {
     expect(ages).toHaveLength(wiring.queues.length);
     for (const alarm of ages) expect(alarm.Threshold).toBe(900);
     // The shard sweep must end within the 20 s between sweeps: 75 % of it (a shard too large for one invocation).
-    expect(alarmsAbout('An invocation of worker:ws.sweepShard ran').map((a) => a.Threshold)).toEqual([15_000]);
+    expect(alarmsAbout('An invocation of worker:ws.sweepShard ran').map((a) => a.Threshold)).toEqual([
+      15_000,
+    ]);
     expect(alarmsAbout('busyAfterSecs')).toHaveLength(wiring.workers.filter((w) => w.busyAfterSecs).length);
     const tables = alarmsAbout('scale.quotas.dynamodb_table_units');
     expect(tables).toHaveLength(wiring.tables.length);
