@@ -385,6 +385,7 @@ export class NotifyStack extends Stack {
         : {}),
       connectionShards: this.settings.scale.connectionShards,
       presence: this.settings.scale.presence,
+      webhookDeliveryShards: this.settings.scale.webhookDeliveryShards,
       ...(this.cursorKey ? { cursorKey: { [envNames.cursorKeySecretArn]: this.cursorKey.secretArn } } : {}),
       ...(this.webhookSecretKey
         ? { webhookSecretKey: { [envNames.webhookKmsKeyId]: this.webhookSecretKey.keyArn } }

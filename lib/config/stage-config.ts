@@ -112,6 +112,8 @@ export interface ScaleSettings {
   readonly connectionShards: number;
   /** Presence in large rooms (docs/realtime.md, presence): a summary every `summarySecs` above `announceMax`. */
   readonly presence: PresenceSettings;
+  /** Partitions of each webhook's deliveries (write sharding); raise only, like the connection shards. */
+  readonly webhookDeliveryShards: number;
   readonly workers: Readonly<Record<string, WorkerScale>>;
 }
 
@@ -128,6 +130,7 @@ export const DEFAULT_SCALE: ScaleSettings = {
   queueAgeAlarmSecs: 1200,
   connectionShards: 16,
   presence: DEFAULT_PRESENCE_SCALE,
+  webhookDeliveryShards: 4,
   workers: {},
 };
 
@@ -246,6 +249,7 @@ const scaleSchema = z.strictObject({
       summary_secs: z.number().int().min(1).max(900).optional(),
     })
     .optional(),
+  webhook_delivery_shards: z.number().int().min(1).max(100).optional(),
   workers: z
     .record(
       z.string(),
@@ -293,6 +297,7 @@ const scaleSettings = (scale: z.output<typeof scaleSchema> | undefined): ScaleSe
       announceMax: scale?.presence?.announce_max ?? DEFAULT_SCALE.presence.announceMax,
       summarySecs: scale?.presence?.summary_secs ?? DEFAULT_SCALE.presence.summarySecs,
     },
+    webhookDeliveryShards: scale?.webhook_delivery_shards ?? DEFAULT_SCALE.webhookDeliveryShards,
     workers,
   };
 };

@@ -23,6 +23,8 @@ export const envNames = {
    */
   presenceAnnounceMax: 'NOTIFY_PRESENCE_ANNOUNCE_MAX',
   presenceSummarySecs: 'NOTIFY_PRESENCE_SUMMARY_SECS',
+  /** Partitions of each webhook's deliveries (stage setting `scale.webhook_delivery_shards`; default 4). */
+  webhookDeliveryShards: 'NOTIFY_WEBHOOK_DELIVERY_SHARDS',
   /** KMS key that envelope-encrypts webhook secrets (AWS); locally NOTIFY_WEBHOOK_LOCAL_KEY instead. */
   webhookKmsKeyId: 'NOTIFY_WEBHOOK_KMS_KEY_ID',
   /** Secrets Manager secret holding the HS256 key of a development stage, read at cold start (AWS only). */

@@ -7,6 +7,7 @@ import type { FunctionSpec, HttpRoute, QueueId, TableId } from './types';
 const CONNECTIONS_TABLE: TableId = 'wsConnections';
 /** The table whose writers also learn when rooms get presence summaries (lambdas/domain/realtime/presence-summary.ts). */
 const PRESENCE_TABLE: TableId = 'presence';
+const WEBHOOK_DELIVERIES_TABLE: TableId = 'webhookDeliveries';
 
 /**
  * Where a deployment's resources are: CloudFormation tokens in the CDK stack, stand-in addresses locally.
@@ -29,6 +30,7 @@ export interface FunctionResources {
   readonly connectionShards: number;
   /** Stage setting `scale.presence`: presence summaries for rooms above `announceMax` subscribed connections. */
   readonly presence: PresenceSettings;
+  readonly webhookDeliveryShards: number;
   /** The variables through which a function reaches the cursor key (a secret's ARN on AWS, the key locally). */
   readonly cursorKey?: Readonly<Record<string, string>>;
   /** Likewise for the key that seals webhook secrets (a KMS key id on AWS, a local key). */
@@ -72,6 +74,9 @@ export const functionEnvironment = (
   if (deployed.writes?.includes(PRESENCE_TABLE)) {
     env[envNames.presenceAnnounceMax] = String(resources.presence.announceMax);
     env[envNames.presenceSummarySecs] = String(resources.presence.summarySecs);
+  }
+  if (tables.has(WEBHOOK_DELIVERIES_TABLE)) {
+    env[envNames.webhookDeliveryShards] = String(resources.webhookDeliveryShards);
   }
   for (const queueId of new Set(spec.sendsTo ?? [])) {
     env[envNames.queueUrl(queueId)] = resources.queueUrl(queueId);

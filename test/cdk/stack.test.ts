@@ -505,6 +505,10 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
           expected.add(envNames.presenceAnnounceMax);
           expected.add(envNames.presenceSummarySecs);
         }
+        // Likewise the shard count of the webhook deliveries (scale.webhook_delivery_shards).
+        if ([...(spec.reads ?? []), ...(spec.writes ?? [])].includes('webhookDeliveries')) {
+          expected.add(envNames.webhookDeliveryShards);
+        }
         for (const queue of spec.sendsTo ?? []) {
           expected.add(envNames.queueUrl(queue));
           expected.add(envNames.queueArn(queue));

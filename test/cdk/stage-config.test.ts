@@ -363,6 +363,7 @@ describe('scale settings', () => {
         alarm_percent: 70,
         connection_shards: 64,
         presence: { summary_secs: 10 },
+        webhook_delivery_shards: 8,
         workers: { 'webhooks.deliver': { max_concurrency: 50, reserved_concurrency: 100, batch_size: 1 } },
       }),
     ).toEqual({
@@ -371,6 +372,7 @@ describe('scale settings', () => {
       alarmPercent: 70,
       connectionShards: 64,
       presence: { announceMax: 100, summarySecs: 10 },
+      webhookDeliveryShards: 8,
       workers: { 'webhooks.deliver': { maxConcurrency: 50, reservedConcurrency: 100, batchSize: 1 } },
     });
   });
@@ -395,6 +397,10 @@ describe('scale settings', () => {
     );
     expect(errorOf(() => withScale({ presence: { announce_max: 0 } })).message).toContain(
       'scale.presence.announce_max',
+    );
+    // A re-send finds its delivery with one BatchGetItem of every shard's key (100 at most).
+    expect(errorOf(() => withScale({ webhook_delivery_shards: 101 })).message).toContain(
+      'scale.webhook_delivery_shards',
     );
   });
 });
