@@ -1,5 +1,6 @@
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
+import { holdExpiry, type Receipt } from '../../core/receipt';
 import { AddressRefused } from './address-policy';
 import {
   type AttemptLog,
@@ -21,18 +22,6 @@ import { webhookSettings } from './settings';
 import { signatureHeader } from './signature';
 import { checkWebhookUrl } from './url-policy';
 import { disableWebhook, getWebhook, noteFailure, noteSuccess, type WebhookRecord } from './webhooks';
-
-/** Slack on a claim's expiry for clock differences between invocations. */
-const CLAIM_CLOCK_SLACK_MS = 5_000;
-
-/** Which receive of which queue message is working on an attempt, and until when it can at most run. */
-export interface Receipt {
-  readonly messageId: string;
-  /** SQS's ApproximateReceiveCount of this receive. */
-  readonly receiveCount: number;
-  /** The invocation's deadline: past it the invocation has been stopped, whatever state it was in. */
-  readonly deadline: Date;
-}
 
 /**
  * The attempt is claimed by another receive of this same message (SQS handed it out twice: a duplicate copy
@@ -158,7 +147,7 @@ export const deliverAttempt = async (
 };
 
 /** A claim (and an endpoint slot) lasts until the holder's invocation is over, with slack for clocks. */
-const claimExpiry = (receipt: Receipt): Date => new Date(receipt.deadline.getTime() + CLAIM_CLOCK_SLACK_MS);
+const claimExpiry = holdExpiry;
 
 const leaseEndpointSlot = (webhook: WebhookRecord, receipt: Receipt, until: Date, now: Date) =>
   leaseSlot(

@@ -1,8 +1,9 @@
 import { tableName } from '../../core/clients';
 import { logger } from '../../core/logger';
 import { queryAll } from '../../core/paging';
+import type { Receipt } from '../../core/receipt';
 import { parseBusEnvelope } from '../events/envelope';
-import { deliverFirstAttempt, type Receipt } from './deliver';
+import { deliverFirstAttempt } from './deliver';
 import type { EventSnapshot } from './deliveries';
 import { filterKeysFor } from './filters';
 
