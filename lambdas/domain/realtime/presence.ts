@@ -1,10 +1,12 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
-import { queryAll } from '../../core/paging';
+import { queryAll, queryPages } from '../../core/paging';
 import type * as z from '../../core/zod';
 import { userChannel } from './channel-names';
 import { deliverToChannel, type GoneConnection } from './deliver';
 import type { PresenceFrame, PresenceState, PresenceStatus } from './frames';
+import { presenceSettings } from './presence-settings';
+import { audienceAbove, recordPresenceChange } from './presence-summary';
 import type { scopePresenceSchema, userPresenceSchema } from './responses';
 import { LAST_SEEN_MEMBER, liveItemTtl, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
@@ -77,9 +79,18 @@ const frame = (
   change,
 });
 
-/** Tells a room's subscribers; the connections found gone meanwhile, for the caller to end. */
-const announce = async (room: string, change: PresenceFrame): Promise<GoneConnection[]> =>
-  (await deliverToChannel(room, change)).gone;
+/**
+ * Tells a room's subscribers; the connections found gone meanwhile, for the caller to end. A room above
+ * `scale.presence.announce_max` subscribers gets the change counted for its next `presence.summary` instead
+ * (presence-summary.ts): the request then costs a few writes, whatever the room's size.
+ */
+const announce = async (room: string, change: PresenceFrame): Promise<GoneConnection[]> => {
+  if (await audienceAbove(room, presenceSettings().announceMax)) {
+    await recordPresenceChange(room, change.change);
+    return [];
+  }
+  return (await deliverToChannel(room, change)).gone;
+};
 
 export const presenceOnConnect = async (userId: string, connectionId: string): Promise<void> => {
   await documentClient().send(
@@ -251,4 +262,22 @@ export const scopePresence = async (scope: string): Promise<{ scope: string; mem
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([userId, statuses]) => ({ user_id: userId, status: aggregateStatus(statuses), last_seen_at: now }));
   return { scope, members };
+};
+
+/**
+ * How many users have a connection in the room: what a `presence.summary` tells. Reads the room's rows a page
+ * (1 MB) at a time, only their user ids: a 100,000-member room is ≈ 1,500 read units, once per summary.
+ */
+export const roomMemberCount = async (room: string): Promise<number> => {
+  const users = new Set<string>();
+  for await (const rows of queryPages<{ user_id: string }>({
+    TableName: table('presence'),
+    KeyConditionExpression: '#scope = :scope',
+    FilterExpression: NOT_EXPIRED,
+    ProjectionExpression: 'user_id',
+    ExpressionAttributeNames: { ...notExpiredNames, '#scope': 'scope' },
+    ExpressionAttributeValues: { ':scope': room, ':now': nowSecs() },
+  }))
+    for (const row of rows) users.add(row.user_id);
+  return users.size;
 };
