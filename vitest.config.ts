@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/support/sequencer';
 
 // Two cores: files run in a small pool, and each worker keeps one DynamoDB Local (a JVM) for the whole run
 // (test/support/shared-dynamodb.ts) instead of a JVM per file.
@@ -8,6 +9,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     globalSetup: ['test/support/shared-dynamodb.ts'],
+    sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 90_000,
     reporters: ['default'],
