@@ -3,7 +3,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * The files that take longest in wall time (measured, docs/testing.md), mostly waiting on child processes and
  * scaled timers. They start first: a clean clone (CI) has no durations cached, and vitest's fallback order,
- * larger files first, started some of them last, leaving one worker running a minute alone at the end.
+ * larger files first, would start some of them late (realtime-silence 50th of 99 files, the smoke test 78th),
+ * where a minute-long file can leave one worker running alone at the end.
  */
 const LONGEST_FIRST = [
   'test/reliability/crash.test.ts',
