@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import type { TableSpec } from '../../lib/wiring';
 import { wiring } from '../../lib/wiring';
@@ -9,6 +9,8 @@ import {
   LOCAL_AWS_ENV,
   startDynamoDbLocal,
 } from '../../local/dynamodb-local';
+import { type DynamoDbProxy, startDynamoDbProxy } from '../../local/metering/dynamodb-proxy';
+import { AwsServiceError } from '../../local/sqs/aws-http';
 
 /**
  * Starts DynamoDB Local for one test file, creates the declared tables and points this process's SDK
@@ -48,4 +50,48 @@ export const receiverCount = async (userId: string): Promise<number> => {
     }),
   );
   return result.Count ?? 0;
+};
+
+/** Picks the DynamoDB calls an outage fails: the operation (`UpdateItem`, …) and the request as sent. */
+export type DynamoDbCallMatch = (operation: string, request: Readonly<Record<string, unknown>>) => boolean;
+
+/**
+ * A store outage for tests of what a caller sees when DynamoDB fails. Call after `useDynamoDbLocal()`: this
+ * file's SDK clients then reach DynamoDB Local through the local runtime's DynamoDB proxy, and while
+ * `fail(match)` is in effect every call it matches is answered with DynamoDB's 500 InternalServerError (the
+ * SDK's retries too), until `heal()`.
+ */
+export const useDynamoDbOutage = (): {
+  fail(match: DynamoDbCallMatch): void;
+  heal(): void;
+} => {
+  let failing: DynamoDbCallMatch | undefined;
+  let proxy: DynamoDbProxy | undefined;
+  beforeAll(async () => {
+    const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
+    if (!endpoint) throw new Error('useDynamoDbOutage needs useDynamoDbLocal() before it');
+    proxy = await startDynamoDbProxy(endpoint, {
+      // The proxy's refusal hook: a refused call gets the error in DynamoDB's own shape.
+      authorize: (_headers, operation, request) => {
+        if (failing?.(operation, request)) {
+          throw new AwsServiceError('InternalServerError', 'Injected outage (test)', 500);
+        }
+      },
+    });
+    process.env.AWS_ENDPOINT_URL_DYNAMODB = proxy.endpoint;
+  });
+  afterEach(() => {
+    failing = undefined;
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+  });
+  return {
+    fail: (match) => {
+      failing = match;
+    },
+    heal: () => {
+      failing = undefined;
+    },
+  };
 };
