@@ -9,8 +9,11 @@ import {
   LOCAL_AWS_ENV,
   startDynamoDbLocal,
 } from '../../local/dynamodb-local';
-import { type DynamoDbProxy, startDynamoDbProxy } from '../../local/metering/dynamodb-proxy';
-import { AwsServiceError } from '../../local/sqs/aws-http';
+import {
+  type DynamoDbProxy,
+  type DynamoDbProxyOptions,
+  startDynamoDbProxy,
+} from '../../local/metering/dynamodb-proxy';
 
 /**
  * Starts DynamoDB Local for one test file, creates the declared tables and points this process's SDK
@@ -53,13 +56,13 @@ export const receiverCount = async (userId: string): Promise<number> => {
 };
 
 /** Picks the DynamoDB calls an outage fails: the operation (`UpdateItem`, …) and the request as sent. */
-export type DynamoDbCallMatch = (operation: string, request: Readonly<Record<string, unknown>>) => boolean;
+export type DynamoDbCallMatch = NonNullable<DynamoDbProxyOptions['fail']>;
 
 /**
  * A store outage for tests of what a caller sees when DynamoDB fails. Call after `useDynamoDbLocal()`: this
  * file's SDK clients then reach DynamoDB Local through the local runtime's DynamoDB proxy, and while
  * `fail(match)` is in effect every call it matches is answered with DynamoDB's 500 InternalServerError (the
- * SDK's retries too), until `heal()`.
+ * SDK's retries too), until `heal()` or the end of the test. (For the local runtime: its `dynamoDbOutage` option.)
  */
 export const useDynamoDbOutage = (): {
   fail(match: DynamoDbCallMatch): void;
@@ -71,12 +74,7 @@ export const useDynamoDbOutage = (): {
     const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
     if (!endpoint) throw new Error('useDynamoDbOutage needs useDynamoDbLocal() before it');
     proxy = await startDynamoDbProxy(endpoint, {
-      // The proxy's refusal hook: a refused call gets the error in DynamoDB's own shape.
-      authorize: (_headers, operation, request) => {
-        if (failing?.(operation, request)) {
-          throw new AwsServiceError('InternalServerError', 'Injected outage (test)', 500);
-        }
-      },
+      fail: (operation, request) => failing?.(operation, request) === true,
     });
     process.env.AWS_ENDPOINT_URL_DYNAMODB = proxy.endpoint;
   });
