@@ -37,6 +37,18 @@ const succeedingAttempt = (keyScope: KeyScope, ids: string[]) =>
     return { status: 202, body: { id } };
   });
 
+/** An attempt while the store fails every `operation` on the idempotency table: what it threw (it must not run). */
+const attemptWhileFailing = async (keyScope: KeyScope, operation: 'PutItem' | 'UpdateItem') => {
+  outage.fail((called, request) => called === operation && request.TableName === tableName('idempotency'));
+  try {
+    return await withIdempotency(keyScope, { a: 1 }, async () => {
+      throw new Error('must not run');
+    }).catch((caught: unknown) => caught);
+  } finally {
+    outage.heal();
+  }
+};
+
 describe('withIdempotency', () => {
   it('runs the operation once for 20 concurrent requests with one key, and all get its response', async () => {
     const keyScope = scope();
@@ -307,13 +319,7 @@ describe('withIdempotency', () => {
     const ids: string[] = [];
     await failedAttempt(keyScope, ids);
     // The retry finds the released key and tries to take it over: that write fails.
-    outage.fail(
-      (operation, request) => operation === 'UpdateItem' && request.TableName === tableName('idempotency'),
-    );
-    const error = await withIdempotency(keyScope, { a: 1 }, async () => {
-      throw new Error('must not run');
-    }).catch((caught: unknown) => caught);
-    outage.heal();
+    const error = await attemptWhileFailing(keyScope, 'UpdateItem');
     // What the client gets: 503 "try again", not a 409 that says another attempt is still running.
     expect(toServiceError(error)).toMatchObject({
       status: 503,
@@ -323,5 +329,13 @@ describe('withIdempotency', () => {
     const retried = await succeedingAttempt(keyScope, ids);
     expect(ids).toEqual([ids[0], ids[0]]);
     expect(retried).toEqual({ status: 202, body: { id: ids[0] } });
+  });
+
+  it('answers 503 when the store fails as a first request reserves its key, running nothing', async () => {
+    const keyScope = scope();
+    const error = await attemptWhileFailing(keyScope, 'PutItem');
+    expect(toServiceError(error)).toMatchObject({ status: 503, code: 'unavailable' });
+    const ids: string[] = [];
+    expect(await succeedingAttempt(keyScope, ids)).toEqual({ status: 202, body: { id: ids[0] } });
   });
 });
