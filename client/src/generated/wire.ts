@@ -268,6 +268,8 @@ export type ScopePresence = {
     readonly status: 'online' | 'away' | 'busy' | 'offline';
     readonly last_seen_at: Timestamp;
   })[];
+  /** pass as `cursor` for the members that follow; null on the last page */
+  readonly next_cursor: string | null;
 };
 
 export type BroadcastAccepted = {
