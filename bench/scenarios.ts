@@ -2,22 +2,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { PurgeQueueCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchesOf } from '../lambdas/core/sqs-send';
 import { shardNames } from '../lambdas/domain/realtime/config';
-import { SWEEP_OFFSETS_SECS, shardsToSweep, sweepMessages } from '../lambdas/domain/realtime/sweep-schedule';
+import { SWEEP_OFFSETS_SECS, shardsToSweep } from '../lambdas/domain/realtime/sweep-schedule';
 import { envNames, wiring } from '../lib/wiring';
 import { type Usage, usageBetween } from '../local/metering';
-import {
-  addUnits,
-  dollarsOf,
-  NO_UNITS,
-  type ServiceDollars,
-  type ServiceUnits,
-  scaleUnits,
-  unitsOf,
-} from './cost';
+import { addUnits, dollarsOf, type ServiceDollars, type ServiceUnits, scaleUnits, unitsOf } from './cost';
 import type { MeteredRuntime } from './harness';
 import { BenchClient } from './ws-client';
 
