@@ -13,10 +13,9 @@ const clients: TestClient[] = [];
 const user = (name: string) => `${name}-${process.pid}-${run}`;
 
 beforeAll(async () => {
-  // Exact delivery: what this file pins is one frame per recipient across overlapping audiences, redeliveries
-  // after a delete included. AWS-like delivery also hands out one message twice AT ONCE, and both copies own
-  // the recipient's frames (same message id): at least once, as docs/reliability.md says; the e2e suite runs
-  // under AWS-like delivery and the clients drop such repeats by id.
+  // Exact delivery: what this file pins is one frame per recipient across overlapping audiences. A copy of a
+  // message handed out twice AT ONCE (AWS-like delivery) fails back to the queue for the visibility timeout
+  // (180 s, unscaled here), which `settle` would wait for: concurrent-copies.test.ts covers that case.
   runtime = await startTestRuntime({ delivery: { mode: 'exact' } });
   run = Date.now();
   service = await runtime.mintServiceToken('billing', ['notifications:write']);

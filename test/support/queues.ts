@@ -62,3 +62,9 @@ export const useQueuesWithoutWorkers = (): {
   };
   return { sqs: () => started(sqs), client: () => started(client) };
 };
+
+/** A worker's receipt of queue message `messageId` in an invocation that may run 30 s (the workers' timeout). */
+export const receiptOf = (messageId: string): { messageId: string; deadline: Date } => ({
+  messageId,
+  deadline: new Date(Date.now() + 30_000),
+});

@@ -25,6 +25,8 @@ const RECIPIENT_CONCURRENCY = 20;
 const EARLY_TOLERANCE_MS = 500;
 /** Receipts of frame-only deliveries outlive any SQS redelivery (retention is 4 days by default). */
 const RECEIPT_RETENTION_SECS = 5 * 24 * 3600;
+/** Slack on a frames lease past its holder's deadline, for clock differences between invocations. */
+const LEASE_CLOCK_SLACK_MS = 5_000;
 
 export type FanoutOutcome = 'planned' | 'delivered' | 'expired' | 'postponed';
 
@@ -36,14 +38,36 @@ const loadNotification = async (id: string): Promise<NotificationRecord> => {
   return result.Item as NotificationRecord;
 };
 
+/** Which queue message a worker is handling (its id is the same across redeliveries) and until when it can run. */
+export interface FanoutReceipt {
+  readonly messageId: string;
+  /** The invocation's deadline: past it the invocation has been stopped, whatever state it was in. */
+  readonly deadline: Date;
+}
+
 /**
- * Handles one fan-out message; `deliveryId` identifies the message across redeliveries (the SQS message
- * id). Safe to run any number of times: each (notification, recipient) gets one record by a conditional
- * put, and only the message that wrote it sends the recipient's frames.
+ * The recipient's frames are being sent by another receive of this same message (SQS handed it out twice at
+ * once). Acknowledging would delete the message that receive depends on if it dies, so the message fails
+ * instead and comes back after the visibility timeout (180 s, longer than any invocation): by then the frames
+ * are sent, or the lease has expired and is taken over.
+ */
+export class FramesHeldByOtherReceive extends Error {
+  constructor(userId: string, until: number) {
+    super(
+      `the frames of ${userId} are being sent by another receive of this message until ${new Date(until).toISOString()}; retried after the visibility timeout`,
+    );
+    this.name = 'FramesHeldByOtherReceive';
+  }
+}
+
+/**
+ * Handles one fan-out message; `receipt.messageId` identifies the message across redeliveries. Safe to run any
+ * number of times, also twice at once: each (notification, recipient) gets one record by a conditional put,
+ * only the message that wrote it sends the recipient's frames, and only one receive of it at a time.
  */
 export const processFanoutMessage = async (
   message: FanoutMessage,
-  deliveryId: string,
+  receipt: FanoutReceipt,
   now = Date.now(),
 ): Promise<FanoutOutcome> => {
   const notification = await loadNotification(message.notification_id);
@@ -67,7 +91,14 @@ export const processFanoutMessage = async (
     return 'planned';
   }
   // A chunk the accepting request could not finish keeps that request's delivery id (its frames' owner).
-  const delivery = { id: message.delivery_id ?? deliveryId, clearsPending: true };
+  const delivery: Delivery = {
+    id: message.delivery_id ?? receipt.messageId,
+    clearsPending: true,
+    lease: {
+      holder: receipt.messageId,
+      until: receipt.deadline.getTime() + LEASE_CLOCK_SLACK_MS,
+    },
+  };
   await deliverChunk(notification, message.recipients, delivery, { topic: message.topic });
   return 'delivered';
 };
@@ -81,6 +112,11 @@ export const processFanoutMessage = async (
 export interface Delivery {
   readonly id: string;
   readonly clearsPending: boolean;
+  /**
+   * A queue message's hold on the frames it sends: its message id (the holder) and when its invocation has ended
+   * for sure. The accepting request holds none: nothing runs it twice at once (its Idempotency-Key).
+   */
+  readonly lease?: { readonly holder: string; readonly until: number };
 }
 
 /** What a chunk reads about its recipients before it writes anything. */
@@ -256,7 +292,7 @@ const unreadKeyFor = (
 const recordDelivery = async (
   notification: NotificationRecord,
   userId: string,
-  deliveryId: string,
+  delivery: Delivery,
   receiverId: string,
   unreadKey: string,
   hasAudience: boolean,
@@ -269,7 +305,8 @@ const recordDelivery = async (
     ? { user_id: userId, receiver_id: receiverId }
     : { notification_id: notification.id, user_id: userId };
   if (!inApp && !framesPending) return { table, key, framesPending: false, written: false };
-  const pending = framesPending ? deliveryId : undefined;
+  const pending = framesPending ? delivery.id : undefined;
+  const lease = framesPending ? delivery.lease : undefined;
   const item = inApp
     ? ({
         user_id: userId,
@@ -279,9 +316,17 @@ const recordDelivery = async (
         expires_at: notification.expires_at ?? undefined,
         unread_key: unreadKey,
         frames_pending: pending,
+        frames_holder: lease?.holder,
+        frames_until: lease?.until,
         ttl: notification.ttl,
       } satisfies ReceiverRecord)
-    : { ...key, frames_pending: pending, ttl: Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS };
+    : {
+        ...key,
+        frames_pending: pending,
+        frames_holder: lease?.holder,
+        frames_until: lease?.until,
+        ttl: Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS,
+      };
   try {
     await documentClient().send(
       new PutCommand({
@@ -294,8 +339,64 @@ const recordDelivery = async (
     return { table, key, framesPending, written: inApp };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
-    const owner = unmarshall(error.Item).frames_pending;
-    return { table, key, framesPending: owner === deliveryId, written: false };
+    const framesPending = await takeOverFrames(table, key, unmarshall(error.Item), userId, delivery);
+    return { table, key, framesPending, written: false };
+  }
+};
+
+/** What a recorded delivery says about its frames (fields of a receiver or a receipt). */
+interface FramesState {
+  readonly frames_pending?: string;
+  readonly frames_holder?: string;
+  readonly frames_until?: number;
+}
+
+/**
+ * Whether this delivery sends the frames of a record written earlier: only when it is their owner (a
+ * redelivery of the message that wrote it, or the accepting request's retry) and no live holder is sending
+ * them. A queue message takes the lease over by a conditional write, so of two receives at once one sends.
+ */
+const takeOverFrames = async (
+  table: string,
+  key: Record<string, string>,
+  recorded: FramesState,
+  userId: string,
+  delivery: Delivery,
+): Promise<boolean> => {
+  if (recorded.frames_pending !== delivery.id) return false;
+  const { frames_holder: holder, frames_until: until } = recorded;
+  if (until !== undefined && until > Date.now()) {
+    if (holder === delivery.lease?.holder) throw new FramesHeldByOtherReceive(userId, until);
+    // Another message of the same delivery (a chunk the request queued) holds them; it is not acknowledged
+    // before they are out, and comes back to take them over if its invocation dies.
+    return false;
+  }
+  if (!delivery.lease) return true;
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'SET frames_holder = :holder, frames_until = :until',
+        ConditionExpression:
+          until === undefined
+            ? 'frames_pending = :owner AND attribute_not_exists(frames_until)'
+            : 'frames_pending = :owner AND frames_until = :expired',
+        ExpressionAttributeValues: {
+          ':holder': delivery.lease.holder,
+          ':until': delivery.lease.until,
+          ':owner': delivery.id,
+          ...(until === undefined ? {} : { ':expired': until }),
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // Sent and cleared, or taken over by another receive meanwhile: decide again on what is there now.
+    const current = error.Item ? (unmarshall(error.Item) as FramesState) : {};
+    return takeOverFrames(table, key, current, userId, delivery);
   }
 };
 
@@ -323,7 +424,7 @@ const deliverTo = async (
   const { table, key, framesPending, written } = await recordDelivery(
     notification,
     userId,
-    delivery.id,
+    delivery,
     receiverId,
     unreadKey,
     members.length > 0,
@@ -336,7 +437,11 @@ const deliverTo = async (
   await endGoneConnections(sent.gone);
   if (delivery.clearsPending) {
     await documentClient().send(
-      new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE frames_pending' }),
+      new UpdateCommand({
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'REMOVE frames_pending, frames_holder, frames_until',
+      }),
     );
   }
   logger.debug('notification frames sent', {

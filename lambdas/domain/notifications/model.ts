@@ -52,6 +52,12 @@ export interface ReceiverRecord {
    * record and alone sends them (again, if it is redelivered after a crash).
    */
   readonly frames_pending?: string;
+  /**
+   * While a queue message sends the pending frames: its message id and until when its invocation can run at
+   * most. A copy of that message SQS hands out at the same time finds the lease live and leaves the frames to it.
+   */
+  readonly frames_holder?: string;
+  readonly frames_until?: number;
   readonly ttl: number;
 }
 

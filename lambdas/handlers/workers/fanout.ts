@@ -1,7 +1,7 @@
-import { sqsWorker } from '../../core/sqs-worker';
+import { messageReceipt, sqsWorker } from '../../core/sqs-worker';
 import { processFanoutMessage } from '../../domain/notifications/fanout';
 import { parseFanoutMessage } from '../../domain/notifications/fanout-messages';
 
-export const handler = sqsWorker('notifications.fanout', (body, record) =>
-  processFanoutMessage(parseFanoutMessage(body), record.messageId),
+export const handler = sqsWorker('notifications.fanout', (body, record, context) =>
+  processFanoutMessage(parseFanoutMessage(body), messageReceipt(record, context)),
 );

@@ -11,6 +11,7 @@ import {
   receiverIdFor,
 } from '../../../lambdas/domain/notifications/model';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
+import { receiptOf } from '../../support/queues';
 
 // The local runtime's stand-in for the stack's cursor key secret (lambdas/core/cursor-mac.ts).
 process.env.NOTIFY_CURSOR_KEY ??= 'unit-test-cursor-key-0123456789abcdef';
@@ -56,7 +57,7 @@ const storeNotification = async (
 const deliver = (record: NotificationRecord, deliveryId = `message-${record.id}`) =>
   processFanoutMessage(
     { kind: 'chunk', notification_id: record.id, recipients: record.recipient_ids ?? [] },
-    deliveryId,
+    receiptOf(deliveryId),
   );
 
 const errorCode = (promise: Promise<unknown>) =>
@@ -86,7 +87,10 @@ describe('fan-out into feeds', () => {
 
   it('fails loudly for a notification that does not exist (the message goes to the DLQ)', async () => {
     await expect(
-      processFanoutMessage({ kind: 'chunk', notification_id: newId(), recipients: ['x'] }, 'message-1'),
+      processFanoutMessage(
+        { kind: 'chunk', notification_id: newId(), recipients: ['x'] },
+        receiptOf('message-1'),
+      ),
     ).rejects.toThrow(/does not exist/);
   });
 });

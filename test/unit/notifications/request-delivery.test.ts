@@ -16,7 +16,7 @@ import {
 } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
-import { useQueuesWithoutWorkers } from '../../support/queues';
+import { receiptOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 /**
  * A small list of named recipients is delivered by the accepting request itself (docs/notifications.md,
@@ -128,7 +128,7 @@ describe('delivery inside the accepting request', () => {
     expect(queued.map(({ message }) => message)).toEqual([
       { kind: 'chunk', notification_id: id, recipients: [ben], delivery_id: `request:${id}` },
     ]);
-    for (const { message, messageId } of queued) await processFanoutMessage(message, messageId);
+    for (const { message, messageId } of queued) await processFanoutMessage(message, receiptOf(messageId));
     expect(await receiverCount(ben)).toBe(1);
     expect(await receiverCount(ann)).toBe(1);
   });
@@ -154,7 +154,7 @@ describe('delivery inside the accepting request', () => {
         { kind: 'chunk', notification_id: id, recipients: [ben], delivery_id: `request:${id}` },
       ]);
       // The slow write lands meanwhile or the queued chunk writes it: one feed item either way.
-      for (const { message, messageId } of queued) await processFanoutMessage(message, messageId);
+      for (const { message, messageId } of queued) await processFanoutMessage(message, receiptOf(messageId));
       await new Promise((resolve) => setTimeout(resolve, slowMs));
     } finally {
       spy.mockRestore();
