@@ -21,6 +21,7 @@ import { envNames } from '../../../lib/wiring';
 import { apiGatewayId } from '../../../local/gateway/ids';
 import { type LiveConnectionsEndpoint, startLiveConnectionsEndpoint } from '../../../local/metering';
 import { useDynamoDbLocal } from '../../support/dynamodb';
+import { userPrincipal } from '../../support/tokens';
 
 const T0 = Date.UTC(2026, 10, 23, 2, 0, 0);
 
@@ -101,14 +102,7 @@ describe('a shard swept three times a minute, on DynamoDB Local', () => {
     ids = ids.sort();
     const nowSecs = Math.floor(Date.now() / 1000);
     for (const id of ids) {
-      await openConnection(id, {
-        kind: 'user',
-        id: `sweep-${id}`,
-        roles: [],
-        isAdmin: false,
-        expiresAt: nowSecs + 3600,
-        acceptedUntil: nowSecs + 3630,
-      });
+      await openConnection(id, userPrincipal(`sweep-${id}`));
       // Past its idle timeout since it authenticated: every sweep looks at it.
       await documentClient().send(
         new UpdateCommand({

@@ -9,15 +9,9 @@ import { envNames } from '../../../lib/wiring';
 import { apiGatewayId } from '../../../local/gateway/ids';
 import { type LiveConnectionsEndpoint, startLiveConnectionsEndpoint } from '../../../local/metering';
 import { useDynamoDbLocal } from '../../support/dynamodb';
+import { userPrincipal } from '../../support/tokens';
 
-const user = (id: string) => ({
-  kind: 'user' as const,
-  id,
-  roles: [],
-  isAdmin: false,
-  expiresAt: Math.floor(Date.now() / 1000) + 3600,
-  acceptedUntil: Math.floor(Date.now() / 1000) + 3630,
-});
+const user = userPrincipal;
 
 describe('the welcome worker, on DynamoDB Local', () => {
   useDynamoDbLocal();
