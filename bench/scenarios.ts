@@ -1,6 +1,5 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { availableParallelism, loadavg } from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { shardNames } from '../lambdas/domain/realtime/config';
@@ -8,7 +7,7 @@ import { SWEEP_OFFSETS_SECS, shardsToSweep } from '../lambdas/domain/realtime/sw
 import { envNames, wiring } from '../lib/wiring';
 import { type Usage, usageBetween } from '../local/metering';
 import { addUnits, dollarsOf, type ServiceDollars, type ServiceUnits, scaleUnits, unitsOf } from './cost';
-import type { MeteredRuntime } from './harness';
+import { type MeteredRuntime, machineLoad } from './harness';
 import { BenchClient } from './ws-client';
 
 export interface ScenarioResult {
@@ -289,7 +288,7 @@ export const connectedHour = async (
   await warm.close();
   await bench.settle();
   const idleMinute = minuteUnits(await sweepMinute(bench));
-  const loadBefore = loadavg()[0] ?? 0;
+  const loadBefore = machineLoad().loadAverage1m;
 
   let client: BenchClient | undefined;
   const connect = await bench.measure(async () => {
@@ -323,7 +322,7 @@ export const connectedHour = async (
   const usageBase = await sweepMinute(bench, [open, ...others]);
   await openOthers(extraConnections);
   const usageMany = await sweepMinute(bench, [open, ...others]);
-  const loadAfter = loadavg()[0] ?? 0;
+  const loadAfter = machineLoad().loadAverage1m;
   const [minuteBase, minuteMany] = [minuteUnits(usageBase), minuteUnits(usageMany)];
   // The client's own disconnect first: the others' `$disconnect` runs must not fall into its measurement.
   const disconnect = await bench.measure(() => open.close());
@@ -369,7 +368,7 @@ export const connectedHour = async (
       `silence timers per connection-hour: $${(dollarsOf(scaleUnits(perConnection, 60)).total * 1e6).toFixed(2)} per million (measured with ${extraConnections} connections more than a baseline of ${baseConnections}, one or more in each shard)`,
       `sweep fixed cost a month: $${(dollarsOf(perRunFixed).total * 60 * 730).toFixed(2)} idle (nothing due), $${(dollarsOf(perRunAllShards).total * 60 * 730).toFixed(2)} with a connection in every one of the ${shardNames().length} shards`,
       `GetConnection checks per connection-hour: ${checksPerHour.toFixed(0)} (3 sweeps a minute would be 180); ws.sweepShard ${msPerCheck.toFixed(2)} ms of invocation per check (128 MB), ${usageMany.connectionChecks} checks in the minute with ${baseConnections + extraConnections} connections`,
-      `per call: ${msPerCall}; load average (1 min) ${loadBefore.toFixed(1)} before the measurements, ${loadAfter.toFixed(1)} after, on ${availableParallelism()} cores: Lambda durations measured here grow with it`,
+      `per call: ${msPerCall}; load average (1 min) ${loadBefore.toFixed(1)} before the measurements, ${loadAfter.toFixed(1)} after, on ${machineLoad().cores} cores: Lambda durations measured here grow with it`,
     ],
   );
   return { scenario, sweeper: { perRunFixed, perRunAllShards, perConnection } };
