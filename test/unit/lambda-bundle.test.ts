@@ -44,6 +44,19 @@ describe('Lambda bundles', () => {
     );
   });
 
+  it('carry no SDK event stream support (no called service has event streams), only a stub that fails loudly', async () => {
+    const { metafile } = await bundleOf(['lambdas/handlers/http/notifications/create.ts']);
+    const inputs = Object.keys(metafile.inputs);
+    // Every client's protocol code `await import()`s it, which bundled it whole (≈ 15 KiB) before the alias.
+    expect(inputs.filter((input) => input.includes('@smithy/core/dist-es/submodules/event-streams'))).toEqual(
+      [],
+    );
+    expect(inputs.some((input) => input.endsWith('lambdas/core/no-event-streams.ts'))).toBe(true);
+    const stub = await import('../../lambdas/core/no-event-streams');
+    expect(() => new stub.EventStreamSerde()).toThrow(/event streams are not bundled/);
+    expect(() => stub.eventStreamSerdeProvider()).toThrow(/event streams are not bundled/);
+  });
+
   it('carry no SDK aggregate client class, which would bring every command of its service', async () => {
     const { metafile } = await bundleOf(handlers);
     // An `await import()` made esbuild keep a module graph whole (DynamoDB.js, SecretsManager.js: +55 KiB).
