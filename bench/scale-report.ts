@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_DELIVERY_SHARDS, DEFAULT_ENDPOINT_CONCURRENCY } from '../lambdas/domain/webhooks/settings';
 import { AWS_LIMITS } from './aws-limits';
 import { dollarsOf, NO_UNITS, type ServiceUnits } from './cost';
 import type { OperationMeasure, ScaleSimulation } from './scale';
@@ -145,13 +146,16 @@ export const buildScaleReport = (simulation: ScaleSimulation): ScaleReport => {
   const sweepRps = (connections * sweepPer.getConnections) / 60;
   const reconnectRps = connections / AWS_LIMITS.webSocketConnectionSecs.value;
 
-  // Webhooks: writes on one endpoint's webhookDeliveries partition per delivery (scenario d).
+  // Webhooks: writes on one endpoint's webhookDeliveries partitions per delivery (scenario d), spread over the
+  // default shard count; before that, one endpoint's attempts in flight (its slots ÷ the receiver's answer time).
   const d = scenarios.get('d');
   const deliveriesTable = Object.entries(d?.usage?.dynamoDb ?? {}).find(([name]) =>
     name.endsWith('webhookDeliveries'),
   )?.[1];
-  const wruPerDelivery = d && deliveriesTable ? deliveriesTable.writeUnits / d.measured : 3;
-  const perEndpointCeiling = AWS_LIMITS.partitionWriteUnits.value / wruPerDelivery;
+  const wruPerDelivery = d && deliveriesTable ? deliveriesTable.writeUnits / d.measured : 2;
+  const perEndpointCeiling =
+    (AWS_LIMITS.partitionWriteUnits.value / wruPerDelivery) * DEFAULT_DELIVERY_SHARDS;
+  const perEndpointSlotsCeiling = DEFAULT_ENDPOINT_CONCURRENCY / (a.webhookReceiverMs / 1000);
   const match = ops.get('webhooks: match one event');
   const matchHot = match ? hottest(match) : { key: '-', share: 0 };
   const matchUnitsOnHot = match
@@ -199,12 +203,13 @@ export const buildScaleReport = (simulation: ScaleSimulation): ScaleReport => {
     {
       target: '1,000 webhook deliveries/s',
       met: true,
-      firstLimit: `L7 on one endpoint's webhookDeliveries partition: ≈ ${Math.floor(perEndpointCeiling)} deliveries/s per endpoint (${wruPerDelivery.toFixed(1)} WRU each)`,
-      needs: `spread over ≥ ${Math.ceil(1000 / perEndpointCeiling)} endpoints; MaximumConcurrency on webhooks.deliver bounds hanging receivers (≈ ${Math.round((1000 * a.webhookReceiverMs) / 1000 / 5)} concurrent at ${a.webhookReceiverMs} ms)`,
+      firstLimit: `one endpoint: its ${DEFAULT_ENDPOINT_CONCURRENCY} slots ≈ ${Math.floor(perEndpointSlotsCeiling)} deliveries/s at ${a.webhookReceiverMs} ms an answer; then L7 on its ${DEFAULT_DELIVERY_SHARDS} webhookDeliveries partitions ≈ ${Math.floor(perEndpointCeiling)} deliveries/s (${wruPerDelivery.toFixed(1)} WRU each)`,
+      needs: `to one endpoint: NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY ≥ ${Math.ceil((1000 * a.webhookReceiverMs) / 1000)} (or spread over ≥ ${Math.ceil(1000 / perEndpointSlotsCeiling)} endpoints); MaximumConcurrency on webhooks.deliver bounds hanging receivers (≈ ${Math.round((1000 * a.webhookReceiverMs) / 1000 / 5)} concurrent at ${a.webhookReceiverMs} ms)`,
       monthlyUsd: monthly('d', 1000 * secondsPerMonth),
       figures: {
         wruPerDelivery,
         perEndpointCeiling,
+        perEndpointSlotsCeiling,
         filterQueriesPerSecCeiling:
           matchUnitsOnHot > 0
             ? AWS_LIMITS.partitionReadUnits.value / matchUnitsOnHot

@@ -388,6 +388,7 @@ export class NotifyStack extends Stack {
           }
         : {}),
       connectionShards: this.settings.scale.connectionShards,
+      webhookDeliveryShards: this.settings.scale.webhookDeliveryShards,
       ...(this.cursorKey ? { cursorKey: { [envNames.cursorKeySecretArn]: this.cursorKey.secretArn } } : {}),
       ...(this.webhookSecretKey
         ? { webhookSecretKey: { [envNames.webhookKmsKeyId]: this.webhookSecretKey.keyArn } }

@@ -90,3 +90,53 @@ export const queryPage = async <T extends ItemKey>(
   // Here every item up to startKey was read: the next page starts there, or nothing follows.
   return { items, nextKey: startKey };
 };
+
+/**
+ * One page of a listing spread over partitions that share one sort order (write sharding: a hot partition
+ * split into several keys): the same page read from each partition, from the same position, merged in the
+ * listing's order. `positionOf` is an item's place in that order (its sort key), the same in every partition,
+ * so one position is where every partition's next page starts (`startKeyAt`). When a partition's reading
+ * stopped short (its `maxReads` with a filter), nothing beyond where it stopped is listed yet: the page ends
+ * there and the next one starts from it, so no item is skipped.
+ */
+export const queryPageAcross = async <T extends ItemKey>(
+  queries: readonly Omit<QueryInput, 'Limit'>[],
+  options: {
+    readonly limit: number;
+    /** Where the page starts (after this position); undefined for the first page. */
+    readonly after?: string | undefined;
+    readonly startKeyAt: (partition: number, position: string) => ItemKey;
+    readonly positionOf: (itemOrKey: ItemKey) => string;
+    readonly keyOf: (item: T) => ItemKey;
+    readonly order: 'ascending' | 'descending';
+    readonly maxReads?: number;
+  },
+): Promise<{ items: T[]; after: string | undefined }> => {
+  const pages = await Promise.all(
+    queries.map((query, partition) =>
+      queryPage<T>(
+        { ...query, ScanIndexForward: options.order === 'ascending' },
+        {
+          limit: options.limit,
+          startKey: options.after === undefined ? undefined : options.startKeyAt(partition, options.after),
+          keyOf: options.keyOf,
+          ...(options.maxReads === undefined ? {} : { maxReads: options.maxReads }),
+        },
+      ),
+    ),
+  );
+  const sign = options.order === 'ascending' ? 1 : -1;
+  const compare = (a: string, b: string) => sign * (a < b ? -1 : a > b ? 1 : 0);
+  // Each partition is read up to its nextKey: the listing is complete only up to the earliest of them.
+  const stops = pages.flatMap((page) => (page.nextKey ? [options.positionOf(page.nextKey)] : []));
+  const stop = stops.sort(compare)[0];
+  const merged = pages
+    .flatMap((page) => page.items)
+    .filter((item) => stop === undefined || compare(options.positionOf(item), stop) <= 0)
+    .sort((a, b) => compare(options.positionOf(a), options.positionOf(b)));
+  if (merged.length > options.limit) {
+    const items = merged.slice(0, options.limit);
+    return { items, after: options.positionOf(items.at(-1) as T) };
+  }
+  return { items: merged, after: stop };
+};

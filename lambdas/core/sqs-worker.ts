@@ -1,13 +1,10 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from './logger';
 import { withMetrics } from './metrics';
+import type { Receipt } from './receipt';
 
-/**
- * Which receive of which message a worker is processing, and until when its invocation can run at most (past
- * that Lambda has stopped it): what a claim on work records, so another receive can tell a live holder from a
- * dead one.
- */
-export const messageReceipt = (record: SQSRecord, context: Context) => ({
+/** This receive of `record` in this invocation (core/receipt.ts). */
+export const messageReceipt = (record: SQSRecord, context: Context): Receipt => ({
   messageId: record.messageId,
   receiveCount: Number(record.attributes.ApproximateReceiveCount),
   deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),

@@ -106,6 +106,8 @@ export interface ScaleSettings {
   readonly queueAgeAlarmSecs: number;
   /** Partitions of the connections' `byShard` index; raise only (rows keep the shard they were written with). */
   readonly connectionShards: number;
+  /** Partitions of each webhook's deliveries (write sharding); raise only, like the connection shards. */
+  readonly webhookDeliveryShards: number;
   readonly workers: Readonly<Record<string, WorkerScale>>;
 }
 
@@ -121,6 +123,7 @@ export const DEFAULT_SCALE: ScaleSettings = {
   // Above SQS's longest DelaySeconds (15 min), so a delayed retry is not taken for a backlog.
   queueAgeAlarmSecs: 1200,
   connectionShards: 16,
+  webhookDeliveryShards: 4,
   workers: {},
 };
 
@@ -232,6 +235,7 @@ const scaleSchema = z.strictObject({
   alarm_percent: z.number().int().min(1).max(100).optional(),
   queue_age_alarm_secs: z.number().int().min(60).optional(),
   connection_shards: z.number().int().min(1).max(256).optional(),
+  webhook_delivery_shards: z.number().int().min(1).max(100).optional(),
   workers: z
     .record(
       z.string(),
@@ -275,6 +279,7 @@ const scaleSettings = (scale: z.output<typeof scaleSchema> | undefined): ScaleSe
     alarmPercent: scale?.alarm_percent ?? DEFAULT_SCALE.alarmPercent,
     queueAgeAlarmSecs: scale?.queue_age_alarm_secs ?? DEFAULT_SCALE.queueAgeAlarmSecs,
     connectionShards: scale?.connection_shards ?? DEFAULT_SCALE.connectionShards,
+    webhookDeliveryShards: scale?.webhook_delivery_shards ?? DEFAULT_SCALE.webhookDeliveryShards,
     workers,
   };
 };

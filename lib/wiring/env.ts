@@ -17,6 +17,8 @@ export const envNames = {
   stage: 'NOTIFY_STAGE',
   /** Partitions of the connections' `byShard` index (stage setting `scale.connection_shards`; default 16). */
   connectionShards: 'NOTIFY_CONNECTION_SHARDS',
+  /** Partitions of each webhook's deliveries (stage setting `scale.webhook_delivery_shards`; default 4). */
+  webhookDeliveryShards: 'NOTIFY_WEBHOOK_DELIVERY_SHARDS',
   /** KMS key that envelope-encrypts webhook secrets (AWS); locally NOTIFY_WEBHOOK_LOCAL_KEY instead. */
   webhookKmsKeyId: 'NOTIFY_WEBHOOK_KMS_KEY_ID',
   /** Secrets Manager secret holding the HS256 key of a development stage, read at cold start (AWS only). */

@@ -4,6 +4,7 @@ import type { FunctionSpec, HttpRoute, QueueId, TableId } from './types';
 
 /** The table whose readers also learn the number of connection shards (lambdas/domain/realtime/config.ts). */
 const CONNECTIONS_TABLE: TableId = 'wsConnections';
+const WEBHOOK_DELIVERIES_TABLE: TableId = 'webhookDeliveries';
 
 /**
  * Where a deployment's resources are: CloudFormation tokens in the CDK stack, stand-in addresses locally.
@@ -24,6 +25,7 @@ export interface FunctionResources {
     readonly targetQueues: readonly QueueId[];
   };
   readonly connectionShards: number;
+  readonly webhookDeliveryShards: number;
   /** The variables through which a function reaches the cursor key (a secret's ARN on AWS, the key locally). */
   readonly cursorKey?: Readonly<Record<string, string>>;
   /** Likewise for the key that seals webhook secrets (a KMS key id on AWS, a local key). */
@@ -64,6 +66,9 @@ export const functionEnvironment = (
   const tables = new Set([...(deployed.reads ?? []), ...(deployed.writes ?? [])]);
   for (const tableId of tables) env[envNames.tableName(tableId)] = resources.tableName(tableId);
   if (tables.has(CONNECTIONS_TABLE)) env[envNames.connectionShards] = String(resources.connectionShards);
+  if (tables.has(WEBHOOK_DELIVERIES_TABLE)) {
+    env[envNames.webhookDeliveryShards] = String(resources.webhookDeliveryShards);
+  }
   for (const queueId of new Set(spec.sendsTo ?? [])) {
     env[envNames.queueUrl(queueId)] = resources.queueUrl(queueId);
     env[envNames.queueArn(queueId)] = resources.queueArn(queueId);

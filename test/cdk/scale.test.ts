@@ -16,6 +16,7 @@ const SCALE = {
   alarm_percent: 75,
   queue_age_alarm_secs: 900,
   connection_shards: 64,
+  webhook_delivery_shards: 8,
   workers: { 'webhooks.deliver': { batch_size: 1, max_concurrency: 50, reserved_concurrency: 60 } },
 };
 
@@ -58,14 +59,17 @@ describe('stage scale settings in the template', () => {
     expect(reserved).toEqual([[functionId('worker:webhooks.deliver'), 60]]);
   });
 
-  it('tells every function that touches the connections table the shard count, and no other', () => {
+  it.each([
+    ['the connections table', 'wsConnections', envNames.connectionShards, '64'],
+    ['the webhook deliveries', 'webhookDeliveries', envNames.webhookDeliveryShards, '8'],
+  ])('tells every function that touches %s its shard count, and no other', (_, table, variable, count) => {
     for (const key of synth.stack.functions.keys()) {
       const environment = resources[functionId(key)]?.Properties.Environment as
         | { Variables: Record<string, unknown> }
         | undefined;
       const variables = environment?.Variables ?? {};
-      const touches = variables[envNames.tableName('wsConnections')] !== undefined;
-      expect(variables[envNames.connectionShards], key).toBe(touches ? '64' : undefined);
+      const touches = variables[envNames.tableName(table)] !== undefined;
+      expect(variables[variable], key).toBe(touches ? count : undefined);
     }
   });
 

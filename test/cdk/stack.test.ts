@@ -500,6 +500,10 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if ([...(spec.reads ?? []), ...(spec.writes ?? [])].includes('wsConnections')) {
           expected.add(envNames.connectionShards);
         }
+        // Likewise the shard count of the webhook deliveries (scale.webhook_delivery_shards).
+        if ([...(spec.reads ?? []), ...(spec.writes ?? [])].includes('webhookDeliveries')) {
+          expected.add(envNames.webhookDeliveryShards);
+        }
         for (const queue of spec.sendsTo ?? []) {
           expected.add(envNames.queueUrl(queue));
           expected.add(envNames.queueArn(queue));

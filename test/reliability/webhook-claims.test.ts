@@ -3,7 +3,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
-import type { DeliveryRecord } from '../../lambdas/domain/webhooks/deliveries';
+import { type DeliveryRecord, deliveryKey, newDeliveryRef } from '../../lambdas/domain/webhooks/deliveries';
 import { envNames } from '../../lib/wiring';
 import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
 import { WebhookReceiver } from '../e2e/webhook-receiver';
@@ -51,9 +51,10 @@ const interruptedDelivery = async (claim: Partial<DeliveryRecord>) => {
   expect(created.status).toBe(201);
   const now = new Date();
   const deliveryId = `evt-${randomBytes(8).toString('hex')}`;
+  // In the shard the matcher puts it in (the test process and the runtime share the default shard count).
+  const ref = newDeliveryRef(created.body.id as string, deliveryId);
   const record: DeliveryRecord = {
-    webhook_id: created.body.id as string,
-    delivery_id: deliveryId,
+    ...deliveryKey(ref),
     event: {
       id: deliveryId,
       event_type: 'claim.test',
@@ -74,8 +75,8 @@ const interruptedDelivery = async (claim: Partial<DeliveryRecord>) => {
     ...claim,
   };
   await documentClient().send(new PutCommand({ TableName: tableName('webhookDeliveries'), Item: record }));
-  const message = { webhook_id: record.webhook_id, delivery_id: deliveryId, run: 0, attempt: 1 };
-  return { record, path, message: JSON.stringify(message) };
+  const message = { ...ref, run: 0, attempt: 1 };
+  return { record, ref, path, message: JSON.stringify(message) };
 };
 
 const send = async (
@@ -121,10 +122,10 @@ const claimBy = (record: DeliveryRecord, messageId: string, expiresInMs: number)
     }),
   );
 
-const finalStatus = async (record: DeliveryRecord) =>
+const finalStatus = async (record: DeliveryRecord, webhookId: string) =>
   eventually(
     async () => {
-      const listed = await api('GET', `/webhooks/${record.webhook_id}/deliveries`, admin);
+      const listed = await api('GET', `/webhooks/${webhookId}/deliveries`, admin);
       return (listed.body.items as { id: string; status: string }[]).find(
         (item) => item.id === record.delivery_id,
       )?.status;
@@ -135,23 +136,23 @@ const finalStatus = async (record: DeliveryRecord) =>
 
 describe('an attempt whose claim was left by a crashed invocation', () => {
   it('completes once the claim has expired; a duplicate message meanwhile changes nothing', async () => {
-    const { record, path, message } = await interruptedDelivery({});
+    const { record, ref, path, message } = await interruptedDelivery({});
     // The holder's message comes back after the claim expired (500 s × 0.01); a duplicate comes at once.
     await claimBy(record, await send(message, 500), 2000);
     await send(message);
-    expect(await finalStatus(record)).toBe('succeeded');
+    expect(await finalStatus(record, ref.webhook_id)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
   }, 90_000);
 
   it('is not taken over while live, even by another receive of the holder’s own message (an SQS duplicate copy), and sends once', async () => {
-    const { record, path, message } = await interruptedDelivery({});
+    const { record, ref, path, message } = await interruptedDelivery({});
     // SQS may hand a message out again while its first receive still runs (a copy on a server that missed the
     // receive): a higher receive count does not prove the holder died, so only the claim's expiry does.
     // Delayed so the claim below is in place before the first receive (100 s × 0.01).
     const claimedFor = 8_000;
     const claimedAt = Date.now();
     await claimBy(record, await send(message, 100), claimedFor);
-    expect(await finalStatus(record)).toBe('succeeded');
+    expect(await finalStatus(record, ref.webhook_id)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
     // Sent after the claim expired (webhook-timestamp: the attempt's Unix seconds).
     const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
@@ -159,14 +160,14 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
   }, 90_000);
 
   it('is taken over when the matcher that made the first attempt died and its bus message comes back', async () => {
-    const { record, path } = await interruptedDelivery({});
+    const { record, ref, path } = await interruptedDelivery({});
     // The matcher makes attempt 1 itself: here its first receive of the bus message holds the claim and died.
     // The bus message keeps coming back (visibility timeout 1.8 s here) and fails while the claim is live; the
     // first receive after the claim's expiry takes it over. Within the queue's 5 receives: 4 s of claim.
     const claimedFor = 4_000;
     const claimedAt = Date.now();
     await claimBy(record, await send(busMessageOf(record), 100, 'webhookEvents'), claimedFor);
-    expect(await finalStatus(record)).toBe('succeeded');
+    expect(await finalStatus(record, ref.webhook_id)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
     const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
     expect(sentAtSecs * 1000).toBeGreaterThanOrEqual(claimedAt + claimedFor - 1000);

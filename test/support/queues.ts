@@ -1,5 +1,6 @@
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll } from 'vitest';
+import type { Receipt } from '../../lambdas/core/receipt';
 import { envNames, wiring } from '../../lib/wiring';
 import { LocalSqs } from '../../local/sqs/local-sqs';
 
@@ -64,7 +65,8 @@ export const useQueuesWithoutWorkers = (): {
 };
 
 /** A worker's receipt of queue message `messageId` in an invocation that may run 30 s (the workers' timeout). */
-export const receiptOf = (messageId: string): { messageId: string; deadline: Date } => ({
+export const receiptOf = (messageId: string): Receipt => ({
   messageId,
+  receiveCount: 1,
   deadline: new Date(Date.now() + 30_000),
 });

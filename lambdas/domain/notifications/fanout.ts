@@ -6,6 +6,7 @@ import { forEachLimited } from '../../core/concurrency';
 import { timeOfId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
+import { holdExpiry, type Receipt } from '../../core/receipt';
 import { sendAll } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
@@ -25,8 +26,6 @@ const RECIPIENT_CONCURRENCY = 20;
 const EARLY_TOLERANCE_MS = 500;
 /** Receipts of frame-only deliveries outlive any SQS redelivery (retention is 4 days by default). */
 const RECEIPT_RETENTION_SECS = 5 * 24 * 3600;
-/** Slack on a frames lease past its holder's deadline, for clock differences between invocations. */
-const LEASE_CLOCK_SLACK_MS = 5_000;
 
 export type FanoutOutcome = 'planned' | 'delivered' | 'expired' | 'postponed';
 
@@ -37,13 +36,6 @@ const loadNotification = async (id: string): Promise<NotificationRecord> => {
   if (!result.Item) throw new Error(`notification ${id} does not exist`);
   return result.Item as NotificationRecord;
 };
-
-/** Which queue message a worker is handling (its id is the same across redeliveries) and until when it can run. */
-export interface FanoutReceipt {
-  readonly messageId: string;
-  /** The invocation's deadline: past it the invocation has been stopped, whatever state it was in. */
-  readonly deadline: Date;
-}
 
 /**
  * The recipient's frames are being sent by another receive of this same message (SQS handed it out twice at
@@ -67,7 +59,7 @@ export class FramesHeldByOtherReceive extends Error {
  */
 export const processFanoutMessage = async (
   message: FanoutMessage,
-  receipt: FanoutReceipt,
+  receipt: Receipt,
   now = Date.now(),
 ): Promise<FanoutOutcome> => {
   const notification = await loadNotification(message.notification_id);
@@ -96,7 +88,7 @@ export const processFanoutMessage = async (
     clearsPending: true,
     lease: {
       holder: receipt.messageId,
-      until: receipt.deadline.getTime() + LEASE_CLOCK_SLACK_MS,
+      until: holdExpiry(receipt).getTime(),
     },
   };
   await deliverChunk(notification, message.recipients, delivery, { topic: message.topic });

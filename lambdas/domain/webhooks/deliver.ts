@@ -1,13 +1,17 @@
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
+import { holdExpiry, type Receipt } from '../../core/receipt';
 import { AddressRefused } from './address-policy';
 import {
   type AttemptLog,
+  createDelivery,
   type DeliveryMessage,
   type DeliveryRecord,
+  type EventSnapshot,
   enqueueAttempts,
   getDelivery,
   MAX_LOGGED_ATTEMPTS,
+  newDeliveryRef,
   ttlFrom,
   updateDelivery,
 } from './deliveries';
@@ -18,18 +22,6 @@ import { webhookSettings } from './settings';
 import { signatureHeader } from './signature';
 import { checkWebhookUrl } from './url-policy';
 import { disableWebhook, getWebhook, noteFailure, noteSuccess, type WebhookRecord } from './webhooks';
-
-/** Slack on a claim's expiry for clock differences between invocations. */
-const CLAIM_CLOCK_SLACK_MS = 5_000;
-
-/** Which receive of which queue message is working on an attempt, and until when it can at most run. */
-export interface Receipt {
-  readonly messageId: string;
-  /** SQS's ApproximateReceiveCount of this receive. */
-  readonly receiveCount: number;
-  /** The invocation's deadline: past it the invocation has been stopped, whatever state it was in. */
-  readonly deadline: Date;
-}
 
 /**
  * The attempt is claimed by another receive of this same message (SQS handed it out twice: a duplicate copy
@@ -68,7 +60,8 @@ export const parseDeliveryMessage = (body: string): DeliveryMessage => {
     typeof message.webhook_id !== 'string' ||
     typeof message.delivery_id !== 'string' ||
     !Number.isInteger(message.run) ||
-    !Number.isInteger(message.attempt)
+    !Number.isInteger(message.attempt) ||
+    (message.shard !== undefined && !(Number.isInteger(message.shard) && message.shard >= 0))
   ) {
     throw new Error('not a webhook delivery message');
   }
@@ -122,7 +115,7 @@ export const deliverAttempt = async (
   receipt: Receipt,
   now = new Date(),
 ): Promise<void> => {
-  const record = await getDelivery(message.webhook_id, message.delivery_id);
+  const record = await getDelivery(message);
   if (!record || record.run !== message.run) return;
   if (record.status === 'succeeded' || record.status === 'dead_letter') return;
   if (record.status === 'retrying' && record.attempt_count === message.attempt) {
@@ -140,14 +133,8 @@ export const deliverAttempt = async (
     await finishRun(record, message, { kind: 'dead_letter', reason: 'webhook disabled' }, undefined, now);
     return;
   }
-  const claimExpiresAt = new Date(receipt.deadline.getTime() + CLAIM_CLOCK_SLACK_MS);
-  const lease = await leaseSlot(
-    webhook.id,
-    webhookSettings().endpointConcurrency,
-    `${receipt.messageId}#${receipt.receiveCount}`,
-    claimExpiresAt,
-    now,
-  );
+  const claimExpiresAt = claimExpiry(receipt);
+  const lease = await leaseEndpointSlot(webhook, receipt, claimExpiresAt, now);
   if (!lease) {
     await deferAttempt(message);
     return;
@@ -157,6 +144,61 @@ export const deliverAttempt = async (
   } finally {
     await releaseSlot(lease);
   }
+};
+
+/** A claim (and an endpoint slot) lasts until the holder's invocation is over, with slack for clocks. */
+const claimExpiry = holdExpiry;
+
+const leaseEndpointSlot = (webhook: WebhookRecord, receipt: Receipt, until: Date, now: Date) =>
+  leaseSlot(
+    webhook.id,
+    webhookSettings().endpointConcurrency,
+    `${receipt.messageId}#${receipt.receiveCount}`,
+    until,
+    now,
+  );
+
+/**
+ * The first attempt of the delivery of `event` to a webhook, made by the matcher that creates the delivery:
+ * with the endpoint's slot leased first, the delivery is created already claimed by this receive (one write
+ * instead of a put, a read and the claim's update), then sent as `deliverAttempt` would. Without a slot
+ * (endpoint busy), or for a webhook deleted or disabled meanwhile, the delivery is created unclaimed and
+ * handed to `deliverAttempt`'s rules (deferred to the queue, dropped, dead-lettered); so is a delivery that
+ * already exists (a redelivered bus message). Returns whether the delivery's first attempt was seen to here.
+ */
+export const deliverFirstAttempt = async (
+  webhookId: string,
+  deliveryId: string,
+  event: EventSnapshot,
+  receipt: Receipt,
+  now = new Date(),
+): Promise<boolean> => {
+  const ref = newDeliveryRef(webhookId, deliveryId);
+  const message: DeliveryMessage = { ...ref, run: 0, attempt: 1 };
+  const webhook = await getWebhook(webhookId);
+  const claimExpiresAt = claimExpiry(receipt);
+  const lease = webhook?.enabled ? await leaseEndpointSlot(webhook, receipt, claimExpiresAt, now) : undefined;
+  if (!webhook || !lease) {
+    const created = await createDelivery(ref, event, now);
+    // Endpoint busy: wait on the queue as deliverAttempt would (it would try every slot again first).
+    if (typeof created === 'object' && webhook?.enabled) await deferAttempt(message);
+    else if (created) await deliverAttempt(message, receipt, now);
+    return created !== undefined;
+  }
+  let created: Awaited<ReturnType<typeof createDelivery>>;
+  try {
+    created = await createDelivery(ref, event, now, {
+      messageId: receipt.messageId,
+      receiveCount: receipt.receiveCount,
+      expiresAt: claimExpiresAt,
+    });
+    if (typeof created === 'object') await sendClaimed(message, created.created, webhook, now);
+  } finally {
+    await releaseSlot(lease);
+  }
+  // Exists: the general rules decide (take an expired claim over, queue a retry the last run may have missed…).
+  if (created === 'due') await deliverAttempt(message, receipt, now);
+  return created !== undefined;
 };
 
 /** Claims the attempt (see deliverAttempt), sends it, records the outcome and queues what follows. */
@@ -198,7 +240,7 @@ const claimAndSend = async (
     },
   });
   if (!claimed) {
-    const current = await getDelivery(message.webhook_id, message.delivery_id);
+    const current = await getDelivery(message);
     const held =
       current?.run === message.run &&
       current.status === 'sending' &&
@@ -211,6 +253,16 @@ const claimAndSend = async (
     return;
   }
 
+  await sendClaimed(message, record, webhook, now);
+};
+
+/** Sends the attempt this receive has claimed, records its outcome and queues what follows. */
+const sendClaimed = async (
+  message: DeliveryMessage,
+  record: DeliveryRecord,
+  webhook: WebhookRecord,
+  now: Date,
+): Promise<void> => {
   const result = await send(webhook, record, now);
   const outcome = await decide(webhook, message, result, now);
   await finishRun(record, message, outcome, result, now);

@@ -3,11 +3,12 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../../lib/wiring/env';
+import { batchGetAll } from '../../core/batch-get';
 import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
 import { sendAll } from '../../core/sqs-send';
 import type { DELIVERY_STATUSES } from './schema';
-import { webhookSettings } from './settings';
+import { DEFAULT_DELIVERY_SHARDS, MAX_DELIVERY_SHARDS, webhookSettings } from './settings';
 
 /** Deliveries (and their dead letters) are kept this long after their last change. */
 export const DELIVERY_RETENTION_SECS = 30 * 24 * 3600;
@@ -37,6 +38,10 @@ export interface AttemptLog {
 }
 
 export interface DeliveryRecord {
+  /**
+   * The item's partition: the webhook id for shard 0, `<webhook id>#<shard>` for the others (write sharding,
+   * see `deliveryKey`). The attribute keeps its first name so that a deployed table keeps its items.
+   */
   readonly webhook_id: string;
   /** Also the `webhook-id` header of every attempt. */
   readonly delivery_id: string;
@@ -59,10 +64,16 @@ export interface DeliveryRecord {
   readonly ttl: number;
 }
 
-/** One SQS message per attempt; `run` and `attempt` make stale and duplicate messages no-ops. */
-export interface DeliveryMessage {
+/** Which delivery: its webhook, its id (the event's, the `webhook-id` header) and the shard it is stored in. */
+export interface DeliveryRef {
   readonly webhook_id: string;
   readonly delivery_id: string;
+  /** Absent in messages queued before deliveries were sharded: shard 0, where those deliveries are. */
+  readonly shard?: number;
+}
+
+/** One SQS message per attempt; `run` and `attempt` make stale and duplicate messages no-ops. */
+export interface DeliveryMessage extends DeliveryRef {
   readonly run: number;
   readonly attempt: number;
   /** Times this attempt waited for a free slot of its endpoint (per-endpoint concurrency); absent at first. */
@@ -71,14 +82,48 @@ export interface DeliveryMessage {
 
 export const ttlFrom = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECS;
 
-export const getDelivery = async (
-  webhookId: string,
-  deliveryId: string,
-): Promise<DeliveryRecord | undefined> => {
+/**
+ * Write sharding (docs/scale.md, hot keys): one DynamoDB partition takes 1,000 write units a second, and a
+ * delivery writes ≈ 2, so one webhook's deliveries are spread over `deliveryShards()` partitions — shard 0 is
+ * the webhook id itself (where every delivery was before sharding), shard k `<webhook id>#k`. A stage setting
+ * (`scale.webhook_delivery_shards`), only ever raised: a delivery stays in the shard it was created in, and the
+ * listing reads shards 0 … n−1.
+ */
+
+export const deliveryShards = (): number => {
+  const raw = process.env[envNames.webhookDeliveryShards];
+  if (raw === undefined || raw === '') return DEFAULT_DELIVERY_SHARDS;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > MAX_DELIVERY_SHARDS) {
+    throw new Error(`${envNames.webhookDeliveryShards} must be an integer from 1 to ${MAX_DELIVERY_SHARDS}`);
+  }
+  return value;
+};
+
+/** The shard a new delivery goes to: a stable, even spread of delivery ids (time-ordered UUIDs) over the shards. */
+export const deliveryShardOf = (deliveryId: string): number =>
+  createHash('sha256').update(deliveryId).digest().readUInt32BE(0) % deliveryShards();
+
+export const deliveryPartition = (webhookId: string, shard: number): string =>
+  shard === 0 ? webhookId : `${webhookId}#${shard}`;
+
+export const deliveryKey = (ref: DeliveryRef) => ({
+  webhook_id: deliveryPartition(ref.webhook_id, ref.shard ?? 0),
+  delivery_id: ref.delivery_id,
+});
+
+/** Where a new delivery of `deliveryId` to a webhook goes. */
+export const newDeliveryRef = (webhookId: string, deliveryId: string): DeliveryRef => ({
+  webhook_id: webhookId,
+  delivery_id: deliveryId,
+  shard: deliveryShardOf(deliveryId),
+});
+
+export const getDelivery = async (ref: DeliveryRef): Promise<DeliveryRecord | undefined> => {
   const out = await documentClient().send(
     new GetCommand({
       TableName: tableName('webhookDeliveries'),
-      Key: { webhook_id: webhookId, delivery_id: deliveryId },
+      Key: deliveryKey(ref),
       ConsistentRead: true,
     }),
   );
@@ -86,27 +131,65 @@ export const getDelivery = async (
 };
 
 /**
- * Creates the delivery of an event to a webhook once: the conditional put on (webhook id, delivery id) is
- * what makes redelivered bus messages harmless. Returns whether its first attempt is still to be seen to: it
- * is new, or a redelivered bus message finds it still at the first attempt of its first run (not made yet,
- * being made by a receive that may have died, or failed with the retry perhaps not queued).
+ * A delivery looked up by id alone (a re-send asked for through the API): every shard's key in one
+ * BatchGetItem, since the shard count may have been raised since the delivery was created.
  */
-export const createDelivery = async (
+export const findDelivery = async (
   webhookId: string,
   deliveryId: string,
-  event: EventSnapshot,
-  now: Date,
-) => {
-  const record: DeliveryRecord = {
+): Promise<{ ref: DeliveryRef; record: DeliveryRecord } | undefined> => {
+  const refs = Array.from({ length: deliveryShards() }, (_, shard) => ({
     webhook_id: webhookId,
     delivery_id: deliveryId,
+    shard,
+  }));
+  const items = (await batchGetAll(tableName('webhookDeliveries'), refs.map(deliveryKey), {
+    consistent: true,
+  })) as unknown as DeliveryRecord[];
+  const record = items[0];
+  const ref = record && refs.find((candidate) => deliveryKey(candidate).webhook_id === record.webhook_id);
+  return ref && record ? { ref, record } : undefined;
+};
+
+/** Who holds attempt 1 of a delivery created already claimed (see `createDelivery`). */
+export interface FirstClaim {
+  readonly messageId: string;
+  readonly receiveCount: number;
+  readonly expiresAt: Date;
+}
+
+/**
+ * Creates the delivery of an event to a webhook once: the conditional put on (webhook id, delivery id) is
+ * what makes redelivered bus messages harmless. With `claim` the item is created already claimed for attempt
+ * 1 (`sending`, held by that receive until `expiresAt`), as the delivery worker's claim would leave it: the
+ * matcher, which makes the first attempt itself, saves the claim's write and the read before it.
+ * Returns the record when this call created it; `due` when a redelivered bus message finds its first attempt
+ * still to be seen to (not made yet, being made by a receive that may have died, or failed with the retry
+ * perhaps not queued); undefined when the delivery is past its first attempt.
+ */
+export const createDelivery = async (
+  ref: DeliveryRef,
+  event: EventSnapshot,
+  now: Date,
+  claim?: FirstClaim,
+): Promise<{ readonly created: DeliveryRecord } | 'due' | undefined> => {
+  const record: DeliveryRecord = {
+    ...deliveryKey(ref),
     event,
-    status: 'pending',
-    attempt_count: 0,
+    status: claim ? 'sending' : 'pending',
+    attempt_count: claim ? 1 : 0,
     run: 0,
     attempts: [],
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
+    ...(claim
+      ? {
+          claimed_at: now.toISOString(),
+          claim_expires_at: claim.expiresAt.toISOString(),
+          claimed_by: claim.messageId,
+          claim_receive: claim.receiveCount,
+        }
+      : {}),
     ttl: ttlFrom(now),
   };
   try {
@@ -117,20 +200,20 @@ export const createDelivery = async (
         ConditionExpression: 'attribute_not_exists(delivery_id)',
       }),
     );
-    return true;
+    return { created: record };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
   // Exists: a redelivery. Making attempt 1 again is safe: its claim lets one receive make it, and a
   // delivery past it (succeeded, retried, dead-lettered, re-sent) is left alone.
-  const existing = await getDelivery(webhookId, deliveryId);
-  return (
-    existing !== undefined &&
+  const existing = await getDelivery(ref);
+  return existing !== undefined &&
     existing.run === 0 &&
     existing.attempt_count <= 1 &&
     existing.status !== 'succeeded' &&
     existing.status !== 'dead_letter'
-  );
+    ? 'due'
+    : undefined;
 };
 
 /** Hands attempts to the delivery queue now, or after a delay: SQS DelaySeconds up to its limit, else a schedule. */

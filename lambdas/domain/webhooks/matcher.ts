@@ -1,9 +1,10 @@
 import { tableName } from '../../core/clients';
 import { logger } from '../../core/logger';
 import { queryAll } from '../../core/paging';
+import type { Receipt } from '../../core/receipt';
 import { parseBusEnvelope } from '../events/envelope';
-import { deliverAttempt, type Receipt } from './deliver';
-import { createDelivery, type EventSnapshot } from './deliveries';
+import { deliverFirstAttempt } from './deliver';
+import type { EventSnapshot } from './deliveries';
 import { filterKeysFor } from './filters';
 
 export const eventFromEnvelope = (body: string): { event: EventSnapshot; replayName?: string } => {
@@ -42,37 +43,31 @@ export const matchingWebhookIds = async (eventType: string): Promise<string[]> =
 
 /**
  * One delivery per matching webhook, created once per (event, webhook), and its first attempt made here, by the
- * delivery code the queue's worker runs (claims, endpoint slots, retries): only what follows — a retry, or an
- * attempt deferred while its endpoint is busy — goes through the delivery queue, which saves a queue hop per
- * delivered event. The bus message is acknowledged (this returns) only once each first attempt has reached
- * what `deliverAttempt` promises: a final state, or the next attempt queued or scheduled. A redelivered bus
- * message makes the first attempt of each delivery still at it again; the attempt's claim lets one receive make
- * it. The delivery id is the event id, so a receiver sees one `webhook-id` per event; an archive replay is a
- * new delivery (`<event id>~<replay name>`), as replaying means sending again.
+ * delivery code the queue's worker runs (claims, endpoint slots, retries; `deliverFirstAttempt` creates the
+ * delivery already claimed): only what follows — a retry, or an attempt deferred while its endpoint is busy —
+ * goes through the delivery queue, which saves a queue hop per delivered event. The bus message is
+ * acknowledged (this returns) only once each first attempt has reached what `deliverAttempt` promises: a final
+ * state, or the next attempt queued or scheduled. A redelivered bus message makes the first attempt of each
+ * delivery still at it again; the attempt's claim lets one receive make it. The delivery id is the event id, so
+ * a receiver sees one `webhook-id` per event; an archive replay is a new delivery (`<event id>~<replay name>`),
+ * as replaying means sending again.
  */
 export const matchEvent = async (body: string, receipt: Receipt, now = new Date()): Promise<number> => {
   const { event, replayName } = eventFromEnvelope(body);
   const deliveryId = replayName ? `${event.id}~${replayName}` : event.id;
   const webhookIds = await matchingWebhookIds(event.event_type);
-  const due = await Promise.all(
-    webhookIds.map(async (webhookId) =>
-      (await createDelivery(webhookId, deliveryId, event, now)) ? webhookId : undefined,
-    ),
-  );
-  const attempts = due.filter((webhookId) => webhookId !== undefined);
   // Every webhook gets its attempt even when another one's fails: the message then comes back for the rest.
   const outcomes = await Promise.allSettled(
-    attempts.map((webhookId) =>
-      deliverAttempt({ webhook_id: webhookId, delivery_id: deliveryId, run: 0, attempt: 1 }, receipt),
-    ),
+    webhookIds.map((webhookId) => deliverFirstAttempt(webhookId, deliveryId, event, receipt, now)),
   );
+  const attempts = outcomes.filter((outcome) => outcome.status === 'fulfilled' && outcome.value).length;
   logger.info('event matched', {
     event_id: event.id,
     event_type: event.event_type,
     webhooks: webhookIds.length,
-    first_attempts: attempts.length,
+    first_attempts: attempts,
   });
   const failed = outcomes.find((outcome) => outcome.status === 'rejected');
   if (failed) throw failed.reason;
-  return attempts.length;
+  return attempts;
 };

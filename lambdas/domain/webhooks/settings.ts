@@ -10,6 +10,10 @@ export const DEFAULT_TIMEOUT_MS = 15_000;
 export const SQS_MAX_DELAY_SECS = 900;
 /** Attempts in flight to one webhook at most (per-endpoint concurrency); more wait their turn in the queue. */
 export const DEFAULT_ENDPOINT_CONCURRENCY = 10;
+/** Partitions of one webhook's deliveries (write sharding, `deliveryShards` in deliveries.ts). */
+export const DEFAULT_DELIVERY_SHARDS = 4;
+/** Most shards: a re-send finds its delivery with one BatchGetItem (100 keys). */
+export const MAX_DELIVERY_SHARDS = 100;
 /** A webhook failing this long without one success is disabled. */
 export const DEFAULT_DISABLE_AFTER_SECS = 5 * 24 * 3600;
 

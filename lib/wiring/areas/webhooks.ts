@@ -81,7 +81,7 @@ export const webhooks: WiringPart = {
     {
       id: 'webhookDeliveries',
       purpose:
-        'one item per (webhook, event): the claim that makes delivery exactly-once, its attempts, and dead letters',
+        'one item per (webhook, event): the claim that makes delivery exactly-once, its attempts, and dead letters; a webhook’s deliveries are spread over `<webhook id>#k` partitions (write sharding, docs/webhooks.md)',
       partitionKey: { name: 'webhook_id', type: 'S' },
       sortKey: { name: 'delivery_id', type: 'S' },
       ttlAttribute: 'ttl',

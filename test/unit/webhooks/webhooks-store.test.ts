@@ -68,11 +68,13 @@ describe('deliveries', () => {
     priority: 'normal',
     time: new Date().toISOString(),
   };
+  /** The delivery in its webhook's first partition (where these tests write raw items). */
+  const shard0 = (webhookId: string) => ({ webhook_id: webhookId, delivery_id: event.id, shard: 0 });
 
   it('creates one delivery per (webhook, event), however often asked', async () => {
     const webhookId = newId();
     const now = new Date();
-    const results = await Promise.all([1, 2, 3].map(() => createDelivery(webhookId, event.id, event, now)));
+    const results = await Promise.all([1, 2, 3].map(() => createDelivery(shard0(webhookId), event, now)));
     // Every call may enqueue the first attempt while none was made; only one item exists.
     expect(results.every((fresh) => fresh)).toBe(true);
     const stored = await documentClient().send(
@@ -87,7 +89,7 @@ describe('deliveries', () => {
   it('does not hand out the first attempt again once it was made', async () => {
     const webhookId = newId();
     const now = new Date();
-    expect(await createDelivery(webhookId, event.id, event, now)).toBe(true);
+    expect(await createDelivery(shard0(webhookId), event, now)).toHaveProperty('created');
     await documentClient().send(
       new PutCommand({
         TableName: tableName('webhookDeliveries'),
@@ -102,7 +104,33 @@ describe('deliveries', () => {
         },
       }),
     );
-    expect(await createDelivery(webhookId, event.id, event, now)).toBe(false);
+    expect(await createDelivery(shard0(webhookId), event, now)).toBeUndefined();
+  });
+
+  it('creates a delivery already claimed for its first attempt when given the claim (the matcher)', async () => {
+    const webhookId = newId();
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + 35_000);
+    const claim = { messageId: 'm-1', receiveCount: 1, expiresAt };
+    const created = await createDelivery(shard0(webhookId), event, now, claim);
+    const stored = await documentClient().send(
+      new GetCommand({
+        TableName: tableName('webhookDeliveries'),
+        Key: { webhook_id: webhookId, delivery_id: event.id },
+        ConsistentRead: true,
+      }),
+    );
+    expect(created).toEqual({ created: stored.Item });
+    expect(stored.Item).toMatchObject({
+      status: 'sending',
+      attempt_count: 1,
+      run: 0,
+      claimed_by: 'm-1',
+      claim_receive: 1,
+      claim_expires_at: expiresAt.toISOString(),
+    });
+    // A second receive of the bus message (claimed or not) creates nothing and finds attempt 1 still at it.
+    expect(await createDelivery(shard0(webhookId), event, now, { ...claim, messageId: 'm-2' })).toBe('due');
   });
 
   it('hands the first attempt out again while it may be unfinished: claimed, or failed with its retry perhaps not queued', async () => {
@@ -114,14 +142,14 @@ describe('deliveries', () => {
           Item: { webhook_id: webhookId, delivery_id: event.id, event, attempts: [], run: 0, ...fields },
         }),
       );
-      return createDelivery(webhookId, event.id, event, new Date());
+      return createDelivery(shard0(webhookId), event, new Date());
     };
     // The matcher's receive that claimed it may have died: its bus message comes back to take the claim over.
-    expect(await stored({ status: 'sending', attempt_count: 1 })()).toBe(true);
-    expect(await stored({ status: 'retrying', attempt_count: 1 })()).toBe(true);
+    expect(await stored({ status: 'sending', attempt_count: 1 })()).toBe('due');
+    expect(await stored({ status: 'retrying', attempt_count: 1 })()).toBe('due');
     // Past the first attempt, or a re-send: the delivery queue has it.
-    expect(await stored({ status: 'retrying', attempt_count: 2 })()).toBe(false);
-    expect(await stored({ status: 'dead_letter', attempt_count: 1 })()).toBe(false);
-    expect(await stored({ status: 'pending', attempt_count: 0, run: 1 })()).toBe(false);
+    expect(await stored({ status: 'retrying', attempt_count: 2 })()).toBeUndefined();
+    expect(await stored({ status: 'dead_letter', attempt_count: 1 })()).toBeUndefined();
+    expect(await stored({ status: 'pending', attempt_count: 0, run: 1 })()).toBeUndefined();
   });
 });
