@@ -91,7 +91,13 @@ const SERVER_FRAME_DOCS: Record<ServerFrameType | (typeof OTHER_FRAMES)[number],
     'A notification whose `channels` include `toast` or `realtime`, on `user:<recipient>` (one frame per ' +
     'such channel).',
   event: 'An event published with POST /events, to subscribers of `topic:<event_type>`.',
-  presence: 'A presence change of a member of a room the connection is subscribed to.',
+  presence:
+    'A presence change of a member of a room the connection is subscribed to, in rooms of at most ' +
+    '`scale.presence.announce_max` subscribed connections (default 100).',
+  'presence.summary':
+    'Instead of `presence` frames in larger rooms: how many users are in the room now and how many joined, ' +
+    'left or changed status since the last summary; at most one per `scale.presence.summary_secs` (default ' +
+    '30 s), only after a change.',
   broadcast:
     'A frame sent with POST /broadcast: its `payload`, delivered as is (any object with a string `type`, at ' +
     `most ${MAX_BROADCAST_PAYLOAD_BYTES / 1024} KiB).`,

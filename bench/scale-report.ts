@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DEFAULT_DELIVERY_SHARDS, DEFAULT_ENDPOINT_CONCURRENCY } from '../lambdas/domain/webhooks/settings';
 import { AWS_LIMITS } from './aws-limits';
 import { dollarsOf, NO_UNITS, type ServiceUnits } from './cost';
-import type { OperationMeasure, ScaleSimulation } from './scale';
+import { type OperationMeasure, PRESENCE_OPERATIONS, type ScaleSimulation } from './scale';
 import type { ScenarioResult } from './scenarios';
 
 /**
@@ -20,9 +20,13 @@ export const ASSUMPTIONS = {
   queueHandOffMs: 60,
   /** Posts one broadcast invocation keeps in flight (forEachLimited in broadcast.ts / deliver.ts). */
   postsInFlight: 32,
-  /** Connections the sweeper inspects at once, and its timeout (lib/wiring/areas/realtime.ts). */
-  sweeperInFlight: 16,
-  sweeperTimeoutSecs: 55,
+  /**
+   * The sweep (docs/realtime.md): one invocation per byShard shard, 32 GetConnection in flight (sweeper.ts),
+   * every 20 s, within the worker's 60 s timeout (lib/wiring/areas/realtime.ts).
+   */
+  sweeperInFlight: 32,
+  sweepIntervalSecs: 20,
+  sweepShardTimeoutSecs: 60,
   heartbeatSecs: 20,
   /** Of the API Gateway account throttle, the share a single path may take (the rest keeps the service up). */
   throttleShare: 0.8,
@@ -90,6 +94,12 @@ export interface ScaleReport {
   >;
   readonly rowsPerShard: Record<string, number>;
   readonly targets: TargetVerdict[];
+  /** Seconds one presence change in the big room takes on AWS (the assumptions' latencies), before and after. */
+  readonly presenceChangeSecs: {
+    readonly before: number;
+    readonly after: number;
+    readonly afterArmed: number;
+  };
 }
 
 const L1 = AWS_LIMITS.apiGatewayAccountRps.value;
@@ -139,11 +149,16 @@ export const buildScaleReport = (simulation: ScaleSimulation): ScaleReport => {
     readUnits: (sweepMeasure?.readUnits ?? 0) / simulation.sizes.sweepSample,
     getConnections: (sweepMeasure?.getConnections ?? 0) / simulation.sizes.sweepSample,
   };
-  const sweepCheckMs = a.dynamoDbRequestMs + a.connectionsCallMs;
-  const sweepCapacity = (a.sweeperTimeoutSecs * 1000 * a.sweeperInFlight) / sweepCheckMs;
+  // A live connection costs a sweep one GetConnection (its index row comes in 1 MB pages): one shard's
+  // invocation checks this many between two sweeps, and at most this many before its timeout.
+  const sweepCheckMs = a.connectionsCallMs;
+  const sweepCapacity = (a.sweepIntervalSecs * 1000 * a.sweeperInFlight) / sweepCheckMs;
+  const sweepTimeoutCapacity = (a.sweepShardTimeoutSecs * 1000 * a.sweeperInFlight) / sweepCheckMs;
   const connections = 1_000_000;
+  const shardsNeeded = 2 ** Math.ceil(Math.log2(connections / sweepCapacity));
   const heartbeatRps = connections / a.heartbeatSecs;
-  const sweepRps = (connections * sweepPer.getConnections) / 60;
+  const sweepsPerMinute = 60 / a.sweepIntervalSecs;
+  const sweepRps = (connections * sweepPer.getConnections * sweepsPerMinute) / 60;
   const reconnectRps = connections / AWS_LIMITS.webSocketConnectionSecs.value;
 
   // Webhooks: writes on one endpoint's webhookDeliveries partitions per delivery (scenario d), spread over the
@@ -171,10 +186,10 @@ export const buildScaleReport = (simulation: ScaleSimulation): ScaleReport => {
     {
       target: '1,000,000 concurrently connected clients',
       met: false,
-      firstLimit: `sweeper run time: ≈ ${Math.round(sweepCapacity).toLocaleString('en')} connections per ${a.sweeperTimeoutSecs} s sweep; then L1 at ${(usable(L1) * a.heartbeatSecs).toLocaleString('en')} clients (heartbeats)`,
-      needs: `sweep per shard in parallel (not built); L1 ≥ ${roundUp((heartbeatRps + sweepRps + reconnectRps * 2) / a.throttleShare, 5_000).toLocaleString('en')}/s; L2 ${AWS_LIMITS.webSocketNewConnections.value}/s covers ${Math.round(reconnectRps)} reconnects/s`,
+      firstLimit: `L1 at ${Math.round(usable(L1) / ((heartbeatRps + sweepRps) / connections)).toLocaleString('en')} clients (heartbeats + ${sweepsPerMinute} sweep GetConnection a minute each); a shard's sweep ≈ ${Math.round(sweepCapacity).toLocaleString('en')} connections per ${a.sweepIntervalSecs} s (≈ ${Math.round(sweepTimeoutCapacity).toLocaleString('en')} before its ${a.sweepShardTimeoutSecs} s timeout)`,
+      needs: `L1 ≥ ${roundUp((heartbeatRps + sweepRps + reconnectRps * 2) / a.throttleShare, 5_000).toLocaleString('en')}/s; connection_shards ≥ ${shardsNeeded} and ws.sweepShard max_concurrency ≥ ${shardsNeeded}; L2 ${AWS_LIMITS.webSocketNewConnections.value}/s covers ${Math.round(reconnectRps)} reconnects/s`,
       monthlyUsd: monthly('c', connections * a.hoursPerMonth),
-      figures: { heartbeatRps, sweepRps, reconnectRps, sweepCapacity },
+      figures: { heartbeatRps, sweepRps, reconnectRps, sweepCapacity, sweepTimeoutCapacity, shardsNeeded },
     },
     {
       target: '10,000 notifications/s to single recipients',
@@ -218,6 +233,23 @@ export const buildScaleReport = (simulation: ScaleSimulation): ScaleReport => {
     },
   ];
 
+  // A presence change: its DynamoDB requests one after another, its posts 32 at a time; arming the summary
+  // sends one SQS message (counted as one queue hand-off).
+  const changeSecs = (name: string, sqsSends: number) => {
+    const change = op(name);
+    return (
+      (change.requests * a.dynamoDbRequestMs +
+        Math.ceil(change.posts / a.postsInFlight) * a.connectionsCallMs +
+        sqsSends * a.queueHandOffMs) /
+      1000
+    );
+  };
+  const presenceChangeSecs = {
+    before: changeSecs(PRESENCE_OPERATIONS.before, 0),
+    after: changeSecs(PRESENCE_OPERATIONS.afterArming, 1),
+    afterArmed: changeSecs(PRESENCE_OPERATIONS.afterArmed, 0),
+  };
+
   const operations: ScaleReport['operations'] = {};
   for (const [name, measure] of ops) {
     const top = hottest(measure);
@@ -236,6 +268,7 @@ export const buildScaleReport = (simulation: ScaleSimulation): ScaleReport => {
     operations,
     rowsPerShard: simulation.rowsPerShard,
     targets,
+    presenceChangeSecs,
   };
 };
 
@@ -275,6 +308,10 @@ export const printScaleReport = (report: ScaleReport, simulation: ScaleSimulatio
   const shards = Object.values(report.rowsPerShard);
   out.push(
     `\nbyShard spread: ${shards.length} shards, ${Math.min(...shards).toLocaleString('en')}–${Math.max(...shards).toLocaleString('en')} rows each; the room needs ${simulation.roomChunks} chunks (${simulation.roomSequentialChunks} one after another); one "everyone" shard ${simulation.shardChunks}`,
+  );
+  const presence = report.presenceChangeSecs;
+  out.push(
+    `presence: one join in the ${s.roomMembers.toLocaleString('en')}-member room takes its request ≈ ${n(presence.before)} s on AWS when told to every member (before), ≈ ${n(presence.after * 1000)} ms when counted and arming the summary, ≈ ${n(presence.afterArmed * 1000)} ms once armed (after)`,
   );
   out.push('\ntarget | met (default quotas) | reached first | needs | monthly bill');
   out.push('--- | --- | --- | --- | ---');

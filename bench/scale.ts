@@ -1,4 +1,4 @@
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { BroadcastChunk } from '../lambdas/domain/realtime/broadcast';
 import { envNames, type TableSpec, wiring } from '../lib/wiring';
 import { createTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
@@ -9,6 +9,7 @@ import {
   startDynamoDbProxy,
   startLiveConnectionsEndpoint,
 } from '../local/metering';
+import { LocalSqs } from '../local/sqs/local-sqs';
 
 /**
  * The scale simulation: the service's own fan-out code (broadcast chunks, audience counts, the sweeper, the
@@ -217,6 +218,14 @@ export interface ScaleSimulation {
 
 const log = (message: string) => console.error(`bench scale: ${message}`);
 
+/** The presence operations measured in the big room (scale-report.ts turns them into time on AWS). */
+export const PRESENCE_OPERATIONS = {
+  before: 'presence: join in the room, before (a frame to every member, by the request)',
+  afterArming: 'presence: join in the room, after (counted; arms the summary)',
+  afterArmed: 'presence: join in the room, after (counted; summary already armed)',
+  summary: 'presence: the summary (members count, broadcast planned)',
+} as const;
+
 export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimulation> => {
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -226,15 +235,26 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
   const recorder = new CallRecorder(tableEnv);
   const proxy = await startDynamoDbProxy(db.endpoint, { onCall: (call) => recorder.dynamoDbCall(call) });
   const connections = await startLiveConnectionsEndpoint((call) => recorder.connectionsCall(call));
+  // Queues without consumers: what the measured code enqueues (presence summaries, broadcast chunks) stays there.
+  const sqs = new LocalSqs({
+    queues: wiring.queues,
+    workers: [],
+    invoke: () => Promise.reject(new Error('the scale simulation runs no worker')),
+  });
+  await sqs.start();
   Object.assign(process.env, LOCAL_AWS_ENV, tableEnv, {
     AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
+    AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+    [envNames.queueUrl('broadcast')]: sqs.queueUrl('broadcast'),
     [envNames.wsCallbackUrl]: connections.url,
   });
   // Set-up writes go to DynamoDB Local directly: they are not the operations measured.
   const direct = DynamoDBDocumentClient.from(db.client);
   // The service's modules read the variables above on first use.
   const { planBroadcast, runChunk } = await import('../lambdas/domain/realtime/broadcast');
-  const { MEMBERS_PAGE } = await import('../lambdas/domain/realtime/deliver');
+  const { MEMBERS_PAGE, deliverToChannel } = await import('../lambdas/domain/realtime/deliver');
+  const { joinRoomPresence } = await import('../lambdas/domain/realtime/presence');
+  const { sendPresenceSummary } = await import('../lambdas/domain/realtime/presence-summary-broadcast');
   const { shardOf } = await import('../lambdas/domain/realtime/config');
   const { sweep } = await import('../lambdas/domain/realtime/sweeper');
   const { matchingWebhookIds } = await import('../lambdas/domain/webhooks/matcher');
@@ -286,6 +306,45 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
       plan.chunks,
       'room: broadcast chunk',
       plan.chunks.length > 1 ? 0 : sizes.chunkSample,
+    );
+
+    // 1b. Presence in the big room: a change told to every member by the request (before), and counted for
+    // the room's next summary (after; docs/realtime.md, presence in large rooms).
+    await setup(`writing ${sizes.roomMembers.toLocaleString('en')} presence rows of ${room}…`, () =>
+      bulkWrite(direct, table('presence'), sizes.roomMembers, (index) => ({
+        scope: room,
+        member: `u${index}#c${index}`,
+        user_id: `u${index}`,
+        connection_id: `c${index}`,
+        status: 'online',
+        ttl,
+      })),
+    );
+    log('presence: a join told to every member (before), then counted (after)…');
+    const joinFrame = {
+      type: 'presence',
+      scope: room,
+      user_id: 'bench-joiner',
+      status: 'online',
+      last_seen_at: new Date().toISOString(),
+      change: 'join',
+    } as const;
+    // Before: the request itself delivered the frame to the whole room, besides the same presence writes.
+    await recorder.run(PRESENCE_OPERATIONS.before, () => deliverToChannel(room, joinFrame));
+    await recorder.run(PRESENCE_OPERATIONS.afterArming, () =>
+      joinRoomPresence(room, 'bench-joiner', 'bench-joiner-c1', 'online'),
+    );
+    await recorder.run(PRESENCE_OPERATIONS.afterArmed, () =>
+      joinRoomPresence(room, 'bench-joiner-2', 'bench-joiner-c2', 'online'),
+    );
+    const pending = await direct.send(
+      new GetCommand({ TableName: table('presence'), Key: { scope: `summary:${room}`, member: 'pending' } }),
+    );
+    const claim = pending.Item?.claim;
+    if (typeof claim !== 'string') throw new Error('the join in the big room armed no presence summary');
+    // The summary's chunks are the room broadcast's, measured above; this is what comes before them.
+    await recorder.run(PRESENCE_OPERATIONS.summary, () =>
+      sendPresenceSummary({ kind: 'presence.summary', room, claim }),
     );
 
     // 2. The connection index with every connection of the service.
@@ -360,6 +419,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
       setupSeconds: setupMs / 1000,
     };
   } finally {
+    await sqs.stop();
     await connections.stop();
     await proxy.stop();
     direct.destroy();

@@ -226,6 +226,7 @@ export class NotifyStack extends Stack {
         description: `worker ${worker.id} (queue ${worker.queue})`,
         withAuth: false,
         reservedConcurrency: scale.reservedConcurrency,
+        busyAfterSecs: worker.busyAfterSecs,
       });
       fn.function.addEventSource(
         new SqsEventSource(source.queue, {
@@ -388,6 +389,7 @@ export class NotifyStack extends Stack {
           }
         : {}),
       connectionShards: this.settings.scale.connectionShards,
+      presence: this.settings.scale.presence,
       webhookDeliveryShards: this.settings.scale.webhookDeliveryShards,
       ...(this.cursorKey ? { cursorKey: { [envNames.cursorKeySecretArn]: this.cursorKey.secretArn } } : {}),
       ...(this.webhookSecretKey
@@ -409,6 +411,7 @@ export class NotifyStack extends Stack {
       readonly description: string;
       readonly withAuth: boolean;
       readonly reservedConcurrency?: number;
+      readonly busyAfterSecs?: number;
     },
   ): NotifyFunction {
     if (this.functions.has(key)) throw new Error(`lib/wiring: ${key} is declared twice`);
@@ -421,6 +424,7 @@ export class NotifyStack extends Stack {
         withAuth: options.withAuth,
       }),
       reservedConcurrency: options.reservedConcurrency,
+      busyAfterSecs: options.busyAfterSecs,
     });
     const lambdaFn = fn.function;
     if (options.withAuth && this.hs256Secret) this.hs256Secret.grantRead(lambdaFn);

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AUTH_ENV_NAMES, pickAuthEnv } from '../lambdas/core/config';
 import { DEFAULT_CONNECTION_SHARDS } from '../lambdas/domain/realtime/config';
+import { DEFAULT_PRESENCE_SCALE } from '../lambdas/domain/realtime/presence-settings';
 import { DEFAULT_DELIVERY_SHARDS } from '../lambdas/domain/webhooks/settings';
 import {
   ANY_ORIGIN,
@@ -281,6 +282,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
         targetQueues: wiring.scheduleTargets.map((target) => target.targetQueue),
       },
       connectionShards: DEFAULT_CONNECTION_SHARDS,
+      presence: DEFAULT_PRESENCE_SCALE,
       webhookDeliveryShards: DEFAULT_DELIVERY_SHARDS,
       cursorKey: localCursorEnv(dataDir),
       ...(webhookLocalKey ? { webhookSecretKey: { NOTIFY_WEBHOOK_LOCAL_KEY: webhookLocalKey } } : {}),

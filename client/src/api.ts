@@ -91,9 +91,25 @@ export class NotifyApi {
     return this.http.request('GET', path('/presence/{}', userId));
   }
 
-  /** Members of a room (`room:<roomId>`), sorted by user id. */
-  getRoomPresence(roomId: string): Promise<ScopePresence> {
-    return this.http.request('GET', '/presence', { query: { scope: `room:${roomId}` } });
+  /**
+   * One page of a room's members (`room:<roomId>`), sorted by user id: a room of up to 1,000 connections in one
+   * page; `next_cursor` is null on the last page.
+   */
+  getRoomPresence(
+    roomId: string,
+    options: { readonly cursor?: string; readonly limit?: number } = {},
+  ): Promise<ScopePresence> {
+    return this.http.request('GET', '/presence', { query: { scope: `room:${roomId}`, ...options } });
+  }
+
+  /** Every member of a room, sorted by user id, fetching pages as the loop asks for more. */
+  async *roomPresence(roomId: string): AsyncGenerator<ScopePresence['members'][number], void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.getRoomPresence(roomId, cursor ? { cursor } : {});
+      yield* page.members;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
   }
 
   getTopic(name: string): Promise<Topic> {

@@ -17,6 +17,7 @@ import {
   PROTOCOL_FRAME_TYPES,
   type PresenceFrame,
   type PresenceStatus,
+  type PresenceSummaryFrame,
   type ServerFrame,
   type SessionFrame,
 } from './wire.js';
@@ -65,6 +66,8 @@ export interface RealtimeEvents {
   notification: NotificationFrame;
   event: EventFrame;
   presence: PresenceFrame;
+  /** Instead of `presence` in rooms too large for a frame per change: counts, at most one per interval. */
+  presenceSummary: PresenceSummaryFrame;
   /** A `POST /broadcast` payload (any frame type the protocol does not define). */
   broadcast: BroadcastFrame;
   /** An `error` frame nothing else was waiting for, or a failure the client could not recover by itself. */
@@ -410,6 +413,8 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
     }
     if (frame.type === 'notification') this.emit('notification', frame as unknown as NotificationFrame);
     else if (frame.type === 'event') this.emit('event', frame as unknown as EventFrame);
+    else if (frame.type === 'presence.summary')
+      this.emit('presenceSummary', frame as unknown as PresenceSummaryFrame);
     else if (!PROTOCOL_FRAME_TYPES.has(frame.type)) this.emit('broadcast', frame);
   }
 

@@ -39,6 +39,7 @@ export type {
   PreferencesDefaultsPutRequest as PreferenceDefaultsRequest,
   PreferencesPutRequest as PreferencesRequest,
   PresenceFrame,
+  PresenceSummaryFrame,
   Receiver,
   ScopePresence,
   ServerFrame,

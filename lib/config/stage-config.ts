@@ -13,6 +13,10 @@ import {
   parseAuthConfig,
   REPLAY_PROTECTION_SCOPES,
 } from '../../lambdas/core/config';
+import {
+  DEFAULT_PRESENCE_SCALE,
+  type PresenceSettings,
+} from '../../lambdas/domain/realtime/presence-settings';
 import { repoRoot } from '../paths';
 import { ANY_ORIGIN, type CorsPolicy, invalidOriginReason } from '../wiring';
 
@@ -106,6 +110,8 @@ export interface ScaleSettings {
   readonly queueAgeAlarmSecs: number;
   /** Partitions of the connections' `byShard` index; raise only (rows keep the shard they were written with). */
   readonly connectionShards: number;
+  /** Presence in large rooms (docs/realtime.md, presence): a summary every `summarySecs` above `announceMax`. */
+  readonly presence: PresenceSettings;
   /** Partitions of each webhook's deliveries (write sharding); raise only, like the connection shards. */
   readonly webhookDeliveryShards: number;
   readonly workers: Readonly<Record<string, WorkerScale>>;
@@ -123,6 +129,7 @@ export const DEFAULT_SCALE: ScaleSettings = {
   // Above SQS's longest DelaySeconds (15 min), so a delayed retry is not taken for a backlog.
   queueAgeAlarmSecs: 1200,
   connectionShards: 16,
+  presence: DEFAULT_PRESENCE_SCALE,
   webhookDeliveryShards: 4,
   workers: {},
 };
@@ -235,6 +242,13 @@ const scaleSchema = z.strictObject({
   alarm_percent: z.number().int().min(1).max(100).optional(),
   queue_age_alarm_secs: z.number().int().min(60).optional(),
   connection_shards: z.number().int().min(1).max(256).optional(),
+  presence: z
+    .strictObject({
+      announce_max: z.number().int().min(1).max(100_000).optional(),
+      // SQS DelaySeconds reaches 900 at most.
+      summary_secs: z.number().int().min(1).max(900).optional(),
+    })
+    .optional(),
   webhook_delivery_shards: z.number().int().min(1).max(100).optional(),
   workers: z
     .record(
@@ -279,6 +293,10 @@ const scaleSettings = (scale: z.output<typeof scaleSchema> | undefined): ScaleSe
     alarmPercent: scale?.alarm_percent ?? DEFAULT_SCALE.alarmPercent,
     queueAgeAlarmSecs: scale?.queue_age_alarm_secs ?? DEFAULT_SCALE.queueAgeAlarmSecs,
     connectionShards: scale?.connection_shards ?? DEFAULT_SCALE.connectionShards,
+    presence: {
+      announceMax: scale?.presence?.announce_max ?? DEFAULT_SCALE.presence.announceMax,
+      summarySecs: scale?.presence?.summary_secs ?? DEFAULT_SCALE.presence.summarySecs,
+    },
     webhookDeliveryShards: scale?.webhook_delivery_shards ?? DEFAULT_SCALE.webhookDeliveryShards,
     workers,
   };

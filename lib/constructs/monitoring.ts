@@ -395,6 +395,15 @@ export class Monitoring extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
     }
+    for (const [key, fn] of props.functions) {
+      if (fn.busyAfterSecs === undefined) continue;
+      this.alarm(`${key}-duration`, {
+        description: `An invocation of ${key} ran ${alarmPercent}% of the ${fn.busyAfterSecs} s its work must fit in (busyAfterSecs in lib/wiring): it is falling behind (for ws.sweepShard: raise scale.connection_shards)`,
+        metric: fn.function.metricDuration({ period: minute, statistic: cloudwatch.Stats.MAXIMUM }),
+        threshold: Math.floor(fn.busyAfterSecs * 1000 * share),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
     const fiveMinutes = { period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM };
     for (const { id, table } of props.tables) {
       // Percent of the table quota used by the busier direction; any throttle event counts as 100 %.

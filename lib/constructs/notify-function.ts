@@ -26,6 +26,8 @@ export interface NotifyFunctionProps {
   readonly environment?: Readonly<Record<string, string>>;
   /** Reserved concurrency (stage setting `scale.workers.<id>.reserved_concurrency`); unset: none reserved. */
   readonly reservedConcurrency?: number;
+  /** A worker's declared `busyAfterSecs`: the monitoring alarms on invocations approaching it. */
+  readonly busyAfterSecs?: number;
 }
 
 /** Powertools reads these; the service name groups every function's logs and metrics. */
@@ -43,11 +45,14 @@ export class NotifyFunction extends Construct {
   readonly logGroup: logs.LogGroup;
   /** Its reserved concurrency, when the stage sets one: such a function can be throttled on its own. */
   readonly reservedConcurrency: number | undefined;
+  /** How long an invocation may run before its worker falls behind (a capacity alarm), when declared. */
+  readonly busyAfterSecs: number | undefined;
 
   constructor(scope: Construct, id: string, props: NotifyFunctionProps) {
     super(scope, id);
     const { spec, defaults } = props;
     this.reservedConcurrency = props.reservedConcurrency;
+    this.busyAfterSecs = props.busyAfterSecs;
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: defaults.logRetentionDays as logs.RetentionDays,

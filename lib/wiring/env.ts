@@ -17,6 +17,12 @@ export const envNames = {
   stage: 'NOTIFY_STAGE',
   /** Partitions of the connections' `byShard` index (stage setting `scale.connection_shards`; default 16). */
   connectionShards: 'NOTIFY_CONNECTION_SHARDS',
+  /**
+   * Rooms whose audience is larger get presence summaries instead of a frame per change (stage setting
+   * `scale.presence.announce_max`; default 100), and how often (`scale.presence.summary_secs`; default 30).
+   */
+  presenceAnnounceMax: 'NOTIFY_PRESENCE_ANNOUNCE_MAX',
+  presenceSummarySecs: 'NOTIFY_PRESENCE_SUMMARY_SECS',
   /** Partitions of each webhook's deliveries (stage setting `scale.webhook_delivery_shards`; default 4). */
   webhookDeliveryShards: 'NOTIFY_WEBHOOK_DELIVERY_SHARDS',
   /** KMS key that envelope-encrypts webhook secrets (AWS); locally NOTIFY_WEBHOOK_LOCAL_KEY instead. */

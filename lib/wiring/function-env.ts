@@ -1,9 +1,12 @@
 import { replayProtectionIn } from '../../lambdas/core/config';
+import type { PresenceSettings } from '../../lambdas/domain/realtime/presence-settings';
 import { envNames } from './env';
 import type { FunctionSpec, HttpRoute, QueueId, TableId } from './types';
 
 /** The table whose readers also learn the number of connection shards (lambdas/domain/realtime/config.ts). */
 const CONNECTIONS_TABLE: TableId = 'wsConnections';
+/** The table whose writers also learn when rooms get presence summaries (lambdas/domain/realtime/presence-summary.ts). */
+const PRESENCE_TABLE: TableId = 'presence';
 const WEBHOOK_DELIVERIES_TABLE: TableId = 'webhookDeliveries';
 
 /**
@@ -25,6 +28,8 @@ export interface FunctionResources {
     readonly targetQueues: readonly QueueId[];
   };
   readonly connectionShards: number;
+  /** Stage setting `scale.presence`: presence summaries for rooms above `announceMax` subscribed connections. */
+  readonly presence: PresenceSettings;
   readonly webhookDeliveryShards: number;
   /** The variables through which a function reaches the cursor key (a secret's ARN on AWS, the key locally). */
   readonly cursorKey?: Readonly<Record<string, string>>;
@@ -66,6 +71,10 @@ export const functionEnvironment = (
   const tables = new Set([...(deployed.reads ?? []), ...(deployed.writes ?? [])]);
   for (const tableId of tables) env[envNames.tableName(tableId)] = resources.tableName(tableId);
   if (tables.has(CONNECTIONS_TABLE)) env[envNames.connectionShards] = String(resources.connectionShards);
+  if (deployed.writes?.includes(PRESENCE_TABLE)) {
+    env[envNames.presenceAnnounceMax] = String(resources.presence.announceMax);
+    env[envNames.presenceSummarySecs] = String(resources.presence.summarySecs);
+  }
   if (tables.has(WEBHOOK_DELIVERIES_TABLE)) {
     env[envNames.webhookDeliveryShards] = String(resources.webhookDeliveryShards);
   }

@@ -133,6 +133,11 @@ export interface Worker extends FunctionSpec {
   readonly maxBatchingWindowSecs: number;
   /** Concurrency cap of the event source mapping (protects downstream services). */
   readonly maxConcurrency?: number;
+  /**
+   * An invocation running longer than this means the worker's share of work no longer fits its schedule: an
+   * alarm (`<key>-duration`) fires at `scale.alarm_percent` of it, before the work is late (docs/scale.md).
+   */
+  readonly busyAfterSecs?: number;
 }
 
 /** An EventBridge rule on the service's bus whose target is a queue. */

@@ -88,6 +88,9 @@ const expectDeadLetterAlarms = (synth: SynthesizedStack, monitoring: MonitoringS
   }
 };
 
+/** Workers whose invocations must fit a declared time (one duration alarm each). */
+const busyWorkers = () => wiring.workers.filter((worker) => worker.busyAfterSecs !== undefined).length;
+
 describe('production-like stage (project declaration)', () => {
   let synth: SynthesizedStack;
   let resources: Resources;
@@ -264,8 +267,15 @@ describe('production-like stage (project declaration)', () => {
     );
     expect(alarms.length).toBe(
       // per queue: DLQ and backlog; per function; per table: throughput; HTTP 5xx, WebSocket, webhooks;
-      // account concurrency, API Gateway throttle, new connections (docs/scale.md); account throttles
-      2 * wiring.queues.length + synth.stack.functions.size + wiring.tables.length + 3 + 3 + 1,
+      // account concurrency, API Gateway throttle, new connections (docs/scale.md); account throttles;
+      // per worker declaring busyAfterSecs: its duration
+      2 * wiring.queues.length +
+        synth.stack.functions.size +
+        wiring.tables.length +
+        3 +
+        3 +
+        1 +
+        busyWorkers(),
     );
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }, existing]);
@@ -457,7 +467,7 @@ describe('development stage with tracing off and no alarm destination', () => {
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     template.resourceCountIs(
       'AWS::CloudWatch::Alarm',
-      2 * wiring.queues.length + full.stack.functions.size + wiring.tables.length + 3 + 3 + 1,
+      2 * wiring.queues.length + full.stack.functions.size + wiring.tables.length + 3 + 3 + 1 + busyWorkers(),
     );
   });
 

@@ -16,6 +16,7 @@ const SCALE = {
   alarm_percent: 75,
   queue_age_alarm_secs: 900,
   connection_shards: 64,
+  presence: { announce_max: 500, summary_secs: 60 },
   webhook_delivery_shards: 8,
   workers: { 'webhooks.deliver': { batch_size: 1, max_concurrency: 50, reserved_concurrency: 60 } },
 };
@@ -73,6 +74,25 @@ describe('stage scale settings in the template', () => {
     }
   });
 
+  it('tells every function that writes presence when rooms get summaries, and that it may queue them', () => {
+    const writers = [...wiring.httpRoutes, ...wiring.webSocketRoutes, ...wiring.workers].filter((fn) =>
+      fn.writes?.includes('presence'),
+    );
+    expect(writers.length).toBeGreaterThan(5);
+    // A presence change in a large room arms its summary on the broadcast queue (docs/realtime.md).
+    for (const fn of writers) expect(fn.sendsTo, fn.handler).toContain('broadcast');
+    for (const key of synth.stack.functions.keys()) {
+      const environment = resources[functionId(key)]?.Properties.Environment as
+        | { Variables: Record<string, unknown> }
+        | undefined;
+      const variables = environment?.Variables ?? {};
+      const writes =
+        variables[envNames.tableName('presence')] !== undefined && !key.startsWith('http:presence.');
+      expect(variables[envNames.presenceAnnounceMax], key).toBe(writes ? '500' : undefined);
+      expect(variables[envNames.presenceSummarySecs], key).toBe(writes ? '60' : undefined);
+    }
+  });
+
   it('alarms at the stage’s share of each quota, on every queue’s backlog and every table’s throughput', () => {
     expect(alarmsAbout('Lambda concurrent executions of the account').map((a) => a.Threshold)).toEqual([
       2250,
@@ -82,6 +102,11 @@ describe('stage scale settings in the template', () => {
     const ages = alarmsAbout('scale.queue_age_alarm_secs');
     expect(ages).toHaveLength(wiring.queues.length);
     for (const alarm of ages) expect(alarm.Threshold).toBe(900);
+    // The shard sweep must end within the 20 s between sweeps: 75 % of it (a shard too large for one invocation).
+    expect(alarmsAbout('An invocation of worker:ws.sweepShard ran').map((a) => a.Threshold)).toEqual([
+      15_000,
+    ]);
+    expect(alarmsAbout('busyAfterSecs')).toHaveLength(wiring.workers.filter((w) => w.busyAfterSecs).length);
     const tables = alarmsAbout('scale.quotas.dynamodb_table_units');
     expect(tables).toHaveLength(wiring.tables.length);
     for (const alarm of tables) expect(alarm.Threshold).toBe(75);

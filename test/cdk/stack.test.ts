@@ -500,6 +500,11 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if ([...(spec.reads ?? []), ...(spec.writes ?? [])].includes('wsConnections')) {
           expected.add(envNames.connectionShards);
         }
+        // When rooms get presence summaries (scale.presence) goes with writing presence.
+        if ((spec.writes ?? []).includes('presence')) {
+          expected.add(envNames.presenceAnnounceMax);
+          expected.add(envNames.presenceSummarySecs);
+        }
         // Likewise the shard count of the webhook deliveries (scale.webhook_delivery_shards).
         if ([...(spec.reads ?? []), ...(spec.writes ?? [])].includes('webhookDeliveries')) {
           expected.add(envNames.webhookDeliveryShards);

@@ -362,6 +362,7 @@ describe('scale settings', () => {
         quotas: { lambda_concurrency: 3000, api_gateway_rps: 80_000 },
         alarm_percent: 70,
         connection_shards: 64,
+        presence: { summary_secs: 10 },
         webhook_delivery_shards: 8,
         workers: { 'webhooks.deliver': { max_concurrency: 50, reserved_concurrency: 100, batch_size: 1 } },
       }),
@@ -370,6 +371,7 @@ describe('scale settings', () => {
       quotas: { ...DEFAULT_SCALE.quotas, lambdaConcurrency: 3000, apiGatewayRps: 80_000 },
       alarmPercent: 70,
       connectionShards: 64,
+      presence: { announceMax: 100, summarySecs: 10 },
       webhookDeliveryShards: 8,
       workers: { 'webhooks.deliver': { maxConcurrency: 50, reservedConcurrency: 100, batchSize: 1 } },
     });
@@ -389,6 +391,13 @@ describe('scale settings', () => {
       /reserve 950 concurrent executions; the account's 1000 .* leaves at most 900/,
     );
     expect(errorOf(() => withScale({ connection_shards: 0 })).message).toContain('scale.connection_shards');
+    // SQS delays a message by at most 15 minutes.
+    expect(errorOf(() => withScale({ presence: { summary_secs: 901 } })).message).toContain(
+      'scale.presence.summary_secs',
+    );
+    expect(errorOf(() => withScale({ presence: { announce_max: 0 } })).message).toContain(
+      'scale.presence.announce_max',
+    );
     // A re-send finds its delivery with one BatchGetItem of every shard's key (100 at most).
     expect(errorOf(() => withScale({ webhook_delivery_shards: 101 })).message).toContain(
       'scale.webhook_delivery_shards',

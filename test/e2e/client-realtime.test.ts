@@ -300,6 +300,10 @@ describe('reconnecting', () => {
       ),
     ).toEqual([]);
     expect(await members('sdk-new')).toEqual(['sdk-vic']);
+    // The iterator follows the listing's pages (one connection a page would need `limit`; one page here).
+    const listed: string[] = [];
+    for await (const member of client.notify.api.roomPresence('sdk-new')) listed.push(member.user_id);
+    expect(listed).toEqual(['sdk-vic']);
   });
 
   it('drops a frame the service delivers twice (at-least-once) by its id', async () => {

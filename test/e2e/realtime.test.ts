@@ -279,6 +279,7 @@ describe('heartbeat and silence', () => {
     expect((await api('/presence?scope=room:quiet', token)).body).toEqual({
       scope: 'room:quiet',
       members: [],
+      next_cursor: null,
     });
     expect((await api('/presence/ivy', token)).body).toMatchObject({ status: 'online', connections: 1 });
   });
@@ -322,6 +323,16 @@ describe('presence', () => {
         { user_id: 'p-bob', status: 'busy' },
       ],
     });
+    // A page of one member at a time (a large room is paged; docs/realtime.md), and a cursor of another room refused.
+    const first = await api('/presence?scope=room:r1&limit=1', token);
+    expect(first.body).toMatchObject({ members: [{ user_id: 'p-alice' }], next_cursor: expect.any(String) });
+    const cursor = encodeURIComponent(String(first.body.next_cursor));
+    expect((await api(`/presence?scope=room:r1&limit=1&cursor=${cursor}`, token)).body).toMatchObject({
+      members: [{ user_id: 'p-bob', status: 'busy' }],
+    });
+    const foreign = await api(`/presence?scope=room:r2&cursor=${cursor}`, token);
+    expect(foreign.status).toBe(400);
+    expect(foreign.body).toMatchObject({ code: 'validation', details: [{ field: 'cursor' }] });
     expect((await api('/presence/p-bob', token)).body).toMatchObject({
       user_id: 'p-bob',
       status: 'busy',

@@ -33,6 +33,7 @@ const KNOWN: Readonly<Record<string, readonly string[]>> = {
   'ws reconnect': ['table topics'],
   // Not yet shown to be unreachable (left for review): bundled realtime code that names these.
   'ws $default': [
+    'queue broadcast (send)',
     'table presence',
     'table topics',
     'table wsChannels',

@@ -268,6 +268,8 @@ export type ScopePresence = {
     readonly status: 'online' | 'away' | 'busy' | 'offline';
     readonly last_seen_at: Timestamp;
   })[];
+  /** pass as `cursor` for the members that follow; null on the last page */
+  readonly next_cursor: string | null;
 };
 
 export type BroadcastAccepted = {
@@ -371,6 +373,26 @@ export type PresenceFrame = {
   readonly change: 'join' | 'leave' | 'update';
 };
 
+export type PresenceSummaryFrame = {
+  readonly type: 'presence.summary';
+  /** the summary’s id: a summary delivered twice (delivery is at least once) repeats it */
+  readonly id: string;
+  /** `room:<id>` */
+  readonly scope: string;
+  /** users with a connection in the room now (GET /presence?scope= lists them) */
+  readonly members: number;
+  /** `join` changes since `since`: users whose first connection joined */
+  readonly joined: number;
+  /** `leave` changes since `since`: users whose last connection left */
+  readonly left: number;
+  /** `update` changes since `since`: a member’s status changed */
+  readonly updated: number;
+  /** the previous summary’s `at`, or the first change counted */
+  readonly since: Timestamp;
+  /** when the counts were taken */
+  readonly at: Timestamp;
+};
+
 export type BroadcastFrame = {
   readonly type: string;
   readonly [field: string]: unknown;
@@ -384,9 +406,9 @@ export type GatewayErrorFrame = {
 };
 
 /** Frame types the service defines; any other `type` is a broadcast payload. */
-export const SERVER_FRAME_TYPES = ['session', 'ack', 'error', 'heartbeat.ack', 'notification', 'event', 'presence'] as const;
+export const SERVER_FRAME_TYPES = ['session', 'ack', 'error', 'heartbeat.ack', 'notification', 'event', 'presence', 'presence.summary'] as const;
 
-export type ServerFrame = SessionFrame | AckFrame | ErrorFrame | HeartbeatAckFrame | NotificationFrame | EventFrame | PresenceFrame;
+export type ServerFrame = SessionFrame | AckFrame | ErrorFrame | HeartbeatAckFrame | NotificationFrame | EventFrame | PresenceFrame | PresenceSummaryFrame;
 
 // ---- Client → server frames (AsyncAPI)
 

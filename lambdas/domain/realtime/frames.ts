@@ -14,6 +14,7 @@ export type PresenceState = (typeof schemas.PRESENCE_STATES)[number];
 export type NotificationFrame = z.output<typeof schemas.notificationFrameSchema>;
 export type EventFrame = z.output<typeof schemas.eventFrameSchema>;
 export type PresenceFrame = z.output<typeof schemas.presenceFrameSchema>;
+export type PresenceSummaryFrame = z.output<typeof schemas.presenceSummaryFrameSchema>;
 export type WsErrorCode = (typeof schemas.WS_ERROR_CODES)[number];
 export type ErrorFrame = z.output<typeof schemas.errorFrameSchema>;
 export type HeartbeatAckFrame = z.output<typeof schemas.heartbeatAckFrameSchema>;
@@ -30,6 +31,7 @@ export type ServerFrame =
   | NotificationFrame
   | EventFrame
   | PresenceFrame
+  | PresenceSummaryFrame
   | ErrorFrame
   | HeartbeatAckFrame
   | SessionFrame

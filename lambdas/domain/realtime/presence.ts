@@ -1,10 +1,13 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
-import { queryAll } from '../../core/paging';
+import { validationError } from '../../core/errors';
+import { queryAll, queryPage, queryPages } from '../../core/paging';
 import type * as z from '../../core/zod';
 import { userChannel } from './channel-names';
 import { deliverToChannel, type GoneConnection } from './deliver';
 import type { PresenceFrame, PresenceState, PresenceStatus } from './frames';
+import { presenceSettings } from './presence-settings';
+import { audienceAbove, recordPresenceChange } from './presence-summary';
 import type { scopePresenceSchema, userPresenceSchema } from './responses';
 import { LAST_SEEN_MEMBER, liveItemTtl, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
@@ -77,9 +80,18 @@ const frame = (
   change,
 });
 
-/** Tells a room's subscribers; the connections found gone meanwhile, for the caller to end. */
-const announce = async (room: string, change: PresenceFrame): Promise<GoneConnection[]> =>
-  (await deliverToChannel(room, change)).gone;
+/**
+ * Tells a room's subscribers; the connections found gone meanwhile, for the caller to end. A room above
+ * `scale.presence.announce_max` subscribers gets the change counted for its next `presence.summary` instead
+ * (presence-summary.ts): the request then costs a few writes, whatever the room's size.
+ */
+const announce = async (room: string, change: PresenceFrame): Promise<GoneConnection[]> => {
+  if (await audienceAbove(room, presenceSettings().announceMax)) {
+    await recordPresenceChange(room, change.change);
+    return [];
+  }
+  return (await deliverToChannel(room, change)).gone;
+};
 
 export const presenceOnConnect = async (userId: string, connectionId: string): Promise<void> => {
   await documentClient().send(
@@ -239,16 +251,107 @@ export const userPresence = async (userId: string): Promise<UserPresence> => {
   };
 };
 
-export type ScopeMember = z.output<typeof scopePresenceSchema>['members'][number];
+export type ScopePresence = z.output<typeof scopePresenceSchema>;
 
-/** GET /presence?scope=room:<id>: the room's members (users with a connection in it), one Query. */
-export const scopePresence = async (scope: string): Promise<{ scope: string; members: ScopeMember[] }> => {
+/** Above every room row of a user (`<user id>#<connection id>`): the highest code point sorts last in UTF-8. */
+const pastUser = (userId: string) => `${userId}#\u{10FFFF}`;
+
+/** The page cursor: the user the page ended with, bound to the room (a cursor of another room is refused). */
+const encodeScopeCursor = (scope: string, lastUser: string): string =>
+  Buffer.from(JSON.stringify({ scope, after: lastUser })).toString('base64url');
+
+const decodeScopeCursor = (scope: string, cursor: string): string => {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
+      scope?: unknown;
+      after?: unknown;
+    };
+    if (parsed.scope === scope && typeof parsed.after === 'string') return parsed.after;
+  } catch {
+    // not JSON: refused below
+  }
+  throw validationError('Invalid query', [{ field: 'cursor', issue: 'is not a cursor of this listing' }]);
+};
+
+/**
+ * GET /presence?scope=room:<id>: the room's members (users with a connection in it) in user id order, about
+ * `limit` at a time. A page is `limit` rows (connections) read in one Query, completed with the rest of its last
+ * user's rows, so a user's connections are never split over two pages and each member is listed once. A
+ * 100,000-member room would not fit one answer (Lambda's 6 MB), hence the pages.
+ */
+export const scopePresence = async (
+  scope: string,
+  options: { readonly limit: number; readonly cursor?: string | undefined },
+): Promise<ScopePresence> => {
+  const after = options.cursor === undefined ? undefined : decodeScopeCursor(scope, options.cursor);
+  const rowsBetween = (lower: string | undefined, upper?: string) => ({
+    TableName: table('presence'),
+    KeyConditionExpression:
+      '#scope = :scope' +
+      (lower === undefined
+        ? ''
+        : upper === undefined
+          ? ' AND #member > :lower'
+          : ' AND #member BETWEEN :lower AND :upper'),
+    FilterExpression: NOT_EXPIRED,
+    ExpressionAttributeNames: {
+      ...notExpiredNames,
+      '#scope': 'scope',
+      ...(lower === undefined ? {} : { '#member': 'member' }),
+    },
+    ExpressionAttributeValues: {
+      ':scope': scope,
+      ':now': nowSecs(),
+      ...(lower === undefined ? {} : { ':lower': lower }),
+      ...(upper === undefined ? {} : { ':upper': upper }),
+    },
+    ConsistentRead: true,
+  });
+  const page = await queryPage<PresenceRow & Record<string, unknown>>(
+    rowsBetween(after === undefined ? undefined : pastUser(after)),
+    { limit: options.limit, keyOf: (row) => ({ scope: row.scope, member: row.member }) },
+  );
+  const rows: PresenceRow[] = [...page.items];
+  const last = page.items.at(-1);
+  // The page ends past every row of the users it lists that may have more rows after its last one: the last
+  // row's user, or a user on the page whose id is a prefix of it (`pa` for `pa#x#<connection>`: their rows
+  // interleave); the shortest such id reaches furthest.
+  const endsWith = last
+    ? [...new Set(rows.map((row) => row.user_id))]
+        .filter((userId) => last.member.startsWith(`${userId}#`))
+        .reduce((shortest, userId) => (userId.length < shortest.length ? userId : shortest), last.user_id)
+    : undefined;
+  if (page.nextKey && last && endsWith !== undefined) {
+    const rest = await queryAll<PresenceRow>(rowsBetween(last.member, pastUser(endsWith)));
+    rows.push(...rest.filter((row) => row.member !== last.member));
+  }
   const byUser = new Map<string, PresenceStatus[]>();
-  for (const row of await rowsOf(scope))
-    byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), row.status]);
+  for (const row of rows) byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), row.status]);
   const now = new Date().toISOString();
   const members = [...byUser]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([userId, statuses]) => ({ user_id: userId, status: aggregateStatus(statuses), last_seen_at: now }));
-  return { scope, members };
+  return {
+    scope,
+    members,
+    next_cursor: page.nextKey && endsWith !== undefined ? encodeScopeCursor(scope, endsWith) : null,
+  };
+};
+
+/**
+ * How many users have a connection in the room: what a `presence.summary` tells. Reads the room's rows a page
+ * (1 MB) at a time, only their user ids: a 100,000-member room is ≈ 1,500 read units, once per summary.
+ */
+export const roomMemberCount = async (room: string): Promise<number> => {
+  const users = new Set<string>();
+  for await (const rows of queryPages<{ user_id: string }>({
+    TableName: table('presence'),
+    KeyConditionExpression: '#scope = :scope',
+    FilterExpression: NOT_EXPIRED,
+    ProjectionExpression: 'user_id',
+    ExpressionAttributeNames: { ...notExpiredNames, '#scope': 'scope' },
+    ExpressionAttributeValues: { ':scope': room, ':now': nowSecs() },
+  }))
+    for (const row of rows) users.add(row.user_id);
+  return users.size;
 };

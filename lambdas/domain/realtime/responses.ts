@@ -15,6 +15,9 @@ export const scopePresenceSchema = z.strictObject({
   members: z.array(
     z.strictObject({ user_id: z.string(), status: z.enum(PRESENCE_STATES), last_seen_at: timestamp }),
   ),
+  next_cursor: z
+    .nullable(z.string())
+    .check(z.describe('pass as `cursor` for the members that follow; null on the last page')),
 });
 
 export const broadcastAcceptedSchema = z.strictObject({

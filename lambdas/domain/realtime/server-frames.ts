@@ -76,6 +76,30 @@ export const presenceFrameSchema = z.strictObject({
   change: z.enum(['join', 'leave', 'update']),
 });
 
+/**
+ * Sent instead of `presence` frames to rooms above `scale.presence.announce_max` subscribers, at most once per
+ * `scale.presence.summary_secs` and only after a change (docs/realtime.md, presence in large rooms).
+ */
+export const presenceSummaryFrameSchema = z.strictObject({
+  type: z.literal('presence.summary'),
+  id: z
+    .string()
+    .check(z.describe('the summary’s id: a summary delivered twice (delivery is at least once) repeats it')),
+  scope: z.string().check(z.describe('`room:<id>`')),
+  members: z
+    .int()
+    .check(z.gte(0), z.describe('users with a connection in the room now (GET /presence?scope= lists them)')),
+  joined: z
+    .int()
+    .check(z.gte(0), z.describe('`join` changes since `since`: users whose first connection joined')),
+  left: z
+    .int()
+    .check(z.gte(0), z.describe('`leave` changes since `since`: users whose last connection left')),
+  updated: z.int().check(z.gte(0), z.describe('`update` changes since `since`: a member’s status changed')),
+  since: timestamp.check(z.describe('the previous summary’s `at`, or the first change counted')),
+  at: timestamp.check(z.describe('when the counts were taken')),
+});
+
 export const errorFrameSchema = z.strictObject({
   type: z.literal('error'),
   id: frameId,
@@ -134,4 +158,5 @@ export const SERVER_FRAMES = {
   notification: notificationFrameSchema,
   event: eventFrameSchema,
   presence: presenceFrameSchema,
+  'presence.summary': presenceSummaryFrameSchema,
 } as const;

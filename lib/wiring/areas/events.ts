@@ -1,5 +1,5 @@
 import type { HttpRoute, WiringPart } from '../types';
-import { realtimeStateTables } from './realtime';
+import { realtimeStateQueues, realtimeStateTables } from './realtime';
 
 const HTTP = 'lambdas/handlers/http';
 
@@ -158,6 +158,7 @@ export const events: WiringPart = {
       timeoutSecs: 30,
       memoryMb: 256,
       writes: [...realtimeStateTables],
+      sendsTo: [...realtimeStateQueues],
       managesConnections: true,
     },
   ],

@@ -1,5 +1,5 @@
 import type { WiringPart } from '../types';
-import { realtimeStateTables } from './realtime';
+import { realtimeStateQueues, realtimeStateTables } from './realtime';
 
 const HANDLERS = 'lambdas/handlers/http/notifications';
 const PREFERENCES = 'lambdas/handlers/http/preferences';
@@ -20,7 +20,7 @@ export const notifications: WiringPart = {
       // It delivers a small list of recipients itself (docs/notifications.md), as the fan-out worker does.
       reads: ['topics', 'preferences', 'feedState'],
       writes: ['notifications', 'idempotency', 'receivers', 'receipts', ...realtimeStateTables],
-      sendsTo: ['fanout'],
+      sendsTo: ['fanout', ...realtimeStateQueues],
       schedules: true,
       managesConnections: true,
     },
@@ -148,7 +148,7 @@ export const notifications: WiringPart = {
       memoryMb: 512,
       reads: ['notifications', 'subscriptions', 'feedState', 'preferences'],
       writes: ['receivers', 'receipts', ...realtimeStateTables],
-      sendsTo: ['fanout'],
+      sendsTo: ['fanout', ...realtimeStateQueues],
       managesConnections: true,
     },
   ],

@@ -4,6 +4,11 @@ const WS = 'lambdas/handlers/ws';
 const STATE = ['wsConnections', 'wsChannels', 'wsSessions', 'presence'] as const;
 /** Tables a function touches when it delivers frames (deliverToChannel cleans up closed connections). */
 export const realtimeStateTables = STATE;
+/**
+ * Queues it sends to for that: ending a connection changes presence, and a change in a room above
+ * `scale.presence.announce_max` arms the room's summary on `broadcast` (docs/realtime.md).
+ */
+export const realtimeStateQueues = ['broadcast'] as const;
 
 /** A frame route: every one may touch the connection, its memberships, session and presence, and post frames. */
 const frameRoute = (routeKey: string, file: string, extra: Partial<WebSocketRoute> = {}): WebSocketRoute => ({
@@ -12,6 +17,7 @@ const frameRoute = (routeKey: string, file: string, extra: Partial<WebSocketRout
   memoryMb: 256,
   timeoutSecs: 10,
   writes: [...STATE],
+  sendsTo: [...realtimeStateQueues],
   managesConnections: true,
   ...extra,
 });
@@ -33,11 +39,11 @@ const presenceRoute = (id: string, path: string, file: string): HttpRoute => ({
 export const realtime: WiringPart = {
   webSocketRoutes: [
     frameRoute('$connect', 'connect', {
-      sendsTo: ['wsWelcome', 'wsAuthDeadline'],
+      sendsTo: ['wsWelcome', 'wsAuthDeadline', ...realtimeStateQueues],
       writes: [...STATE, 'tokenReplay'],
     }),
     frameRoute('$disconnect', 'disconnect'),
-    frameRoute('$default', 'default', { writes: [], memoryMb: 128 }),
+    frameRoute('$default', 'default', { writes: [], sendsTo: [], memoryMb: 128 }),
     frameRoute('auth', 'auth', { writes: [...STATE, 'tokenReplay'] }),
     // subscribe and join.topic read the events area's `topics` table (lib/wiring/areas/events.ts).
     frameRoute('subscribe', 'subscribe', { reads: ['topics'] }),
@@ -110,7 +116,7 @@ export const realtime: WiringPart = {
       timeoutSecs: 10,
       memoryMb: 256,
       writes: [...STATE],
-      sendsTo: ['wsAuthDeadline'],
+      sendsTo: ['wsAuthDeadline', ...realtimeStateQueues],
       managesConnections: true,
     },
     {
@@ -133,11 +139,13 @@ export const realtime: WiringPart = {
       batchSize: 1,
       maxBatchingWindowSecs: 0,
       maxConcurrency: 16,
+      // A shard's sweep must end before the next one (every 20 s): longer, and connection_shards is too low.
+      busyAfterSecs: 20,
       timeoutSecs: 60,
       memoryMb: 128,
       writes: [...STATE],
-      // The shard's next sweep of the minute.
-      sendsTo: ['wsSweep'],
+      // The shard's next sweep of the minute, and what ending a connection changes in presence.
+      sendsTo: ['wsSweep', ...realtimeStateQueues],
       managesConnections: true,
     },
     {
@@ -149,6 +157,7 @@ export const realtime: WiringPart = {
       timeoutSecs: 5,
       memoryMb: 256,
       writes: [...STATE],
+      sendsTo: [...realtimeStateQueues],
       managesConnections: true,
     },
   ],

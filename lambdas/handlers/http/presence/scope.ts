@@ -5,5 +5,5 @@ import { presenceScopeQuerySchema } from '../../../domain/realtime/presence-sche
 /** GET /presence?scope=room:<id>. */
 export const handler = httpRoute('presence.scope', { query: presenceScopeQuerySchema }, async (request) => ({
   status: 200,
-  body: await scopePresence(request.query.scope),
+  body: await scopePresence(request.query.scope, request.query),
 }));
