@@ -74,6 +74,11 @@ export interface RuntimeOptions {
    * a Delivery of its own to force a choice (e.g. every `$disconnect` lost).
    */
   readonly delivery?: { readonly mode?: DeliveryMode; readonly seed?: number } | Delivery;
+  /**
+   * Tests of outages: the functions' DynamoDB calls this picks fail as DynamoDB's 500 InternalServerError
+   * (local/metering/dynamodb-proxy.ts, `fail`). Asked for every call, so a test switches an outage on and off.
+   */
+  readonly dynamoDbOutage?: (operation: string, request: Readonly<Record<string, unknown>>) => boolean;
   /** Benchmarks (bench/, local/metering/): hooks that count billable operations. */
   readonly meter?: {
     readonly gateway?: GatewayMeter;
@@ -211,6 +216,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     // The functions reach DynamoDB Local through a proxy that refuses what their grants do not allow.
     const dynamoProxy = await startDynamoDbProxy(dynamo.endpoint, {
       authorize: (headers, operation, body) => access.checkDynamoDb(headers, operation, body),
+      ...(options.dynamoDbOutage ? { fail: options.dynamoDbOutage } : {}),
       ...(options.meter?.dynamoDbCall ? { onCall: options.meter.dynamoDbCall } : {}),
     });
     stoppers.push(() => dynamoProxy.stop());

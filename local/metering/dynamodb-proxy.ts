@@ -91,6 +91,11 @@ export interface DynamoDbProxyOptions {
     operation: string,
     body: Readonly<Record<string, unknown>>,
   ) => void;
+  /**
+   * Tests of outages: a call this picks is answered with DynamoDB's 500 InternalServerError instead of
+   * reaching DynamoDB Local (the SDK retries it, and each retry is picked again while the outage lasts).
+   */
+  readonly fail?: (operation: string, body: Readonly<Record<string, unknown>>) => boolean;
 }
 
 /** DynamoDB's JSON 1.0 error body: the SDK takes the error name from `__type` after the `#`. */
@@ -124,7 +129,7 @@ const parseJson = (raw: Buffer): Record<string, unknown> => {
  */
 export const startDynamoDbProxy = async (
   target: string,
-  { onCall, authorize }: DynamoDbProxyOptions,
+  { onCall, authorize, fail }: DynamoDbProxyOptions,
 ): Promise<DynamoDbProxy> => {
   const targetUrl = new URL(target);
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
@@ -133,7 +138,11 @@ export const startDynamoDbProxy = async (
     const metered = onCall !== undefined && (READS.has(operation) || WRITES.has(operation));
     let body = raw;
     let asked: string | undefined;
-    const parsedRequest = metered || authorize ? parseJson(raw) : {};
+    const parsedRequest = metered || authorize || fail ? parseJson(raw) : {};
+    if (fail?.(operation, parsedRequest)) {
+      errorReply(response, new AwsServiceError('InternalServerError', 'Injected outage (test)', 500));
+      return;
+    }
     if (authorize) {
       try {
         authorize(request.headers, operation, parsedRequest);

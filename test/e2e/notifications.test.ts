@@ -2,7 +2,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envNames } from '../../lib/wiring';
 import { apiClient, eventually } from '../support/api';
-import { receiverCount } from '../support/dynamodb';
+import { type DynamoDbCallMatch, receiverCount } from '../support/dynamodb';
 import { queueIdle } from '../support/queues';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
@@ -13,8 +13,13 @@ let run = 0;
 /** Users unique to this run, so tests never see each other's feeds. */
 const user = (name: string) => `${name}-${process.pid}-${run}`;
 
+/** While set, the functions' DynamoDB calls it picks fail (a store outage). */
+let outage: DynamoDbCallMatch | undefined;
+
 beforeAll(async () => {
-  runtime = await startTestRuntime();
+  runtime = await startTestRuntime({
+    dynamoDbOutage: (operation, request) => outage?.(operation, request) === true,
+  });
   run = Date.now();
   service = await runtime.mintServiceToken('billing', ['notifications:write']);
 });
@@ -213,6 +218,36 @@ describe('notifications end to end', () => {
     expect(different.body.code).toBe('conflict');
     await eventually(fanoutQueueIdle, (idle) => idle);
     expect(await receiverCount(frank)).toBe(1);
+  });
+
+  it('answers 503 to a retry with the same Idempotency-Key while the store fails, and the next retry is accepted once', async () => {
+    const ivan = user('ivan');
+    const body = { event_type: 'order.shipped', title: 'Shipped', recipient_ids: [ivan] };
+    const key = { 'idempotency-key': `outage-${run}` };
+    const table = (id: string) => runtime.env[envNames.tableName(id)];
+    const writesTo =
+      (operation: string, tableId: string): DynamoDbCallMatch =>
+      (called, request) =>
+        called === operation && request.TableName === table(tableId);
+    try {
+      // The first attempt reserves the key, cannot store the notification and releases the key.
+      outage = writesTo('PutItem', 'notifications');
+      const first = await api('POST', '/notifications', service, body, key);
+      expect(first.status).toBe(503);
+      expect(first.body.code).toBe('unavailable');
+      // The retry finds the key free and takes it over: that write fails too.
+      outage = writesTo('UpdateItem', 'idempotency');
+      const retry = await api('POST', '/notifications', service, body, key);
+      expect(retry.status).toBe(503);
+      expect(retry.body.code).toBe('unavailable');
+    } finally {
+      outage = undefined;
+    }
+    const accepted = await api('POST', '/notifications', service, body, key);
+    expect(accepted.status).toBe(202);
+    expect(await api('POST', '/notifications', service, body, key)).toEqual(accepted);
+    await eventually(fanoutQueueIdle, (idle) => idle);
+    expect(await receiverCount(ivan)).toBe(1);
   });
 
   it('schedules a notification: not delivered before scheduled_at, delivered once after', async () => {

@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import type { TableSpec } from '../../lib/wiring';
 import { wiring } from '../../lib/wiring';
@@ -9,6 +9,11 @@ import {
   LOCAL_AWS_ENV,
   startDynamoDbLocal,
 } from '../../local/dynamodb-local';
+import {
+  type DynamoDbProxy,
+  type DynamoDbProxyOptions,
+  startDynamoDbProxy,
+} from '../../local/metering/dynamodb-proxy';
 
 /**
  * Starts DynamoDB Local for one test file, creates the declared tables and points this process's SDK
@@ -48,4 +53,43 @@ export const receiverCount = async (userId: string): Promise<number> => {
     }),
   );
   return result.Count ?? 0;
+};
+
+/** Picks the DynamoDB calls an outage fails: the operation (`UpdateItem`, …) and the request as sent. */
+export type DynamoDbCallMatch = NonNullable<DynamoDbProxyOptions['fail']>;
+
+/**
+ * A store outage for tests of what a caller sees when DynamoDB fails. Call after `useDynamoDbLocal()`: this
+ * file's SDK clients then reach DynamoDB Local through the local runtime's DynamoDB proxy, and while
+ * `fail(match)` is in effect every call it matches is answered with DynamoDB's 500 InternalServerError (the
+ * SDK's retries too), until `heal()` or the end of the test. (For the local runtime: its `dynamoDbOutage` option.)
+ */
+export const useDynamoDbOutage = (): {
+  fail(match: DynamoDbCallMatch): void;
+  heal(): void;
+} => {
+  let failing: DynamoDbCallMatch | undefined;
+  let proxy: DynamoDbProxy | undefined;
+  beforeAll(async () => {
+    const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
+    if (!endpoint) throw new Error('useDynamoDbOutage needs useDynamoDbLocal() before it');
+    proxy = await startDynamoDbProxy(endpoint, {
+      fail: (operation, request) => failing?.(operation, request) === true,
+    });
+    process.env.AWS_ENDPOINT_URL_DYNAMODB = proxy.endpoint;
+  });
+  afterEach(() => {
+    failing = undefined;
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+  });
+  return {
+    fail: (match) => {
+      failing = match;
+    },
+    heal: () => {
+      failing = undefined;
+    },
+  };
 };

@@ -536,6 +536,19 @@ describe('EventBridge event patterns at their edges', () => {
     expect(matches(mapped, { ip: '::ffff:11.0.0.1' })).toBe(false);
   });
 
+  it('reads an embedded IPv4 part as the two 16-bit groups it stands for, in a block and in a value', () => {
+    const host = { ip: [{ cidr: '::ffff:192.168.10.20/128' }] };
+    expect(matches(host, { ip: '::ffff:192.168.10.20' })).toBe(true);
+    expect(matches(host, { ip: '::ffff:c0a8:a14' })).toBe(true);
+    expect(matches(host, { ip: '::ffff:192.168.10.21' })).toBe(false);
+    expect(matches({ ip: [{ cidr: '::ffff:c0a8:0/112' }] }, { ip: '::ffff:192.168.10.20' })).toBe(true);
+  });
+
+  it('takes a numeric range whose lower bound is inclusive (>=)', () => {
+    const range = { n: [{ numeric: ['>=', 0, '<', 10] }] };
+    expect([-1, 0, 9.5, 10].map((n) => matches(range, { n }))).toEqual([false, true, true, false]);
+  });
+
   it('treats a nested field that is not an object as a missing subtree', () => {
     expect(matches({ detail: { a: [{ exists: false }] } }, { detail: 'x' })).toBe(true);
     expect(matches({ detail: { a: [{ exists: false }] } }, { detail: null })).toBe(true);

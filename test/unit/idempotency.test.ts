@@ -2,11 +2,13 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import { ServiceError } from '../../lambdas/core/errors';
+import { toServiceError } from '../../lambdas/core/http/errors-to-response';
 import type { Principal } from '../../lambdas/core/principal';
 import { requestHash, type StoredResponse, withIdempotency } from '../../lambdas/domain/idempotency';
-import { useDynamoDbLocal } from '../support/dynamodb';
+import { useDynamoDbLocal, useDynamoDbOutage } from '../support/dynamodb';
 
 useDynamoDbLocal();
+const outage = useDynamoDbOutage();
 
 const principal: Principal = { kind: 'service', id: 'billing', scopes: [], expiresAt: 0 };
 let seq = 0;
@@ -16,6 +18,36 @@ const scope = () => {
 };
 
 const slowly = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type KeyScope = ReturnType<typeof scope>;
+
+/** An attempt whose operation fails (the bus is down) after the key reserved its id, which goes to `ids`. */
+const failedAttempt = async (keyScope: KeyScope, ids: string[]) => {
+  const failing = withIdempotency(keyScope, { a: 1 }, async (id) => {
+    ids.push(id);
+    throw new Error('bus down');
+  });
+  await expect(failing).rejects.toThrow('bus down');
+};
+
+/** An attempt whose operation succeeds with the id it was given (pushed to `ids`). */
+const succeedingAttempt = (keyScope: KeyScope, ids: string[]) =>
+  withIdempotency(keyScope, { a: 1 }, async (id) => {
+    ids.push(id);
+    return { status: 202, body: { id } };
+  });
+
+/** An attempt while the store fails every `operation` on the idempotency table: what it threw (it must not run). */
+const attemptWhileFailing = async (keyScope: KeyScope, operation: 'PutItem' | 'UpdateItem') => {
+  outage.fail((called, request) => called === operation && request.TableName === tableName('idempotency'));
+  try {
+    return await withIdempotency(keyScope, { a: 1 }, async () => {
+      throw new Error('must not run');
+    }).catch((caught: unknown) => caught);
+  } finally {
+    outage.heal();
+  }
+};
 
 describe('withIdempotency', () => {
   it('runs the operation once for 20 concurrent requests with one key, and all get its response', async () => {
@@ -36,15 +68,8 @@ describe('withIdempotency', () => {
   it('lets a retry resume with the same id after the first attempt failed', async () => {
     const keyScope = scope();
     const ids: string[] = [];
-    const failing = withIdempotency(keyScope, { a: 1 }, async (id) => {
-      ids.push(id);
-      throw new Error('bus down');
-    });
-    await expect(failing).rejects.toThrow('bus down');
-    const retried = await withIdempotency(keyScope, { a: 1 }, async (id) => {
-      ids.push(id);
-      return { status: 202, body: { id } };
-    });
+    await failedAttempt(keyScope, ids);
+    const retried = await succeedingAttempt(keyScope, ids);
     expect(ids).toHaveLength(2);
     expect(ids[1]).toBe(ids[0]);
     expect(retried.body).toEqual({ id: ids[0] });
@@ -287,5 +312,30 @@ describe('withIdempotency', () => {
     );
     expect(runs).toBe(1);
     for (const answer of answers) expect(answer).toEqual({ status: 202, body: { id: 'reserved-3' } });
+  });
+
+  it('answers 503 when the store fails as a retry takes the key over, and a later retry resumes with the same id', async () => {
+    const keyScope = scope();
+    const ids: string[] = [];
+    await failedAttempt(keyScope, ids);
+    // The retry finds the released key and tries to take it over: that write fails.
+    const error = await attemptWhileFailing(keyScope, 'UpdateItem');
+    // What the client gets: 503 "try again", not a 409 that says another attempt is still running.
+    expect(toServiceError(error)).toMatchObject({
+      status: 503,
+      code: 'unavailable',
+      headers: { 'Retry-After': '1' },
+    });
+    const retried = await succeedingAttempt(keyScope, ids);
+    expect(ids).toEqual([ids[0], ids[0]]);
+    expect(retried).toEqual({ status: 202, body: { id: ids[0] } });
+  });
+
+  it('answers 503 when the store fails as a first request reserves its key, running nothing', async () => {
+    const keyScope = scope();
+    const error = await attemptWhileFailing(keyScope, 'PutItem');
+    expect(toServiceError(error)).toMatchObject({ status: 503, code: 'unavailable' });
+    const ids: string[] = [];
+    expect(await succeedingAttempt(keyScope, ids)).toEqual({ status: 202, body: { id: ids[0] } });
   });
 });

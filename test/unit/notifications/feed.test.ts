@@ -2,6 +2,7 @@ import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { ServiceError } from '../../../lambdas/core/errors';
+import { toServiceError } from '../../../lambdas/core/http/errors-to-response';
 import { newId } from '../../../lambdas/core/ids';
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import { listFeed, markRead, readAll, unreadCount } from '../../../lambdas/domain/notifications/feed';
@@ -10,13 +11,14 @@ import {
   type NotificationRecord,
   receiverIdFor,
 } from '../../../lambdas/domain/notifications/model';
-import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
+import { receiverCount, useDynamoDbLocal, useDynamoDbOutage } from '../../support/dynamodb';
 import { receiptOf } from '../../support/queues';
 
 // The local runtime's stand-in for the stack's cursor key secret (lambdas/core/cursor-mac.ts).
 process.env.NOTIFY_CURSOR_KEY ??= 'unit-test-cursor-key-0123456789abcdef';
 
 useDynamoDbLocal();
+const outage = useDynamoDbOutage();
 
 let userSeq = 0;
 const newUser = () => {
@@ -347,6 +349,38 @@ describe('read state', () => {
     }
     const results = await Promise.all(Array.from({ length: 4 }, () => readAll(alice)));
     expect(results.reduce((sum, result) => sum + result.updated, 0)).toBe(3);
+    expect(await unreadCount(alice)).toBe(0);
+  });
+
+  it('answers 503 when the store fails to mark a receiver read, and marks it on the retry', async () => {
+    const alice = newUser();
+    const record = await storeNotification([alice]);
+    await deliver(record);
+    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    outage.fail(
+      (operation, request) => operation === 'UpdateItem' && request.TableName === tableName('receivers'),
+    );
+    const error = await markRead(alice, receiverId).catch((caught: unknown) => caught);
+    outage.heal();
+    expect(toServiceError(error)).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(await unreadCount(alice)).toBe(1);
+    expect(await markRead(alice, receiverId)).toEqual({ id: receiverId, read_at: expect.any(String) });
+    expect(await unreadCount(alice)).toBe(0);
+  });
+
+  it('answers 503 when the store fails to move the read-all watermark, marking nothing, and the retry marks all', async () => {
+    const alice = newUser();
+    for (let index = 0; index < 2; index += 1) {
+      await deliver(await storeNotification([alice], { deliver_at: Date.now() + index }));
+    }
+    outage.fail(
+      (operation, request) => operation === 'UpdateItem' && request.TableName === tableName('feedState'),
+    );
+    const error = await readAll(alice).catch((caught: unknown) => caught);
+    outage.heal();
+    expect(toServiceError(error)).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(await unreadCount(alice)).toBe(2);
+    expect(await readAll(alice)).toEqual({ updated: 2 });
     expect(await unreadCount(alice)).toBe(0);
   });
 
