@@ -1,3 +1,4 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { wiring } from '../lib/wiring';
 import { metering as lambdaMetering } from '../local/lambda/runner';
 import { functionMemoryMb, type Usage, UsageMeter, usageBetween } from '../local/metering';
@@ -14,6 +15,25 @@ export interface MeteredRuntime {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The 1-minute load average, and the cores it is shared by: the Lambda durations measured here grow with it. */
+export const machineLoad = (): { loadAverage1m: number; cores: number } => ({
+  loadAverage1m: Number((loadavg()[0] ?? 0).toFixed(2)),
+  cores: availableParallelism(),
+});
+
+/**
+ * Waits, at most `maxMs`, until the 1-minute load average is under the number of cores (nothing but this run
+ * competing for them), so the durations measured next are this run's own; returns the load it ends with.
+ */
+export const waitForQuiet = async (maxMs: number): Promise<number> => {
+  const deadline = Date.now() + maxMs;
+  for (;;) {
+    const { loadAverage1m, cores } = machineLoad();
+    if (loadAverage1m < cores || Date.now() >= deadline) return loadAverage1m;
+    await sleep(10_000);
+  }
+};
 
 /** The local runtime with every billable operation metered (gateways, DynamoDB proxy, runner, stand-ins). */
 export const startMeteredRuntime = async (): Promise<MeteredRuntime> => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { measureClientSize } from './client-size';
 import { measureColdStarts } from './cold-start';
 import type { ServiceUnits } from './cost';
-import { startMeteredRuntime } from './harness';
+import { machineLoad, startMeteredRuntime, waitForQuiet } from './harness';
 import { idleCost } from './idle-cost';
 import { measureLatency, openClients, thousandConnectedCost } from './latency';
 import { runLoad } from './load';
@@ -89,8 +89,18 @@ const mergedScenarios = (fresh: readonly unknown[]): unknown[] => {
 const main = async () => {
   if (only?.includes('scale')) await runScale();
   if (only?.every((part) => part === 'scale')) return;
+  // `--wait-quiet=SECONDS`: start measuring only once the machine is quiet (or after that long).
+  const quietWaitSecs = numberOption('wait-quiet');
+  if (quietWaitSecs !== undefined) {
+    console.error(`bench: waiting up to ${quietWaitSecs} s for a load average under the core count…`);
+    console.error(`bench: load average ${await waitForQuiet(quietWaitSecs * 1000)}`);
+  }
   const started = performance.now();
-  const results: Record<string, unknown> = { generatedAt: new Date().toISOString(), prices: PRICES };
+  const results: Record<string, unknown> = {
+    generatedAt: new Date().toISOString(),
+    prices: PRICES,
+    machineLoad: { atStart: machineLoad() },
+  };
   if (wanted('client')) {
     console.error('bench: client SDK size…');
     results.clientSize = await measureClientSize();
@@ -189,6 +199,7 @@ const main = async () => {
     results.idleCost = ['dev', 'prod'].map((stage) => idleCost(stage, sweeper?.perRunFixed));
   }
   results.benchSeconds = (performance.now() - started) / 1000;
+  results.machineLoad = { ...(results.machineLoad as object), atEnd: machineLoad() };
   printResults(results);
   // A partial run (--only) replaces its own sections and keeps the others of the last run.
   writeFormatted(RESULTS_FILE, { ...(only ? previousResults() : {}), ...results });

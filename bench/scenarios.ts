@@ -1,23 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { PurgeQueueCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchesOf } from '../lambdas/core/sqs-send';
 import { shardNames } from '../lambdas/domain/realtime/config';
-import { SWEEP_OFFSETS_SECS, shardsToSweep, sweepMessages } from '../lambdas/domain/realtime/sweep-schedule';
+import { SWEEP_OFFSETS_SECS, shardsToSweep } from '../lambdas/domain/realtime/sweep-schedule';
 import { envNames, wiring } from '../lib/wiring';
-import type { Usage } from '../local/metering';
-import {
-  addUnits,
-  dollarsOf,
-  NO_UNITS,
-  type ServiceDollars,
-  type ServiceUnits,
-  scaleUnits,
-  unitsOf,
-} from './cost';
-import type { MeteredRuntime } from './harness';
+import { type Usage, usageBetween } from '../local/metering';
+import { addUnits, dollarsOf, type ServiceDollars, type ServiceUnits, scaleUnits, unitsOf } from './cost';
+import { type MeteredRuntime, machineLoad } from './harness';
 import { BenchClient } from './ws-client';
 
 export interface ScenarioResult {
@@ -178,51 +168,89 @@ const scheduledEvent = () => ({
   detail: {},
 });
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The heartbeat interval the service announces (and clients keep), in real time. */
+const HEARTBEAT_MS = 20_000;
+
 /**
- * One minute of the deployed sweeping: the `ws.sweeper` run (its sends for all three sweeps) with the sweep it
- * starts at once, then the two later sweeps. Their messages are delayed by 20 and 40 s, which the bench's time
- * scale stretches past its run: the delayed ones are purged and the two sweeps sent again undelayed, and the
- * requests only the bench made (those sends and the purge) are taken back out.
+ * Heartbeats from these clients, each every 20 s, their phases spread evenly over the interval (as many
+ * independent clients' are): what the sweep's GetConnections see as LastActiveAt.
  */
-const sweepMinute = async (bench: MeteredRuntime): Promise<ServiceUnits> => {
+const keepBeating = (clients: readonly BenchClient[]): { pause(): void; resume(): void; stop(): void } => {
+  let next = 0;
+  let paused = false;
+  const timer =
+    clients.length === 0
+      ? undefined
+      : setInterval(() => {
+          if (paused) return;
+          clients[next % clients.length]?.send({ type: 'heartbeat' });
+          next += 1;
+        }, HEARTBEAT_MS / clients.length);
+  return {
+    pause: () => {
+      paused = true;
+    },
+    resume: () => {
+      paused = false;
+    },
+    stop: () => clearInterval(timer),
+  };
+};
+
+/**
+ * One minute of the deployed sweeping, in real time: the `ws.sweeper` run starts each due shard's sweep, and
+ * each sweep queues the shard's next one (+20 s, +40 s) with what it learnt. The bench's time scale stretches
+ * those delays past its run, so it waits them out itself and then releases the delayed messages. `clients`
+ * heartbeat all along with spread phases (started 20 s before the minute; paused while a sweep runs), as live clients do; their
+ * heartbeat messages are not the sweep's and are left out (a sweep sends nothing to a live connection: a
+ * client closed meanwhile fails the measurement).
+ */
+const sweepMinute = async (bench: MeteredRuntime, clients: readonly BenchClient[] = []): Promise<Usage> => {
   const planner = wiring.recurringSchedules.find((schedule) => schedule.id === 'ws.sweeper');
   if (!planner) throw new Error('no ws.sweeper in the wiring');
   const { sqs } = bench.runtime.standIns;
-  const queueUrl = sqs.queueUrl('wsSweep');
-  const client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1' });
-  // The shards the planner will find due (the bench's own look, before anything is measured).
-  const batches = batchesOf(sweepMessages(await shardsToSweep()));
+  const sweepsDone = async () => {
+    for (;;) {
+      const stats = sqs.stats('wsSweep');
+      if (stats.ApproximateNumberOfMessages + stats.ApproximateNumberOfMessagesNotVisible === 0) return;
+      await sleep(20);
+    }
+  };
+  await bench.settle();
+  const beats = keepBeating(clients);
+  let usage: Usage;
   try {
-    const first = await bench.measure(async () => {
-      await bench.runtime.invoke({ ...planner, id: planner.id }, scheduledEvent());
-      // The sweep without delay runs now; the delayed two stay behind and are dropped.
-      for (;;) {
-        const stats = sqs.stats('wsSweep');
-        if (stats.ApproximateNumberOfMessages + stats.ApproximateNumberOfMessagesNotVisible === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      await client.send(new PurgeQueueCommand({ QueueUrl: queueUrl }));
-    });
-    const later = await bench.measure(async () => {
-      for (let sweepIndex = 1; sweepIndex < SWEEP_OFFSETS_SECS.length; sweepIndex++) {
-        for (const batch of batches) {
-          await client.send(
-            new SendMessageBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: batch.map((body, index) => ({ Id: String(index), MessageBody: body })),
-            }),
-          );
-        }
-      }
-    });
-    const benchOnly = { ...NO_UNITS, sqsRequests: 1 + (SWEEP_OFFSETS_SECS.length - 1) * batches.length };
-    const minute = addUnits(addUnits(unitsOf(first), unitsOf(later)), scaleUnits(benchOnly, -1));
-    // The schedule's own invocation of the planner (EventBridge Scheduler).
-    return { ...minute, wsConnectionMinutes: 0, schedulerInvocations: 1 };
+    if (clients.length > 0) await sleep(HEARTBEAT_MS);
+    const before = bench.meter.snapshot();
+    const startedAt = Date.now();
+    // While a sweep runs the heartbeats pause (a second or so): here they share one process with the "Lambda"
+    // functions, whose measured time would otherwise include the gateway's work for them.
+    beats.pause();
+    await bench.runtime.invoke({ ...planner, id: planner.id }, scheduledEvent());
+    for (const offset of SWEEP_OFFSETS_SECS.slice(1)) {
+      await sweepsDone();
+      beats.resume();
+      // Without clients (warming up, an idle deployment) nothing depends on the wait.
+      if (clients.length > 0) await sleep(startedAt + offset * 1000 - Date.now());
+      beats.pause();
+      sqs.releaseDelayed('wsSweep');
+    }
+    await sweepsDone();
+    beats.stop();
+    await bench.settle();
+    usage = usageBetween(before, bench.meter.snapshot());
   } finally {
-    client.destroy();
+    beats.stop();
   }
+  const closed = clients.filter((client) => client.socket.readyState !== client.socket.OPEN).length;
+  if (closed > 0) throw new Error(`${closed} heartbeating bench clients were closed during the sweep minute`);
+  return { ...usage, wsMessagesIn: 0, wsMessagesOut: 0, wsConnectionMinutes: 0 };
 };
+
+/** A sweep minute's units, with the schedule's own invocation of the planner (EventBridge Scheduler). */
+const minuteUnits = (usage: Usage): ServiceUnits => ({ ...unitsOf(usage), schedulerInvocations: 1 });
 
 /**
  * Puts every open connection past its `check_at`, as it is at each sweep once the idle timeout since it
@@ -274,7 +302,8 @@ export const connectedHour = async (
   await sweepMinute(bench);
   await warm.close();
   await bench.settle();
-  const idleMinute = await sweepMinute(bench);
+  const idleMinute = minuteUnits(await sweepMinute(bench));
+  const loadBefore = machineLoad().loadAverage1m;
 
   let client: BenchClient | undefined;
   const connect = await bench.measure(async () => {
@@ -305,9 +334,11 @@ export const connectedHour = async (
   await openOthers(0);
   while ((await shardsToSweep()).length < shardNames().length) await openOthers(8);
   const baseConnections = 1 + others.length;
-  const minuteBase = await sweepMinute(bench);
+  const usageBase = await sweepMinute(bench, [open, ...others]);
   await openOthers(extraConnections);
-  const minuteMany = await sweepMinute(bench);
+  const usageMany = await sweepMinute(bench, [open, ...others]);
+  const loadAfter = machineLoad().loadAverage1m;
+  const [minuteBase, minuteMany] = [minuteUnits(usageBase), minuteUnits(usageMany)];
   // The client's own disconnect first: the others' `$disconnect` runs must not fall into its measurement.
   const disconnect = await bench.measure(() => open.close());
   await Promise.all(others.map((other) => other.close()));
@@ -326,6 +357,14 @@ export const connectedHour = async (
   const perRunFixed = idleMinute;
   const perRunAllShards = atLeastZero(addUnits(minuteBase, scaleUnits(perConnection, -baseConnections)));
   const perHeartbeat = scaleUnits(noMinutes(unitsOf(beat)), 1 / heartbeats);
+  // Load-independent figures beside the GB-s: how many checks, and what each invocation took here.
+  const checksPerHour = ((usageMany.connectionChecks - usageBase.connectionChecks) / extraConnections) * 60;
+  const sweepShard = usageMany.lambda['ws.sweepShard'];
+  const msPerCheck = sweepShard ? sweepShard.durationMs / Math.max(1, usageMany.connectionChecks) : 0;
+  const msPerCall = [connect, disconnect]
+    .flatMap((usage) => Object.entries(usage.lambda))
+    .map(([id, fn]) => `${id} ${(fn.durationMs / fn.invocations).toFixed(1)} ms`)
+    .join(', ');
   let hour = addUnits(noMinutes(unitsOf(connect)), noMinutes(unitsOf(disconnect)));
   hour = addUnits(hour, scaleUnits(perHeartbeat, 180));
   hour = addUnits(hour, scaleUnits(perConnection, 60));
@@ -343,6 +382,8 @@ export const connectedHour = async (
       `per heartbeat: ${perHeartbeat.wsMessages.toFixed(2)} messages, ${perHeartbeat.lambdaInvocations.toFixed(2)} invocations, ${perHeartbeat.dynamoDbRequests.toFixed(2)} DynamoDB requests`,
       `silence timers per connection-hour: $${(dollarsOf(scaleUnits(perConnection, 60)).total * 1e6).toFixed(2)} per million (measured with ${extraConnections} connections more than a baseline of ${baseConnections}, one or more in each shard)`,
       `sweep fixed cost a month: $${(dollarsOf(perRunFixed).total * 60 * 730).toFixed(2)} idle (nothing due), $${(dollarsOf(perRunAllShards).total * 60 * 730).toFixed(2)} with a connection in every one of the ${shardNames().length} shards`,
+      `GetConnection checks per connection-hour: ${checksPerHour.toFixed(0)} (3 sweeps a minute would be 180); ws.sweepShard ${msPerCheck.toFixed(2)} ms of invocation per check (128 MB), ${usageMany.connectionChecks} checks in the minute with ${baseConnections + extraConnections} connections`,
+      `per call: ${msPerCall}; load average (1 min) ${loadBefore.toFixed(1)} before the measurements, ${loadAfter.toFixed(1)} after, on ${machineLoad().cores} cores: Lambda durations measured here grow with it`,
     ],
   );
   return { scenario, sweeper: { perRunFixed, perRunAllShards, perConnection } };

@@ -62,8 +62,11 @@ export class NotifyStack extends Stack {
   readonly scheduling: OneTimeScheduling | undefined;
   /** The KMS key that envelope-encrypts webhook secrets, when a function declares `webhookSecretKey`. */
   readonly webhookSecretKey: kms.Key | undefined;
-  /** The key that signs paging cursors, when a function declares `cursorKey`. */
-  readonly cursorKey: secretsmanager.Secret | undefined;
+  /**
+   * The secret the paging cursors' key is derived from, when a function declares `cursorKey`: the generated
+   * HS256 development key where the stage has one (one secret less a month), else a generated key of its own.
+   */
+  readonly cursorKey: secretsmanager.ISecret | undefined;
   /** Alarms, the optional alarm topic and the dashboard. */
   readonly monitoring: Monitoring;
   /** Every function, keyed by `<kind>:<declared id>` (e.g. `http:health.live`, `ws:$connect`). */
@@ -164,7 +167,9 @@ export class NotifyStack extends Stack {
       : undefined;
 
     this.cursorKey = allSpecs.some((spec) => spec.cursorKey)
-      ? this.cursorKeySecret(removalPolicy)
+      ? this.settings.hs256Secret?.kind === 'generate'
+        ? this.hs256Secret
+        : this.cursorKeySecret(removalPolicy)
       : undefined;
 
     for (const route of wiring.httpRoutes) {

@@ -3,9 +3,12 @@
  * The scope (e.g. `feed:<user id>`) binds a cursor to the listing that issued it, so a client can neither edit
  * one nor use another user's. Any cursor content can be signed here: the listing decides what the payload is.
  *
- * The key: on AWS a Secrets Manager secret the stack generates (NOTIFY_CURSOR_KEY_SECRET_ARN), read once per
- * instance on first use; locally NOTIFY_CURSOR_KEY, which the local runtime keeps in its data folder (random per
- * run in memory). Rotating the secret invalidates cursors in flight (a client restarts from the first page).
+ * The key is derived from a secret: on AWS a Secrets Manager secret the stack generates
+ * (NOTIFY_CURSOR_KEY_SECRET_ARN; on a development stage the same secret as the generated HS256 key, which saves
+ * a secret's monthly price), read once per instance on first use; locally NOTIFY_CURSOR_KEY, which the local
+ * runtime keeps in its data folder (random per run in memory). Deriving (HMAC-SHA256 of a fixed label) keeps the
+ * cursor key apart from the token key even when both come from one secret. Rotating the secret invalidates
+ * cursors in flight (a client restarts from the first page).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { envNames } from '../../lib/wiring/env';
@@ -16,12 +19,18 @@ const MAC_BYTES = 16;
 
 let cachedKey: Promise<Buffer> | undefined;
 
+/** The label the cursor key is derived under (HMAC-SHA256 keyed by the secret). */
+const CURSOR_KEY_LABEL = 'notify paging cursor key v1';
+
+const deriveKey = (secret: string): Buffer =>
+  createHmac('sha256', Buffer.from(secret, 'utf8')).update(CURSOR_KEY_LABEL, 'utf8').digest();
+
 const loadKey = async (): Promise<Buffer> => {
   const local = process.env[envNames.cursorKey];
-  if (local) return Buffer.from(local, 'utf8');
+  if (local) return deriveKey(local);
   const secretArn = process.env[envNames.cursorKeySecretArn];
   if (!secretArn) throw new Error(`${envNames.cursorKeySecretArn} is not set: the cursor key is not wired`);
-  return Buffer.from(await readSecretString(secretArn), 'utf8');
+  return deriveKey(await readSecretString(secretArn));
 };
 
 const cursorKey = (): Promise<Buffer> => {

@@ -394,6 +394,7 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
       response.writeHead(200, { 'content-length': 0, 'x-amzn-requestid': apiGatewayId() });
       response.end();
     } else if (operation === 'GetConnection') {
+      options.meter?.connectionChecked?.();
       const body = JSON.stringify({
         connectedAt: new Date(connection.connectedAt).toISOString(),
         identity: { sourceIp: connection.sourceIp, userAgent: connection.userAgent },

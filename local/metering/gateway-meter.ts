@@ -9,4 +9,6 @@ export interface GatewayMeter {
   webSocketMessage(direction: 'in' | 'out', bytes: number): void;
   webSocketOpened(connectionId: string): void;
   webSocketClosed(connectionId: string): void;
+  /** A GetConnection of the `@connections` API: not billed, counted so a bench can say how many checks it made. */
+  connectionChecked?(): void;
 }

@@ -41,6 +41,8 @@ export interface Usage {
   sqsRequests: Record<string, number>;
   eventBridgeEvents: number;
   schedulerInvocations: number;
+  /** `@connections` GetConnection calls: not billed (the sweep's checks; their Lambda time is). */
+  connectionChecks: number;
 }
 
 /** Where the counters the meter does not keep itself come from (the runner and the stand-ins). */
@@ -74,6 +76,7 @@ export class UsageMeter implements GatewayMeter {
   private wsMessagesIn = 0;
   private wsMessagesOut = 0;
   private closedConnectionMs = 0;
+  private connectionChecks = 0;
   private readonly openConnections = new Map<string, number>();
   private readonly dynamoDb = new Map<string, DynamoDbTableUsage>();
   private sources: UsageSources | undefined;
@@ -102,6 +105,10 @@ export class UsageMeter implements GatewayMeter {
     if (openedAt === undefined) return;
     this.openConnections.delete(connectionId);
     this.closedConnectionMs += performance.now() - openedAt;
+  }
+
+  connectionChecked(): void {
+    this.connectionChecks += 1;
   }
 
   dynamoDbCall(call: DynamoDbCall): void {
@@ -163,6 +170,7 @@ export class UsageMeter implements GatewayMeter {
       eventBridgeEvents: sources.eventBridge().billedEvents,
       // Scheduler bills target invocations: one-time schedules firing and recurring runs.
       schedulerInvocations: scheduler.fired + scheduler.recurringInvocations,
+      connectionChecks: this.connectionChecks,
     };
   }
 }
@@ -207,5 +215,6 @@ export const usageBetween = (before: Usage, after: Usage): Usage => {
     sqsRequests,
     eventBridgeEvents: after.eventBridgeEvents - before.eventBridgeEvents,
     schedulerInvocations: after.schedulerInvocations - before.schedulerInvocations,
+    connectionChecks: after.connectionChecks - before.connectionChecks,
   };
 };

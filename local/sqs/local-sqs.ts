@@ -230,6 +230,11 @@ export class LocalSqs {
     return this.queue(queueId).stats();
   }
 
+  /** Makes the queue's delayed messages visible now (LocalQueue.releaseDelayed); returns how many. */
+  releaseDelayed(queueId: QueueId): number {
+    return this.queue(queueId).releaseDelayed();
+  }
+
   /** Per-queue counters (DLQs included) for benchmarks: a copy, safe to keep. */
   counters(): Record<string, QueueCounters> {
     const result: Record<string, QueueCounters> = {};

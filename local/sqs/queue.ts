@@ -176,6 +176,24 @@ export class LocalQueue {
     return received;
   }
 
+  /**
+   * Makes the messages still held back by their DelaySeconds visible now; returns how many. For the bench,
+   * which waits out a delay in real time that its time scale stretched (not journaled: a restart restores the
+   * original delay).
+   */
+  releaseDelayed(): number {
+    const now = Date.now();
+    let released = 0;
+    for (const message of this.messages.values()) {
+      if (message.receiveCount === 0 && message.visibleAt > now) {
+        message.visibleAt = now;
+        released += 1;
+      }
+    }
+    if (released > 0) this.notify();
+    return released;
+  }
+
   private moveToDeadLetterQueue(message: StoredMessage, deadLetterQueue: LocalQueue): void {
     // SQS keeps the message id, body, attributes and sent timestamp; the receive count carries over.
     // Into the DLQ first: a crash between the two journal lines leaves a copy, never no message.

@@ -624,3 +624,35 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
     });
   });
 });
+
+describe('the paging cursor key', () => {
+  it('comes from the generated HS256 secret on a development stage (one secret fewer), else from its own', () => {
+    for (const [settings, sharesHs256] of [
+      [devSettings, true],
+      [prodSettings, false],
+    ] as const) {
+      const { stack, template: synthesized } = synthesize(settings(), declaredWiring);
+      const source = stack.cursorKey;
+      if (!source) throw new Error('no cursor key secret');
+      expect(source === stack.hs256Secret).toBe(sharesHs256);
+      const template = synthesized.toJSON() as { Resources: Record<string, Resource> };
+      const logicalId = (construct: IConstruct) =>
+        stack.getLogicalId(construct.node.defaultChild as CfnElement);
+      const secretIds = Object.entries(template.Resources)
+        .filter(([, resource]) => resource.Type === 'AWS::SecretsManager::Secret')
+        .map(([id]) => id);
+      expect(secretIds).toContain(logicalId(source));
+      expect(secretIds.some((id) => id.startsWith('CursorKey'))).toBe(!sharesHs256);
+      const cursorFunctions = [...stack.functions].filter(([key]) =>
+        declaredWiring.httpRoutes.some((route) => route.cursorKey && key === `http:${route.id}`),
+      );
+      expect(cursorFunctions.length).toBeGreaterThan(0);
+      for (const [key, fn] of cursorFunctions) {
+        const resource = template.Resources[logicalId(fn.function)];
+        if (!resource) throw new Error(`no function resource for ${key}`);
+        const variables = (resource.Properties.Environment as { Variables: Json }).Variables;
+        expect(variables[envNames.cursorKeySecretArn], key).toEqual({ Ref: logicalId(source) });
+      }
+    }
+  }, 120_000);
+});

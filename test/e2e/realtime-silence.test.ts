@@ -1,7 +1,8 @@
 /**
  * Silence and heartbeats with the timers as deployed (docs/realtime.md, heartbeat and silence): no test calls
- * the sweeper here. The `ws.sweeper` schedule queues the minute's sweeps (now, +20 s, +40 s) per shard on
- * `wsSweep`, and `ws.sweepShard` closes silent connections. Every interval of the contract is scaled down by
+ * the sweeper here. The `ws.sweeper` schedule queues the minute's first sweep per shard on `wsSweep`, each
+ * sweep queues the next (+20 s, +40 s) with the connections it found alive, and `ws.sweepShard` closes silent
+ * connections. Every interval of the contract is scaled down by
  * the same factor: the stand-ins' time scale shortens the schedule's minute and the SQS delays, the
  * environment the idle timeout.
  */
@@ -83,6 +84,15 @@ describe('silence, with the deployed timers', () => {
       const beat = setInterval(() => beating.send({ type: 'heartbeat' }), HEARTBEAT_SECS * 1000);
       onTestFinished(() => clearInterval(beat));
       expect(await beating.request({ type: 'join.room', room_id: 'lobby' })).toMatchObject({ type: 'ack' });
+      // This one heartbeats until the silent one is closed, long enough for sweeps to find it alive and hand
+      // that on to the next sweeps (which then do not ask about it), then falls silent.
+      const fading = await connectAs('fading-fay');
+      let fadingLastFrameAt = Date.now();
+      const fadingBeat = setInterval(() => {
+        fading.send({ type: 'heartbeat' });
+        fadingLastFrameAt = Date.now();
+      }, HEARTBEAT_SECS * 1000);
+      onTestFinished(() => clearInterval(fadingBeat));
       // The worst case of a once-a-minute sweep: silence that becomes idle just after a sweep ran. The silent
       // client connects and sends its last frame 16 s (scaled) after the schedule fired, so it turns idle 1 s
       // (scaled) past the next minute's sweep: a sweep every minute would close it only 105 s (scaled) later.
@@ -118,7 +128,16 @@ describe('silence, with the deployed timers', () => {
         headers: { authorization: `Bearer ${await runtime.mintUserToken('observer')}` },
       });
       expect(await response.json()).toMatchObject({ status: 'offline', connections: 0 });
+
+      // The heartbeating one falls silent: it too is closed within the deadline of its last frame.
+      clearInterval(fadingBeat);
+      const fadingError = await fading.nextOfType('error', CLOSE_DEADLINE_SECS * 1000 + 30_000);
+      const fadingSilentFor = (Date.now() - fadingLastFrameAt) / 1000;
+      expect(fadingError).toMatchObject({ type: 'error', code: 'idle_timeout' });
+      expect(fadingSilentFor).toBeGreaterThanOrEqual(IDLE_SECS);
+      expect(fadingSilentFor).toBeLessThanOrEqual(CLOSE_DEADLINE_SECS);
+      expect(beating.closed).toBeUndefined();
     },
-    (CLOSE_DEADLINE_SECS + 120) * 1000,
+    (2 * CLOSE_DEADLINE_SECS + 120) * 1000,
   );
 });

@@ -104,3 +104,16 @@ export const authEnvFor = (
   ...(extra.replayProtection ? { SERVICE__AUTH__REPLAY_PROTECTION: extra.replayProtection } : {}),
   ...(extra.jwksCacheTtl ? { SERVICE__AUTH__JWKS_CACHE_TTL: extra.jwksCacheTtl } : {}),
 });
+
+/** A user principal as the verifier returns it for a valid token (an hour left), for domain-level tests. */
+export const userPrincipal = (id: string) => {
+  const nowSecs = Math.floor(Date.now() / 1000);
+  return {
+    kind: 'user' as const,
+    id,
+    roles: [],
+    isAdmin: false,
+    expiresAt: nowSecs + 3600,
+    acceptedUntil: nowSecs + 3630,
+  };
+};

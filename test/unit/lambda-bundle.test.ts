@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { defaultProvider } from '../../lambdas/core/credentials-env';
@@ -43,6 +47,59 @@ describe('Lambda bundles', () => {
       [],
     );
   });
+
+  it('carry no SDK event stream support (no called service has event streams), only a stub that fails loudly', async () => {
+    const { metafile } = await bundleOf(['lambdas/handlers/http/notifications/create.ts']);
+    const inputs = Object.keys(metafile.inputs);
+    // Every client's protocol code `await import()`s it, which bundled it whole (≈ 15 KiB) before the alias.
+    expect(inputs.filter((input) => input.includes('@smithy/core/dist-es/submodules/event-streams'))).toEqual(
+      [],
+    );
+    expect(inputs.some((input) => input.endsWith('lambdas/core/no-event-streams.ts'))).toBe(true);
+    const stub = await import('../../lambdas/core/no-event-streams');
+    expect(() => new stub.EventStreamSerde()).toThrow(/event streams are not bundled/);
+    expect(() => stub.eventStreamSerdeProvider()).toThrow(/event streams are not bundled/);
+  });
+
+  it('still make and read every SDK call the functions make, bundled with the stub (against a stand-in endpoint)', async () => {
+    // The stub stands in for code the SDK loads only for event-stream operations: prove the calls of every client
+    // the functions use serialize and deserialize without it, in the bundled form Lambda runs.
+    let printed = '';
+    const dir = await mkdtemp(path.join(tmpdir(), 'notify-sdk-calls-'));
+    try {
+      const outfile = path.join(dir, 'sdk-calls.mjs');
+      await build({
+        entryPoints: [path.join(repoRoot, 'test/support/fixtures/sdk-calls.ts')],
+        outfile,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        mainFields: ['module', 'main'],
+        logLevel: 'error',
+        alias: { ...LAMBDA_BUNDLE_ALIASES },
+        banner: {
+          js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+        },
+      });
+      expect(await readFile(outfile, 'utf8')).toContain('event streams are not bundled');
+      ({ stdout: printed } = await promisify(execFile)(process.execPath, [outfile], {
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      }));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect(printed.trim().split('\n')).toEqual(
+      [
+        'dynamodb',
+        'sqs',
+        'eventbridge',
+        'scheduler',
+        'kms',
+        'secrets-manager',
+        'apigatewaymanagementapi',
+      ].map((name) => `${name} ok`),
+    );
+  }, 60_000);
 
   it('carry no SDK aggregate client class, which would bring every command of its service', async () => {
     const { metafile } = await bundleOf(handlers);

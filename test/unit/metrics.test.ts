@@ -49,10 +49,17 @@ describe('service metrics', () => {
     const emf = lines.map((line) => JSON.parse(line)).filter((entry) => entry._aws);
     expect(emf).toHaveLength(1);
     const [entry] = emf;
-    expect(entry._aws.CloudWatchMetrics[0]).toMatchObject({
+    expect(entry._aws.CloudWatchMetrics[0]).toEqual({
       Namespace: 'Notify',
-      Dimensions: [expect.arrayContaining(['service', 'stage'])],
+      Dimensions: [['service', 'stage']],
+      Metrics: expect.arrayContaining([
+        { Name: 'FramesSent', Unit: 'Count' },
+        { Name: 'WebhookDeliveries', Unit: 'Count' },
+      ]),
     });
+    expect(entry._aws.CloudWatchMetrics[0].Metrics).toHaveLength(2);
+    expect(entry._aws.Timestamp).toEqual(expect.any(Number));
+    expect(lines.filter((line) => line.includes('_aws'))[0]?.endsWith('}\n')).toBe(true);
     // One sum per counter, however often it was counted (a fan-out counts per recipient).
     expect(entry).toMatchObject({
       service: 'notify',
@@ -79,7 +86,7 @@ describe('service metrics', () => {
   });
 
   it('writes nothing without a namespace (local runtime and tests), and forgets the counters', async () => {
-    const { countMetric, flushMetrics, metrics, SERVICE_METRICS } = await loadMetrics({
+    const { countMetric, flushMetrics, SERVICE_METRICS } = await loadMetrics({
       POWERTOOLS_METRICS_NAMESPACE: undefined,
     });
     const lines = await captureStdout(async () => {
@@ -87,7 +94,24 @@ describe('service metrics', () => {
       flushMetrics();
     });
     expect(lines).toEqual([]);
-    expect(metrics.hasStoredMetrics()).toBe(false);
+  });
+
+  it('writes nothing when disabled on AWS (POWERTOOLS_METRICS_DISABLED=true), nor an empty line', async () => {
+    const disabled = await loadMetrics({
+      POWERTOOLS_METRICS_NAMESPACE: 'Notify',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+    });
+    const enabled = await loadMetrics({
+      POWERTOOLS_METRICS_NAMESPACE: 'Notify',
+      POWERTOOLS_METRICS_DISABLED: 'false',
+    });
+    const lines = await captureStdout(async () => {
+      disabled.countMetric(disabled.SERVICE_METRICS.notificationsCreated);
+      disabled.flushMetrics();
+      // An invocation that counted nothing writes no line either.
+      enabled.flushMetrics();
+    });
+    expect(lines).toEqual([]);
   });
 
   it('starts each invocation from zero', async () => {

@@ -110,10 +110,13 @@ const startSession = async (connectionId: string, userId: string): Promise<strin
 };
 
 /**
- * `$connect`: records the connection. With a principal it is authenticated at once; without, the sweeper
- * closes it unless `auth` arrives within the auth timeout.
+ * `$connect`: records the connection. With a principal it is authenticated at once (its new session's id is
+ * returned); without, the sweeper closes it unless `auth` arrives within the auth timeout.
  */
-export const openConnection = async (connectionId: string, principal?: UserPrincipal): Promise<void> => {
+export const openConnection = async (
+  connectionId: string,
+  principal?: UserPrincipal,
+): Promise<string | undefined> => {
   const connectedAt = Date.now();
   const base = {
     connection_id: connectionId,
@@ -128,7 +131,7 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
         Item: { ...base, check_at: nowSecs() + realtimeSettings().authTimeoutSecs },
       }),
     );
-    return;
+    return undefined;
   }
   const sessionId = await startSession(connectionId, principal.id);
   await documentClient().send(
@@ -145,6 +148,7 @@ export const openConnection = async (connectionId: string, principal?: UserPrinc
       },
     }),
   );
+  return sessionId;
 };
 
 export type AuthOutcome =
@@ -224,6 +228,7 @@ const claimFlag = async (
   connectionId: string,
   flag: 'auth_closed' | 'welcomed',
   condition: string,
+  values: Readonly<Record<string, string>> = {},
 ): Promise<boolean> => {
   try {
     await documentClient().send(
@@ -232,7 +237,7 @@ const claimFlag = async (
         Key: { connection_id: connectionId },
         UpdateExpression: `SET ${flag} = :true`,
         ConditionExpression: condition,
-        ExpressionAttributeValues: { ':true': true },
+        ExpressionAttributeValues: { ':true': true, ...values },
       }),
     );
     return true;
@@ -250,8 +255,12 @@ export const claimAuthDeadline = (connectionId: string): Promise<boolean> =>
   claimFlag(connectionId, 'auth_closed', 'attribute_exists(connection_id) AND attribute_not_exists(user_id)');
 
 /** Marks the `session` frame sent; false when another path sent it first. */
-export const claimWelcome = (connectionId: string): Promise<boolean> =>
-  claimFlag(connectionId, 'welcomed', 'attribute_exists(session_id) AND attribute_not_exists(welcomed)');
+export const claimWelcome = (connectionId: string, sessionId?: string): Promise<boolean> =>
+  sessionId === undefined
+    ? claimFlag(connectionId, 'welcomed', 'attribute_exists(session_id) AND attribute_not_exists(welcomed)')
+    : claimFlag(connectionId, 'welcomed', 'session_id = :session AND attribute_not_exists(welcomed)', {
+        ':session': sessionId,
+      });
 
 const dropMemberships = async (channels: readonly string[], connectionId: string): Promise<void> => {
   await Promise.all(

@@ -15,6 +15,7 @@ import {
   endConnection,
   getConnection,
 } from './lifecycle';
+import type { AliveUntil } from './sweep-schedule';
 import { BY_SHARD_INDEX, table } from './tables';
 
 const isGone = (error: unknown) =>
@@ -65,7 +66,8 @@ const lastActiveAt = async (connectionId: string): Promise<number | undefined> =
   }
 };
 
-export type SweepVerdict = 'auth_timeout' | 'token_expired' | 'idle' | 'gone' | 'alive';
+/** `known_alive`: an earlier sweep's GetConnection showed it cannot be silent long enough yet; not asked. */
+export type SweepVerdict = 'auth_timeout' | 'token_expired' | 'idle' | 'gone' | 'alive' | 'known_alive';
 
 /** Milliseconds until an unauthenticated connection's auth deadline (≤ 0: it has passed). */
 const untilAuthDeadline = (connection: Pick<ConnectionRecord, 'connected_at'>, nowMs: number): number =>
@@ -117,7 +119,12 @@ const judge = (connection: IndexRow, nowMs: number): Judgement => {
   return 'ask_gateway';
 };
 
-const inspect = async (row: IndexRow, nowMs: number): Promise<SweepVerdict> => {
+const inspect = async (
+  row: IndexRow,
+  nowMs: number,
+  known: AliveUntil,
+  learnt: Map<string, number>,
+): Promise<SweepVerdict> => {
   const settings = realtimeSettings();
   let judgement = judge(row, nowMs);
   if (judgement === 'alive') return 'alive';
@@ -142,12 +149,18 @@ const inspect = async (row: IndexRow, nowMs: number): Promise<SweepVerdict> => {
     );
     return 'token_expired';
   }
+  // LastActiveAt only moves forward: silence cannot reach the idle timeout before what a sweep learnt.
+  if ((known.get(row.connection_id) ?? 0) * 1000 > nowMs) return 'known_alive';
   const lastActive = await lastActiveAt(row.connection_id);
   if (lastActive === undefined) {
     await endConnection(row.connection_id, 'gone');
     return 'gone';
   }
-  if (lastActive + settings.idleTimeoutSecs * 1000 > nowMs) return 'alive';
+  const silentEnoughAt = lastActive + settings.idleTimeoutSecs * 1000;
+  if (silentEnoughAt > nowMs) {
+    learnt.set(row.connection_id, Math.floor(silentEnoughAt / 1000));
+    return 'alive';
+  }
   await closeConnection(
     row.connection_id,
     'idle',
@@ -162,28 +175,39 @@ const noVerdicts = (): Record<SweepVerdict, number> => ({
   idle: 0,
   gone: 0,
   alive: 0,
+  known_alive: 0,
 });
 
 /** Connections of one shard checked at once (GetConnection calls in flight). */
 const SWEEP_CONCURRENCY = 32;
 
+/** What one shard's sweep did, and which connections it found alive until when (for the next sweep). */
+export interface ShardSweep {
+  readonly counts: Record<SweepVerdict, number>;
+  readonly alive: Map<string, number>;
+}
+
 /**
  * Sweeps one shard: its connections whose `check_at` has passed (auth deadline, token expiry, or the idle
  * timeout since they authenticated) are judged from the index row; only the authenticated ones within their
  * token's life cost a GetConnection (API Gateway's LastActiveAt: heartbeats write nothing, and a MOCK route
- * answers them), and only a close reads the item. A live connection keeps its past `check_at` and is looked at
- * again next sweep: a Query row and a GetConnection, where moving it would cost ~3 WRU. Safe to run twice and
- * overlapping: every close is idempotent (`endConnection`) or claimed (`claimAuthDeadline`).
+ * answers them), and not those that `known` (an earlier sweep of the minute) shows cannot be silent long enough
+ * yet; only a close reads the item. A live connection keeps its past `check_at`, where moving it would cost
+ * ~3 WRU. Safe to run twice and overlapping: every close is idempotent (`endConnection`) or claimed
+ * (`claimAuthDeadline`).
  */
 export const sweepShard = async (
   shard: string,
   nowMs = Date.now(),
-): Promise<Record<SweepVerdict, number>> => {
+  known: AliveUntil = new Map(),
+): Promise<ShardSweep> => {
   const counts = noVerdicts();
+  // What the earlier sweeps knew and this one learnt: handed on to the next sweep of the minute.
+  const alive = new Map(known);
   const due = await dueInShard(shard, Math.floor(nowMs / 1000));
   await forEachLimited(due, SWEEP_CONCURRENCY, async (row) => {
     try {
-      counts[await inspect(row, nowMs)] += 1;
+      counts[await inspect(row, nowMs, known, alive)] += 1;
     } catch (error) {
       // One connection's failure must not stop the sweep of the others; the next sweep retries it.
       logger.error('sweep of a connection failed', {
@@ -192,14 +216,14 @@ export const sweepShard = async (
       });
     }
   });
-  return counts;
+  return { counts, alive };
 };
 
 /** Every shard, one after the other, in this process: for tests and tools (deployed sweeps go by shard). */
 export const sweep = async (nowMs = Date.now()): Promise<Record<SweepVerdict, number>> => {
   const counts = noVerdicts();
   for (const shard of shardNames()) {
-    const shardCounts = await sweepShard(shard, nowMs);
+    const { counts: shardCounts } = await sweepShard(shard, nowMs);
     for (const verdict of Object.keys(counts) as SweepVerdict[]) counts[verdict] += shardCounts[verdict];
   }
   return counts;

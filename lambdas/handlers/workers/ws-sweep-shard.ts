@@ -1,11 +1,16 @@
 import { logger } from '../../core/logger';
 import { sqsWorker } from '../../core/sqs-worker';
-import { shardOfSweepMessage } from '../../domain/realtime/sweep-schedule';
+import { aliveUntilOf, parseSweepMessage, queueNextSweep } from '../../domain/realtime/sweep-schedule';
 import { sweepShard } from '../../domain/realtime/sweeper';
 
-/** Sweeps one `byShard` shard: auth deadlines, expired tokens, silent and vanished connections. */
+/**
+ * Sweeps one `byShard` shard (auth deadlines, expired tokens, silent and vanished connections), then queues the
+ * shard's next sweep of the minute with what this one learnt.
+ */
 export const handler = sqsWorker('ws.sweepShard', async (body) => {
-  const shard = shardOfSweepMessage(body);
-  const counts = await sweepShard(shard);
-  logger.info('sweep', { shard, ...counts });
+  const message = parseSweepMessage(body);
+  const startedAt = Date.now();
+  const { counts, alive } = await sweepShard(message.shard, startedAt, aliveUntilOf(message));
+  await queueNextSweep(message, alive);
+  logger.info('sweep', { shard: message.shard, ...counts });
 });

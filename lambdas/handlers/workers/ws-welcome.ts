@@ -1,7 +1,5 @@
 import { sqsWorker } from '../../core/sqs-worker';
-import { sendWelcome } from '../../domain/realtime/welcome';
+import { sendWelcome, type WelcomeRequest } from '../../domain/realtime/welcome';
 
 /** Sends the `session` frame of a connection authenticated at `$connect`. */
-export const handler = sqsWorker('ws.welcome', (body) =>
-  sendWelcome((JSON.parse(body) as { connection_id: string }).connection_id),
-);
+export const handler = sqsWorker('ws.welcome', (body) => sendWelcome(JSON.parse(body) as WelcomeRequest));

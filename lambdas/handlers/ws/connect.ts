@@ -4,7 +4,7 @@ import { logger } from '../../core/logger';
 import { realtimeSettings } from '../../domain/realtime/config';
 import { openConnection } from '../../domain/realtime/lifecycle';
 import { armAuthDeadline } from '../../domain/realtime/sweeper';
-import { requestWelcome } from '../../domain/realtime/welcome';
+import { requestWelcome, type WelcomeRequest } from '../../domain/realtime/welcome';
 
 interface ConnectEvent {
   readonly requestContext: { readonly connectionId: string };
@@ -29,15 +29,17 @@ export const handler = async (event: ConnectEvent) => {
     await armAuthDeadline(connectionId, Math.ceil(realtimeSettings().authTimeoutSecs));
     return { statusCode: 200 };
   }
+  let welcome: WelcomeRequest;
   try {
     const principal = await tokenVerifier().verify(token);
     if (principal.kind !== 'user') return reject(403, 'forbidden', 'Only user tokens may connect');
-    await openConnection(connectionId, principal);
+    const sessionId = await openConnection(connectionId, principal);
+    welcome = { connection_id: connectionId, session_id: sessionId, user_id: principal.id };
   } catch (error) {
     if (error instanceof ServiceError) return reject(error.status, error.code, error.message);
     logger.error('connect failed', { error: error as Error });
     return reject(500, 'internal', 'Something went wrong');
   }
-  await requestWelcome(connectionId);
+  await requestWelcome(welcome);
   return { statusCode: 200 };
 };

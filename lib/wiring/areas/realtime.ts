@@ -94,7 +94,7 @@ export const realtime: WiringPart = {
     {
       id: 'wsSweep',
       purpose:
-        'the sweep: one message per byShard shard, sent by ws.sweeper each minute for now, +20 s and +40 s (delayed)',
+        'the sweep: one message per byShard shard, sent by ws.sweeper each minute; each sweep queues the next (+20 s, then +40 s, delayed) with the connections it found alive',
       maxReceiveCount: 3,
       visibilityTimeoutSecs: 360,
     },
@@ -144,7 +144,8 @@ export const realtime: WiringPart = {
       timeoutSecs: 60,
       memoryMb: 128,
       writes: [...STATE],
-      sendsTo: [...realtimeStateQueues],
+      // The shard's next sweep of the minute, and what ending a connection changes in presence.
+      sendsTo: ['wsSweep', ...realtimeStateQueues],
       managesConnections: true,
     },
     {
@@ -165,7 +166,7 @@ export const realtime: WiringPart = {
       id: 'ws.sweeper',
       everyMinutes: 1,
       description:
-        'starts three sweeps (now, +20 s, +40 s) of every byShard shard with a connection due: auth deadlines, expired tokens, silent connections',
+        'starts the minute of sweeps (now, then +20 s and +40 s queued by each sweep) of every byShard shard with a connection due: auth deadlines, expired tokens, silent connections',
       handler: 'lambdas/handlers/workers/ws-sweeper.ts',
       timeoutSecs: 10,
       memoryMb: 128,

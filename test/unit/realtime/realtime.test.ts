@@ -11,17 +11,11 @@ import {
 } from '../../../lambdas/domain/realtime/presence';
 
 import { useDynamoDbLocal } from '../../support/dynamodb';
+import { userPrincipal } from '../../support/tokens';
 
 useDynamoDbLocal();
 
-const user = (id: string) => ({
-  kind: 'user' as const,
-  id,
-  roles: [],
-  isAdmin: false,
-  expiresAt: Math.floor(Date.now() / 1000) + 3600,
-  acceptedUntil: Math.floor(Date.now() / 1000) + 3630,
-});
+const user = userPrincipal;
 
 describe('presence aggregation', () => {
   it('is offline without connections, busy when any says busy, else online when any is online', () => {
