@@ -11,7 +11,7 @@ import { type PresenceSummaryMessage, pendingSummary, settleSummary } from './pr
 export const sendPresenceSummary = async (message: PresenceSummaryMessage): Promise<void> => {
   const pending = await pendingSummary(message);
   if (!pending) return;
-  const at = new Date().toISOString();
+  const { at } = pending;
   const frame: PresenceSummaryFrame = {
     type: 'presence.summary',
     id: message.claim,

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, queueUrl } from '../../core/clients';
 import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
@@ -31,6 +31,8 @@ export interface PendingSummary {
   readonly updates: number;
   /** When the first change it counts happened (ISO 8601). */
   readonly since: string;
+  /** When the counts were taken (ISO 8601): the summary's `at`, where the next one starts. */
+  readonly at: string;
   readonly claim?: string;
 }
 
@@ -137,10 +139,14 @@ export const recordPresenceChange = async (room: string, change: PresenceFrame['
     new UpdateCommand({
       TableName: table('presence'),
       Key: summaryKey(room),
-      UpdateExpression: 'ADD #counter :one SET since = if_not_exists(since, :now), #ttl = :ttl',
-      ExpressionAttributeNames: { '#counter': COUNTERS[change], '#ttl': 'ttl' },
+      // All three counters, so that a summary's snapshot can copy each (pendingSummary).
+      UpdateExpression:
+        'ADD joins :joins, leaves :leaves, updates :updates SET since = if_not_exists(since, :now), #ttl = :ttl',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
       ExpressionAttributeValues: {
-        ':one': 1,
+        ':joins': COUNTERS[change] === 'joins' ? 1 : 0,
+        ':leaves': COUNTERS[change] === 'leaves' ? 1 : 0,
+        ':updates': COUNTERS[change] === 'updates' ? 1 : 0,
         ':now': new Date(nowMs).toISOString(),
         ':ttl': nowSecs() + SUMMARY_TTL_SECS,
       },
@@ -154,22 +160,42 @@ export const recordPresenceChange = async (room: string, change: PresenceFrame['
   await armSummary(room, nowMs);
 };
 
-/** The counts a summary message is to announce; undefined when its claim is no longer current (sent already). */
+/**
+ * The counts a summary message is to announce; undefined when its claim is no longer current (sent already).
+ * The first read under a claim freezes them (a snapshot on the item), so a copy of the message (SQS at least
+ * once) announces the very same summary under the same id, which clients drop, instead of larger counts that
+ * a client dropping it by id would never see.
+ */
 export const pendingSummary = async (
   message: PresenceSummaryMessage,
 ): Promise<PendingSummary | undefined> => {
-  const out = await documentClient().send(
-    new GetCommand({ TableName: table('presence'), Key: summaryKey(message.room), ConsistentRead: true }),
-  );
-  const item = out.Item as Partial<PendingSummary> | undefined;
-  if (!item || item.claim !== message.claim) return undefined;
-  return {
-    joins: item.joins ?? 0,
-    leaves: item.leaves ?? 0,
-    updates: item.updates ?? 0,
-    since: item.since ?? new Date().toISOString(),
-    claim: item.claim,
-  };
+  try {
+    const out = await documentClient().send(
+      new UpdateCommand({
+        TableName: table('presence'),
+        Key: summaryKey(message.room),
+        UpdateExpression:
+          'SET snap_joins = if_not_exists(snap_joins, joins), snap_leaves = if_not_exists(snap_leaves, leaves), ' +
+          'snap_updates = if_not_exists(snap_updates, updates), snap_since = if_not_exists(snap_since, since), ' +
+          'snap_at = if_not_exists(snap_at, :now)',
+        ConditionExpression: 'claim = :claim',
+        ExpressionAttributeValues: { ':claim': message.claim, ':now': new Date().toISOString() },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const item = out.Attributes as Record<string, number | string | undefined>;
+    return {
+      joins: Number(item.snap_joins ?? 0),
+      leaves: Number(item.snap_leaves ?? 0),
+      updates: Number(item.snap_updates ?? 0),
+      since: String(item.snap_since),
+      at: String(item.snap_at),
+      claim: message.claim,
+    };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
 };
 
 /**
@@ -188,7 +214,8 @@ export const settleSummary = async (
         TableName: table('presence'),
         Key: summaryKey(message.room),
         UpdateExpression:
-          'ADD joins :joins, leaves :leaves, updates :updates SET since = :until REMOVE claim, claimed_at',
+          'ADD joins :joins, leaves :leaves, updates :updates SET since = :until ' +
+          'REMOVE claim, claimed_at, snap_joins, snap_leaves, snap_updates, snap_since, snap_at',
         ConditionExpression: 'claim = :claim',
         ExpressionAttributeValues: {
           ':joins': -announced.joins,
