@@ -49,6 +49,24 @@ const attemptWhileFailing = async (keyScope: KeyScope, operation: 'PutItem' | 'U
   }
 };
 
+/** The key a record of `keyScope` is stored under, for the billing service's calls. */
+const storedKey = (keyScope: KeyScope) => `${keyScope.operation}\nservice:billing\n${keyScope.key}`;
+
+/** The record an earlier attempt left: reserved an id and held the key until `runningUntil`, no response. */
+const leaveAttempt = (keyScope: KeyScope, reservedId: string, runningUntil: number) =>
+  documentClient().send(
+    new PutCommand({
+      TableName: tableName('idempotency'),
+      Item: {
+        key: storedKey(keyScope),
+        request_hash: requestHash({ a: 1 }),
+        reserved_id: reservedId,
+        running_until: runningUntil,
+        ttl: Math.floor(Date.now() / 1000) + 3600,
+      },
+    }),
+  );
+
 describe('withIdempotency', () => {
   it('runs the operation once for 20 concurrent requests with one key, and all get its response', async () => {
     const keyScope = scope();
@@ -77,19 +95,7 @@ describe('withIdempotency', () => {
 
   it('takes over an attempt whose lease ran out (it crashed) with its reserved id', async () => {
     const keyScope = scope();
-    const key = `${keyScope.operation}\nservice:billing\n${keyScope.key}`;
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName('idempotency'),
-        Item: {
-          key,
-          request_hash: requestHash({ a: 1 }),
-          reserved_id: 'reserved-1',
-          running_until: Date.now() - 1,
-          ttl: Math.floor(Date.now() / 1000) + 3600,
-        },
-      }),
-    );
+    await leaveAttempt(keyScope, 'reserved-1', Date.now() - 1);
     const answer = await withIdempotency(keyScope, { a: 1 }, async (id) => ({ status: 202, body: { id } }));
     expect(answer.body).toEqual({ id: 'reserved-1' });
   });
@@ -224,18 +230,7 @@ describe('withIdempotency', () => {
 
   it('answers 409 with Retry-After while another attempt still holds the key, running nothing', async () => {
     const keyScope = scope();
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName('idempotency'),
-        Item: {
-          key: `${keyScope.operation}\nservice:billing\n${keyScope.key}`,
-          request_hash: requestHash({ a: 1 }),
-          reserved_id: 'reserved-2',
-          running_until: Date.now() + 60_000,
-          ttl: Math.floor(Date.now() / 1000) + 3600,
-        },
-      }),
-    );
+    await leaveAttempt(keyScope, 'reserved-2', Date.now() + 60_000);
     const error = await withIdempotency(keyScope, { a: 1 }, async () => {
       throw new Error('must not run');
     }).catch((caught: unknown) => caught);
@@ -267,7 +262,7 @@ describe('withIdempotency', () => {
 
   it('fails loudly when the record it waits on disappears', async () => {
     const keyScope = scope();
-    const key = `${keyScope.operation}\nservice:billing\n${keyScope.key}`;
+    const key = storedKey(keyScope);
     let release = () => {};
     const running = withIdempotency(keyScope, { a: 1 }, async (id) => {
       await new Promise<void>((resolve) => {
@@ -288,18 +283,7 @@ describe('withIdempotency', () => {
 
   it('lets exactly one of several concurrent retries take over a crashed attempt', async () => {
     const keyScope = scope();
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName('idempotency'),
-        Item: {
-          key: `${keyScope.operation}\nservice:billing\n${keyScope.key}`,
-          request_hash: requestHash({ a: 1 }),
-          reserved_id: 'reserved-3',
-          running_until: Date.now() - 1,
-          ttl: Math.floor(Date.now() / 1000) + 3600,
-        },
-      }),
-    );
+    await leaveAttempt(keyScope, 'reserved-3', Date.now() - 1);
     let runs = 0;
     const answers = await Promise.all(
       Array.from({ length: 5 }, () =>

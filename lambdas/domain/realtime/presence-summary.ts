@@ -36,8 +36,6 @@ export interface PendingSummary {
   readonly claim?: string;
 }
 
-const COUNTERS = { join: 'joins', leave: 'leaves', update: 'updates' } as const;
-
 /**
  * The counting item: its own partition of `presence`, so the room's member rows stay what GET /presence reads.
  * `summary:` is no channel kind, so no room id can name the same scope.
@@ -144,9 +142,9 @@ export const recordPresenceChange = async (room: string, change: PresenceFrame['
         'ADD joins :joins, leaves :leaves, updates :updates SET since = if_not_exists(since, :now), #ttl = :ttl',
       ExpressionAttributeNames: { '#ttl': 'ttl' },
       ExpressionAttributeValues: {
-        ':joins': COUNTERS[change] === 'joins' ? 1 : 0,
-        ':leaves': COUNTERS[change] === 'leaves' ? 1 : 0,
-        ':updates': COUNTERS[change] === 'updates' ? 1 : 0,
+        ':joins': change === 'join' ? 1 : 0,
+        ':leaves': change === 'leave' ? 1 : 0,
+        ':updates': change === 'update' ? 1 : 0,
         ':now': new Date(nowMs).toISOString(),
         ':ttl': nowSecs() + SUMMARY_TTL_SECS,
       },

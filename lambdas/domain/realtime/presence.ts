@@ -39,25 +39,38 @@ export const aggregateStatus = (statuses: readonly PresenceStatus[]): PresenceSt
   return 'away';
 };
 
-const rowsOf = (scope: string, memberPrefix?: string): Promise<PresenceRow[]> =>
-  queryAll<PresenceRow>({
+/** Which of a scope's rows, by member key: those starting with a prefix, after a key, or between two keys. */
+type MemberRange =
+  | { readonly prefix: string }
+  | { readonly after: string }
+  | { readonly from: string; readonly to: string };
+
+/** The Query of a scope's live rows (all of them, or a range of member keys), strongly consistent. */
+const rowsQuery = (scope: string, range?: MemberRange) => {
+  const [condition, bounds]: [string, Record<string, string>] =
+    range === undefined
+      ? ['', {}]
+      : 'prefix' in range
+        ? [' AND begins_with(#member, :low)', { ':low': range.prefix }]
+        : 'after' in range
+          ? [' AND #member > :low', { ':low': range.after }]
+          : [' AND #member BETWEEN :low AND :high', { ':low': range.from, ':high': range.to }];
+  return {
     TableName: table('presence'),
-    KeyConditionExpression: memberPrefix
-      ? '#scope = :scope AND begins_with(#member, :prefix)'
-      : '#scope = :scope',
+    KeyConditionExpression: `#scope = :scope${condition}`,
     FilterExpression: NOT_EXPIRED,
     ExpressionAttributeNames: {
       ...notExpiredNames,
       '#scope': 'scope',
-      ...(memberPrefix ? { '#member': 'member' } : {}),
+      ...(range === undefined ? {} : { '#member': 'member' }),
     },
-    ExpressionAttributeValues: {
-      ':scope': scope,
-      ':now': nowSecs(),
-      ...(memberPrefix ? { ':prefix': memberPrefix } : {}),
-    },
+    ExpressionAttributeValues: { ':scope': scope, ':now': nowSecs(), ...bounds },
     ConsistentRead: true,
-  });
+  };
+};
+
+const rowsOf = (scope: string, memberPrefix?: string): Promise<PresenceRow[]> =>
+  queryAll<PresenceRow>(rowsQuery(scope, memberPrefix ? { prefix: memberPrefix } : undefined));
 
 /** A user's rows in a room (the prefix may match a user id that extends this one, so filter exactly). */
 const userRowsInRoom = async (room: string, userId: string) =>
@@ -284,31 +297,8 @@ export const scopePresence = async (
   options: { readonly limit: number; readonly cursor?: string | undefined },
 ): Promise<ScopePresence> => {
   const after = options.cursor === undefined ? undefined : decodeScopeCursor(scope, options.cursor);
-  const rowsBetween = (lower: string | undefined, upper?: string) => ({
-    TableName: table('presence'),
-    KeyConditionExpression:
-      '#scope = :scope' +
-      (lower === undefined
-        ? ''
-        : upper === undefined
-          ? ' AND #member > :lower'
-          : ' AND #member BETWEEN :lower AND :upper'),
-    FilterExpression: NOT_EXPIRED,
-    ExpressionAttributeNames: {
-      ...notExpiredNames,
-      '#scope': 'scope',
-      ...(lower === undefined ? {} : { '#member': 'member' }),
-    },
-    ExpressionAttributeValues: {
-      ':scope': scope,
-      ':now': nowSecs(),
-      ...(lower === undefined ? {} : { ':lower': lower }),
-      ...(upper === undefined ? {} : { ':upper': upper }),
-    },
-    ConsistentRead: true,
-  });
   const page = await queryPage<PresenceRow & Record<string, unknown>>(
-    rowsBetween(after === undefined ? undefined : pastUser(after)),
+    rowsQuery(scope, after === undefined ? undefined : { after: pastUser(after) }),
     { limit: options.limit, keyOf: (row) => ({ scope: row.scope, member: row.member }) },
   );
   const rows: PresenceRow[] = [...page.items];
@@ -322,7 +312,7 @@ export const scopePresence = async (
         .reduce((shortest, userId) => (userId.length < shortest.length ? userId : shortest), last.user_id)
     : undefined;
   if (page.nextKey && last && endsWith !== undefined) {
-    const rest = await queryAll<PresenceRow>(rowsBetween(last.member, pastUser(endsWith)));
+    const rest = await queryAll<PresenceRow>(rowsQuery(scope, { from: last.member, to: pastUser(endsWith) }));
     rows.push(...rest.filter((row) => row.member !== last.member));
   }
   const byUser = new Map<string, PresenceStatus[]>();
