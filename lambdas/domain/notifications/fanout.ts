@@ -297,8 +297,12 @@ const recordDelivery = async (
     ? { user_id: userId, receiver_id: receiverId }
     : { notification_id: notification.id, user_id: userId };
   if (!inApp && !framesPending) return { table, key, framesPending: false, written: false };
-  const pending = framesPending ? delivery.id : undefined;
   const lease = framesPending ? delivery.lease : undefined;
+  const frames: FramesState = {
+    frames_pending: framesPending ? delivery.id : undefined,
+    frames_holder: lease?.holder,
+    frames_until: lease?.until,
+  };
   const item = inApp
     ? ({
         user_id: userId,
@@ -307,18 +311,10 @@ const recordDelivery = async (
         delivered_at: new Date().toISOString(),
         expires_at: notification.expires_at ?? undefined,
         unread_key: unreadKey,
-        frames_pending: pending,
-        frames_holder: lease?.holder,
-        frames_until: lease?.until,
+        ...frames,
         ttl: notification.ttl,
       } satisfies ReceiverRecord)
-    : {
-        ...key,
-        frames_pending: pending,
-        frames_holder: lease?.holder,
-        frames_until: lease?.until,
-        ttl: Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS,
-      };
+    : { ...key, ...frames, ttl: Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS };
   try {
     await documentClient().send(
       new PutCommand({
@@ -337,11 +333,7 @@ const recordDelivery = async (
 };
 
 /** What a recorded delivery says about its frames (fields of a receiver or a receipt). */
-interface FramesState {
-  readonly frames_pending?: string;
-  readonly frames_holder?: string;
-  readonly frames_until?: number;
-}
+type FramesState = Pick<ReceiverRecord, 'frames_pending' | 'frames_holder' | 'frames_until'>;
 
 /**
  * Whether this delivery sends the frames of a record written earlier: only when it is their owner (a
