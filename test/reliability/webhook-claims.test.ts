@@ -108,7 +108,13 @@ const busMessageOf = (record: DeliveryRecord) =>
     detail: { id: record.event.id, version: 1, data: {}, priority: 'normal', archive: false },
   });
 
-/** The claim its first receive took, before that receive happens. */
+/** A message's delay (scaled: 3 s) long enough for the test to put its claim before the first receive. */
+const CLAIM_FIRST_DELAY_SECS = 300;
+
+/**
+ * The claim its first receive took, before that receive happens. Conditional on the delivery being untouched, so
+ * a set-up that lost the race to a receive fails here, not as a delivery stuck in `sending`.
+ */
 const claimBy = (record: DeliveryRecord, messageId: string, expiresInMs: number) =>
   documentClient().send(
     new PutCommand({
@@ -119,6 +125,8 @@ const claimBy = (record: DeliveryRecord, messageId: string, expiresInMs: number)
         claim_receive: 1,
         claim_expires_at: new Date(Date.now() + expiresInMs).toISOString(),
       },
+      ConditionExpression: 'attribute_not_exists(claim_expires_at) AND updated_at = :untouched',
+      ExpressionAttributeValues: { ':untouched': record.updated_at },
     }),
   );
 
@@ -148,10 +156,13 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
     const { record, ref, path, message } = await interruptedDelivery({});
     // SQS may hand a message out again while its first receive still runs (a copy on a server that missed the
     // receive): a higher receive count does not prove the holder died, so only the claim's expiry does.
-    // Delayed so the claim below is in place before the first receive (100 s × 0.01).
-    const claimedFor = 8_000;
+    // Delayed so the claim below is in place before the first receive (300 s × 0.01): a loaded machine took over
+    // a second between the send and the claim's put once, so the first receive found no claim, sent, and the put
+    // then wrote the finished delivery back to `sending`. Receives at ≈ 3, 4.8 and 6.6 s: two while the claim
+    // is live, and the third takes it over, well inside the queue's 5 receives (the fifth at ≈ 10.2 s).
+    const claimedFor = 6_000;
     const claimedAt = Date.now();
-    await claimBy(record, await send(message, 100), claimedFor);
+    await claimBy(record, await send(message, CLAIM_FIRST_DELAY_SECS), claimedFor);
     expect(await finalStatus(record, ref.webhook_id)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
     // Sent after the claim expired (webhook-timestamp: the attempt's Unix seconds).
@@ -163,10 +174,14 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
     const { record, ref, path } = await interruptedDelivery({});
     // The matcher makes attempt 1 itself: here its first receive of the bus message holds the claim and died.
     // The bus message keeps coming back (visibility timeout 1.8 s here) and fails while the claim is live; the
-    // first receive after the claim's expiry takes it over. Within the queue's 5 receives: 4 s of claim.
-    const claimedFor = 4_000;
+    // first receive after the claim's expiry takes it over. Within the queue's 5 receives: 6 s of claim.
+    const claimedFor = 6_000;
     const claimedAt = Date.now();
-    await claimBy(record, await send(busMessageOf(record), 100, 'webhookEvents'), claimedFor);
+    await claimBy(
+      record,
+      await send(busMessageOf(record), CLAIM_FIRST_DELAY_SECS, 'webhookEvents'),
+      claimedFor,
+    );
     expect(await finalStatus(record, ref.webhook_id)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
     const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
