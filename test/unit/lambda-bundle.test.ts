@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import MnemonistLruCache from 'mnemonist/lru-cache';
 import { describe, expect, it } from 'vitest';
 import { defaultProvider } from '../../lambdas/core/credentials-env';
+import LruCache from '../../lambdas/core/lru-cache';
 import { LAMBDA_BUNDLE_ALIASES } from '../../lib/constructs/bundling';
 import { repoRoot } from '../../lib/paths';
 import { wiring } from '../../lib/wiring';
@@ -59,6 +61,51 @@ describe('Lambda bundles', () => {
     const stub = await import('../../lambdas/core/no-event-streams');
     expect(() => new stub.EventStreamSerde()).toThrow(/event streams are not bundled/);
     expect(() => stub.eventStreamSerdeProvider()).toThrow(/event streams are not bundled/);
+  });
+
+  it("carry a small LRU on a Map for the DynamoDB client's endpoint cache, not mnemonist's", async () => {
+    const { metafile } = await bundleOf(['lambdas/handlers/http/health/live.ts']);
+    const inputs = Object.keys(metafile.inputs);
+    expect(inputs.some((input) => input.includes('@aws-sdk/endpoint-cache/'))).toBe(true);
+    expect(inputs.filter((input) => /\/(mnemonist|obliterator)\//.test(input))).toEqual([]);
+    expect(inputs.some((input) => input.endsWith('lambdas/core/lru-cache.ts'))).toBe(true);
+  });
+
+  it("keep mnemonist's LRU behaviour for the methods the endpoint cache calls (random operations, both caches)", () => {
+    // A small deterministic generator: the same sequence on every run, and many evictions on 6 keys in 4 slots.
+    let seed = 17;
+    const next = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return Math.floor((seed / 2_147_483_648) * n);
+    };
+    const ours = new LruCache<string, number>(4);
+    const theirs = new MnemonistLruCache<string, number>(4);
+    const differences: string[] = [];
+    const compare = (step: number, what: string, mine: unknown, expected: unknown) => {
+      if (mine !== expected) differences.push(`step ${step} ${what}: ${String(mine)} ≠ ${String(expected)}`);
+    };
+    let misses = 0;
+    for (let step = 0; step < 5_000; step++) {
+      const key = `k${next(6)}`;
+      const operation = next(10);
+      if (operation < 4) {
+        ours.set(key, step);
+        theirs.set(key, step);
+      } else if (operation < 6) {
+        const value = ours.get(key);
+        if (value === undefined) misses++;
+        compare(step, `get ${key}`, value, theirs.get(key));
+      } else if (operation < 8) compare(step, `peek ${key}`, ours.peek(key), theirs.peek(key));
+      else if (operation < 9) compare(step, `has ${key}`, ours.has(key), theirs.has(key));
+      else if (next(50) === 0) {
+        ours.clear();
+        theirs.clear();
+      }
+      compare(step, 'size', ours.size, theirs.size);
+    }
+    expect(differences).toEqual([]);
+    // Evictions happened (6 keys in 4 slots): the comparison covered the least-recent order.
+    expect(misses).toBeGreaterThan(100);
   });
 
   it('still make and read every SDK call the functions make, bundled with the stub (against a stand-in endpoint)', async () => {
