@@ -183,6 +183,37 @@ describe('Lambda bundles', () => {
     expect(clientsOf('webhooks/list.ts')).toEqual(['client-dynamodb', 'client-secrets-manager']);
   });
 
+  it('of frame routes carry their own operation alone, and only `auth` (besides `$connect`) the token verifier', async () => {
+    // Each frame route's file names its operation (lambdas/domain/realtime/operations.ts): a table of every
+    // operation, or a verifier in the shared frame handler, put every operation and jose in all of them (+45 KiB).
+    const routes = wiring.webSocketRoutes;
+    const { metafile, outputFiles } = await bundleOf(routes.map((route) => route.handler));
+    const carried = routes.map(({ routeKey, handler }) => {
+      const [file, output] =
+        Object.entries(metafile.outputs).find(([, { entryPoint }]) => entryPoint?.endsWith(handler)) ?? [];
+      const code = outputFiles.find((out) => out.path.endsWith(file ?? '(none)'))?.text ?? '';
+      const inBundle = (pattern: RegExp) =>
+        Object.entries(output?.inputs ?? {}).some(
+          ([input, { bytesInOutput }]) => bytesInOutput > 0 && pattern.test(input),
+        );
+      const operations = [...code.matchAll(/\bvar ([a-z]\w*Operation) = /g)].map((match) => match[1]);
+      const verifier = inBundle(/lambdas\/core\/auth\/verifier\.ts$/) || inBundle(/\/jose\//);
+      return `${routeKey}: ${[...operations, ...(verifier ? ['token verifier'] : [])].join(', ')}`;
+    });
+    expect(carried).toEqual([
+      '$connect: token verifier',
+      '$disconnect: ',
+      '$default: ',
+      'auth: authOperation, token verifier',
+      'subscribe: subscribeOperation',
+      'unsubscribe: unsubscribeOperation',
+      'join.room: joinRoomOperation',
+      'join.topic: joinTopicOperation',
+      'presence.update: presenceUpdateOperation',
+      'reconnect: reconnectOperation',
+    ]);
+  }, 120_000);
+
   it('find the credentials Lambda puts in the environment', async () => {
     const saved = { ...process.env };
     try {

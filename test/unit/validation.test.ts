@@ -38,13 +38,16 @@ describe('validation messages', () => {
 
   it('are zod English texts in the error frame of an invalid client frame', async () => {
     const sent: OutboundFrame[] = [];
-    await handleClientFrame('subscribe', JSON.stringify({ type: 'subscribe', id: 'f1', channel: '' }), {
-      connectionId: 'c1',
-      send: async (frame) => sent.push(frame),
-      verifyToken: async () => {
-        throw new Error('not reached: the frame fails validation first');
+    await handleClientFrame(
+      'subscribe',
+      JSON.stringify({ type: 'subscribe', id: 'f1', channel: '' }),
+      { connectionId: 'c1', send: async (frame) => sent.push(frame) },
+      {
+        subscribe: async () => {
+          throw new Error('not reached: the frame fails validation first');
+        },
       },
-    });
+    );
     expect(sent).toEqual([
       {
         type: 'error',

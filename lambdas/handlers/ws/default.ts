@@ -1,3 +1,4 @@
 import { frameHandler } from './frame';
 
-export const handler = frameHandler;
+/** `$default`: every frame here has an unknown type, answered with a `validation` error frame; no operation. */
+export const handler = frameHandler({});

@@ -1,7 +1,6 @@
-import { tokenVerifier } from '../../core/auth';
 import { withMetrics } from '../../core/metrics';
 import { postFrame } from '../../domain/realtime/deliver';
-import { handleClientFrame } from '../../domain/realtime/operations';
+import { type FrameOperations, handleClientFrame } from '../../domain/realtime/operations';
 
 /** The parts of an API Gateway WebSocket MESSAGE event the handlers use. */
 export interface WebSocketMessageEvent {
@@ -11,19 +10,20 @@ export interface WebSocketMessageEvent {
 }
 
 /**
- * The handler of every frame route: answers go out through `@connections` (not as route responses), so each
- * route is one-way and the same code serves AWS and the local gateway.
+ * The handler of a frame route, serving the route's own operation (each route file names it, so its bundle
+ * carries that operation's code alone): answers go out through `@connections` (not as route responses), so
+ * each route is one-way and the same code serves AWS and the local gateway.
  */
-export const frameHandler = withMetrics(
-  async (event: WebSocketMessageEvent): Promise<{ statusCode: number }> => {
+export const frameHandler = (operations: FrameOperations) =>
+  withMetrics(async (event: WebSocketMessageEvent): Promise<{ statusCode: number }> => {
     const { connectionId, routeKey } = event.requestContext;
     const body =
       event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-    await handleClientFrame(routeKey, body, {
-      connectionId,
-      send: (frame) => postFrame(connectionId, frame),
-      verifyToken: (token) => tokenVerifier().verify(token),
-    });
+    await handleClientFrame(
+      routeKey,
+      body,
+      { connectionId, send: (frame) => postFrame(connectionId, frame) },
+      operations,
+    );
     return { statusCode: 200 };
-  },
-);
+  });

@@ -1,3 +1,4 @@
+import { joinTopicOperation } from '../../domain/realtime/operations';
 import { frameHandler } from './frame';
 
-export const handler = frameHandler;
+export const handler = frameHandler({ 'join.topic': joinTopicOperation });

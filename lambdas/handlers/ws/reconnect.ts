@@ -1,3 +1,4 @@
+import { reconnectOperation } from '../../domain/realtime/operations';
 import { frameHandler } from './frame';
 
-export const handler = frameHandler;
+export const handler = frameHandler({ reconnect: reconnectOperation });

@@ -1,3 +1,4 @@
+import { subscribeOperation } from '../../domain/realtime/operations';
 import { frameHandler } from './frame';
 
-export const handler = frameHandler;
+export const handler = frameHandler({ subscribe: subscribeOperation });
