@@ -21,6 +21,7 @@ describe('API documents (docs/api/)', () => {
       ASYNCAPI,
       'docs/api/index.html',
       OPENAPI,
+      'lambdas/handlers/http/openapi-document.ts',
     ]);
     for (const [file, content] of Object.entries(generated)) {
       expect(await committed(file), `${file} is stale: run npm run api-docs`).toBe(content);

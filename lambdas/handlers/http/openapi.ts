@@ -1,11 +1,16 @@
-import openApi from '../../../docs/api/openapi.json' with { type: 'json' };
+import { brotliDecompressSync } from 'node:zlib';
 import { httpRoute } from '../../core/http/route';
+import { OPENAPI_JSON_BROTLI_BASE64 } from './openapi-document';
 
-const document = JSON.stringify(openApi);
+/** Decompressed on the first request, then kept for the instance's life. */
+let document: string | undefined;
 
 /** GET /openapi.json: the committed description, as written by `npm run api-docs`. */
-export const handler = httpRoute('platform.openapi', {}, async () => ({
-  status: 200,
-  headers: { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300' },
-  text: document,
-}));
+export const handler = httpRoute('platform.openapi', {}, async () => {
+  document ??= brotliDecompressSync(Buffer.from(OPENAPI_JSON_BROTLI_BASE64, 'base64')).toString('utf8');
+  return {
+    status: 200,
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300' },
+    text: document,
+  };
+});
