@@ -166,6 +166,7 @@ describe('Lambda bundles', () => {
     const { metafile } = await bundleOf([
       'lambdas/handlers/http/health/live.ts',
       'lambdas/handlers/http/webhooks/list.ts',
+      'lambdas/handlers/http/webhooks/retry.ts',
     ]);
     // Each clients-*.ts creates its client in a `lazy(…)` call marked pure, so an unused one is dropped.
     const clientsOf = (handler: string) => {
@@ -181,6 +182,12 @@ describe('Lambda bundles', () => {
     expect(clientsOf('health/live.ts')).toEqual(['client-dynamodb', 'client-secrets-manager']);
     // Listing webhooks never seals or opens a secret: no KMS.
     expect(clientsOf('webhooks/list.ts')).toEqual(['client-dynamodb', 'client-secrets-manager']);
+    // A re-send queues attempt 1 now: no Scheduler (only later retries may need a schedule).
+    expect(clientsOf('webhooks/retry.ts')).toEqual([
+      'client-dynamodb',
+      'client-secrets-manager',
+      'client-sqs',
+    ]);
   });
 
   it('of frame routes carry their own operation alone, and only `auth` (besides `$connect`) the token verifier', async () => {

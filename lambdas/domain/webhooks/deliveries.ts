@@ -216,18 +216,23 @@ export const createDelivery = async (
     : undefined;
 };
 
+/**
+ * Hands attempts to the delivery queue, now or after SQS DelaySeconds (at most 900). A re-send calls this
+ * alone, so its function carries no Scheduler client (docs/performance.md).
+ */
+export const queueAttempts = async (messages: readonly DeliveryMessage[], delaySecs = 0): Promise<void> => {
+  if (messages.length === 0) return;
+  await sendAll(
+    queueUrl('webhookDeliveries'),
+    messages.map((message) => JSON.stringify(message)),
+    Math.max(0, Math.min(900, Math.round(delaySecs))),
+  );
+};
+
 /** Hands attempts to the delivery queue now, or after a delay: SQS DelaySeconds up to its limit, else a schedule. */
 export const enqueueAttempts = async (messages: readonly DeliveryMessage[], delaySecs = 0): Promise<void> => {
   if (messages.length === 0) return;
-  const settings = webhookSettings();
-  if (delaySecs <= settings.maxQueueDelaySecs) {
-    await sendAll(
-      queueUrl('webhookDeliveries'),
-      messages.map((message) => JSON.stringify(message)),
-      Math.max(0, Math.min(900, Math.round(delaySecs))),
-    );
-    return;
-  }
+  if (delaySecs <= webhookSettings().maxQueueDelaySecs) return queueAttempts(messages, delaySecs);
   await Promise.all(messages.map((message) => scheduleAttempt(message, delaySecs)));
 };
 

@@ -7,8 +7,8 @@ import {
   deliveryKey,
   deliveryPartition,
   deliveryShards,
-  enqueueAttempts,
   findDelivery,
+  queueAttempts,
   ttlFrom,
   updateDelivery,
 } from './deliveries';
@@ -101,7 +101,7 @@ export const retryDelivery = async (webhookId: string, deliveryId: string, now =
   const { ref, record } = found;
   if (record.status === 'pending' && record.attempt_count === 0) {
     // A re-send accepted before whose message may have been lost: sending it again is harmless.
-    await enqueueAttempts([{ ...ref, run: record.run, attempt: 1 }]);
+    await queueAttempts([{ ...ref, run: record.run, attempt: 1 }]);
     return { id: deliveryId, status: 'pending' as const };
   }
   if (record.status !== 'dead_letter') throw conflict('Only a dead-lettered delivery can be re-sent');
@@ -120,6 +120,6 @@ export const retryDelivery = async (webhookId: string, deliveryId: string, now =
     values: { ':dead': 'dead_letter', ':run': record.run },
   });
   if (!moved) throw conflict('The delivery changed meanwhile; list it again');
-  await enqueueAttempts([{ ...ref, run, attempt: 1 }]);
+  await queueAttempts([{ ...ref, run, attempt: 1 }]);
   return { id: deliveryId, status: 'pending' as const };
 };
