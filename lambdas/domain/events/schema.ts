@@ -1,6 +1,6 @@
 import { jsonLimits } from '../../core/json-limits';
 import * as z from '../../core/zod';
-import { eventTypeSchema, PRIORITIES } from '../notifications/schema';
+import { eventTypeSchema, PRIORITIES } from '../notifications/shared-fields';
 
 /** `data` of an event: at most 16 KiB serialized, so its `event` frame stays under API Gateway's 32 KiB frame. */
 export const MAX_EVENT_DATA_BYTES = 16 * 1024;

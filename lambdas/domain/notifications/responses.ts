@@ -1,7 +1,8 @@
 // Response schemas of the notification routes (lambdas/core/response-schemas.ts says why they live apart).
 import { pageOf, timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
-import { CHANNELS, PRIORITIES } from './schema';
+import { CHANNELS } from './schema';
+import { PRIORITIES } from './shared-fields';
 
 /** 202 of POST /notifications. */
 export const notificationAcceptedSchema = z.strictObject({

@@ -1,9 +1,9 @@
 import { jsonLimits } from '../../core/json-limits';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
+import { eventTypeSchema, PRIORITIES } from './shared-fields';
 
 /** Contract §3 "Notifications": sizes, enumerations and defaults of POST /notifications. */
-export const PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
 export const CHANNELS = ['in_app', 'toast', 'realtime'] as const;
 export const MAX_RECIPIENTS = 1000;
 export const MAX_DATA_BYTES = 16 * 1024;
@@ -11,7 +11,6 @@ export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
 /** Topics one notification may name (each fans out to all its subscribers). */
 export const MAX_TOPICS = 10;
 
-export type Priority = (typeof PRIORITIES)[number];
 export type Channel = (typeof CHANNELS)[number];
 
 /** RFC 3339 allows lowercase `t` and `z` (§5.6); they are upper-cased before zod's ISO check and stored so. */
@@ -36,15 +35,6 @@ const uniqueStrings = <T extends string>(
     seen.add(item);
   });
 };
-
-/** A dotted event name (`billing.invoice_ready`), shared by notifications and events. */
-export const eventTypeSchema = z
-  .string()
-  .check(
-    z.minLength(1),
-    z.maxLength(128),
-    z.regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
-  );
 
 const fields = z.strictObject({
   source: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),

@@ -5,7 +5,7 @@
  */
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
-import { PRIORITIES } from '../notifications/schema';
+import { PRIORITIES } from '../notifications/shared-fields';
 
 export const PRESENCE_STATUSES = ['online', 'away', 'busy'] as const;
 /** What presence answers: a user with no live connection is `offline`. */
