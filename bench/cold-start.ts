@@ -33,12 +33,27 @@ export interface ColdStart {
   };
   /** The largest contributors to the bundle, by package (or first-party folder), in KiB. */
   readonly largestInputs: readonly { readonly name: string; readonly kib: number }[];
+  /** Issue 17 item 5: the bundle and the init against COLD_START_GOAL. */
+  readonly goal: { readonly bundle: GoalVerdict; readonly init: GoalVerdict };
 }
+
+/**
+ * Issue 17 item 5: every bundle ≤ 300 KiB and init ≤ 60 ms, or, where the SDK clients a function needs
+ * cannot fit, within 10 % of the floor (an empty handler importing only the same clients).
+ */
+export const COLD_START_GOAL = { maxBundleKiB: 300, maxInitMs: 60, floorFactor: 1.1 } as const;
+
+/** `met`: within the absolute goal; `floor`: above it, but within 10 % of the floor; `over`: neither. */
+export type GoalVerdict = 'met' | 'floor' | 'over';
+
+export const goalVerdict = (value: number, goal: number, floor: number): GoalVerdict =>
+  value <= goal ? 'met' : value <= floor * COLD_START_GOAL.floorFactor ? 'floor' : 'over';
 
 export interface ColdStartReport {
   readonly nodeVersion: string;
   readonly runs: number;
   readonly bareNodeMs: number;
+  readonly goal: typeof COLD_START_GOAL;
   readonly functions: readonly ColdStart[];
 }
 
@@ -162,21 +177,34 @@ export const measureColdStarts = async (options: { runs: number }): Promise<Cold
   for (const { id, spec } of functions) {
     const outFile = join(OUT_DIR, `${fileName(id)}.mjs`);
     const floorFile = join(FLOOR_DIR, `${fileName(id)}.mjs`);
+    const timed = timeBundle(outFile);
+    const floor = {
+      clients: floors.get(id) ?? [],
+      bundleKiB: kib(floorFile),
+      initMs: timeBundle(floorFile).initMs,
+    };
+    const bundleKiB = kib(outFile);
     results.push({
       functionId: id,
       handler: spec.handler,
       memoryMb: spec.memoryMb ?? 256,
-      bundleKiB: kib(outFile),
-      ...timeBundle(outFile),
-      floor: {
-        clients: floors.get(id) ?? [],
-        bundleKiB: kib(floorFile),
-        initMs: timeBundle(floorFile).initMs,
-      },
+      bundleKiB,
+      ...timed,
+      floor,
       largestInputs: largestInputs(metafile, outFile),
+      goal: {
+        bundle: goalVerdict(bundleKiB, COLD_START_GOAL.maxBundleKiB, floor.bundleKiB),
+        init: goalVerdict(timed.initMs, COLD_START_GOAL.maxInitMs, floor.initMs),
+      },
     });
   }
-  return { nodeVersion: process.version, runs: options.runs, bareNodeMs, functions: results };
+  return {
+    nodeVersion: process.version,
+    runs: options.runs,
+    bareNodeMs,
+    goal: COLD_START_GOAL,
+    functions: results,
+  };
 };
 
 /** esbuild with the options of lib/constructs/notify-function.ts (see measureColdStarts). */

@@ -96,16 +96,31 @@ export const printResults = (results: Record<string, unknown>): void => {
       `\nCold start: bundle size and init (import in a fresh node ${cold.nodeVersion}, median of ${cold.runs}, minus bare node ${cold.bareNodeMs.toFixed(0)} ms)\n`,
     );
     // Floor: an empty handler importing only the same SDK clients, built and timed the same way.
-    const sorted = [...cold.functions].sort((a, b) => b.initMs - a.initMs);
+    const sorted = [...cold.functions].sort((a, b) => b.bundleKiB - a.bundleKiB);
+    const shown = (verdict: string | undefined) =>
+      verdict === 'met' ? 'ok' : verdict === 'floor' ? 'ok (floor)' : verdict === 'over' ? 'OVER' : '—';
     out.push(
       table(
-        ['function', 'KiB', 'floor KiB', 'init ms', 'floor ms', 'import ms', 'MB', 'largest inputs (KiB)'],
+        [
+          'function',
+          'KiB',
+          'floor KiB',
+          'size',
+          'init ms',
+          'floor ms',
+          'init',
+          'import ms',
+          'MB',
+          'largest inputs (KiB)',
+        ],
         sorted.map((fn) => [
           fn.functionId,
           fn.bundleKiB.toFixed(0),
           fn.floor ? fn.floor.bundleKiB.toFixed(0) : '—',
+          shown(fn.goal?.bundle),
           fn.initMs.toFixed(0),
           fn.floor ? fn.floor.initMs.toFixed(0) : '—',
+          shown(fn.goal?.init),
           fn.importMs.toFixed(0),
           String(fn.memoryMb),
           fn.largestInputs
@@ -115,6 +130,15 @@ export const printResults = (results: Record<string, unknown>): void => {
         ]),
       ),
     );
+    if (cold.goal) {
+      const within = (part: 'bundle' | 'init') =>
+        cold.functions.filter((fn) => fn.goal?.[part] !== 'over').length;
+      out.push(
+        `Goal (issue 17 item 5): bundle ≤ ${cold.goal.maxBundleKiB} KiB and init ≤ ${cold.goal.maxInitMs} ms, or ` +
+          `≤ ${cold.goal.floorFactor}× the floor ("ok (floor)"): size ${within('bundle')} of ${cold.functions.length}, ` +
+          `init ${within('init')} of ${cold.functions.length}.`,
+      );
+    }
   }
   const latency = results.latency as LatencyResult[] | undefined;
   if (latency) {
