@@ -5,12 +5,14 @@ import { repoRoot } from '../paths';
  * Module replacements for every Lambda bundle, shared by the stack (NotifyFunction) and the cold start bench so
  * the bench measures what ships: the SDK's default credential chain becomes the environment provider alone
  * (lambdas/core/credentials-env.ts), the event stream support no called service needs becomes a stub that
- * throws (lambdas/core/no-event-streams.ts), and the LRU of the DynamoDB client's endpoint cache becomes a small
- * one on a `Map` (lambdas/core/lru-cache.ts). The local runtime runs the handlers unbundled with the full SDK,
+ * throws (lambdas/core/no-event-streams.ts), the LRU of the DynamoDB client's endpoint cache becomes a small
+ * one on a `Map` (lambdas/core/lru-cache.ts), and EventBridge's multi-region signer, whose SigV4a half has no
+ * implementation installed, becomes SigV4 alone (lambdas/core/sigv4-only.ts). The local runtime runs the handlers unbundled with the full SDK,
  * which finds the same environment variables first.
  */
 export const LAMBDA_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': path.join(repoRoot, 'lambdas/core/credentials-env.ts'),
   '@smithy/core/event-streams': path.join(repoRoot, 'lambdas/core/no-event-streams.ts'),
   'mnemonist/lru-cache': path.join(repoRoot, 'lambdas/core/lru-cache.ts'),
+  '@aws-sdk/signature-v4-multi-region': path.join(repoRoot, 'lambdas/core/sigv4-only.ts'),
 };

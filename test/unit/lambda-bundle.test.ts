@@ -3,11 +3,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { SignatureV4MultiRegion } from '@aws-sdk/signature-v4-multi-region';
+import { Sha256 } from '@smithy/core/checksum';
 import { build } from 'esbuild';
 import MnemonistLruCache from 'mnemonist/lru-cache';
 import { describe, expect, it } from 'vitest';
 import { defaultProvider } from '../../lambdas/core/credentials-env';
 import LruCache from '../../lambdas/core/lru-cache';
+import { SignatureV4MultiRegion as SigV4Only } from '../../lambdas/core/sigv4-only';
 import { LAMBDA_BUNDLE_ALIASES } from '../../lib/constructs/bundling';
 import { repoRoot } from '../../lib/paths';
 import { wiring } from '../../lib/wiring';
@@ -106,6 +109,46 @@ describe('Lambda bundles', () => {
     expect(differences).toEqual([]);
     // Evictions happened (6 keys in 4 slots): the comparison covered the least-recent order.
     expect(misses).toBeGreaterThan(100);
+  });
+
+  it("sign EventBridge's requests with SigV4 as its multi-region signer does, and refuse SigV4a as it does here", async () => {
+    const options = {
+      service: 'events',
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'session' },
+      sha256: Sha256,
+    };
+    const request = () => ({
+      method: 'POST',
+      protocol: 'https:',
+      hostname: 'events.eu-west-1.amazonaws.com',
+      path: '/a b',
+      query: {},
+      headers: {
+        host: 'events.eu-west-1.amazonaws.com',
+        'content-type': 'application/x-amz-json-1.1',
+        'x-amz-target': 'AWSEvents.PutEvents',
+      },
+      body: '{"Entries":[{"Source":"notify","DetailType":"x","Detail":"{}"}]}',
+    });
+    const signingDate = new Date('2026-11-23T04:00:00Z');
+    const signed = await new SigV4Only(options).sign(request(), { signingDate });
+    expect(signed.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/20261123\/eu-west-1\/events\//,
+    );
+    expect(signed).toEqual(await new SignatureV4MultiRegion(options).sign(request(), { signingDate }));
+    const presignOptions = { signingDate, expiresIn: 300 };
+    expect(await new SigV4Only(options).presign(request(), presignOptions)).toEqual(
+      await new SignatureV4MultiRegion(options).presign(request(), presignOptions),
+    );
+    // Neither the CRT nor @smithy/signature-v4a is installed: the package's class has no SigV4a either.
+    expect(SigV4Only.sigv4aDependency()).toBe(SignatureV4MultiRegion.sigv4aDependency());
+    await expect(new SignatureV4MultiRegion(options).sign(request(), { signingRegion: '*' })).rejects.toThrow(
+      /SigV4a/,
+    );
+    await expect(new SigV4Only(options).sign(request(), { signingRegion: '*' })).rejects.toThrow(
+      /not bundled/,
+    );
   });
 
   it('still make and read every SDK call the functions make, bundled with the stub (against a stand-in endpoint)', async () => {
