@@ -22,24 +22,11 @@ const functions: [string, FunctionSpec][] = [
  * here fails the test; one listed here that the code no longer makes fails it too (keep the list exact).
  */
 const KNOWN: Readonly<Record<string, readonly string[]>> = {
-  // enqueueAttempts(messages) with no delay sends to SQS; only a delay beyond SQS's 15 minutes schedules.
-  'http webhooks.retry': ['envNames.scheduleGroup', 'envNames.schedulerRoleArn'],
   // topicExists (lambdas/domain/realtime/channel-access.ts) checks that the topics table is wired and answers
-  // `unavailable` when it is not; these routes bundle channel code that can reach it.
-  'ws auth': ['table topics'],
-  'ws unsubscribe': ['table topics'],
+  // `unavailable` when it is not; joining a room bundles channel code that can reach it. (Since each frame
+  // route carries only its own operation, auth, unsubscribe, presence.update, reconnect and $default no longer
+  // name it or any other undeclared resource, and webhooks.retry no longer bundles the Scheduler path.)
   'ws join.room': ['table topics'],
-  'ws presence.update': ['table topics'],
-  'ws reconnect': ['table topics'],
-  // Not yet shown to be unreachable (left for review): bundled realtime code that names these.
-  'ws $default': [
-    'queue broadcast (send)',
-    'table presence',
-    'table topics',
-    'table wsChannels',
-    'table wsConnections',
-    'table wsSessions',
-  ],
 };
 
 /**
