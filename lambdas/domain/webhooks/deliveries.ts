@@ -7,7 +7,7 @@ import { batchGetAll } from '../../core/batch-get';
 import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
 import { sendAll } from '../../core/sqs-send';
-import type { DELIVERY_STATUSES } from './schema';
+import type { DELIVERY_STATUSES } from './deliveries-query';
 import { DEFAULT_DELIVERY_SHARDS, MAX_DELIVERY_SHARDS, webhookSettings } from './settings';
 
 /** Deliveries (and their dead letters) are kept this long after their last change. */

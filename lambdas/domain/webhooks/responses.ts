@@ -1,7 +1,7 @@
 // Response schemas of the webhook routes (lambdas/core/response-schemas.ts says why they live apart).
 import { itemsOf, pageOf, timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
-import { DELIVERY_STATUSES } from './schema';
+import { DELIVERY_STATUSES } from './deliveries-query';
 
 export const webhookSchema = z.strictObject({
   id: z.string(),

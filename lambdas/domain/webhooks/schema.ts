@@ -25,11 +25,3 @@ export const createWebhookSchema = z.strictObject({
 });
 
 export type CreateWebhookInput = z.output<typeof createWebhookSchema>;
-
-export const DELIVERY_STATUSES = ['pending', 'sending', 'retrying', 'succeeded', 'dead_letter'] as const;
-
-export const listDeliveriesQuerySchema = z.strictObject({
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
-  cursor: z.optional(z.string().check(z.maxLength(512))),
-  status: z.optional(z.enum(DELIVERY_STATUSES)),
-});

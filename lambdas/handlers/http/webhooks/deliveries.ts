@@ -1,6 +1,6 @@
 import { httpRoute } from '../../../core/http/route';
+import { listDeliveriesQuerySchema } from '../../../domain/webhooks/deliveries-query';
 import { listDeliveries } from '../../../domain/webhooks/delivery-admin';
-import { listDeliveriesQuerySchema } from '../../../domain/webhooks/schema';
 
 export const handler = httpRoute(
   'webhooks.deliveries',
