@@ -24,16 +24,17 @@ import { checkWebhookUrl } from './url-policy';
 import { disableWebhook, getWebhook, noteFailure, noteSuccess, type WebhookRecord } from './webhooks';
 
 /**
- * The attempt is claimed by another receive of this same message (SQS handed it out twice: a duplicate copy
- * while the first receive runs, or again after that receive died) that may still be running. Acknowledging
- * would delete the message its holder depends on, so the item fails instead: SQS hands it out again after the
- * visibility timeout (180 s), longer than any invocation (30 s), so by then the claim has either been recorded
- * as an outcome or expired, and an expired claim is taken over.
+ * The attempt is claimed by another handling of this same message or event (SQS handed the message out twice, or
+ * Lambda's asynchronous queue the event: a duplicate copy while the first runs, or again after it died) that may
+ * still be running. Acknowledging would drop the work its holder depends on, so this handling fails instead: SQS
+ * hands the message out again after the visibility timeout (180 s), Lambda retries the event after 1 or 2
+ * minutes — both later than any invocation's end (30 s) — so by then the claim has either been recorded as an
+ * outcome or expired, and an expired claim is taken over.
  */
 export class AttemptHeldByOtherReceive extends Error {
   constructor(message: DeliveryMessage, claimExpiresAt: string | undefined) {
     super(
-      `attempt ${message.attempt} of delivery ${message.delivery_id} is claimed by another receive of this message until ${claimExpiresAt ?? 'unknown'}; retried after the visibility timeout`,
+      `attempt ${message.attempt} of delivery ${message.delivery_id} is claimed by another receive of this message until ${claimExpiresAt ?? 'unknown'}; retried later`,
     );
     this.name = 'AttemptHeldByOtherReceive';
   }
@@ -153,7 +154,7 @@ const leaseEndpointSlot = (webhook: WebhookRecord, receipt: Receipt, until: Date
   leaseSlot(
     webhook.id,
     webhookSettings().endpointConcurrency,
-    `${receipt.messageId}#${receipt.receiveCount}`,
+    `${receipt.messageId}#${receipt.receive}`,
     until,
     now,
   );
@@ -189,7 +190,7 @@ export const deliverFirstAttempt = async (
   try {
     created = await createDelivery(ref, event, now, {
       messageId: receipt.messageId,
-      receiveCount: receipt.receiveCount,
+      receive: receipt.receive,
       expiresAt: claimExpiresAt,
     });
     if (typeof created === 'object') await sendClaimed(message, created.created, webhook, now);
@@ -218,7 +219,7 @@ const claimAndSend = async (
       claimed_at: now.toISOString(),
       claim_expires_at: claimExpiresAt.toISOString(),
       claimed_by: receipt.messageId,
-      claim_receive: receipt.receiveCount,
+      claim_receive: receipt.receive,
       updated_at: now.toISOString(),
     },
     // Only an expired claim is taken over: another receive of the holder's own message does not prove the holder

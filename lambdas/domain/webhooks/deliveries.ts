@@ -58,7 +58,7 @@ export interface DeliveryRecord {
   readonly claim_expires_at?: string;
   /** SQS message id and receive count of the claim's holder. */
   readonly claimed_by?: string;
-  readonly claim_receive?: number;
+  readonly claim_receive?: string | number;
   readonly next_attempt_at?: string | null;
   readonly last_error?: string | null;
   readonly ttl: number;
@@ -154,7 +154,7 @@ export const findDelivery = async (
 /** Who holds attempt 1 of a delivery created already claimed (see `createDelivery`). */
 export interface FirstClaim {
   readonly messageId: string;
-  readonly receiveCount: number;
+  readonly receive: string;
   readonly expiresAt: Date;
 }
 
@@ -187,7 +187,7 @@ export const createDelivery = async (
           claimed_at: now.toISOString(),
           claim_expires_at: claim.expiresAt.toISOString(),
           claimed_by: claim.messageId,
-          claim_receive: claim.receiveCount,
+          claim_receive: claim.receive,
         }
       : {}),
     ttl: ttlFrom(now),

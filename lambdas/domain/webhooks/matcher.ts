@@ -2,13 +2,12 @@ import { tableName } from '../../core/clients';
 import { logger } from '../../core/logger';
 import { queryAll } from '../../core/paging';
 import type { Receipt } from '../../core/receipt';
-import { parseBusEnvelope } from '../events/envelope';
+import type { BusEnvelope } from '../events/envelope';
 import { deliverFirstAttempt } from './deliver';
 import type { EventSnapshot } from './deliveries';
 import { filterKeysFor } from './filters';
 
-export const eventFromEnvelope = (body: string): { event: EventSnapshot; replayName?: string } => {
-  const envelope = parseBusEnvelope(body);
+export const eventFromEnvelope = (envelope: BusEnvelope): { event: EventSnapshot; replayName?: string } => {
   const detail = envelope.detail;
   return {
     event: {
@@ -52,8 +51,12 @@ export const matchingWebhookIds = async (eventType: string): Promise<string[]> =
  * a receiver sees one `webhook-id` per event; an archive replay is a new delivery (`<event id>~<replay name>`),
  * as replaying means sending again.
  */
-export const matchEvent = async (body: string, receipt: Receipt, now = new Date()): Promise<number> => {
-  const { event, replayName } = eventFromEnvelope(body);
+export const matchEvent = async (
+  envelope: BusEnvelope,
+  receipt: Receipt,
+  now = new Date(),
+): Promise<number> => {
+  const { event, replayName } = eventFromEnvelope(envelope);
   const deliveryId = replayName ? `${event.id}~${replayName}` : event.id;
   const webhookIds = await matchingWebhookIds(event.event_type);
   // Every webhook gets its attempt even when another one's fails: the message then comes back for the rest.

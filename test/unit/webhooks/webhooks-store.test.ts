@@ -111,7 +111,7 @@ describe('deliveries', () => {
     const webhookId = newId();
     const now = new Date();
     const expiresAt = new Date(now.getTime() + 35_000);
-    const claim = { messageId: 'm-1', receiveCount: 1, expiresAt };
+    const claim = { messageId: 'm-1', receive: '1', expiresAt };
     const created = await createDelivery(shard0(webhookId), event, now, claim);
     const stored = await documentClient().send(
       new GetCommand({
@@ -126,7 +126,7 @@ describe('deliveries', () => {
       attempt_count: 1,
       run: 0,
       claimed_by: 'm-1',
-      claim_receive: 1,
+      claim_receive: '1',
       claim_expires_at: expiresAt.toISOString(),
     });
     // A second receive of the bus message (claimed or not) creates nothing and finds attempt 1 still at it.
