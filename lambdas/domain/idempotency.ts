@@ -73,8 +73,10 @@ const reserve = async (
           running_until: Date.now() + IDEMPOTENCY_LEASE_MS,
           ttl: Math.floor(Date.now() / 1000) + RETENTION_SECS,
         },
-        ConditionExpression: 'attribute_not_exists(#key)',
-        ExpressionAttributeNames: { '#key': 'key' },
+        // A record past its ttl is gone for the contract (24 h) though TTL removes it only within days.
+        ConditionExpression: 'attribute_not_exists(#key) OR #ttl < :now',
+        ExpressionAttributeNames: { '#key': 'key', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
@@ -94,9 +96,11 @@ const takeOver = async (table: string, key: string): Promise<boolean> => {
         TableName: table,
         Key: { key },
         UpdateExpression: 'SET running_until = :until',
+        // attribute_exists: an update would otherwise recreate a record TTL removed since it was read.
         ConditionExpression:
-          'attribute_not_exists(#response) AND (attribute_not_exists(running_until) OR running_until < :now)',
-        ExpressionAttributeNames: { '#response': 'response' },
+          'attribute_exists(#key) AND attribute_not_exists(#response) AND ' +
+          '(attribute_not_exists(running_until) OR running_until < :now)',
+        ExpressionAttributeNames: { '#key': 'key', '#response': 'response' },
         ExpressionAttributeValues: { ':until': now + IDEMPOTENCY_LEASE_MS, ':now': now },
       }),
     );

@@ -173,7 +173,7 @@ const compileNumeric = (path: string, spec: unknown): LeafMatcher => {
 
 const compileAnythingBut = (path: string, spec: unknown): LeafMatcher => {
   if (typeof spec === 'string' || typeof spec === 'number') {
-    return { kind: 'anything-but', test: (value) => !sameScalar(value, spec) };
+    return { kind: 'anything-but', test: (value) => value !== spec };
   }
   if (Array.isArray(spec)) {
     const allStrings = spec.every((item) => typeof item === 'string');
@@ -181,7 +181,7 @@ const compileAnythingBut = (path: string, spec: unknown): LeafMatcher => {
     if (spec.length === 0 || !(allStrings || allNumbers)) {
       throw new InvalidEventPatternError(path, 'anything-but list must hold only strings or only numbers');
     }
-    return { kind: 'anything-but', test: (value) => !spec.some((item) => sameScalar(value, item)) };
+    return { kind: 'anything-but', test: (value) => !spec.some((item) => value === item) };
   }
   if (isPlainObject(spec)) {
     const [operator, ...rest] = Object.keys(spec);
@@ -317,11 +317,6 @@ const compileNode = (path: string, pattern: unknown): CompiledNode => {
   return { leaves, children, anyOf };
 };
 
-function sameScalar(value: Json, expected: unknown): boolean {
-  if (typeof value === 'number' && typeof expected === 'number') return value === expected;
-  return value === expected;
-}
-
 const numericHolds = (value: number, { op, bound }: NumericCheck): boolean => {
   switch (op) {
     case '=':
@@ -347,7 +342,7 @@ const leafValues = (value: unknown): Json[] => {
 const leafMatches = (matcher: LeafMatcher, value: Json): boolean => {
   switch (matcher.kind) {
     case 'exact':
-      return sameScalar(value, matcher.value);
+      return value === matcher.value;
     case 'prefix':
       return typeof value === 'string' && value.startsWith(matcher.value);
     case 'suffix':
@@ -390,13 +385,8 @@ const nodeMatches = (node: CompiledNode, event: unknown): boolean => {
     if (!fieldMatches(matchers, record[key])) return false;
   }
   for (const [key, child] of node.children) {
-    const value = record[key];
-    if (value === undefined || value === null || typeof value !== 'object') {
-      // A missing subtree can still satisfy a sub-pattern made only of `exists: false`.
-      if (!nodeMatches(child, {})) return false;
-    } else if (!nodeMatches(child, value)) {
-      return false;
-    }
+    // A missing subtree reads as `{}`, which can still satisfy a sub-pattern made only of `exists: false`.
+    if (!nodeMatches(child, record[key])) return false;
   }
   return node.anyOf.length === 0 || node.anyOf.some((alternative) => nodeMatches(alternative, record));
 };
@@ -406,7 +396,3 @@ export const compileEventPattern = (pattern: unknown): CompiledEventPattern => {
   const root = compileNode('', pattern);
   return { matches: (event) => nodeMatches(root, event) };
 };
-
-/** One-shot helper for tests and callers that do not reuse a pattern. */
-export const matchesEventPattern = (pattern: unknown, event: unknown): boolean =>
-  compileEventPattern(pattern).matches(event);

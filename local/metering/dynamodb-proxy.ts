@@ -96,6 +96,11 @@ export interface DynamoDbProxyOptions {
    * reaching DynamoDB Local (the SDK retries it, and each retry is picked again while the outage lasts).
    */
   readonly fail?: (operation: string, body: Readonly<Record<string, unknown>>) => boolean;
+  /**
+   * Tests of races: awaited before a call is forwarded, so a test can land another write between a function's
+   * read and this call (e.g. TTL removing the item it read).
+   */
+  readonly interpose?: (operation: string, body: Readonly<Record<string, unknown>>) => Promise<void>;
 }
 
 /** DynamoDB's JSON 1.0 error body: the SDK takes the error name from `__type` after the `#`. */
@@ -129,7 +134,7 @@ const parseJson = (raw: Buffer): Record<string, unknown> => {
  */
 export const startDynamoDbProxy = async (
   target: string,
-  { onCall, authorize, fail }: DynamoDbProxyOptions,
+  { onCall, authorize, fail, interpose }: DynamoDbProxyOptions,
 ): Promise<DynamoDbProxy> => {
   const targetUrl = new URL(target);
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
@@ -138,7 +143,8 @@ export const startDynamoDbProxy = async (
     const metered = onCall !== undefined && (READS.has(operation) || WRITES.has(operation));
     let body = raw;
     let asked: string | undefined;
-    const parsedRequest = metered || authorize || fail ? parseJson(raw) : {};
+    const parsedRequest = metered || authorize || fail || interpose ? parseJson(raw) : {};
+    await interpose?.(operation, parsedRequest);
     if (fail?.(operation, parsedRequest)) {
       errorReply(response, new AwsServiceError('InternalServerError', 'Injected outage (test)', 500));
       return;

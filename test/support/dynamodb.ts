@@ -56,23 +56,29 @@ export type DynamoDbCallMatch = NonNullable<DynamoDbProxyOptions['fail']>;
  * file's SDK clients then reach DynamoDB Local through the local runtime's DynamoDB proxy, and while
  * `fail(match)` is in effect every call it matches is answered with DynamoDB's 500 InternalServerError (the
  * SDK's retries too), until `heal()` or the end of the test. (For the local runtime: its `dynamoDbOutage` option.)
+ * `interpose(before)` runs `before` ahead of each call until the end of the test: another write landing between
+ * a read and the call (a race made certain).
  */
 export const useDynamoDbOutage = (): {
   fail(match: DynamoDbCallMatch): void;
   heal(): void;
+  interpose(before: NonNullable<DynamoDbProxyOptions['interpose']>): void;
 } => {
   let failing: DynamoDbCallMatch | undefined;
+  let interposed: DynamoDbProxyOptions['interpose'];
   let proxy: DynamoDbProxy | undefined;
   beforeAll(async () => {
     const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
     if (!endpoint) throw new Error('useDynamoDbOutage needs useDynamoDbLocal() before it');
     proxy = await startDynamoDbProxy(endpoint, {
       fail: (operation, request) => failing?.(operation, request) === true,
+      interpose: async (operation, request) => interposed?.(operation, request),
     });
     process.env.AWS_ENDPOINT_URL_DYNAMODB = proxy.endpoint;
   });
   afterEach(() => {
     failing = undefined;
+    interposed = undefined;
   });
   afterAll(async () => {
     await proxy?.stop();
@@ -83,6 +89,9 @@ export const useDynamoDbOutage = (): {
     },
     heal: () => {
       failing = undefined;
+    },
+    interpose: (before) => {
+      interposed = before;
     },
   };
 };

@@ -216,6 +216,31 @@ describe('withIdempotency', () => {
     expect(stored.Item?.ttl).toBeLessThanOrEqual(dayFromNow);
   });
 
+  it('treats a key whose 24 hours have passed as new, though DynamoDB has not yet removed its expired record', async () => {
+    // TTL deletes an expired item within days, not at once: until then it is still read, and must not answer.
+    const keyScope = scope();
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName('idempotency'),
+        Item: {
+          key: storedKey(keyScope),
+          request_hash: requestHash({ a: 0 }),
+          reserved_id: 'reserved-yesterday',
+          response: { status: 202, body: { id: 'reserved-yesterday' } },
+          ttl: Math.floor(Date.now() / 1000) - 60,
+        },
+      }),
+    );
+    const ids: string[] = [];
+    const answer = await succeedingAttempt(keyScope, ids);
+    expect(ids).toHaveLength(1);
+    expect(ids[0]).not.toBe('reserved-yesterday');
+    expect(answer).toEqual({ status: 202, body: { id: ids[0] } });
+    // And it is remembered for the next 24 hours like any new key.
+    expect(await succeedingAttempt(keyScope, ids)).toEqual(answer);
+    expect(ids).toHaveLength(1);
+  });
+
   it('without a key, runs the operation every time with a new id', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i += 1) {
@@ -279,6 +304,27 @@ describe('withIdempotency', () => {
     expect(await waiting).toMatchObject({ message: expect.stringContaining('vanished') });
     release();
     await running;
+  });
+
+  it('does not recreate a record removed (by TTL) between its read and the takeover of its lease', async () => {
+    const keyScope = scope();
+    await leaveAttempt(keyScope, 'reserved-removed', Date.now() - 1);
+    const table = tableName('idempotency');
+    let removed = false;
+    outage.interpose(async (operation, request) => {
+      if (operation !== 'UpdateItem' || request.TableName !== table || removed) return;
+      removed = true;
+      await documentClient().send(new DeleteCommand({ TableName: table, Key: { key: storedKey(keyScope) } }));
+    });
+    const error = await withIdempotency(keyScope, { a: 1 }, async () => {
+      throw new Error('must not run');
+    }).catch((caught: unknown) => caught);
+    expect(removed).toBe(true);
+    expect(error).toMatchObject({ message: expect.stringContaining('vanished') });
+    const left = await documentClient().send(
+      new GetCommand({ TableName: table, Key: { key: storedKey(keyScope) }, ConsistentRead: true }),
+    );
+    expect(left.Item).toBeUndefined();
   });
 
   it('lets exactly one of several concurrent retries take over a crashed attempt', async () => {

@@ -169,8 +169,10 @@ export const markRead = async (
     );
     return { id: receiverId, read_at: readAt };
   } catch (error) {
-    // A concurrent read won the race: report its timestamp, as the second call of an idempotent operation.
-    if (error instanceof ConditionalCheckFailedException && error.Item) {
+    if (error instanceof ConditionalCheckFailedException) {
+      // Removed (by its retention) since it was read: gone, as if the read had not found it.
+      if (!error.Item) throw notFound('No such notification');
+      // A concurrent read won the race: report its timestamp, as the second call of an idempotent operation.
       const winner = unmarshall(error.Item) as ReceiverRecord;
       if (winner.read_at) return { id: receiverId, read_at: winner.read_at };
     }

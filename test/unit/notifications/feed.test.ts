@@ -1,4 +1,4 @@
-import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { ServiceError } from '../../../lambdas/core/errors';
@@ -225,6 +225,24 @@ describe('read state', () => {
     expect(second).toEqual(first);
     expect(await unreadCount(alice)).toBe(0);
     expect((await listFeed(alice, { limit: 1 })).items[0]?.read_at).toBe(first.read_at);
+  });
+
+  it('answers 404 for a receiver removed (by its retention) between its read and the update', async () => {
+    const alice = newUser();
+    const record = await storeNotification([alice]);
+    await deliver(record);
+    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    const table = tableName('receivers');
+    let removed = false;
+    outage.interpose(async (operation, request) => {
+      if (operation !== 'UpdateItem' || request.TableName !== table || removed) return;
+      removed = true;
+      await documentClient().send(
+        new DeleteCommand({ TableName: table, Key: { user_id: alice, receiver_id: receiverId } }),
+      );
+    });
+    expect(await errorCode(markRead(alice, receiverId))).toBe('not_found');
+    expect(removed).toBe(true);
   });
 
   it('counts in a second read-all only what arrived after the first', async () => {
