@@ -1,3 +1,4 @@
+import { canonical } from '../../core/canonical-json';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { holdExpiry, type Receipt } from '../../core/receipt';
@@ -69,9 +70,28 @@ export const parseDeliveryMessage = (body: string): DeliveryMessage => {
   return message as DeliveryMessage;
 };
 
-/** Contract §3 body: `{"type", "timestamp", "data": {id, event_type, source, version, data, priority, time}}`. */
-export const webhookBody = (record: DeliveryRecord): string =>
-  JSON.stringify({ type: record.event.event_type, timestamp: record.event.time, data: record.event });
+/**
+ * Contract §3 body: `{"type", "timestamp", "data": {id, event_type, source, version, data, priority, time}}`,
+ * byte for byte the same on every attempt: the first is signed from the record the matcher wrote, later ones from
+ * the record read back, and DynamoDB keeps no key order in maps — so the fields go in this order and the keys of
+ * the event's own `data` sorted.
+ */
+export const webhookBody = (record: DeliveryRecord): string => {
+  const { event } = record;
+  return JSON.stringify({
+    type: event.event_type,
+    timestamp: event.time,
+    data: {
+      id: event.id,
+      event_type: event.event_type,
+      source: event.source,
+      version: event.version,
+      data: canonical(event.data),
+      priority: event.priority,
+      time: event.time,
+    },
+  });
+};
 
 /** Retry-After as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
 export const retryAfterSecs = (value: string | undefined, now: Date): number | undefined => {
