@@ -246,15 +246,18 @@ export class LocalSqs {
    * resolves with the request id once the event is durable in the function's asynchronous queue.
    */
   invokeAsync(functionId: string, payload: unknown, delayMs = 0): Promise<string> {
-    this.busFunctionArn(functionId);
-    return this.asyncQueues.get(functionId)!.enqueue(payload, delayMs);
+    return this.asyncQueue(functionId).enqueue(payload, delayMs);
   }
 
   /** The ARN of a declared bus function (throws for another id). */
   busFunctionArn(functionId: string): string {
+    return this.asyncQueue(functionId).functionArn.replace(/:\$LATEST$/, '');
+  }
+
+  private asyncQueue(functionId: string): AsyncInvocationQueue {
     const asyncQueue = this.asyncQueues.get(functionId);
     if (!asyncQueue) throw new Error(`Function ${functionId} is not a declared bus function`);
-    return asyncQueue.functionArn.replace(/:\$LATEST$/, '');
+    return asyncQueue;
   }
 
   /** Events waiting or running in the asynchronous queues of the bus functions (benchmarks wait for 0). */
