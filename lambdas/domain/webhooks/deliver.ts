@@ -181,11 +181,11 @@ const leaseEndpointSlot = (webhook: WebhookRecord, receipt: Receipt, until: Date
 
 /**
  * The first attempt of the delivery of `event` to a webhook, made by the matcher that creates the delivery:
- * with the endpoint's slot leased first, the delivery is created already claimed by this receive (one write
+ * with the endpoint's slot leased first, the delivery is created already claimed by this invocation (one write
  * instead of a put, a read and the claim's update), then sent as `deliverAttempt` would. Without a slot
  * (endpoint busy), or for a webhook deleted or disabled meanwhile, the delivery is created unclaimed and
  * handed to `deliverAttempt`'s rules (deferred to the queue, dropped, dead-lettered); so is a delivery that
- * already exists (a redelivered bus message). Returns whether the delivery's first attempt was seen to here.
+ * already exists (the event handled again). Returns whether the delivery's first attempt was seen to here.
  */
 export const deliverFirstAttempt = async (
   webhookId: string,

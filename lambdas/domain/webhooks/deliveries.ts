@@ -160,11 +160,11 @@ export interface FirstClaim {
 
 /**
  * Creates the delivery of an event to a webhook once: the conditional put on (webhook id, delivery id) is
- * what makes redelivered bus messages harmless. With `claim` the item is created already claimed for attempt
- * 1 (`sending`, held by that receive until `expiresAt`), as the delivery worker's claim would leave it: the
+ * what makes an event handled twice harmless. With `claim` the item is created already claimed for attempt
+ * 1 (`sending`, held by that invocation until `expiresAt`), as the delivery worker's claim would leave it: the
  * matcher, which makes the first attempt itself, saves the claim's write and the read before it.
- * Returns the record when this call created it; `due` when a redelivered bus message finds its first attempt
- * still to be seen to (not made yet, being made by a receive that may have died, or failed with the retry
+ * Returns the record when this call created it; `due` when an event handled again finds its first attempt
+ * still to be seen to (not made yet, being made by an invocation that may have died, or failed with the retry
  * perhaps not queued); undefined when the delivery is past its first attempt.
  */
 export const createDelivery = async (
