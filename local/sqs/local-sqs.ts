@@ -1,3 +1,5 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   type BusFunction,
   DEFAULT_FUNCTION,
@@ -112,6 +114,16 @@ const asInteger = (value: unknown, name: string, min: number, max: number, fallb
 };
 
 const BATCH_ENTRY_ID = /^[A-Za-z0-9_-]{1,80}$/;
+
+/** Where a running stand-in with `dataDir` writes its endpoint, so `npm run redrive -- --data DIR` can find it. */
+export const SQS_STATE_FILE = 'sqs-endpoint.json';
+
+export interface SqsState {
+  readonly endpoint: string;
+  readonly accountId: string;
+  readonly region: string;
+  readonly pid: number;
+}
 
 export class LocalSqs {
   private readonly region: string;
@@ -237,6 +249,15 @@ export class LocalSqs {
     if (this.longPolls.signal.aborted) throw new Error('A stopped LocalSqs cannot restart: create a new one');
     await this.restore();
     this.server = await startLoopbackServer('LocalSqs', (request) => this.handle(request), errorReply);
+    if (this.opts.dataDir) {
+      const state: SqsState = {
+        endpoint: this.server.endpoint,
+        accountId: this.accountId,
+        region: this.region,
+        pid: process.pid,
+      };
+      writeFileSync(join(this.opts.dataDir, SQS_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
+    }
     for (const mapping of this.mappings) mapping.start();
     for (const asyncQueue of this.asyncQueues.values()) asyncQueue.start();
   }
@@ -347,6 +368,7 @@ export class LocalSqs {
     await this.server?.close();
     this.server = undefined;
     await this.journal?.close();
+    if (this.opts.dataDir) rmSync(join(this.opts.dataDir, SQS_STATE_FILE), { force: true });
   }
 
   private arnOf(queueName: string): string {

@@ -1,5 +1,10 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { PurgeQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadEventOf, redriveDeadLetters } from '../../lib/ops/redrive';
 import type { BusFunction, BusRule } from '../../lib/wiring';
@@ -37,6 +42,8 @@ let sqs: LocalSqs;
 let bus: LocalEventBridge;
 let sqsClient: SQSClient;
 let busClient: EventBridgeClient;
+/** The stand-ins keep their state there, as under `npm start -- --data DIR`: `npm run redrive` finds them. */
+const dataDir = mkdtempSync(join(tmpdir(), 'notify-redrive-'));
 
 beforeAll(async () => {
   sqs = new LocalSqs({
@@ -49,9 +56,10 @@ beforeAll(async () => {
       return null;
     },
     log: () => {},
+    dataDir,
   });
   await sqs.start();
-  bus = new LocalEventBridge({ busName: BUS, rules: [rule], sqs, log: () => {} });
+  bus = new LocalEventBridge({ busName: BUS, rules: [rule], sqs, log: () => {}, dataDir });
   await bus.start();
   sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials });
   busClient = new EventBridgeClient({ endpoint: bus.endpoint, region: 'us-east-1', credentials });
@@ -61,6 +69,7 @@ afterAll(async () => {
   busClient?.destroy();
   await bus?.stop();
   await sqs?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('redriving a bus function’s dead letters', () => {
@@ -106,6 +115,30 @@ describe('redriving a bus function’s dead letters', () => {
       ApproximateNumberOfMessages: 0,
       ApproximateNumberOfMessagesNotVisible: 1,
     });
+    // The junk is a person's to read; gone here, so that the next test's redrive sees only its own record.
+    await sqsClient.send(new PurgeQueueCommand({ QueueUrl: queueUrl }));
+  });
+
+  it('npm run redrive -- --data DIR --queue NAME reaches the running stand-ins through the data folder', async () => {
+    failing = true;
+    await busClient.send(
+      new PutEventsCommand({
+        Entries: [
+          { EventBusName: BUS, Source: 'orders', DetailType: 'order.placed', Detail: '{"id":"o-3"}' },
+        ],
+      }),
+    );
+    await waitUntil(() => sqs.stats('ordersSink-dlq').ApproximateNumberOfMessages === 1, 20);
+    failing = false;
+    invoked.length = 0;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'bin/redrive.ts', '--data', dataDir, '--queue', 'ordersSink-dlq'],
+      { cwd: join(import.meta.dirname, '../..') },
+    );
+    expect(stdout).toBe(`redrive: 1 event(s) put on ${BUS} again\n`);
+    await waitUntil(() => invoked.length === 1, 20);
+    expect(invoked[0]?.detail).toEqual({ id: 'o-3' });
   });
 
   it('reads the event out of either shape, and says why when there is none', () => {
