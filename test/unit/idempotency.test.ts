@@ -352,6 +352,25 @@ describe('withIdempotency', () => {
   it('lets exactly one of several concurrent retries take over a crashed attempt', async () => {
     const keyScope = scope();
     await leaveAttempt(keyScope, 'reserved-3', Date.now() - 1);
+    // The race made certain: every takeover write waits until all five retries have read the expired lease and
+    // sent theirs, so four of them lose the conditional write (on a quiet machine they could run one by one).
+    const table = tableName('idempotency');
+    let arrived = 0;
+    let allArrived = () => {};
+    const barrier = new Promise<void>((resolve) => {
+      allArrived = resolve;
+    });
+    outage.interpose(async (operation, request) => {
+      if (
+        operation !== 'UpdateItem' ||
+        request.TableName !== table ||
+        request.UpdateExpression !== 'SET running_until = :until'
+      )
+        return;
+      arrived += 1;
+      if (arrived === 5) allArrived();
+      await barrier;
+    });
     let runs = 0;
     const answers = await Promise.all(
       Array.from({ length: 5 }, () =>
@@ -362,6 +381,7 @@ describe('withIdempotency', () => {
         }),
       ),
     );
+    expect(arrived).toBe(5);
     expect(runs).toBe(1);
     for (const answer of answers) expect(answer).toEqual({ status: 202, body: { id: 'reserved-3' } });
   });

@@ -242,7 +242,8 @@ describe('read state', () => {
         new DeleteCommand({ TableName: table, Key: { user_id: alice, receiver_id: receiverId } }),
       );
     });
-    expect(await errorCode(markRead(alice, receiverId))).toBe('not_found');
+    const error = await markRead(alice, receiverId).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ status: 404, code: 'not_found', message: 'No such notification' });
     expect(removed).toBe(true);
   });
 
