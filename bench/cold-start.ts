@@ -62,6 +62,7 @@ const declaredFunctions = (): { id: string; spec: FunctionSpec }[] => [
   ...wiring.httpRoutes.map((route) => ({ id: route.id, spec: route })),
   ...wiring.webSocketRoutes.map((route) => ({ id: `ws.${route.routeKey}`, spec: route })),
   ...wiring.workers.map((worker) => ({ id: worker.id, spec: worker })),
+  ...(wiring.busFunctions ?? []).map((fn) => ({ id: fn.id, spec: fn })),
   ...wiring.recurringSchedules.map((schedule) => ({ id: schedule.id, spec: schedule })),
 ];
 

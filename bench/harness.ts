@@ -63,6 +63,7 @@ export const startMeteredRuntime = async (): Promise<MeteredRuntime> => {
       (total, table) => total + table.readRequests + table.writeRequests,
       0,
     );
+    // Lambda's asynchronous queues of the bus functions count as work in flight too.
     const queued = wiring.queues.reduce((total, queue) => {
       const stats = sqs.stats(queue.id);
       return (
@@ -71,7 +72,7 @@ export const startMeteredRuntime = async (): Promise<MeteredRuntime> => {
         stats.ApproximateNumberOfMessagesNotVisible +
         stats.ApproximateNumberOfMessagesDelayed
       );
-    }, 0);
+    }, sqs.asyncBacklog());
     return `${invocations}/${dynamo}/${usage.wsMessagesOut}/${queued === 0 ? 'empty' : queued}`;
   };
 

@@ -2,6 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags, Valid
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
@@ -102,7 +103,17 @@ export class NotifyStack extends Stack {
       removalPolicy,
       deletionProtection: removalPolicy !== RemovalPolicy.DESTROY,
     });
-    this.queues = new Queues(this, 'Queues', { specs: wiring.queues });
+    const busFunctions = wiring.busFunctions ?? [];
+    this.queues = new Queues(this, 'Queues', {
+      specs: wiring.queues,
+      failureDestinations: [...new Set(busFunctions.map((fn) => fn.deadLetterQueue))].map((id) => ({
+        id,
+        purpose: `on-failure destination of ${busFunctions
+          .filter((fn) => fn.deadLetterQueue === id)
+          .map((fn) => `${fn.id} (${fn.purpose})`)
+          .join(', ')}`,
+      })),
+    });
     this.eventBus = new ServiceEventBus(this, 'Events', {
       rules: wiring.busRules,
       queues: this.queues,
@@ -147,6 +158,7 @@ export class NotifyStack extends Stack {
       ...wiring.httpRoutes,
       ...wiring.webSocketRoutes,
       ...wiring.workers,
+      ...busFunctions,
       ...wiring.recurringSchedules,
     ];
     this.scheduling =
@@ -237,6 +249,36 @@ export class NotifyStack extends Stack {
         }),
       );
     }
+    for (const busFunction of busFunctions) {
+      const onFailure = this.queues.failureDestination(
+        busFunction.deadLetterQueue,
+        `bus function "${busFunction.id}"`,
+      ).deadLetterQueue;
+      const fn = this.addFunction(`bus:${busFunction.id}`, `Bus${pascalCase(busFunction.id)}`, busFunction, {
+        description: `bus function ${busFunction.id} (${busFunction.purpose})`,
+        withAuth: false,
+      });
+      // Lambda's asynchronous queue: retries of a failed or crashed invocation, then a record of the event in
+      // the on-failure destination (docs/events-topics-devices.md, docs/webhooks.md).
+      fn.function.configureAsyncInvoke({
+        retryAttempts: busFunction.retryAttempts,
+        maxEventAge: Duration.seconds(busFunction.maxEventAgeSecs),
+        onFailure: new SqsDestination(onFailure),
+      });
+      for (const rule of wiring.busRules) {
+        if ('targetFunction' in rule && rule.targetFunction === busFunction.id) {
+          this.eventBus.addFunctionRule(rule, fn.function, onFailure);
+        }
+      }
+    }
+    const undeclaredTargets = wiring.busRules.filter(
+      (rule) => 'targetFunction' in rule && !busFunctions.some((fn) => fn.id === rule.targetFunction),
+    );
+    if (undeclaredTargets.length > 0) {
+      throw new Error(
+        `lib/wiring: bus rules ${undeclaredTargets.map((rule) => rule.id).join(', ')} invoke undeclared bus functions`,
+      );
+    }
     for (const recurring of wiring.recurringSchedules) {
       const name = `Schedule${pascalCase(recurring.id)}`;
       const fn = this.addFunction(`schedule:${recurring.id}`, name, recurring, {
@@ -295,6 +337,7 @@ export class NotifyStack extends Stack {
       level: settings.monitoring,
       functions: this.functions,
       queues: this.queues.all,
+      failureDestinations: this.queues.failureDestinations,
       tables: this.tables.all,
       scale: settings.scale,
       httpApi: this.httpApi,

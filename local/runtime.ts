@@ -179,10 +179,10 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
   } = () => {
     throw new Error('startRuntime: invoked before the environment was set');
   };
-  const invoke: InvokeFunction = async (fn, event) => {
+  const invoke: InvokeFunction = async (fn, event, invokeOptions) => {
     await ready;
     const { own, hidden, fixed } = scopeOf(fn);
-    return withFunctionEnv(own, hidden, () => runner(fn, event), fixed);
+    return withFunctionEnv(own, hidden, () => runner(fn, event, invokeOptions), fixed);
   };
 
   const stoppers: (() => Promise<void>)[] = [];
@@ -243,6 +243,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     const sqs = new LocalSqs({
       queues: wiring.queues,
       workers: wiring.workers,
+      busFunctions: wiring.busFunctions ?? [],
       invoke,
       access,
       delivery,

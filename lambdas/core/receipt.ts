@@ -1,14 +1,17 @@
 /**
- * Which receive of which queue message a worker is handling, and until when its invocation can run at most
- * (past that Lambda has stopped it): what a hold on work (a webhook claim, a lease on frames) records, so that
- * another receive of the same message can tell a live holder — a copy SQS handed out at the same time — from a
- * dead one.
+ * Which handling of which piece of work a worker is doing, and until when its invocation can run at most (past
+ * that Lambda has stopped it): what a hold on work (a webhook claim, a lease on frames) records, so that another
+ * handling of the same work can tell a live holder — a copy handed out at the same time — from a dead one.
+ * The work is a queue message (SQS) or an event a bus function was invoked with (Lambda asynchronous invocation).
  */
 export interface Receipt {
-  /** The same across redeliveries of one message. */
+  /**
+   * The same across redeliveries of one message: the SQS message id, or the asynchronous invocation's request
+   * id, which Lambda keeps across its retries of one event.
+   */
   readonly messageId: string;
-  /** SQS's ApproximateReceiveCount of this receive. */
-  readonly receiveCount: number;
+  /** This one handling of it: SQS's ApproximateReceiveCount; for an asynchronous invocation, an id of its own. */
+  readonly receive: string;
   /** The invocation's deadline: past it the invocation has been stopped, whatever state it was in. */
   readonly deadline: Date;
 }

@@ -1,4 +1,5 @@
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import type { Context, EventBridgeEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from './logger';
 import { withMetrics } from './metrics';
 import type { Receipt } from './receipt';
@@ -6,7 +7,7 @@ import type { Receipt } from './receipt';
 /** This receive of `record` in this invocation (core/receipt.ts). */
 export const messageReceipt = (record: SQSRecord, context: Context): Receipt => ({
   messageId: record.messageId,
-  receiveCount: Number(record.attributes.ApproximateReceiveCount),
+  receive: record.attributes.ApproximateReceiveCount,
   deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),
 });
 
@@ -45,5 +46,36 @@ export const sqsWorker =
           (record) => ({ itemIdentifier: record.messageId }),
         ),
       };
+    })();
+  };
+
+/**
+ * This invocation of a bus function with an event: held under the request id, which Lambda keeps across its
+ * retries of the event (a retry comes a minute or two after the failure, past the holder's deadline); Lambda does
+ * not say which attempt this is, so each invocation names its own handling.
+ */
+export const invocationReceipt = (context: Context): Receipt => ({
+  messageId: context.awsRequestId,
+  receive: randomUUID(),
+  deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),
+});
+
+/**
+ * A function the bus invokes directly (EventBridge → Lambda, asynchronous): one event per invocation. A failure is
+ * logged with the event id and rethrown, so Lambda retries the event (twice, 1 and 2 minutes later) and then sends
+ * its record to the on-failure destination, the function's DLQ (lib/wiring BusFunction).
+ */
+export const busWorker =
+  (workerId: string, processEvent: (event: unknown, receipt: Receipt) => Promise<unknown>) =>
+  async (event: EventBridgeEvent<string, unknown>, context: Context): Promise<void> => {
+    logger.resetKeys();
+    logger.appendKeys({ worker: workerId, aws_request_id: context.awsRequestId });
+    await withMetrics(async () => {
+      try {
+        await processEvent(event, invocationReceipt(context));
+      } catch (error) {
+        logger.error('event failed', { event_id: event?.id, error: error as Error });
+        throw error;
+      }
     })();
   };

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { canonical } from '../core/canonical-json';
 import { documentClient, tableName } from '../core/clients';
 import { conflict, ServiceError, validationError } from '../core/errors';
 import { newId } from '../core/ids';
@@ -15,18 +16,6 @@ export interface StoredResponse {
   readonly status: number;
   readonly body: unknown;
 }
-
-const canonical = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
-    );
-  }
-  return value;
-};
 
 export const requestHash = (request: unknown): string =>
   createHash('sha256')

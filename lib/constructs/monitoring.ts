@@ -11,7 +11,17 @@ import { SERVICE_METRICS } from '../../lambdas/core/metrics';
 import type { MonitoringLevel, ScaleSettings } from '../config/stage-config';
 import type { ServiceHttpApi, ServiceWebSocketApi } from './apis';
 import { METRICS_NAMESPACE, type NotifyFunction, SERVICE_NAME } from './notify-function';
-import type { ServiceQueue } from './queues';
+import type { FailureDestination, ServiceQueue } from './queues';
+
+/** Every DLQ the alarms watch: the declared queues' and the bus functions' on-failure destinations. */
+const deadLetterQueuesOf = (props: MonitoringProps) => [
+  ...props.queues.map(({ spec, deadLetterQueue }) => ({
+    id: spec.id,
+    purpose: spec.purpose,
+    deadLetterQueue,
+  })),
+  ...(props.failureDestinations ?? []),
+];
 
 export interface MonitoringProps {
   readonly stage: string;
@@ -20,6 +30,8 @@ export interface MonitoringProps {
   /** Every function of the stack, keyed as NotifyStack keys them (`http:health.live`, `worker:fanout`). */
   readonly functions: ReadonlyMap<string, NotifyFunction>;
   readonly queues: readonly ServiceQueue[];
+  /** Dead-letter queues with no source queue: the bus functions' on-failure destinations. */
+  readonly failureDestinations?: readonly FailureDestination[];
   readonly tables: readonly { readonly id: string; readonly table: dynamodb.Table }[];
   /** Quotas the stage is sized for and the share of each at which the capacity alarms fire (docs/scale.md). */
   readonly scale: ScaleSettings;
@@ -105,9 +117,9 @@ export class Monitoring extends Construct {
       );
     }
 
-    for (const { spec, deadLetterQueue } of props.queues) {
-      this.alarm(`${spec.id}-dlq`, {
-        description: `Messages are waiting in the dead-letter queue of "${spec.id}" (${spec.purpose})`,
+    for (const { id: queueId, purpose, deadLetterQueue } of deadLetterQueuesOf(props)) {
+      this.alarm(`${queueId}-dlq`, {
+        description: `Messages are waiting in the dead-letter queue of "${queueId}" (${purpose})`,
         metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
           period: Duration.minutes(1),
           statistic: cloudwatch.Stats.MAXIMUM,
@@ -264,9 +276,9 @@ export class Monitoring extends Construct {
       new cloudwatch.GraphWidget({
         title: 'Dead-letter queues (messages waiting)',
         width: 12,
-        left: props.queues.map(({ spec, deadLetterQueue }) =>
+        left: deadLetterQueuesOf(props).map(({ id: queueId, deadLetterQueue }) =>
           deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-            label: spec.id,
+            label: queueId,
             period: Duration.minutes(1),
             statistic: cloudwatch.Stats.MAXIMUM,
           }),

@@ -22,6 +22,7 @@ export const wiring: Wiring = {
   tables: merge('tables'),
   queues: merge('queues'),
   workers: merge('workers'),
+  busFunctions: merge('busFunctions'),
   busRules: merge('busRules'),
   recurringSchedules: merge('recurringSchedules'),
   scheduleTargets: merge('scheduleTargets'),

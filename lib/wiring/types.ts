@@ -140,14 +140,34 @@ export interface Worker extends FunctionSpec {
   readonly busyAfterSecs?: number;
 }
 
-/** An EventBridge rule on the service's bus whose target is a queue. */
-export interface BusRule {
+/**
+ * A Lambda the bus invokes directly (EventBridge → Lambda, asynchronous invocation): one event per invocation,
+ * no queue in between. Lambda keeps the event in its asynchronous queue, retries a failed or crashed invocation
+ * `retryAttempts` times (1 and 2 minutes later; the same request id each time) and then sends an invocation
+ * record to the on-failure destination, the SQS queue `<deadLetterQueue>-dlq` with its alarm.
+ * EventBridge retries a delivery Lambda refuses, and gives up into the same queue.
+ */
+export interface BusFunction extends FunctionSpec {
+  readonly id: string;
+  /** Lambda's MaximumRetryAttempts, 0–2. */
+  readonly retryAttempts: 0 | 1 | 2;
+  /** Lambda's MaximumEventAgeInSeconds (60–21,600): older events go to the on-failure destination unprocessed. */
+  readonly maxEventAgeSecs: number;
+  /** Names the on-failure destination `<deadLetterQueue>-dlq` (the DLQ naming of declared queues). */
+  readonly deadLetterQueue: string;
+  readonly purpose: string;
+}
+
+/** The queue a bus rule delivers to, or the bus function it invokes (docs/events-topics-devices.md). */
+export type BusTarget = { readonly targetQueue: QueueId } | { readonly targetFunction: string };
+
+/** An EventBridge rule on the service's bus whose target is a queue or a bus function. */
+export type BusRule = {
   readonly id: string;
   readonly description: string;
   /** An EventBridge event pattern, as AWS documents it. */
   readonly pattern: Record<string, unknown>;
-  readonly targetQueue: QueueId;
-}
+} & BusTarget;
 
 /** A recurring invocation of a function (EventBridge Scheduler on AWS, a timer locally). */
 export interface RecurringSchedule extends FunctionSpec {
@@ -175,6 +195,8 @@ export interface Wiring {
   readonly tables: readonly TableSpec[];
   readonly queues: readonly QueueSpec[];
   readonly workers: readonly Worker[];
+  /** Functions bus rules invoke directly (optional: most wirings have none). */
+  readonly busFunctions?: readonly BusFunction[];
   readonly busRules: readonly BusRule[];
   readonly recurringSchedules: readonly RecurringSchedule[];
   readonly scheduleTargets: readonly ScheduleTarget[];

@@ -173,7 +173,8 @@ export class LocalEventBridge {
     this.log = opts.log ?? ((line) => console.warn(`[eventbridge] ${line}`));
     this.rules = opts.rules.map((rule) => {
       // Fail at start, not on the first event, when a declared rule cannot work.
-      opts.sqs.queueArn(rule.targetQueue);
+      if ('targetQueue' in rule) opts.sqs.queueArn(rule.targetQueue);
+      else opts.sqs.busFunctionArn(rule.targetFunction);
       try {
         return { rule, pattern: compileEventPattern(rule.pattern) };
       } catch (error) {
@@ -395,27 +396,31 @@ export class LocalEventBridge {
   }
 
   /**
-   * Delivers an event to the target queue of every matching rule (the SQS message body is the envelope);
-   * resolves once the messages are durable. A message SQS refuses is logged, as AWS drops it after retries.
-   * With AWS-like delivery each message becomes receivable only after a small random delay, so targets run
-   * after PutEvents / StartReplay answer, as on AWS; the message is on disk before the answer all the same.
+   * Delivers an event to the target of every matching rule — a queue (the SQS message body is the envelope) or a
+   * bus function's asynchronous queue (the envelope is the invocation's event) — and resolves once each is
+   * durable. A delivery refused is logged, as AWS drops it after retries (or puts it in the rule's DLQ).
+   * With AWS-like delivery each target gets the event only after a small random delay, so targets run after
+   * PutEvents / StartReplay answer, as on AWS; the event is on disk before the answer all the same.
    */
   private async route(event: EventEnvelope): Promise<void> {
     const sent: Promise<string>[] = [];
     for (const { rule, pattern } of this.rules) {
       if (!pattern.matches(event)) continue;
+      const delayMs = this.chooser.between(0, AWS_LIKE_ODDS.maxDelayMs);
+      const target = 'targetQueue' in rule ? rule.targetQueue : rule.targetFunction;
       try {
         sent.push(
-          this.opts.sqs.enqueue(rule.targetQueue, JSON.stringify(event), {
-            senderId: 'events.amazonaws.com',
-            delayMs: this.chooser.between(0, AWS_LIKE_ODDS.maxDelayMs),
-          }),
+          'targetQueue' in rule
+            ? this.opts.sqs.enqueue(rule.targetQueue, JSON.stringify(event), {
+                senderId: 'events.amazonaws.com',
+                delayMs,
+              })
+            : this.opts.sqs.invokeAsync(rule.targetFunction, event, delayMs),
         );
         this.counters_.deliveries += 1;
       } catch (error) {
-        // On AWS a failed delivery is retried and then dropped (or sent to the rule's DLQ); say it loudly.
         this.log(
-          `rule ${rule.id}: delivery of event ${event.id} to ${rule.targetQueue} failed: ${(error as Error).message}`,
+          `rule ${rule.id}: delivery of event ${event.id} to ${target} failed: ${(error as Error).message}`,
         );
       }
     }

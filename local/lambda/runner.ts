@@ -115,7 +115,7 @@ const unsupportedCallback = (name: string) => () => {
   throw new Error(`context.${name} is not available on nodejs24.x: return or throw from the async handler`);
 };
 
-const contextFor = (fn: FunctionRef, deadline: number): Context => {
+const contextFor = (fn: FunctionRef, deadline: number, requestId: string): Context => {
   const functionName = localFunctionName(fn);
   return {
     callbackWaitsForEmptyEventLoop: true,
@@ -123,7 +123,7 @@ const contextFor = (fn: FunctionRef, deadline: number): Context => {
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${functionName}`,
     memoryLimitInMB: String(fn.memoryMb ?? DEFAULT_FUNCTION.memoryMb),
-    awsRequestId: uuidv4(),
+    awsRequestId: requestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: `local/[$LATEST]${uuidv4().replaceAll('-', '')}`,
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
@@ -156,7 +156,7 @@ export const createLambdaRunner = (options: LambdaRunnerOptions = {}): InvokeFun
     ((fn: FunctionRef, error: Error) => {
       process.stderr.write(`[lambda ${fn.id}] ${error.name}: ${error.message}\n`);
     });
-  return async (fn, event) => {
+  return async (fn, event, options = {}) => {
     const meter = meterOf(fn.id);
     const input = throughJson(event);
     let handler: Handler;
@@ -181,7 +181,7 @@ export const createLambdaRunner = (options: LambdaRunnerOptions = {}): InvokeFun
     meter.invocations += 1;
     try {
       const result = await Promise.race([
-        Promise.resolve().then(() => handler(input, contextFor(fn, deadline))),
+        Promise.resolve().then(() => handler(input, contextFor(fn, deadline, options.requestId ?? uuidv4()))),
         timedOut,
       ]);
       const text = JSON.stringify(result);

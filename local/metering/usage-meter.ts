@@ -61,6 +61,7 @@ export const functionMemoryMb = (wiring: Wiring): Map<string, number> => {
   for (const route of wiring.httpRoutes) add(route.id, route.memoryMb);
   for (const route of wiring.webSocketRoutes) add(`ws.${route.routeKey}`, route.memoryMb);
   for (const worker of wiring.workers) add(worker.id, worker.memoryMb);
+  for (const fn of wiring.busFunctions ?? []) add(fn.id, fn.memoryMb);
   for (const schedule of wiring.recurringSchedules) add(schedule.id, schedule.memoryMb);
   return memory;
 };

@@ -1,5 +1,6 @@
 import type { SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { DEFAULT_FUNCTION, type Worker } from '../../lib/wiring';
+import { InFlightInvocations } from '../lambda/in-flight';
 import type { InvokeFunction } from '../lambda/types';
 import type { LocalQueue, StoredMessage } from './queue';
 
@@ -85,14 +86,11 @@ export const failedMessageIds = (
 
 export class EventSourceMapping {
   private readonly abort = new AbortController();
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight: InFlightInvocations;
   private loop: Promise<void> | undefined;
-  private slotWaiter: (() => void) | undefined;
 
-  constructor(private readonly options: EventSourceMappingOptions) {}
-
-  private get maxConcurrency(): number {
-    return this.options.worker.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY;
+  constructor(private readonly options: EventSourceMappingOptions) {
+    this.inFlight = new InFlightInvocations(options.worker.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
   }
 
   start(): void {
@@ -104,30 +102,13 @@ export class EventSourceMapping {
   /** Stops polling; waits up to `graceMs` for running batches to finish and be settled. */
   async stop(graceMs: number): Promise<void> {
     this.abort.abort();
-    this.slotWaiter?.();
+    this.inFlight.wake();
     await this.loop;
-    if (this.inFlight.size === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.inFlight]),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    await this.inFlight.settle(graceMs);
   }
 
   private get stopped(): boolean {
     return this.abort.signal.aborted;
-  }
-
-  private async waitForSlot(): Promise<void> {
-    while (!this.stopped && this.inFlight.size >= this.maxConcurrency) {
-      await new Promise<void>((resolve) => {
-        this.slotWaiter = resolve;
-      });
-      this.slotWaiter = undefined;
-    }
   }
 
   private async poll(): Promise<void> {
@@ -136,7 +117,7 @@ export class EventSourceMapping {
     const windowMs = Math.round(worker.maxBatchingWindowSecs * 1000 * this.options.timeScale);
     const signal = this.abort.signal;
     while (!this.stopped) {
-      await this.waitForSlot();
+      await this.inFlight.waitForSlot(this.abort.signal);
       if (this.stopped) break;
       await queue.waitForMessages(Number.POSITIVE_INFINITY, signal);
       if (this.stopped) break;
@@ -214,10 +195,6 @@ export class EventSourceMapping {
       // The poller deletes with DeleteMessageBatch, ten handles per request.
       for (let index = 0; index < succeeded.length; index += 10) queue.countRequest(0);
     })();
-    this.inFlight.add(run);
-    void run.finally(() => {
-      this.inFlight.delete(run);
-      this.slotWaiter?.();
-    });
+    this.inFlight.track(run);
   }
 }

@@ -1,6 +1,15 @@
-import { DEFAULT_FUNCTION, type QueueId, type QueueSpec, type Worker } from '../../lib/wiring';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  type BusFunction,
+  DEFAULT_FUNCTION,
+  type QueueId,
+  type QueueSpec,
+  type Worker,
+} from '../../lib/wiring';
 import type { LocalAccess } from '../access';
 import type { Delivery } from '../delivery';
+import { AsyncInvocationQueue } from '../lambda/async-invocation';
 import type { InvokeFunction } from '../lambda/types';
 import {
   AwsServiceError,
@@ -54,6 +63,12 @@ const QUERY_ERROR_CODES: Readonly<Record<string, string>> = {
 export interface LocalSqsOptions {
   readonly queues: readonly QueueSpec[];
   readonly workers: readonly Worker[];
+  /**
+   * Functions invoked asynchronously (bus rules' targets): each gets Lambda's asynchronous queue, kept as an
+   * internal queue of this stand-in (journaled with the others, neither billed nor addressable), and its
+   * on-failure destination `<deadLetterQueue>-dlq` (local/lambda/async-invocation.ts).
+   */
+  readonly busFunctions?: readonly BusFunction[];
   readonly invoke: InvokeFunction;
   /**
    * When set, queued messages are kept in `<dataDir>/sqs-messages.json` and `sqs-journal.ndjson` across
@@ -100,12 +115,26 @@ const asInteger = (value: unknown, name: string, min: number, max: number, fallb
 
 const BATCH_ENTRY_ID = /^[A-Za-z0-9_-]{1,80}$/;
 
+/** Where a running stand-in with `dataDir` writes its endpoint, so `npm run redrive -- --data DIR` can find it. */
+export const SQS_STATE_FILE = 'sqs-endpoint.json';
+
+export interface SqsState {
+  readonly endpoint: string;
+  readonly accountId: string;
+  readonly region: string;
+  readonly pid: number;
+}
+
 export class LocalSqs {
   private readonly region: string;
   private readonly accountId: string;
   private readonly timeScale: number;
   private readonly queues = new Map<string, LocalQueue>();
   private readonly mappings: EventSourceMapping[] = [];
+  /** Lambda's asynchronous queues of the bus functions, by function id. */
+  private readonly asyncQueues = new Map<string, AsyncInvocationQueue>();
+  /** Names of the internal queues behind them. */
+  private readonly internalQueues = new Set<string>();
   private readonly log: (line: string) => void;
   private server: LoopbackServer | undefined;
   private readonly journal: SqsJournal | undefined;
@@ -144,6 +173,46 @@ export class LocalSqs {
       this.queues.set(queue.name, queue);
       this.queues.set(deadLetterQueue.name, deadLetterQueue);
     }
+    for (const fn of opts.busFunctions ?? []) {
+      const onFailureName = `${fn.deadLetterQueue}-dlq`;
+      let onFailure = this.queues.get(onFailureName);
+      if (!onFailure) {
+        onFailure = new LocalQueue({
+          name: onFailureName,
+          arn: this.arnOf(onFailureName),
+          visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
+          timeScale: this.timeScale,
+          onChange: journalOf(onFailureName),
+          ...chooserOf(onFailureName),
+        });
+        this.queues.set(onFailureName, onFailure);
+      }
+      const name = `lambda-async-${fn.id}`;
+      const queue = new LocalQueue({
+        name,
+        arn: this.arnOf(name),
+        visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
+        timeScale: this.timeScale,
+        onChange: journalOf(name),
+        // Lambda's own queue is eventually consistent too: an event may be invoked twice.
+        ...chooserOf(name),
+      });
+      this.queues.set(name, queue);
+      this.internalQueues.add(name);
+      this.asyncQueues.set(
+        fn.id,
+        new AsyncInvocationQueue({
+          fn,
+          queue,
+          onFailure,
+          invoke: opts.invoke,
+          durable: () => this.durable(),
+          region: this.region,
+          accountId: this.accountId,
+          log: this.log,
+        }),
+      );
+    }
     for (const worker of opts.workers) {
       const queue = this.queues.get(worker.queue);
       if (!queue) throw new Error(`Worker ${worker.id} reads undeclared queue ${worker.queue}`);
@@ -180,7 +249,51 @@ export class LocalSqs {
     if (this.longPolls.signal.aborted) throw new Error('A stopped LocalSqs cannot restart: create a new one');
     await this.restore();
     this.server = await startLoopbackServer('LocalSqs', (request) => this.handle(request), errorReply);
+    if (this.opts.dataDir) {
+      const state: SqsState = {
+        endpoint: this.server.endpoint,
+        accountId: this.accountId,
+        region: this.region,
+        pid: process.pid,
+      };
+      writeFileSync(join(this.opts.dataDir, SQS_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
+    }
     for (const mapping of this.mappings) mapping.start();
+    for (const asyncQueue of this.asyncQueues.values()) asyncQueue.start();
+  }
+
+  /**
+   * Invokes a bus function asynchronously (Lambda `Invoke` with `InvocationType: Event`, as EventBridge does):
+   * resolves with the request id once the event is durable in the function's asynchronous queue.
+   */
+  invokeAsync(functionId: string, payload: unknown, delayMs = 0): Promise<string> {
+    return this.asyncQueue(functionId).enqueue(payload, delayMs);
+  }
+
+  /** The ARN of a declared bus function (throws for another id). */
+  busFunctionArn(functionId: string): string {
+    return this.asyncQueue(functionId).functionArn.replace(/:\$LATEST$/, '');
+  }
+
+  private asyncQueue(functionId: string): AsyncInvocationQueue {
+    const asyncQueue = this.asyncQueues.get(functionId);
+    if (!asyncQueue) throw new Error(`Function ${functionId} is not a declared bus function`);
+    return asyncQueue;
+  }
+
+  /** Events waiting or running in the asynchronous queues of the bus functions (benchmarks wait for 0). */
+  asyncBacklog(): number {
+    let backlog = 0;
+    for (const name of this.internalQueues) {
+      const stats = this.queues.get(name)?.stats();
+      if (stats) {
+        backlog +=
+          stats.ApproximateNumberOfMessages +
+          stats.ApproximateNumberOfMessagesDelayed +
+          stats.ApproximateNumberOfMessagesNotVisible;
+      }
+    }
+    return backlog;
   }
 
   get endpoint(): string {
@@ -238,16 +351,24 @@ export class LocalSqs {
   /** Per-queue counters (DLQs included) for benchmarks: a copy, safe to keep. */
   counters(): Record<string, QueueCounters> {
     const result: Record<string, QueueCounters> = {};
-    for (const queue of this.queues.values()) result[queue.name] = { ...queue.counters };
+    for (const queue of this.queues.values()) {
+      // Lambda's asynchronous queues are not SQS queues of the account: nothing of theirs is billed.
+      if (!this.internalQueues.has(queue.name)) result[queue.name] = { ...queue.counters };
+    }
     return result;
   }
 
   async stop(): Promise<void> {
     this.longPolls.abort();
-    await Promise.all(this.mappings.map((mapping) => mapping.stop(this.opts.stopGraceMs ?? 2000)));
+    const graceMs = this.opts.stopGraceMs ?? 2000;
+    await Promise.all([
+      ...this.mappings.map((mapping) => mapping.stop(graceMs)),
+      ...[...this.asyncQueues.values()].map((asyncQueue) => asyncQueue.stop(graceMs)),
+    ]);
     await this.server?.close();
     this.server = undefined;
     await this.journal?.close();
+    if (this.opts.dataDir) rmSync(join(this.opts.dataDir, SQS_STATE_FILE), { force: true });
   }
 
   private arnOf(queueName: string): string {
@@ -275,7 +396,7 @@ export class LocalSqs {
       );
     }
     const [, account, name, ...rest] = path.split('/');
-    const queue = name ? this.queues.get(name) : undefined;
+    const queue = name && !this.internalQueues.has(name) ? this.queues.get(name) : undefined;
     if (!queue || account !== this.accountId || rest.length > 0) {
       throw new AwsServiceError('QueueDoesNotExist', 'The specified queue does not exist.');
     }

@@ -69,7 +69,15 @@ const monitoringStackOf = (synth: SynthesizedStack): MonitoringStack => {
 /** One alarm per dead-letter queue, on any message waiting in it: every monitoring level has them. */
 const expectDeadLetterAlarms = (synth: SynthesizedStack, monitoring: MonitoringStack) => {
   expect(wiring.queues.length).toBeGreaterThan(0);
-  for (const { spec, deadLetterQueue } of synth.stack.queues.all) {
+  const deadLetterQueues = [
+    ...synth.stack.queues.all.map(({ spec, deadLetterQueue }) => ({ id: spec.id, deadLetterQueue })),
+    // The bus functions' on-failure destinations.
+    ...synth.stack.queues.failureDestinations,
+  ];
+  expect(synth.stack.queues.failureDestinations.length).toBe(
+    new Set((wiring.busFunctions ?? []).map((fn) => fn.deadLetterQueue)).size,
+  );
+  for (const { id: queueId, deadLetterQueue } of deadLetterQueues) {
     monitoring.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateNumberOfMessagesVisible',
@@ -83,13 +91,24 @@ const expectDeadLetterAlarms = (synth: SynthesizedStack, monitoring: MonitoringS
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
       TreatMissingData: 'notBreaching',
-      AlarmDescription: Match.stringLikeRegexp(`"${spec.id}"`),
+      AlarmDescription: Match.stringLikeRegexp(`"${queueId}"`),
     });
   }
 };
 
+/** The bus functions' on-failure destinations: one DLQ alarm each, and no backlog alarm (no source queue). */
+const failureDlqs = () => new Set((wiring.busFunctions ?? []).map((fn) => fn.deadLetterQueue)).size;
+
 /** Workers whose invocations must fit a declared time (one duration alarm each). */
 const busyWorkers = () => wiring.workers.filter((worker) => worker.busyAfterSecs !== undefined).length;
+
+/**
+ * The alarms of the `full` level: per queue, DLQ and backlog; per on-failure DLQ; per function; per table,
+ * throughput; HTTP 5xx, WebSocket, webhooks; account concurrency, API Gateway throttle, new connections
+ * (docs/scale.md); account throttles; per worker declaring busyAfterSecs, its duration.
+ */
+const fullAlarmCount = (functions: number) =>
+  2 * wiring.queues.length + failureDlqs() + functions + wiring.tables.length + 3 + 3 + 1 + busyWorkers();
 
 describe('production-like stage (project declaration)', () => {
   let synth: SynthesizedStack;
@@ -265,18 +284,7 @@ describe('production-like stage (project declaration)', () => {
     const alarms = Object.values(monitoring.resources).filter(
       (resource) => resource.Type === 'AWS::CloudWatch::Alarm',
     );
-    expect(alarms.length).toBe(
-      // per queue: DLQ and backlog; per function; per table: throughput; HTTP 5xx, WebSocket, webhooks;
-      // account concurrency, API Gateway throttle, new connections (docs/scale.md); account throttles;
-      // per worker declaring busyAfterSecs: its duration
-      2 * wiring.queues.length +
-        synth.stack.functions.size +
-        wiring.tables.length +
-        3 +
-        3 +
-        1 +
-        busyWorkers(),
-    );
+    expect(alarms.length).toBe(fullAlarmCount(synth.stack.functions.size));
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }, existing]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }, existing]);
@@ -426,8 +434,8 @@ describe('development stage with tracing off and no alarm destination', () => {
 
   it('alarms on what matters — any dead letter, any Lambda error or throttle — within the 10 free alarm metrics, with no action, topic or dashboard', () => {
     const monitoring = monitoringStackOf(synth);
-    expect(synth.stack.monitoring.alarms.length).toBe(wiring.queues.length + 1);
-    monitoring.template.resourceCountIs('AWS::CloudWatch::Alarm', wiring.queues.length + 1);
+    expect(synth.stack.monitoring.alarms.length).toBe(wiring.queues.length + failureDlqs() + 1);
+    monitoring.template.resourceCountIs('AWS::CloudWatch::Alarm', wiring.queues.length + failureDlqs() + 1);
     expectDeadLetterAlarms(synth, monitoring);
     const accountMetric = (name: string) =>
       Match.objectLike({
@@ -465,10 +473,7 @@ describe('development stage with tracing off and no alarm destination', () => {
     const full = synthesize({ ...devSettings(), tracing: false, monitoring: 'full' });
     const template = Template.fromStack(full.stack.monitoring.nestedStack);
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
-    template.resourceCountIs(
-      'AWS::CloudWatch::Alarm',
-      2 * wiring.queues.length + full.stack.functions.size + wiring.tables.length + 3 + 3 + 1 + busyWorkers(),
-    );
+    template.resourceCountIs('AWS::CloudWatch::Alarm', fullAlarmCount(full.stack.functions.size));
   });
 
   it('deletes tables with the stack and does not protect them', () => {

@@ -96,6 +96,7 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
     ...wiring.httpRoutes.map((route): [string, FunctionSpec] => [`http:${route.id}`, route]),
     ...wiring.webSocketRoutes.map((route): [string, FunctionSpec] => [`ws:${route.routeKey}`, route]),
     ...wiring.workers.map((worker): [string, FunctionSpec] => [`worker:${worker.id}`, worker]),
+    ...(wiring.busFunctions ?? []).map((fn): [string, FunctionSpec] => [`bus:${fn.id}`, fn]),
     ...wiring.recurringSchedules.map((schedule): [string, FunctionSpec] => [
       `schedule:${schedule.id}`,
       schedule,
@@ -328,9 +329,21 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
       }
     });
 
-    it('routes every bus rule to its queue on the service bus, with the declared pattern', () => {
+    it('routes every bus rule to its queue, or invokes its bus function, with the declared pattern and a DLQ', () => {
       for (const rule of wiring.busRules) {
-        const ids = queueIds(rule.targetQueue);
+        const fn = (wiring.busFunctions ?? []).find(
+          (candidate) => 'targetFunction' in rule && candidate.id === rule.targetFunction,
+        );
+        if ('targetFunction' in rule && !fn) throw new Error(`bus rule ${rule.id}: no bus function`);
+        const ids =
+          'targetQueue' in rule
+            ? queueIds(rule.targetQueue)
+            : {
+                queue: functionId(`bus:${fn?.id}`),
+                dlq: logicalId(
+                  synth.stack.queues.failureDestination(fn?.deadLetterQueue ?? '', 'test').deadLetterQueue,
+                ),
+              };
         synth.template.hasResourceProperties('AWS::Events::Rule', {
           EventBusName: { Ref: logicalId(synth.stack.eventBus.bus) },
           EventPattern: rule.pattern,
@@ -339,9 +352,54 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
             Match.objectLike({
               Arn: { 'Fn::GetAtt': [ids.queue, 'Arn'] },
               DeadLetterConfig: { Arn: { 'Fn::GetAtt': [ids.dlq, 'Arn'] } },
+              // A function target: EventBridge retries what Lambda refuses for a day, then the DLQ.
+              ...(fn ? { RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 } } : {}),
             }),
           ],
         });
+        if (!fn) continue;
+        // EventBridge may invoke it, and only from this bus's rules.
+        synth.template.hasResourceProperties('AWS::Lambda::Permission', {
+          Action: 'lambda:InvokeFunction',
+          FunctionName: { 'Fn::GetAtt': [functionId(`bus:${fn.id}`), 'Arn'] },
+          Principal: 'events.amazonaws.com',
+        });
+      }
+    });
+
+    it('gives every bus function Lambda’s retries, event age and on-failure destination (the DLQ, alarmed)', () => {
+      expect(wiring.busFunctions?.length ?? 0).toBeGreaterThan(0);
+      for (const fn of wiring.busFunctions ?? []) {
+        const dlq = logicalId(
+          synth.stack.queues.failureDestination(fn.deadLetterQueue, 'test').deadLetterQueue,
+        );
+        synth.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+          FunctionName: { Ref: functionId(`bus:${fn.id}`) },
+          Qualifier: '$LATEST',
+          MaximumRetryAttempts: fn.retryAttempts,
+          MaximumEventAgeInSeconds: fn.maxEventAgeSecs,
+          DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [dlq, 'Arn'] } } },
+        });
+        expect(resources[dlq]?.Properties).toMatchObject({
+          SqsManagedSseEnabled: true,
+          MessageRetentionPeriod: 14 * 24 * 3600,
+        });
+        // Lambda sends the record with the function's role.
+        expect(
+          statementsOf(`bus:${fn.id}`).some(
+            (statement) =>
+              [statement.Action].flat().includes('sqs:SendMessage') &&
+              JSON.stringify(statement.Resource).includes(dlq),
+          ),
+          fn.id,
+        ).toBe(true);
+        // No event source: nothing polls for it.
+        const sources = Object.values(resources).filter(
+          (resource) =>
+            resource.Type === 'AWS::Lambda::EventSourceMapping' &&
+            JSON.stringify(resource.Properties).includes(functionId(`bus:${fn.id}`)),
+        );
+        expect(sources, fn.id).toEqual([]);
       }
     });
 
@@ -400,7 +458,10 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         wiring.httpRoutes.length + wiring.webSocketRoutes.length + (wiring.webSocketMockRoutes ?? []).length,
       );
       synth.template.resourceCountIs('AWS::DynamoDB::Table', wiring.tables.length);
-      synth.template.resourceCountIs('AWS::SQS::Queue', 2 * wiring.queues.length);
+      synth.template.resourceCountIs(
+        'AWS::SQS::Queue',
+        2 * wiring.queues.length + synth.stack.queues.failureDestinations.length,
+      );
       // Every queue and DLQ states its MaximumMessageSize: the limit the local SQS enforces.
       const queues = Object.values(synth.template.findResources('AWS::SQS::Queue'));
       expect(queues.map((queue) => queue.Properties?.MaximumMessageSize)).toEqual(
@@ -432,6 +493,15 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (key.startsWith('worker:')) {
           const worker = wiring.workers.find((candidate) => `worker:${candidate.id}` === key);
           if (worker) expected.add(queueIds(worker.queue).queue);
+        }
+        const busFunction = (wiring.busFunctions ?? []).find((candidate) => `bus:${candidate.id}` === key);
+        // Lambda sends the on-failure record with the function's role.
+        if (busFunction) {
+          expected.add(
+            logicalId(
+              synth.stack.queues.failureDestination(busFunction.deadLetterQueue, 'test').deadLetterQueue,
+            ),
+          );
         }
         if (spec.putsEvents) expected.add(logicalId(synth.stack.eventBus.bus));
         if (spec.managesConnections && synth.stack.webSocketApi)

@@ -24,9 +24,14 @@ import {
 } from '../support/client-sdk';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
-/** Shortened (docs/realtime.md): heartbeats every second, silence closes after 2 s, sweeps run by the tests. */
-const HEARTBEAT_SECS = 1;
-const IDLE_TIMEOUT_SECS = 2;
+/**
+ * Shortened (docs/realtime.md): heartbeats every half second, silence closes after 3 s, sweeps run by the tests
+ * (and the runtime's own, every 20 s from its first minute). The 2.5 s between them is room for a loaded
+ * machine's stall of this process, where the SDK runs: at 1 s and 2 s, a stall of 1 s let a sweep close a
+ * heartbeating connection, and the tests that expect it to stay connected failed.
+ */
+const HEARTBEAT_SECS = 0.5;
+const IDLE_TIMEOUT_SECS = 3;
 
 let runtime: Runtime;
 let service: ServiceClient;

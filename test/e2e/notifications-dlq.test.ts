@@ -64,14 +64,19 @@ describe('a poison fan-out message', () => {
         await eventually(
           () => depth(dlqUrl!),
           (count) => count === 2,
-          30_000,
+          60_000,
         ),
       ).toBe(2);
       expect(await depth(queueUrl)).toBe(0);
       const forPoison = failures.filter((entry) => entry.message_id === MessageId);
-      expect(forPoison).toHaveLength(5); // maxReceiveCount of the fanout queue
-      expect(forPoison.map((entry) => entry.receive_count)).toEqual(['1', '2', '3', '4', '5']);
-      expect(String((forPoison[0]?.error as Error | undefined)?.message)).toMatch(/does not exist/);
+      // Every receive failed and was logged once with its count; at least maxReceiveCount (5) of them. A copy SQS
+      // hands out while the message is held (AWS-like delivery) is one receive more, logged out of order
+      // when the two run side by side, and does not count toward the redrive (docs/local-standins.md).
+      const counts = forPoison.map((entry) => Number(entry.receive_count)).sort((a, b) => a - b);
+      expect(counts.length).toBeGreaterThanOrEqual(5);
+      expect(counts).toEqual(Array.from(counts, (_, index) => index + 1));
+      for (const entry of forPoison)
+        expect(String((entry.error as Error | undefined)?.message)).toMatch(/does not exist/);
 
       // The queue still works for the next notification.
       const api = apiClient(() => runtime.httpUrl);
@@ -86,10 +91,11 @@ describe('a poison fan-out message', () => {
       const count = await eventually(
         async () => (await api('GET', '/notifications/unread-count', zoe)).body.count as number,
         (value) => value === 1,
+        60_000,
       );
       expect(count).toBe(1);
     } finally {
       spy.mockRestore();
     }
-  }, 60_000);
+  }, 150_000);
 });

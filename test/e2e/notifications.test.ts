@@ -253,7 +253,9 @@ describe('notifications end to end', () => {
   it('schedules a notification: not delivered before scheduled_at, delivered once after', async () => {
     const gina = user('gina');
     const token = await runtime.mintUserToken(gina);
-    const scheduledAt = new Date(Date.now() + 2500);
+    // 4 s ahead: the request still finds it more than 1 s ahead (else it delivers at once), and the check below
+    // runs before it fires, with room for a loaded machine's stalls (2.5 s left 1.5 s for the POST and a GET).
+    const scheduledAt = new Date(Date.now() + 4000);
     const created = await api('POST', '/notifications', service, {
       event_type: 'reminder.due',
       title: 'Reminder',
@@ -269,43 +271,52 @@ describe('notifications end to end', () => {
       await eventually(
         () => unread(token),
         (count) => count === 1,
-        15_000,
+        60_000,
       ),
     ).toBe(1);
     expect(Date.now()).toBeGreaterThanOrEqual(scheduledAt.getTime());
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await receiverCount(gina)).toBe(1);
-  });
+  }, 90_000);
 
   it('does not list, count or deliver an expired notification', async () => {
     const hank = user('hank');
     const token = await runtime.mintUserToken(hank);
+    // 3 s: room for the POST and the first count on a loaded machine (1.2 s was not), then wait until it passed.
+    const expiresAt = Date.now() + 3000;
     await api('POST', '/notifications', service, {
       event_type: 'flash.sale',
       title: 'Ends soon',
       recipient_ids: [hank],
-      expires_at: new Date(Date.now() + 1200).toISOString(),
+      expires_at: new Date(expiresAt).toISOString(),
     });
-    expect(
-      await eventually(
-        () => unread(token),
-        (count) => count === 1,
-      ),
-    ).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 1300));
-    expect(await unread(token)).toBe(0);
-    expect((await api('GET', '/notifications', token)).body.items).toEqual([]);
+    expect(await unread(token)).toBe(1); // delivered by the request itself
+    // One that expires before its schedule fires: scheduled at .200 of a second at least 3 s ahead (so the
+    // request still schedules it), `at()` rounds up to the next whole second, and it expires at .700, 300 ms
+    // before that. (Scheduled 1.5 s and expiring 1.6 s ahead, the schedule fired inside the 100 ms before the
+    // expiry about one time in ten, and the notification was delivered.)
+    const second = Math.ceil((Date.now() + 3000) / 1000) * 1000;
+    const fired = runtime.standIns.scheduler.counters().fired;
     const late = await api('POST', '/notifications', service, {
       event_type: 'flash.sale',
       title: 'Too late',
       recipient_ids: [hank],
-      scheduled_at: new Date(Date.now() + 1500).toISOString(),
-      expires_at: new Date(Date.now() + 1600).toISOString(),
+      scheduled_at: new Date(second + 200).toISOString(),
+      expires_at: new Date(second + 700).toISOString(),
     });
     expect(late.body.status).toBe('scheduled');
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await new Promise((resolve) => setTimeout(resolve, expiresAt + 100 - Date.now()));
+    expect(await unread(token)).toBe(0);
+    expect((await api('GET', '/notifications', token)).body.items).toEqual([]);
+    // The schedule fired (its message is on `fanout` then) and the message was handled.
+    await eventually(
+      () => runtime.standIns.scheduler.counters().fired,
+      (count) => count > fired,
+      60_000,
+    );
+    await eventually(fanoutQueueIdle, (idle) => idle, 60_000);
     expect(await receiverCount(hank)).toBe(1); // only the first one, which expired but is not yet deleted by TTL
-  });
+  }, 150_000);
 
   it('pages the feed with an opaque cursor and refuses a tampered one', async () => {
     const ivy = user('ivy');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, eventually } from '../support/api';
+import { queueIdle } from '../support/queues';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
@@ -34,10 +35,17 @@ const connect = async (token: string) => {
 };
 
 /**
- * Waits until a marker notification (realtime only, which no test turns off) reached the user's feed and
- * socket: deliveries created before it are done by then, so what they did not deliver never will.
+ * Waits until the `fanout` queue is idle (a topic's subscribers are reached through it) and then until a marker
+ * notification (realtime only, which no test turns off) reached the user's feed and socket: deliveries created
+ * before it are done by then, so what they did not deliver never will. The marker alone is not enough: a request
+ * delivers a small audience itself, so it arrived before a topic's pages still waiting on the queue.
  */
 const settle = async (recipient: string, token: string, client?: TestClient, eventType = `marker.${run}`) => {
+  await eventually(
+    () => queueIdle('fanout'),
+    (idle) => idle,
+    60_000,
+  );
   const marker = await notify({
     event_type: eventType,
     channels: client ? ['in_app', 'realtime'] : ['in_app'],
@@ -162,7 +170,7 @@ describe('preferences', () => {
     });
     await settle(userId('erin'), erin);
     expect((await feedOf(erin)).map((item) => item.notification_id)).toContain(direct.id);
-  });
+  }, 120_000);
 
   it('defaults: set by a service, followed by users without a rule, overridden by a user rule', async () => {
     const prefix = `digest${run}`;
@@ -223,5 +231,5 @@ describe('preferences', () => {
     expect(ids).toContain(alert.id);
     expect(ids).not.toContain(other.id);
     await api('PUT', '/preferences/defaults', service, { rules: [] });
-  });
+  }, 90_000);
 });

@@ -85,6 +85,7 @@ describe('read-all and arrivals', () => {
     const items = await eventually(
       () => feed(token),
       (found) => found.length === 2,
+      60_000,
     );
     // Listed by delivery time, newest first: B, read, then A, which arrived last and is unread.
     expect(items.map((item) => [item.notification_id, item.read_at === null])).toEqual([
@@ -92,7 +93,7 @@ describe('read-all and arrivals', () => {
       [older, true],
     ]);
     expect(await unread(token)).toBe(1);
-  });
+  }, 120_000);
 
   it('reaches a large audience with the user last, and a read-all meanwhile leaves the late item unread', async () => {
     const size = LONG ? 1000 : 200;
@@ -157,15 +158,17 @@ describe('read-all and arrivals', () => {
   it('lists a scheduled notification by its arrival, above items created after it but delivered before', async () => {
     const gus = user('gus');
     const token = await runtime.mintUserToken(gus);
+    // 4 s ahead: the request must still find it more than 1 s ahead (else it delivers at once), and the second
+    // request must be delivered before it fires; 2.5 s left only 1.5 s for a loaded machine's stalls.
     const scheduled = await notify([gus], 'later', {
-      scheduled_at: new Date(Date.now() + 2500).toISOString(),
+      scheduled_at: new Date(Date.now() + 4000).toISOString(),
     });
     const immediate = await notify([gus], 'now');
     const items = await eventually(
       () => feed(token),
       (found) => found.length === 2,
-      20_000,
+      60_000,
     );
     expect(items.map((item) => item.notification_id)).toEqual([scheduled, immediate]);
-  });
+  }, 120_000);
 });

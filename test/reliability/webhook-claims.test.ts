@@ -79,22 +79,18 @@ const interruptedDelivery = async (claim: Partial<DeliveryRecord>) => {
   return { record, ref, path, message: JSON.stringify(message) };
 };
 
-const send = async (
-  body: string,
-  delaySeconds = 0,
-  queue: 'webhookDeliveries' | 'webhookEvents' = 'webhookDeliveries',
-) =>
+const send = async (body: string, delaySeconds = 0) =>
   (
     await sqs.send(
       new SendMessageCommand({
-        QueueUrl: runtime.env[envNames.queueUrl(queue)],
+        QueueUrl: runtime.env[envNames.queueUrl('webhookDeliveries')],
         MessageBody: body,
         DelaySeconds: delaySeconds,
       }),
     )
   ).MessageId as string;
 
-/** The bus message (as the rule puts it on the matcher's queue) of the event a delivery is for. */
+/** The event (as the bus rule invokes the matcher with it) a delivery is for. */
 const busMessageOf = (record: DeliveryRecord) =>
   JSON.stringify({
     version: '0',
@@ -108,7 +104,7 @@ const busMessageOf = (record: DeliveryRecord) =>
     detail: { id: record.event.id, version: 1, data: {}, priority: 'normal', archive: false },
   });
 
-/** A message's delay (scaled: 3 s) long enough for the test to put its claim before the first receive. */
+/** A message's delay (scaled: 3 s; real ms ×10 for an event) long enough to put the claim before the first receive. */
 const CLAIM_FIRST_DELAY_SECS = 300;
 
 /**
@@ -170,21 +166,23 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
     expect(sentAtSecs * 1000).toBeGreaterThanOrEqual(claimedAt + claimedFor - 1000);
   }, 90_000);
 
-  it('is taken over when the matcher that made the first attempt died and its bus message comes back', async () => {
+  it('is taken over when the matcher that made the first attempt died and Lambda retries its event', async () => {
     const { record, ref, path } = await interruptedDelivery({});
-    // The matcher makes attempt 1 itself: here its first receive of the bus message holds the claim and died.
-    // The bus message keeps coming back (visibility timeout 1.8 s here) and fails while the claim is live; the
-    // first receive after the claim's expiry takes it over. Within the queue's 5 receives: 6 s of claim.
+    // The matcher makes attempt 1 itself: here its invocation holds the claim (under its request id, the same
+    // across Lambda's retries of the event) and died. The invocation seen next (a copy from Lambda's queue, at
+    // once) fails while the claim is live; Lambda's retry, after the failed invocation's deadline (a minute on
+    // AWS; the matcher's 30 s timeout + 6 s here, whatever the time scale), takes it over.
     const claimedFor = 6_000;
     const claimedAt = Date.now();
-    await claimBy(
-      record,
-      await send(busMessageOf(record), CLAIM_FIRST_DELAY_SECS, 'webhookEvents'),
-      claimedFor,
+    const requestId = await runtime.standIns.sqs.invokeAsync(
+      'webhooks.match',
+      JSON.parse(busMessageOf(record)),
+      CLAIM_FIRST_DELAY_SECS * 10,
     );
+    await claimBy(record, requestId, claimedFor);
     expect(await finalStatus(record, ref.webhook_id)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
     const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
     expect(sentAtSecs * 1000).toBeGreaterThanOrEqual(claimedAt + claimedFor - 1000);
-  }, 90_000);
+  }, 120_000);
 });

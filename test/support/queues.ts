@@ -2,6 +2,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll } from 'vitest';
 import type { Receipt } from '../../lambdas/core/receipt';
 import { envNames, wiring } from '../../lib/wiring';
+import type { InvokeFunction } from '../../local/lambda/types';
 import { LocalSqs } from '../../local/sqs/local-sqs';
 
 /**
@@ -26,12 +27,18 @@ export const queueIdle = async (queueId: string): Promise<boolean> => {
   }
 };
 
-/** The declared queues on the real SQS stand-in, without workers: the test plays the workers itself. */
-export const startQueuesWithoutWorkers = async (): Promise<LocalSqs> => {
+/**
+ * The declared queues on the real SQS stand-in, without workers: the test plays the workers itself, and the bus
+ * functions (Lambda's asynchronous queues hand their events to `invoke`).
+ */
+export const startQueuesWithoutWorkers = async (
+  invoke: InvokeFunction = () => Promise.reject(new Error('no functions in this test')),
+): Promise<LocalSqs> => {
   const sqs = new LocalSqs({
     queues: wiring.queues,
     workers: [],
-    invoke: () => Promise.reject(new Error('no functions in this test')),
+    busFunctions: wiring.busFunctions ?? [],
+    invoke,
   });
   await sqs.start();
   return sqs;
@@ -67,6 +74,6 @@ export const useQueuesWithoutWorkers = (): {
 /** A worker's receipt of queue message `messageId` in an invocation that may run 30 s (the workers' timeout). */
 export const receiptOf = (messageId: string): Receipt => ({
   messageId,
-  receiveCount: 1,
+  receive: '1',
   deadline: new Date(Date.now() + 30_000),
 });

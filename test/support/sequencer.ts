@@ -9,6 +9,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const LONGEST_FIRST = [
   'test/reliability/crash.test.ts',
   'test/e2e/realtime-silence.test.ts',
+  // A restart of `npm start --data` and a wait for Lambda's retry (the matcher's 30 s timeout + 6 s).
+  'test/reliability/bus-invoke-crash.test.ts',
   'test/e2e/smoke.test.ts',
   'test/e2e/realtime.test.ts',
   'test/cdk/operations.test.ts',

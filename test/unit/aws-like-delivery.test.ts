@@ -184,7 +184,9 @@ describe('AWS-like delivery', () => {
     await scheduler.start();
     stoppers.push(() => scheduler.stop());
     const client = new SchedulerClient({ endpoint: scheduler.endpoint, region: 'us-east-1', credentials });
-    const at = Math.ceil((Date.now() + 1000) / 1000) * 1000;
+    // At least 2 s ahead: the create must land before it passes (an at() in the past is refused), with room
+    // for a loaded machine's stall.
+    const at = Math.ceil((Date.now() + 2000) / 1000) * 1000;
     await client.send(
       new CreateScheduleCommand({
         Name: 'flexible',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { wiring } from '../../lib/wiring';
 import { codeOf, importCycles, importGraph, sourceFiles } from '../support/source-graph';
 
 /**
@@ -28,6 +29,13 @@ describe('handlers', () => {
   ])('%s is an sqsWorker', async (file) => {
     expect((await importGraph()).get(file)?.files).toContain('lambdas/core/sqs-worker.ts');
   });
+
+  it.each((wiring.busFunctions ?? []).map((fn) => [fn.handler, fn.id]))(
+    '%s is the busWorker of bus function %s',
+    (file, id) => {
+      expect(codeOf(file)).toMatch(new RegExp(`busWorker\\(\\s*"${id.replaceAll('.', '\\.')}"`));
+    },
+  );
 });
 
 describe('channel names', () => {

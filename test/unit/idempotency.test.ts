@@ -49,6 +49,27 @@ const attemptWhileFailing = async (keyScope: KeyScope, operation: 'PutItem' | 'U
   }
 };
 
+/**
+ * An attempt whose operation runs until `release()`, returned once it holds the key (its operation started). A
+ * repeat started after a fixed pause instead could reserve the key first on a loaded machine.
+ */
+const attemptHoldingTheKey = async (keyScope: KeyScope) => {
+  let release = () => {};
+  let started = () => {};
+  const holding = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const running = withIdempotency(keyScope, { a: 1 }, async (id): Promise<StoredResponse> => {
+    started();
+    await new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return { status: 202, body: { id } };
+  });
+  await holding;
+  return { running, release: () => release() };
+};
+
 /** The key a record of `keyScope` is stored under, for the billing service's calls. */
 const storedKey = (keyScope: KeyScope) => `${keyScope.operation}\nservice:billing\n${keyScope.key}`;
 
@@ -269,39 +290,40 @@ describe('withIdempotency', () => {
 
   it("answers a repeat that waited for the running attempt with that attempt's response", async () => {
     const keyScope = scope();
-    let release = () => {};
-    const running = withIdempotency(keyScope, { a: 1 }, async (id) => {
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      return { status: 202, body: { id } };
+    const { running, release } = await attemptHoldingTheKey(keyScope);
+    const table = tableName('idempotency');
+    let polled = () => {};
+    const repeatPolled = new Promise<void>((resolve) => {
+      polled = resolve;
     });
-    await slowly(200);
+    outage.interpose(async (operation, request) => {
+      if (operation === 'GetItem' && request.TableName === table) polled();
+    });
     const waiting = withIdempotency(keyScope, { a: 1 }, async () => {
       throw new Error('must not run');
     });
-    await slowly(300);
+    // The first attempt answers once the repeat waits for it (its first read of the record).
+    await repeatPolled;
     release();
     expect(await waiting).toEqual(await running);
   });
 
   it('fails loudly when the record it waits on disappears', async () => {
     const keyScope = scope();
-    const key = storedKey(keyScope);
-    let release = () => {};
-    const running = withIdempotency(keyScope, { a: 1 }, async (id) => {
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      return { status: 202, body: { id } };
+    const { running, release } = await attemptHoldingTheKey(keyScope);
+    const table = tableName('idempotency');
+    let removed = false;
+    // Removed just before the repeat's first read of it, after its reservation found it taken.
+    outage.interpose(async (operation, request) => {
+      if (operation !== 'GetItem' || request.TableName !== table || removed) return;
+      removed = true;
+      await documentClient().send(new DeleteCommand({ TableName: table, Key: { key: storedKey(keyScope) } }));
     });
-    await slowly(200);
     const waiting = withIdempotency(keyScope, { a: 1 }, async () => ({ status: 202, body: {} })).catch(
       (caught: unknown) => caught,
     );
-    await slowly(100);
-    await documentClient().send(new DeleteCommand({ TableName: tableName('idempotency'), Key: { key } }));
     expect(await waiting).toMatchObject({ message: expect.stringContaining('vanished') });
+    expect(removed).toBe(true);
     release();
     await running;
   });

@@ -18,9 +18,13 @@ import { wiring } from '../../lib/wiring';
 /** Every declared function's handler file. */
 const handlers = [
   ...new Set(
-    [...wiring.httpRoutes, ...wiring.webSocketRoutes, ...wiring.workers, ...wiring.recurringSchedules].map(
-      (spec) => spec.handler,
-    ),
+    [
+      ...wiring.httpRoutes,
+      ...wiring.webSocketRoutes,
+      ...wiring.workers,
+      ...(wiring.busFunctions ?? []),
+      ...wiring.recurringSchedules,
+    ].map((spec) => spec.handler),
   ),
 ];
 

@@ -237,7 +237,12 @@ describe('LocalEventBridge PutEvents (real @aws-sdk/client-eventbridge)', () => 
 describe('the service declaration', () => {
   it('is accepted by the stand-ins: every bus rule pattern compiles and every target queue exists', () => {
     const invoke = async () => undefined;
-    const sqs = new LocalSqs({ queues: wiring.queues, workers: wiring.workers, invoke });
+    const sqs = new LocalSqs({
+      queues: wiring.queues,
+      workers: wiring.workers,
+      busFunctions: wiring.busFunctions ?? [],
+      invoke,
+    });
     expect(() => new LocalEventBridge({ busName: BUS, rules: wiring.busRules, sqs })).not.toThrow();
     expect(
       () =>

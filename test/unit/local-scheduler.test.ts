@@ -100,8 +100,10 @@ const schedule = (
 describe('LocalScheduler one-time schedules (real @aws-sdk/client-scheduler)', () => {
   it('sends the Input to the target queue once, not before its time, then deletes itself', async () => {
     const { sqs, client, arrivals, scheduler } = await start();
-    const first = atAhead(1);
-    const second = atAhead(2);
+    // 2 s and 3 s ahead at least: the creates must land before those seconds pass (an at() in the past is
+    // refused), with room for a loaded machine's stall (1 s and 2 s left 2 s).
+    const first = atAhead(2);
+    const second = atAhead(3);
     const created = await client.send(new CreateScheduleCommand(schedule(sqs, 'first', first.expression)));
     expect(created.ScheduleArn).toBe('arn:aws:scheduler:us-east-1:000000000000:schedule/notify-test/first');
     await client.send(new CreateScheduleCommand(schedule(sqs, 'second', second.expression)));

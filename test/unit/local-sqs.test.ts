@@ -246,7 +246,9 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
   });
 
   it('a message received and not deleted returns after the (scaled) visibility timeout', async () => {
-    const { client, queueUrl } = await start({ timeScale: 0.01 });
+    // 30 s × 0.1 = 3 s: the receive just after the first, and the attribute read after the second, come well
+    // within it on a loaded machine (at 0.01, 0.3 s, a stall of the test between two requests flipped them).
+    const { client, queueUrl } = await start({ timeScale: 0.1 });
     await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'again' }));
     const first = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl }));
     expect(first.Messages).toHaveLength(1);
@@ -255,7 +257,8 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
     const second = await client.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
-        WaitTimeSeconds: 5,
+        // Real seconds (long polling is not scaled), well past the 3 s.
+        WaitTimeSeconds: 20,
         MessageSystemAttributeNames: ['ApproximateReceiveCount'],
       }),
     );
@@ -347,8 +350,9 @@ describe('LocalSqs event source mapping', () => {
   it('waits up to the batching window to fill a batch', async () => {
     const batches: string[][] = [];
     const { client, queueUrl } = await start({
-      // A 20 s window × 0.01 = 0.2 s of waiting for more messages (the visibility timeout is 0.3 s).
-      timeScale: 0.01,
+      // A 20 s window × 0.1 = 2 s of waiting for more messages (the visibility timeout is 3 s): room for a
+      // stall of the test between its two sends (at 0.01 the window was 0.2 s).
+      timeScale: 0.1,
       workers: [worker({ batchSize: 10, maxBatchingWindowSecs: 20 })],
       invoke: async (_fn, event) => {
         batches.push((event as SQSEvent).Records.map((record) => record.body));

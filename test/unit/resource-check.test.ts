@@ -11,6 +11,7 @@ const functions: [string, FunctionSpec][] = [
   ...wiring.httpRoutes.map((route): [string, FunctionSpec] => [`http ${route.id}`, route]),
   ...wiring.webSocketRoutes.map((route): [string, FunctionSpec] => [`ws ${route.routeKey}`, route]),
   ...wiring.workers.map((worker): [string, FunctionSpec] => [`worker ${worker.id}`, worker]),
+  ...(wiring.busFunctions ?? []).map((fn): [string, FunctionSpec] => [`bus function ${fn.id}`, fn]),
   ...wiring.recurringSchedules.map((schedule): [string, FunctionSpec] => [
     `schedule ${schedule.id}`,
     schedule,

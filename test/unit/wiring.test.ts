@@ -6,6 +6,7 @@ const functions = (): Array<FunctionSpec & { name: string }> => [
   ...wiring.httpRoutes.map((route) => ({ ...route, name: `route ${route.id}` })),
   ...wiring.webSocketRoutes.map((route) => ({ ...route, name: `websocket route ${route.routeKey}` })),
   ...wiring.workers.map((worker) => ({ ...worker, name: `worker ${worker.id}` })),
+  ...(wiring.busFunctions ?? []).map((fn) => ({ ...fn, name: `bus function ${fn.id}` })),
   ...wiring.recurringSchedules.map((schedule) => ({ ...schedule, name: `schedule ${schedule.id}` })),
 ];
 
@@ -24,6 +25,7 @@ describe('the wiring declaration', () => {
     expect(duplicates(wiring.tables.map((table) => table.id))).toEqual([]);
     expect(duplicates(wiring.queues.map((queue) => queue.id))).toEqual([]);
     expect(duplicates(wiring.workers.map((worker) => worker.id))).toEqual([]);
+    expect(duplicates((wiring.busFunctions ?? []).map((fn) => fn.id))).toEqual([]);
   });
 
   it('references only declared tables and queues', () => {
@@ -35,7 +37,17 @@ describe('the wiring declaration', () => {
       for (const queue of fn.sendsTo ?? []) expect(queues, `${fn.name}: ${queue}`).toContain(queue);
     }
     for (const worker of wiring.workers) expect(queues, worker.id).toContain(worker.queue);
-    for (const rule of wiring.busRules) expect(queues, rule.id).toContain(rule.targetQueue);
+    const busFunctions = new Set((wiring.busFunctions ?? []).map((fn) => fn.id));
+    for (const rule of wiring.busRules) {
+      if ('targetQueue' in rule) expect(queues, rule.id).toContain(rule.targetQueue);
+      else expect(busFunctions, rule.id).toContain(rule.targetFunction);
+    }
+    // Lambda's asynchronous invocation settings within what PutFunctionEventInvokeConfig accepts.
+    for (const fn of wiring.busFunctions ?? []) {
+      expect(fn.maxEventAgeSecs, fn.id).toBeGreaterThanOrEqual(60);
+      expect(fn.maxEventAgeSecs, fn.id).toBeLessThanOrEqual(21_600);
+      expect([0, 1, 2], fn.id).toContain(fn.retryAttempts);
+    }
     for (const target of wiring.scheduleTargets) expect(queues, target.id).toContain(target.targetQueue);
   });
 

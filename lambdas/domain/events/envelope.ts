@@ -1,6 +1,6 @@
 import type { EventDetail } from './schema';
 
-/** The EventBridge envelope a bus rule delivers to its SQS target (the message body). */
+/** The EventBridge envelope a bus rule invokes its function with. */
 export interface BusEnvelope {
   readonly id: string;
   readonly 'detail-type': string;
@@ -10,8 +10,9 @@ export interface BusEnvelope {
   readonly 'replay-name'?: string;
 }
 
-export const parseBusEnvelope = (body: string): BusEnvelope => {
-  const envelope = JSON.parse(body) as Partial<BusEnvelope>;
+/** The event a bus rule invoked a bus function with, checked to be one published through POST /events. */
+export const asBusEnvelope = (value: unknown): BusEnvelope => {
+  const envelope = (value ?? {}) as Partial<BusEnvelope>;
   const detail = envelope.detail as Partial<EventDetail> | undefined;
   if (
     typeof envelope['detail-type'] !== 'string' ||

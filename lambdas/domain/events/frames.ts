@@ -5,7 +5,7 @@ import type { EventFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import type { BusEnvelope } from './envelope';
 
-export { type BusEnvelope, parseBusEnvelope } from './envelope';
+export { asBusEnvelope, type BusEnvelope } from './envelope';
 
 /** Names the frame ids of replayed events (UUID v5): one id per (replay, event), whatever the redeliveries. */
 const REPLAY_NAMESPACE = '8f6f5f2e-3a3b-4c1e-9d5a-6b7c8d9e0f1a';

@@ -1,3 +1,4 @@
+import { canonical } from '../../core/canonical-json';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { holdExpiry, type Receipt } from '../../core/receipt';
@@ -24,16 +25,17 @@ import { checkWebhookUrl } from './url-policy';
 import { disableWebhook, getWebhook, noteFailure, noteSuccess, type WebhookRecord } from './webhooks';
 
 /**
- * The attempt is claimed by another receive of this same message (SQS handed it out twice: a duplicate copy
- * while the first receive runs, or again after that receive died) that may still be running. Acknowledging
- * would delete the message its holder depends on, so the item fails instead: SQS hands it out again after the
- * visibility timeout (180 s), longer than any invocation (30 s), so by then the claim has either been recorded
- * as an outcome or expired, and an expired claim is taken over.
+ * The attempt is claimed by another handling of this same message or event (SQS handed the message out twice, or
+ * Lambda's asynchronous queue the event: a duplicate copy while the first runs, or again after it died) that may
+ * still be running. Acknowledging would drop the work its holder depends on, so this handling fails instead: SQS
+ * hands the message out again after the visibility timeout (180 s), Lambda retries the event after 1 or 2
+ * minutes — both later than any invocation's end (30 s) — so by then the claim has either been recorded as an
+ * outcome or expired, and an expired claim is taken over.
  */
 export class AttemptHeldByOtherReceive extends Error {
   constructor(message: DeliveryMessage, claimExpiresAt: string | undefined) {
     super(
-      `attempt ${message.attempt} of delivery ${message.delivery_id} is claimed by another receive of this message until ${claimExpiresAt ?? 'unknown'}; retried after the visibility timeout`,
+      `attempt ${message.attempt} of delivery ${message.delivery_id} is claimed by another receive of this message until ${claimExpiresAt ?? 'unknown'}; retried later`,
     );
     this.name = 'AttemptHeldByOtherReceive';
   }
@@ -68,9 +70,28 @@ export const parseDeliveryMessage = (body: string): DeliveryMessage => {
   return message as DeliveryMessage;
 };
 
-/** Contract §3 body: `{"type", "timestamp", "data": {id, event_type, source, version, data, priority, time}}`. */
-export const webhookBody = (record: DeliveryRecord): string =>
-  JSON.stringify({ type: record.event.event_type, timestamp: record.event.time, data: record.event });
+/**
+ * Contract §3 body: `{"type", "timestamp", "data": {id, event_type, source, version, data, priority, time}}`,
+ * byte for byte the same on every attempt: the first is signed from the record the matcher wrote, later ones from
+ * the record read back, and DynamoDB keeps no key order in maps — so the fields go in this order and the keys of
+ * the event's own `data` sorted.
+ */
+export const webhookBody = (record: DeliveryRecord): string => {
+  const { event } = record;
+  return JSON.stringify({
+    type: event.event_type,
+    timestamp: event.time,
+    data: {
+      id: event.id,
+      event_type: event.event_type,
+      source: event.source,
+      version: event.version,
+      data: canonical(event.data),
+      priority: event.priority,
+      time: event.time,
+    },
+  });
+};
 
 /** Retry-After as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
 export const retryAfterSecs = (value: string | undefined, now: Date): number | undefined => {
@@ -153,18 +174,18 @@ const leaseEndpointSlot = (webhook: WebhookRecord, receipt: Receipt, until: Date
   leaseSlot(
     webhook.id,
     webhookSettings().endpointConcurrency,
-    `${receipt.messageId}#${receipt.receiveCount}`,
+    `${receipt.messageId}#${receipt.receive}`,
     until,
     now,
   );
 
 /**
  * The first attempt of the delivery of `event` to a webhook, made by the matcher that creates the delivery:
- * with the endpoint's slot leased first, the delivery is created already claimed by this receive (one write
+ * with the endpoint's slot leased first, the delivery is created already claimed by this invocation (one write
  * instead of a put, a read and the claim's update), then sent as `deliverAttempt` would. Without a slot
  * (endpoint busy), or for a webhook deleted or disabled meanwhile, the delivery is created unclaimed and
  * handed to `deliverAttempt`'s rules (deferred to the queue, dropped, dead-lettered); so is a delivery that
- * already exists (a redelivered bus message). Returns whether the delivery's first attempt was seen to here.
+ * already exists (the event handled again). Returns whether the delivery's first attempt was seen to here.
  */
 export const deliverFirstAttempt = async (
   webhookId: string,
@@ -189,7 +210,7 @@ export const deliverFirstAttempt = async (
   try {
     created = await createDelivery(ref, event, now, {
       messageId: receipt.messageId,
-      receiveCount: receipt.receiveCount,
+      receive: receipt.receive,
       expiresAt: claimExpiresAt,
     });
     if (typeof created === 'object') await sendClaimed(message, created.created, webhook, now);
@@ -218,7 +239,7 @@ const claimAndSend = async (
       claimed_at: now.toISOString(),
       claim_expires_at: claimExpiresAt.toISOString(),
       claimed_by: receipt.messageId,
-      claim_receive: receipt.receiveCount,
+      claim_receive: receipt.receive,
       updated_at: now.toISOString(),
     },
     // Only an expired claim is taken over: another receive of the holder's own message does not prove the holder

@@ -58,7 +58,7 @@ export interface DeliveryRecord {
   readonly claim_expires_at?: string;
   /** SQS message id and receive count of the claim's holder. */
   readonly claimed_by?: string;
-  readonly claim_receive?: number;
+  readonly claim_receive?: string | number;
   readonly next_attempt_at?: string | null;
   readonly last_error?: string | null;
   readonly ttl: number;
@@ -154,17 +154,17 @@ export const findDelivery = async (
 /** Who holds attempt 1 of a delivery created already claimed (see `createDelivery`). */
 export interface FirstClaim {
   readonly messageId: string;
-  readonly receiveCount: number;
+  readonly receive: string;
   readonly expiresAt: Date;
 }
 
 /**
  * Creates the delivery of an event to a webhook once: the conditional put on (webhook id, delivery id) is
- * what makes redelivered bus messages harmless. With `claim` the item is created already claimed for attempt
- * 1 (`sending`, held by that receive until `expiresAt`), as the delivery worker's claim would leave it: the
+ * what makes an event handled twice harmless. With `claim` the item is created already claimed for attempt
+ * 1 (`sending`, held by that invocation until `expiresAt`), as the delivery worker's claim would leave it: the
  * matcher, which makes the first attempt itself, saves the claim's write and the read before it.
- * Returns the record when this call created it; `due` when a redelivered bus message finds its first attempt
- * still to be seen to (not made yet, being made by a receive that may have died, or failed with the retry
+ * Returns the record when this call created it; `due` when an event handled again finds its first attempt
+ * still to be seen to (not made yet, being made by an invocation that may have died, or failed with the retry
  * perhaps not queued); undefined when the delivery is past its first attempt.
  */
 export const createDelivery = async (
@@ -187,7 +187,7 @@ export const createDelivery = async (
           claimed_at: now.toISOString(),
           claim_expires_at: claim.expiresAt.toISOString(),
           claimed_by: claim.messageId,
-          claim_receive: claim.receiveCount,
+          claim_receive: claim.receive,
         }
       : {}),
     ttl: ttlFrom(now),

@@ -2,13 +2,12 @@ import { tableName } from '../../core/clients';
 import { logger } from '../../core/logger';
 import { queryAll } from '../../core/paging';
 import type { Receipt } from '../../core/receipt';
-import { parseBusEnvelope } from '../events/envelope';
+import type { BusEnvelope } from '../events/envelope';
 import { deliverFirstAttempt } from './deliver';
 import type { EventSnapshot } from './deliveries';
 import { filterKeysFor } from './filters';
 
-export const eventFromEnvelope = (body: string): { event: EventSnapshot; replayName?: string } => {
-  const envelope = parseBusEnvelope(body);
+export const eventFromEnvelope = (envelope: BusEnvelope): { event: EventSnapshot; replayName?: string } => {
   const detail = envelope.detail;
   return {
     event: {
@@ -45,15 +44,19 @@ export const matchingWebhookIds = async (eventType: string): Promise<string[]> =
  * One delivery per matching webhook, created once per (event, webhook), and its first attempt made here, by the
  * delivery code the queue's worker runs (claims, endpoint slots, retries; `deliverFirstAttempt` creates the
  * delivery already claimed): only what follows — a retry, or an attempt deferred while its endpoint is busy —
- * goes through the delivery queue, which saves a queue hop per delivered event. The bus message is
- * acknowledged (this returns) only once each first attempt has reached what `deliverAttempt` promises: a final
- * state, or the next attempt queued or scheduled. A redelivered bus message makes the first attempt of each
- * delivery still at it again; the attempt's claim lets one receive make it. The delivery id is the event id, so
+ * goes through the delivery queue, which saves a queue hop per delivered event. The invocation succeeds (this
+ * returns) only once each first attempt has reached what `deliverAttempt` promises: a final state, or the next
+ * attempt queued or scheduled. An event handled again (Lambda's retry, a duplicate) makes the first attempt of
+ * each delivery still at it again; the attempt's claim lets one invocation make it. The delivery id is the event id, so
  * a receiver sees one `webhook-id` per event; an archive replay is a new delivery (`<event id>~<replay name>`),
  * as replaying means sending again.
  */
-export const matchEvent = async (body: string, receipt: Receipt, now = new Date()): Promise<number> => {
-  const { event, replayName } = eventFromEnvelope(body);
+export const matchEvent = async (
+  envelope: BusEnvelope,
+  receipt: Receipt,
+  now = new Date(),
+): Promise<number> => {
+  const { event, replayName } = eventFromEnvelope(envelope);
   const deliveryId = replayName ? `${event.id}~${replayName}` : event.id;
   const webhookIds = await matchingWebhookIds(event.event_type);
   // Every webhook gets its attempt even when another one's fails: the message then comes back for the rest.

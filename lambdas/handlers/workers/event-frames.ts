@@ -1,4 +1,4 @@
-import { sqsWorker } from '../../core/sqs-worker';
-import { parseBusEnvelope, sendEventFrames } from '../../domain/events/frames';
+import { busWorker } from '../../core/sqs-worker';
+import { asBusEnvelope, sendEventFrames } from '../../domain/events/frames';
 
-export const handler = sqsWorker('events.frames', (body) => sendEventFrames(parseBusEnvelope(body)));
+export const handler = busWorker('events.frames', (event) => sendEventFrames(asBusEnvelope(event)));

@@ -1,6 +1,7 @@
-import { messageReceipt, sqsWorker } from '../../core/sqs-worker';
+import { busWorker } from '../../core/sqs-worker';
+import { asBusEnvelope } from '../../domain/events/envelope';
 import { matchEvent } from '../../domain/webhooks/matcher';
 
-export const handler = sqsWorker('webhooks.match', (body, record, context) =>
-  matchEvent(body, messageReceipt(record, context)),
+export const handler = busWorker('webhooks.match', (event, receipt) =>
+  matchEvent(asBusEnvelope(event), receipt),
 );

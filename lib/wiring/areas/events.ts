@@ -24,6 +24,12 @@ export const EVENT_ARCHIVE_PATTERN = { detail: { archive: [true] } } as const;
 const route = (route: HttpRoute): HttpRoute => ({ memoryMb: 256, ...route });
 
 /**
+ * Lambda's asynchronous retries of the bus functions: both (1 and 2 minutes after a failure), and the events kept
+ * for the longest Lambda allows, 6 hours, before they go to the on-failure destination unprocessed.
+ */
+export const BUS_FUNCTION_RETRIES = { retryAttempts: 2, maxEventAgeSecs: 21_600 } as const;
+
+/**
  * Events onto the bus (and from it to `topic:<event_type>` WebSocket subscribers), topics, subscriptions
  * and device tokens. Data model, choices and request costs: docs/events-topics-devices.md.
  */
@@ -139,24 +145,17 @@ export const events: WiringPart = {
       ],
     },
   ],
-  queues: [
+  busFunctions: [
     {
-      id: 'eventFrames',
-      purpose:
-        'events from the bus on their way to `topic:<event_type>` WebSocket subscribers as `event` frames',
-      maxReceiveCount: 5,
-      visibilityTimeoutSecs: 180,
-    },
-  ],
-  workers: [
-    {
+      // Invoked by the bus directly, one event per invocation: no queue hop (docs/performance.md, (d)).
       id: 'events.frames',
-      queue: 'eventFrames',
+      purpose: 'events from the bus to `topic:<event_type>` WebSocket subscribers as `event` frames',
       handler: 'lambdas/handlers/workers/event-frames.ts',
-      batchSize: 10,
-      maxBatchingWindowSecs: 0,
       timeoutSecs: 30,
       memoryMb: 256,
+      ...BUS_FUNCTION_RETRIES,
+      // Its on-failure destination keeps the name of the DLQ of the queue it replaced.
+      deadLetterQueue: 'eventFrames',
       writes: [...realtimeStateTables],
       sendsTo: [...realtimeStateQueues],
       managesConnections: true,
@@ -165,9 +164,9 @@ export const events: WiringPart = {
   busRules: [
     {
       id: 'events.toTopicSubscribers',
-      description: 'events published through POST /events, to the worker that sends `event` frames',
+      description: 'events published through POST /events, to the function that sends `event` frames',
       pattern: PUBLISHED_EVENT_PATTERN,
-      targetQueue: 'eventFrames',
+      targetFunction: 'events.frames',
     },
   ],
 };

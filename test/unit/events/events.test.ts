@@ -1,26 +1,29 @@
-import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../lambdas/core/errors';
 import { parseOrThrow } from '../../../lambdas/core/validation';
-import { eventFrameFor, parseBusEnvelope } from '../../../lambdas/domain/events/frames';
+import { asBusEnvelope, eventFrameFor } from '../../../lambdas/domain/events/frames';
 import { publishEvent } from '../../../lambdas/domain/events/publish';
 import { publishEventSchema } from '../../../lambdas/domain/events/schema';
 import { envNames, wiring } from '../../../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../../../lib/wiring/areas/events';
 import { LocalEventBridge } from '../../../local/eventbridge/local-eventbridge';
 import type { LocalSqs } from '../../../local/sqs/local-sqs';
+import { waitUntil } from '../../support/await';
 import { startQueuesWithoutWorkers } from '../../support/queues';
 
 const BUS = 'notify-unit';
-const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 let sqs: LocalSqs;
 let bus: LocalEventBridge;
-let sqsClient: SQSClient;
 const saved = { ...process.env };
+/** The events the bus invoked the frames function with (the test plays the function). */
+const framesEvents: unknown[] = [];
+let framesTaken = 0;
 
 beforeAll(async () => {
-  // The declared queues and bus rules, no workers: the test reads the rule's target queue itself.
-  sqs = await startQueuesWithoutWorkers();
+  // The declared queues and bus rules, no workers: the test sees what the rule invokes the frames function with.
+  sqs = await startQueuesWithoutWorkers(async (fn, event) => {
+    if (fn.id === 'events.frames') framesEvents.push(event);
+  });
   bus = new LocalEventBridge({
     busName: BUS,
     rules: wiring.busRules,
@@ -35,20 +38,20 @@ beforeAll(async () => {
     AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
     [envNames.busName]: BUS,
   });
-  sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials });
 });
 afterAll(async () => {
   process.env = saved;
-  sqsClient?.destroy();
   await bus?.stop();
   await sqs?.stop();
 });
 
-const receiveFrames = async () => {
-  const result = await sqsClient.send(
-    new ReceiveMessageCommand({ QueueUrl: sqs.queueUrl('eventFrames'), MaxNumberOfMessages: 10 }),
-  );
-  return (result.Messages ?? []).map((message) => message.Body ?? '');
+/** The next `count` events the frames function was invoked with, once they have come. */
+const receiveFrames = async (count: number) => {
+  await waitUntil(() => framesEvents.length >= framesTaken + count);
+  // Anything more would be a duplicate of Lambda's asynchronous queue (exact delivery here: none).
+  const taken = framesEvents.slice(framesTaken);
+  framesTaken = framesEvents.length;
+  return taken;
 };
 
 const valid = { event_type: 'order.shipped', source: 'orders', version: 1, data: { id: 'o-1' } };
@@ -87,16 +90,16 @@ describe('POST /events body', () => {
 });
 
 describe('publishEvent', () => {
-  it('puts the event on the bus, where the rule hands it to the frames queue and the archive skips it', async () => {
+  it('puts the event on the bus, where the rule invokes the frames function with it and the archive skips it', async () => {
     const archivedBefore = bus.archivedEvents().length;
     const input = parseOrThrow(publishEventSchema, { ...valid, priority: 'high' });
     expect(await publishEvent(input, 'evt-1')).toEqual({
       status: 202,
       body: { id: 'evt-1', archived: false },
     });
-    const [body, ...more] = await receiveFrames();
+    const [invoked, ...more] = await receiveFrames(1);
     expect(more).toEqual([]);
-    const envelope = parseBusEnvelope(body as string);
+    const envelope = asBusEnvelope(invoked);
     expect(envelope).toMatchObject({
       source: 'orders',
       'detail-type': 'order.shipped',
@@ -123,10 +126,10 @@ describe('publishEvent', () => {
     });
     const archived = bus.archivedEvents().filter((event) => event['detail-type'] === 'order.kept');
     expect(archived).toHaveLength(1);
-    expect(await receiveFrames()).toHaveLength(1);
+    expect(await receiveFrames(1)).toHaveLength(1);
     expect(await bus.replay({ name: 'unit-replay' })).toBe(1);
-    const [replayed] = await receiveFrames();
-    expect(parseBusEnvelope(replayed as string)).toMatchObject({
+    const [replayed] = await receiveFrames(1);
+    expect(asBusEnvelope(replayed)).toMatchObject({
       'replay-name': 'unit-replay',
       detail: { id: 'evt-2', archive: true },
     });
@@ -140,13 +143,15 @@ describe('publishEvent', () => {
       expect(error).toBeInstanceOf(ServiceError);
       expect((error as ServiceError).status).toBe(503);
       expect(bus.counters().failedEntries).toBeGreaterThan(0);
-      expect(await receiveFrames()).toEqual([]);
+      await sqs.durable();
+      expect(sqs.asyncBacklog()).toBe(0);
+      expect(await receiveFrames(0)).toEqual([]);
     } finally {
       process.env[envNames.busName] = BUS;
     }
   });
 
-  it('refuses a message on the frames queue that is not a published event', () => {
-    expect(() => parseBusEnvelope(JSON.stringify({ 'detail-type': 'x', source: 's', detail: {} }))).toThrow();
+  it('refuses an event for the frames function that is not a published event', () => {
+    expect(() => asBusEnvelope({ 'detail-type': 'x', source: 's', detail: {} })).toThrow();
   });
 });

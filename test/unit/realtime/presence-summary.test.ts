@@ -55,7 +55,13 @@ const queued = async (): Promise<PresenceSummaryMessage[]> => {
   const messages: PresenceSummaryMessage[] = [];
   for (;;) {
     const out = await client.send(
-      new ReceiveMessageCommand({ QueueUrl: sqs.queueUrl('broadcast'), MaxNumberOfMessages: 10 }),
+      new ReceiveMessageCommand({
+        QueueUrl: sqs.queueUrl('broadcast'),
+        MaxNumberOfMessages: 10,
+        // 30 s here (scaled): the queue's own 180 s is 1.8 s, which a stall before the deletes below could outlast,
+        // and a message back on the queue would be taken twice.
+        VisibilityTimeout: 3000,
+      }),
     );
     if (!out.Messages?.length) return messages;
     for (const message of out.Messages) {

@@ -3,7 +3,8 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { newId } from '../../../lambdas/core/ids';
-import { createDelivery, type EventSnapshot } from '../../../lambdas/domain/webhooks/deliveries';
+import { webhookBody } from '../../../lambdas/domain/webhooks/deliver';
+import { createDelivery, type EventSnapshot, getDelivery } from '../../../lambdas/domain/webhooks/deliveries';
 import { matchingWebhookIds } from '../../../lambdas/domain/webhooks/matcher';
 import { LOCAL_KEY_ENV, openSecret, sealSecret } from '../../../lambdas/domain/webhooks/secret-box';
 import { useDynamoDbLocal } from '../../support/dynamodb';
@@ -107,11 +108,33 @@ describe('deliveries', () => {
     expect(await createDelivery(shard0(webhookId), event, now)).toBeUndefined();
   });
 
+  it('sends the same body on every attempt: the first, from the record just created, and later ones, read back', async () => {
+    // The matcher's first attempt signs the record it wrote; a retry signs the record DynamoDB gives back, whose
+    // maps need not keep the keys' order. Found by test/reliability/bus-invoke-crash.test.ts (two bodies).
+    const webhookId = newId();
+    const withData: EventSnapshot = {
+      ...event,
+      id: `evt-${newId()}`,
+      data: { zeta: 1, alpha: { y: [{ b: 2, a: 1 }], x: 'x' }, mid: null, beta: true },
+    };
+    const ref = { ...shard0(webhookId), delivery_id: withData.id };
+    const created = await createDelivery(ref, withData, new Date());
+    if (typeof created !== 'object') throw new Error('not created');
+    const readBack = await getDelivery(ref);
+    if (!readBack) throw new Error('not found');
+    expect(webhookBody(readBack)).toBe(webhookBody(created.created));
+    expect(JSON.parse(webhookBody(readBack))).toEqual({
+      type: event.event_type,
+      timestamp: event.time,
+      data: withData,
+    });
+  });
+
   it('creates a delivery already claimed for its first attempt when given the claim (the matcher)', async () => {
     const webhookId = newId();
     const now = new Date();
     const expiresAt = new Date(now.getTime() + 35_000);
-    const claim = { messageId: 'm-1', receiveCount: 1, expiresAt };
+    const claim = { messageId: 'm-1', receive: '1', expiresAt };
     const created = await createDelivery(shard0(webhookId), event, now, claim);
     const stored = await documentClient().send(
       new GetCommand({
@@ -126,7 +149,7 @@ describe('deliveries', () => {
       attempt_count: 1,
       run: 0,
       claimed_by: 'm-1',
-      claim_receive: 1,
+      claim_receive: '1',
       claim_expires_at: expiresAt.toISOString(),
     });
     // A second receive of the bus message (claimed or not) creates nothing and finds attempt 1 still at it.
