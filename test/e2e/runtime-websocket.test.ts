@@ -162,17 +162,24 @@ describe('route selection on $request.body.type', () => {
 
 describe('$disconnect', () => {
   it('follows a client close with the close code', async () => {
-    const client = await connect();
-    const connectionId = await connectionIdOf(client);
-    client.socket.close(4000, 'bye');
-    const find = () =>
-      recordedEvents('$disconnect').find(
-        (candidate) =>
-          (candidate as { requestContext: { connectionId: string } }).requestContext.connectionId ===
-          connectionId,
-      ) as { requestContext: Record<string, unknown> } | undefined;
-    expect(await until(() => find() !== undefined)).toBe(true);
-    expect(find()?.requestContext).toMatchObject({
+    // AWS-like delivery loses one `$disconnect` in ten (best effort, as API Gateway): closing up to 8 clients
+    // in turn, one whose `$disconnect` arrives is all but certain (a run with NOTIFY_LOCAL_SEED=684338271
+    // lost the first one).
+    let delivered: { requestContext: Record<string, unknown> } | undefined;
+    for (let attempt = 0; attempt < 8 && !delivered; attempt += 1) {
+      const client = await connect();
+      const connectionId = await connectionIdOf(client);
+      client.socket.close(4000, 'bye');
+      const find = () =>
+        recordedEvents('$disconnect').find(
+          (candidate) =>
+            (candidate as { requestContext: { connectionId: string } }).requestContext.connectionId ===
+            connectionId,
+        ) as { requestContext: Record<string, unknown> } | undefined;
+      await until(() => find() !== undefined);
+      delivered = find();
+    }
+    expect(delivered?.requestContext).toMatchObject({
       routeKey: '$disconnect',
       eventType: 'DISCONNECT',
       disconnectStatusCode: 4000,
