@@ -184,7 +184,8 @@ describe('$disconnect', () => {
       eventType: 'DISCONNECT',
       disconnectStatusCode: 4000,
     });
-  });
+    // Each lost `$disconnect` costs the 5 s wait of `until`.
+  }, 90_000);
 });
 
 describe('@connections API through the SDK client', () => {
