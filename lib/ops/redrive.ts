@@ -63,7 +63,9 @@ export const redriveDeadLetters = async (options: {
         QueueUrl: queueUrl,
         MaxNumberOfMessages: 10,
         VisibilityTimeout: options.visibilityTimeoutSecs ?? 60,
-        WaitTimeSeconds: 0,
+        // A long poll (any wait): a short poll samples only some SQS servers and may answer empty while
+        // messages remain, which would end the redrive early.
+        WaitTimeSeconds: 1,
       }),
     );
     const messages = received.Messages ?? [];
