@@ -407,6 +407,37 @@ export class Monitoring extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
     }
+    // A bus function's backlog is in Lambda's asynchronous queue, which has no queue metrics of ours: its age
+    // (AsyncEventAge, in milliseconds), events Lambda dropped unprocessed, and failure records it could not write.
+    for (const [key, fn] of props.functions) {
+      if (!key.startsWith('bus:')) continue;
+      this.alarm(`${key}-async-age`, {
+        description: `Events have waited ${queueAgeAlarmSecs} s (scale.queue_age_alarm_secs) in Lambda's asynchronous queue of ${key}: it does not keep up`,
+        metric: fn.function.metric('AsyncEventAge', { period: minute, statistic: cloudwatch.Stats.MAXIMUM }),
+        threshold: queueAgeAlarmSecs * 1000,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      this.alarm(`${key}-async-lost`, {
+        description: `Lambda dropped events of ${key} unprocessed (too old or throttled too long), or could not write their failure record to the DLQ, in 5 minutes: redrive cannot recover them`,
+        metric: new cloudwatch.MathExpression({
+          expression: 'dropped + undelivered',
+          label: `${key} events dropped or failure records not written`,
+          period: FIVE_MINUTES,
+          usingMetrics: {
+            dropped: fn.function.metric('AsyncEventsDropped', {
+              period: FIVE_MINUTES,
+              statistic: cloudwatch.Stats.SUM,
+            }),
+            undelivered: fn.function.metric('DestinationDeliveryFailures', {
+              period: FIVE_MINUTES,
+              statistic: cloudwatch.Stats.SUM,
+            }),
+          },
+        }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
     for (const [key, fn] of props.functions) {
       if (fn.busyAfterSecs === undefined) continue;
       this.alarm(`${key}-duration`, {

@@ -107,8 +107,18 @@ const busyWorkers = () => wiring.workers.filter((worker) => worker.busyAfterSecs
  * throughput; HTTP 5xx, WebSocket, webhooks; account concurrency, API Gateway throttle, new connections
  * (docs/scale.md); account throttles; per worker declaring busyAfterSecs, its duration.
  */
+/** Each bus function's asynchronous queue: its age, and events dropped or failure records not written. */
+const busQueueAlarms = () => 2 * (wiring.busFunctions?.length ?? 0);
 const fullAlarmCount = (functions: number) =>
-  2 * wiring.queues.length + failureDlqs() + functions + wiring.tables.length + 3 + 3 + 1 + busyWorkers();
+  2 * wiring.queues.length +
+  failureDlqs() +
+  functions +
+  wiring.tables.length +
+  3 +
+  3 +
+  1 +
+  busyWorkers() +
+  busQueueAlarms();
 
 describe('production-like stage (project declaration)', () => {
   let synth: SynthesizedStack;

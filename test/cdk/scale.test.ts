@@ -24,7 +24,7 @@ const SCALE = {
 describe('stage scale settings in the template', () => {
   let synth: SynthesizedStack;
   let resources: Resources;
-  let alarms: { Threshold: number; AlarmDescription: string }[];
+  let alarms: { Threshold: number; AlarmDescription: string; MetricName?: string }[];
   const functionId = (key: string) => {
     const fn = synth.stack.functions.get(key);
     if (!fn) throw new Error(`no function ${key}`);
@@ -38,7 +38,10 @@ describe('stage scale settings in the template', () => {
     const nested = Template.fromStack(synth.stack.monitoring.nestedStack).toJSON().Resources as Resources;
     alarms = Object.values(nested)
       .filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm')
-      .map((resource) => resource.Properties as { Threshold: number; AlarmDescription: string });
+      .map(
+        (resource) =>
+          resource.Properties as { Threshold: number; AlarmDescription: string; MetricName?: string },
+      );
   });
 
   it('overrides the declared batch size and maximum concurrency of the named worker only', () => {
@@ -99,9 +102,20 @@ describe('stage scale settings in the template', () => {
     ]);
     expect(alarmsAbout('account throttle of 80000/s').map((a) => a.Threshold)).toEqual([60_000]);
     expect(alarmsAbout('New WebSocket connections').map((a) => a.Threshold)).toEqual([1500]);
-    const ages = alarmsAbout('scale.queue_age_alarm_secs');
+    const ages = alarmsAbout('The oldest message of');
     expect(ages).toHaveLength(wiring.queues.length);
     for (const alarm of ages) expect(alarm.Threshold).toBe(900);
+    // The bus functions' backlog is in Lambda's asynchronous queue: AsyncEventAge, in milliseconds.
+    const asyncAges = alarmsAbout("in Lambda's asynchronous queue of");
+    expect(asyncAges).toHaveLength(wiring.busFunctions?.length ?? 0);
+    expect(asyncAges.length).toBeGreaterThan(0);
+    for (const alarm of asyncAges) {
+      expect(alarm.MetricName).toBe('AsyncEventAge');
+      expect(alarm.Threshold).toBe(900_000);
+    }
+    expect(alarmsAbout('could not write their failure record')).toHaveLength(
+      wiring.busFunctions?.length ?? 0,
+    );
     // The shard sweep must end within the 20 s between sweeps: 75 % of it (a shard too large for one invocation).
     expect(alarmsAbout('An invocation of worker:ws.sweepShard ran').map((a) => a.Threshold)).toEqual([
       15_000,
