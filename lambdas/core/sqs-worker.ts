@@ -62,7 +62,7 @@ export const invocationReceipt = (context: Context): Receipt => ({
 
 /**
  * A function the bus invokes directly (EventBridge → Lambda, asynchronous): one event per invocation. A failure is
- * logged with the event id and rethrown, so Lambda retries the event (twice, 1 and 2 minutes later) and then sends
+ * logged with the event id and rethrown, so Lambda retries the event (as configured: lib/wiring BusFunction) and then sends
  * its record to the on-failure destination, the function's DLQ (lib/wiring BusFunction).
  */
 export const busWorker =
