@@ -14,6 +14,11 @@ export interface Receipt {
   readonly receive: string;
   /** The invocation's deadline: past it the invocation has been stopped, whatever state it was in. */
   readonly deadline: Date;
+  /**
+   * What brings the work back if this handling fails or dies: the queue (the message reappears after its
+   * visibility timeout, under the same message id), or Lambda's retries of an asynchronous invocation (`bus`).
+   */
+  readonly redeliveredBy: 'queue' | 'bus';
 }
 
 /** Slack on a hold's expiry for clock differences between invocations. */

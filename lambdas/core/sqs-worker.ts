@@ -9,6 +9,7 @@ export const messageReceipt = (record: SQSRecord, context: Context): Receipt => 
   messageId: record.messageId,
   receive: record.attributes.ApproximateReceiveCount,
   deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),
+  redeliveredBy: 'queue',
 });
 
 /**
@@ -58,6 +59,7 @@ export const invocationReceipt = (context: Context): Receipt => ({
   messageId: context.awsRequestId,
   receive: randomUUID(),
   deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),
+  redeliveredBy: 'bus',
 });
 
 /**

@@ -12,8 +12,8 @@ import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-pro
  * The matcher is invoked by the bus directly (Lambda asynchronous invocation, no queue): when the runtime dies
  * while the matcher's first attempt waits on the receiver, the event is still in the matcher's asynchronous
  * queue (journaled) and is invoked again after the restart under the same request id. That invocation finds the
- * attempt claimed by its own request id and fails while the claim may be live; Lambda's retry, after the dead
- * invocation's deadline, takes the claim over and sends again. The receiver gets the one delivery under one
+ * attempt claimed by its own request id while the claim may be live, and hands it to the delivery queue for after
+ * the claim's expiry, which takes the claim over and sends again. The receiver gets the one delivery under one
  * `webhook-id`, with the same body and a valid signature (the cut-off POST's answer never came back, so it is
  * sent again, as docs/webhooks.md says: at-least-once, receivers drop repeats by `webhook-id`), and the delivery
  * is recorded once, succeeded, with the one attempt that got an answer.

@@ -185,4 +185,18 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
     const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
     expect(sentAtSecs * 1000).toBeGreaterThanOrEqual(claimedAt + claimedFor - 1000);
   }, 120_000);
+
+  it('is completed through the delivery queue when a bus invocation finds it claimed by a holder that never comes back', async () => {
+    const { record, ref, path } = await interruptedDelivery({});
+    // Held by a request id whose invocation died and whose work never returns (were Lambda to retry it under
+    // another id): a bus invocation of the event finds the claim live and must not leave it to that holder.
+    const claimedFor = 3_000;
+    const claimedAt = Date.now();
+    await claimBy(record, 'a-request-that-never-comes-back', claimedFor);
+    await runtime.standIns.sqs.invokeAsync('webhooks.match', JSON.parse(busMessageOf(record)), 0);
+    expect(await finalStatus(record, ref.webhook_id)).toBe('succeeded');
+    expect(receiver.at(path)).toHaveLength(1);
+    const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);
+    expect(sentAtSecs * 1000).toBeGreaterThanOrEqual(claimedAt + claimedFor - 1000);
+  }, 120_000);
 });

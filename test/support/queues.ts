@@ -76,4 +76,5 @@ export const receiptOf = (messageId: string): Receipt => ({
   messageId,
   receive: '1',
   deadline: new Date(Date.now() + 30_000),
+  redeliveredBy: 'queue',
 });

@@ -9,7 +9,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const LONGEST_FIRST = [
   'test/reliability/crash.test.ts',
   'test/e2e/realtime-silence.test.ts',
-  // A restart of `npm start --data` and a wait for Lambda's retry (the matcher's 30 s timeout + 6 s).
+  // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (30 s timeout + 5 s).
   'test/reliability/bus-invoke-crash.test.ts',
   'test/e2e/smoke.test.ts',
   'test/e2e/realtime.test.ts',

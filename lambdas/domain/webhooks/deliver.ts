@@ -13,6 +13,7 @@ import {
   getDelivery,
   MAX_LOGGED_ATTEMPTS,
   newDeliveryRef,
+  queueAttempts,
   ttlFrom,
   updateDelivery,
 } from './deliveries';
@@ -130,6 +131,8 @@ const describe = (result: SendResult): string =>
  * message holds the claim (that message stays unacknowledged until it records an outcome). A claim is taken
  * over only once its holder's invocation is past its deadline: a second receive of the holder's own message
  * may be a duplicate copy running at the same time, so it fails (AttemptHeldByOtherReceive) and comes back.
+ * A bus invocation (and a message sent to wait for a claim) that finds a live claim does not rely on the
+ * holder's work coming back: it leaves a message on the delivery queue for after the claim (`awaitClaim`).
  */
 export const deliverAttempt = async (
   message: DeliveryMessage,
@@ -266,15 +269,41 @@ const claimAndSend = async (
       current?.run === message.run &&
       current.status === 'sending' &&
       current.attempt_count === message.attempt;
-    if (held && current.claimed_by === receipt.messageId) {
+    if (!held) return; // recorded or moved on
+    if (receipt.redeliveredBy === 'bus' || message.awaits_claim) {
+      // Nothing here may fail the invocation for a live claim (an ordinary duplicate would count as a function
+      // error), and whether the holder's own work comes back (Lambda's retries under the same request id) is not
+      // this handling's to rely on: the delivery queue looks again once the claim has expired.
+      await awaitClaim(message, current.claim_expires_at, now);
+      return;
+    }
+    if (current.claimed_by === receipt.messageId) {
       throw new AttemptHeldByOtherReceive(message, current.claim_expires_at);
     }
-    // Recorded or moved on; or held by another message (a duplicate), which is not acknowledged before it
-    // records an outcome, and comes back to take its own claim over if its invocation dies.
+    // Held by another message (a duplicate), which is not acknowledged before it records an outcome, and comes
+    // back to take its own claim over if its invocation dies.
     return;
   }
 
   await sendClaimed(message, record, webhook, now);
+};
+
+/** A message to look at the attempt again on the delivery queue a second after the live claim expires. */
+const awaitClaim = (
+  message: DeliveryMessage,
+  claimExpiresAt: string | undefined,
+  now: Date,
+): Promise<void> => {
+  const expiresAt = claimExpiresAt ? Date.parse(claimExpiresAt) : now.getTime();
+  logger.info('attempt claimed by another handling: looked at again after the claim', {
+    delivery_id: message.delivery_id,
+    attempt: message.attempt,
+    claim_expires_at: claimExpiresAt,
+  });
+  return queueAttempts(
+    [{ ...message, awaits_claim: true }],
+    Math.max(1, Math.ceil((expiresAt - now.getTime()) / 1000) + 1),
+  );
 };
 
 /** Sends the attempt this receive has claimed, records its outcome and queues what follows. */

@@ -78,6 +78,11 @@ export interface DeliveryMessage extends DeliveryRef {
   readonly attempt: number;
   /** Times this attempt waited for a free slot of its endpoint (per-endpoint concurrency); absent at first. */
   readonly deferrals?: number;
+  /**
+   * Sent to look at the attempt again once a live claim of another handling has expired (deliver.ts,
+   * `awaitClaim`): found still live, it waits again, whoever holds it.
+   */
+  readonly awaits_claim?: true;
 }
 
 export const ttlFrom = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECS;
