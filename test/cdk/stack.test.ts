@@ -357,6 +357,20 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
             }),
           ],
         });
+        // The target's DLQ lets EventBridge send what it could not deliver, and only for a rule's own events.
+        synth.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+          Queues: Match.arrayWith([{ Ref: ids.dlq }]),
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({
+                Effect: 'Allow',
+                Action: 'sqs:SendMessage',
+                Principal: { Service: 'events.amazonaws.com' },
+                Condition: { ArnEquals: { 'aws:SourceArn': Match.anyValue() } },
+              }),
+            ]),
+          },
+        });
         if (!fn) continue;
         // EventBridge may invoke it, and only from this bus's rules.
         synth.template.hasResourceProperties('AWS::Lambda::Permission', {
