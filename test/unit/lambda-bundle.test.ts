@@ -155,6 +155,35 @@ describe('Lambda bundles', () => {
     );
   });
 
+  it('keep the SigV4-only signer where it is safe: EventBridge is the one client using the multi-region signer, with one signer version', async () => {
+    // The alias replaces the multi-region signer of every bundle: a client that needs SigV4a or S3 Express
+    // (S3, or EventBridge global endpoints) would silently get the narrower signer.
+    const packageJson = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const clients = Object.keys(packageJson.dependencies).filter((name) =>
+      name.startsWith('@aws-sdk/client-'),
+    );
+    const usingMultiRegion: string[] = [];
+    for (const client of clients) {
+      const manifest = JSON.parse(
+        await readFile(path.join(repoRoot, 'node_modules', client, 'package.json'), 'utf8'),
+      ) as { dependencies?: Record<string, string> };
+      if (manifest.dependencies?.['@aws-sdk/signature-v4-multi-region']) usingMultiRegion.push(client);
+    }
+    expect(usingMultiRegion).toEqual(['@aws-sdk/client-eventbridge']);
+    // The alias imports the pinned @smithy/signature-v4: the SDK's own copy must be that one, not a second.
+    const lock = JSON.parse(await readFile(path.join(repoRoot, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
+    const versions = new Set(
+      Object.entries(lock.packages)
+        .filter(([location]) => location.endsWith('node_modules/@smithy/signature-v4'))
+        .map(([, entry]) => entry.version),
+    );
+    expect([...versions]).toEqual([packageJson.dependencies['@smithy/signature-v4']]);
+  });
+
   it('still make and read every SDK call the functions make, bundled with the stub (against a stand-in endpoint)', async () => {
     // The stub stands in for code the SDK loads only for event-stream operations: prove the calls of every client
     // the functions use serialize and deserialize without it, in the bundled form Lambda runs.
