@@ -78,6 +78,8 @@ export class AsyncInvocationQueue {
   private readonly abort = new AbortController();
   private readonly inFlight = new InFlightInvocations(ASYNC_CONCURRENCY);
   private loop: Promise<void> | undefined;
+  /** Queued events this process has handed to an invocation (a second receive here is a duplicate copy). */
+  private readonly dispatched = new Set<string>();
 
   constructor(private readonly options: AsyncInvocationOptions) {}
 
@@ -132,7 +134,12 @@ export class AsyncInvocationQueue {
 
   private dispatch(message: StoredMessage): void {
     const receiptHandle = message.receiptHandle;
-    const run = this.handle(message.body).then(
+    // Received before, but not by this process: the invocation that took it died with the runtime, and counts as
+    // an attempt (Lambda counts an invocation its environment did not survive). A second receive within this
+    // process is a duplicate copy (AWS-like delivery), which Lambda's queue may hand out without counting it.
+    const cutOff = message.receiveCount > 1 && !this.dispatched.has(message.id) ? 1 : 0;
+    this.dispatched.add(message.id);
+    const run = this.handle(message.body, cutOff).then(
       () => {
         this.options.queue.deleteByReceiptHandle(receiptHandle);
       },
@@ -145,9 +152,14 @@ export class AsyncInvocationQueue {
   }
 
   /** One invocation of a queued event, then what follows it; resolves once that is durable. */
-  private async handle(body: string): Promise<void> {
+  private async handle(body: string, cutOffInvocations: number): Promise<void> {
     const { fn, invoke } = this.options;
-    const event = JSON.parse(body) as QueuedEvent;
+    const queued = JSON.parse(body) as QueuedEvent;
+    const event = { ...queued, attempt: queued.attempt + cutOffInvocations };
+    if (event.attempt > fn.retryAttempts + 1) {
+      await this.giveUp(event, 'RetriesExhausted', event.attempt - 1, undefined);
+      return;
+    }
     if (Date.now() - event.queuedAt > this.options.queue.scaledMs(fn.maxEventAgeSecs)) {
       await this.giveUp(event, 'EventAgeExceeded', event.attempt - 1, undefined);
       return;

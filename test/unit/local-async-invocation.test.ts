@@ -147,7 +147,7 @@ describe('local asynchronous invocation', () => {
     await waitUntil(() => second.sqs.asyncBacklog() === 0, 50);
   }, 30_000);
 
-  it('invokes again, as a retry, an event whose invocation was cut off by a restart', async () => {
+  it('invokes again, as a retry, an event whose invocation was cut off by a restart (the cut-off one counts)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'local-async-'));
     dirs.push(dataDir);
     const calls: Call[] = [];
@@ -172,9 +172,18 @@ describe('local asynchronous invocation', () => {
     const requestId = await first.invokeAsync(busFunction.id, event);
     await waitUntil(() => calls.length === 1, 50);
     await first.stop();
-    const second = await start(0, { dataDir });
+    // Every invocation after the restart fails: as on AWS, the cut-off one was attempt 1 of 3, so two remain.
+    const second = await start(Number.POSITIVE_INFINITY, { dataDir });
     await waitUntil(() => second.calls.length === 1, 50);
     expect(second.calls[0]).toMatchObject({ event, requestId });
+    await waitUntil(() => second.sqs.stats('sink-dlq').ApproximateNumberOfMessages === 1, 50);
+    const [record] = await onFailureRecords(second.sqs);
+    expect(record?.requestContext).toMatchObject({
+      requestId,
+      condition: 'RetriesExhausted',
+      approximateInvokeCount: 3,
+    });
+    expect(second.calls).toHaveLength(2);
     release();
-  }, 30_000);
+  }, 40_000);
 });
