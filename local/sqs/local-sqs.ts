@@ -29,6 +29,7 @@ import {
   LocalQueue,
   type QueueChange,
   type QueueCounters,
+  type QueueOptions,
   type QueueStats,
   type StoredMessage,
 } from './queue';
@@ -146,29 +147,28 @@ export class LocalSqs {
     this.timeScale = resolveTimeScale(opts.timeScale, 'LocalSqs');
     this.log = opts.log ?? ((line) => console.warn(`[sqs] ${line}`));
     this.journal = opts.dataDir ? new SqsJournal(opts.dataDir, () => this.contents(), this.log) : undefined;
-    const journalOf = (queueName: string) => (change: QueueChange) => this.journal?.record(queueName, change);
-    const chooserOf = (queueName: string) =>
-      opts.delivery ? { chooser: opts.delivery.chooser(`sqs:${queueName}`) } : {};
+    /** A queue of this stand-in: journaled, AWS-like when delivery is, visibility timeout as SQS's default. */
+    const newQueue = (
+      name: string,
+      options: Partial<Pick<QueueOptions, 'visibilityTimeoutSecs' | 'redrive'>> = {},
+    ) =>
+      new LocalQueue({
+        name,
+        arn: this.arnOf(name),
+        visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
+        timeScale: this.timeScale,
+        onChange: (change: QueueChange) => this.journal?.record(name, change),
+        ...(opts.delivery ? { chooser: opts.delivery.chooser(`sqs:${name}`) } : {}),
+        ...options,
+      });
     for (const spec of opts.queues) {
       if (this.queues.has(spec.id) || this.queues.has(`${spec.id}-dlq`)) {
         throw new Error(`Queue ${spec.id} is declared twice`);
       }
-      const deadLetterQueue = new LocalQueue({
-        name: `${spec.id}-dlq`,
-        arn: this.arnOf(`${spec.id}-dlq`),
-        visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
-        timeScale: this.timeScale,
-        onChange: journalOf(`${spec.id}-dlq`),
-        ...chooserOf(`${spec.id}-dlq`),
-      });
-      const queue = new LocalQueue({
-        name: spec.id,
-        arn: this.arnOf(spec.id),
+      const deadLetterQueue = newQueue(`${spec.id}-dlq`);
+      const queue = newQueue(spec.id, {
         visibilityTimeoutSecs: spec.visibilityTimeoutSecs,
-        timeScale: this.timeScale,
         redrive: { maxReceiveCount: spec.maxReceiveCount, deadLetterQueue },
-        onChange: journalOf(spec.id),
-        ...chooserOf(spec.id),
       });
       this.queues.set(queue.name, queue);
       this.queues.set(deadLetterQueue.name, deadLetterQueue);
@@ -177,26 +177,12 @@ export class LocalSqs {
       const onFailureName = `${fn.deadLetterQueue}-dlq`;
       let onFailure = this.queues.get(onFailureName);
       if (!onFailure) {
-        onFailure = new LocalQueue({
-          name: onFailureName,
-          arn: this.arnOf(onFailureName),
-          visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
-          timeScale: this.timeScale,
-          onChange: journalOf(onFailureName),
-          ...chooserOf(onFailureName),
-        });
+        onFailure = newQueue(onFailureName);
         this.queues.set(onFailureName, onFailure);
       }
       const name = `lambda-async-${fn.id}`;
-      const queue = new LocalQueue({
-        name,
-        arn: this.arnOf(name),
-        visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
-        timeScale: this.timeScale,
-        onChange: journalOf(name),
-        // Lambda's own queue is eventually consistent too: an event may be invoked twice.
-        ...chooserOf(name),
-      });
+      // Lambda's own queue is eventually consistent too: an event may be invoked twice.
+      const queue = newQueue(name);
       this.queues.set(name, queue);
       this.internalQueues.add(name);
       this.asyncQueues.set(
