@@ -88,6 +88,21 @@ const leaveAttempt = (keyScope: KeyScope, reservedId: string, runningUntil: numb
     }),
   );
 
+/**
+ * Deletes `keyScope`'s record just before the first `operation` on the idempotency table reaches the store (as
+ * TTL could); whether it has happened yet.
+ */
+const removeRecordBeforeFirst = (keyScope: KeyScope, operation: 'GetItem' | 'UpdateItem') => {
+  const table = tableName('idempotency');
+  let removed = false;
+  outage.interpose(async (called, request) => {
+    if (called !== operation || request.TableName !== table || removed) return;
+    removed = true;
+    await documentClient().send(new DeleteCommand({ TableName: table, Key: { key: storedKey(keyScope) } }));
+  });
+  return () => removed;
+};
+
 describe('withIdempotency', () => {
   it('runs the operation once for 20 concurrent requests with one key, and all get its response', async () => {
     const keyScope = scope();
@@ -311,19 +326,13 @@ describe('withIdempotency', () => {
   it('fails loudly when the record it waits on disappears', async () => {
     const keyScope = scope();
     const { running, release } = await attemptHoldingTheKey(keyScope);
-    const table = tableName('idempotency');
-    let removed = false;
     // Removed just before the repeat's first read of it, after its reservation found it taken.
-    outage.interpose(async (operation, request) => {
-      if (operation !== 'GetItem' || request.TableName !== table || removed) return;
-      removed = true;
-      await documentClient().send(new DeleteCommand({ TableName: table, Key: { key: storedKey(keyScope) } }));
-    });
+    const removed = removeRecordBeforeFirst(keyScope, 'GetItem');
     const waiting = withIdempotency(keyScope, { a: 1 }, async () => ({ status: 202, body: {} })).catch(
       (caught: unknown) => caught,
     );
     expect(await waiting).toMatchObject({ message: expect.stringContaining('vanished') });
-    expect(removed).toBe(true);
+    expect(removed()).toBe(true);
     release();
     await running;
   });
@@ -331,20 +340,18 @@ describe('withIdempotency', () => {
   it('does not recreate a record removed (by TTL) between its read and the takeover of its lease', async () => {
     const keyScope = scope();
     await leaveAttempt(keyScope, 'reserved-removed', Date.now() - 1);
-    const table = tableName('idempotency');
-    let removed = false;
-    outage.interpose(async (operation, request) => {
-      if (operation !== 'UpdateItem' || request.TableName !== table || removed) return;
-      removed = true;
-      await documentClient().send(new DeleteCommand({ TableName: table, Key: { key: storedKey(keyScope) } }));
-    });
+    const removed = removeRecordBeforeFirst(keyScope, 'UpdateItem');
     const error = await withIdempotency(keyScope, { a: 1 }, async () => {
       throw new Error('must not run');
     }).catch((caught: unknown) => caught);
-    expect(removed).toBe(true);
+    expect(removed()).toBe(true);
     expect(error).toMatchObject({ message: expect.stringContaining('vanished') });
     const left = await documentClient().send(
-      new GetCommand({ TableName: table, Key: { key: storedKey(keyScope) }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: tableName('idempotency'),
+        Key: { key: storedKey(keyScope) },
+        ConsistentRead: true,
+      }),
     );
     expect(left.Item).toBeUndefined();
   });
