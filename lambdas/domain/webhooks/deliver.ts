@@ -26,12 +26,12 @@ import { checkWebhookUrl } from './url-policy';
 import { disableWebhook, getWebhook, noteFailure, noteSuccess, type WebhookRecord } from './webhooks';
 
 /**
- * The attempt is claimed by another handling of this same message or event (SQS handed the message out twice, or
- * Lambda's asynchronous queue the event: a duplicate copy while the first runs, or again after it died) that may
- * still be running. Acknowledging would drop the work its holder depends on, so this handling fails instead: SQS
- * hands the message out again after the visibility timeout (180 s), Lambda retries the event after 1 or 2
- * minutes — both later than any invocation's end (30 s) — so by then the claim has either been recorded as an
- * outcome or expired, and an expired claim is taken over.
+ * The attempt is claimed by another receive of this same queue message (SQS handed it out twice: a duplicate copy
+ * while the first receive runs, or again after that receive died) that may still be running. Acknowledging would
+ * delete the message its holder depends on, so the item fails instead: SQS hands it out again after the
+ * visibility timeout (180 s), longer than any invocation (30 s), so by then the claim has either been recorded as
+ * an outcome or expired, and an expired claim is taken over. (A bus invocation never fails for a live claim: it
+ * hands the attempt to the delivery queue, `awaitClaim`.)
  */
 export class AttemptHeldByOtherReceive extends Error {
   constructor(message: DeliveryMessage, claimExpiresAt: string | undefined) {
