@@ -17,7 +17,7 @@ import {
   ttlFrom,
   updateDelivery,
 } from './deliveries';
-import { leaseSlot, releaseSlot } from './endpoint-slots';
+import { leaseSlot, releaseSlot, type SlotLease } from './endpoint-slots';
 import { openSecret } from './secret-box';
 import { postTo, type SendResult } from './sender';
 import { webhookSettings } from './settings';
@@ -151,36 +151,76 @@ export const deliverAttempt = async (
     );
     return;
   }
-  const webhook = await getWebhook(message.webhook_id);
+  const claimExpiresAt = claimExpiry(receipt);
+  const { webhook, slot } = await webhookWithSlot(message.webhook_id, receipt, claimExpiresAt, now);
   if (!webhook) return; // deleted: its deliveries expire with their TTL
   if (!webhook.enabled) {
     await finishRun(record, message, { kind: 'dead_letter', reason: 'webhook disabled' }, undefined, now);
     return;
   }
-  const claimExpiresAt = claimExpiry(receipt);
-  const lease = await leaseEndpointSlot(webhook, receipt, claimExpiresAt, now);
-  if (!lease) {
+  if (!slot) {
     await deferAttempt(message);
     return;
   }
   try {
-    await claimAndSend(message, receipt, record, webhook, claimExpiresAt, now);
+    await claimAndSend(message, receipt, record, webhook, slot, claimExpiresAt, now);
   } finally {
-    await releaseSlot(lease);
+    await slot.release();
   }
 };
 
 /** A claim (and an endpoint slot) lasts until the holder's invocation is over, with slack for clocks. */
 const claimExpiry = holdExpiry;
 
-const leaseEndpointSlot = (webhook: WebhookRecord, receipt: Receipt, until: Date, now: Date) =>
-  leaseSlot(
-    webhook.id,
-    webhookSettings().endpointConcurrency,
-    `${receipt.messageId}#${receipt.receive}`,
-    until,
-    now,
-  );
+/**
+ * A leased endpoint slot, given back once: as soon as the attempt's POST is over (the slot bounds POSTs in
+ * flight), alongside the outcome's write, and at the latest when the attempt's handling ends.
+ */
+interface HeldSlot {
+  release(): Promise<void>;
+}
+
+const heldSlot = (lease: SlotLease): HeldSlot => {
+  let released: Promise<void> | undefined;
+  return {
+    release: () => {
+      if (!released) {
+        released = releaseSlot(lease);
+        // Awaited later (after the outcome's decision, or in a `finally`): a failure is not unhandled meanwhile.
+        released.catch(() => undefined);
+      }
+      return released;
+    },
+  };
+};
+
+/**
+ * The webhook, and a slot of its endpoint if it is enabled. Both are asked for at once, as the lease needs only
+ * the webhook's id: one round trip fewer on every attempt. A slot leased for a webhook found deleted or
+ * disabled is given back at once.
+ */
+const webhookWithSlot = async (
+  webhookId: string,
+  receipt: Receipt,
+  until: Date,
+  now: Date,
+): Promise<{ webhook: WebhookRecord | undefined; slot: HeldSlot | undefined }> => {
+  const [webhook, lease] = await Promise.all([
+    getWebhook(webhookId),
+    leaseSlot(
+      webhookId,
+      webhookSettings().endpointConcurrency,
+      `${receipt.messageId}#${receipt.receive}`,
+      until,
+      now,
+    ),
+  ]);
+  if (lease && !webhook?.enabled) {
+    await releaseSlot(lease);
+    return { webhook, slot: undefined };
+  }
+  return { webhook, slot: lease && heldSlot(lease) };
+};
 
 /**
  * The first attempt of the delivery of `event` to a webhook, made by the matcher that creates the delivery:
@@ -199,10 +239,9 @@ export const deliverFirstAttempt = async (
 ): Promise<boolean> => {
   const ref = newDeliveryRef(webhookId, deliveryId);
   const message: DeliveryMessage = { ...ref, run: 0, attempt: 1 };
-  const webhook = await getWebhook(webhookId);
   const claimExpiresAt = claimExpiry(receipt);
-  const lease = webhook?.enabled ? await leaseEndpointSlot(webhook, receipt, claimExpiresAt, now) : undefined;
-  if (!webhook || !lease) {
+  const { webhook, slot } = await webhookWithSlot(webhookId, receipt, claimExpiresAt, now);
+  if (!webhook || !slot) {
     const created = await createDelivery(ref, event, now);
     // Endpoint busy: wait on the queue as deliverAttempt would (it would try every slot again first).
     if (typeof created === 'object' && webhook?.enabled) await deferAttempt(message);
@@ -216,9 +255,9 @@ export const deliverFirstAttempt = async (
       receive: receipt.receive,
       expiresAt: claimExpiresAt,
     });
-    if (typeof created === 'object') await sendClaimed(message, created.created, webhook, now);
+    if (typeof created === 'object') await sendClaimed(message, created.created, webhook, slot, now);
   } finally {
-    await releaseSlot(lease);
+    await slot.release();
   }
   // Exists: the general rules decide (take an expired claim over, queue a retry the last run may have missed…).
   if (created === 'due') await deliverAttempt(message, receipt, now);
@@ -231,6 +270,7 @@ const claimAndSend = async (
   receipt: Receipt,
   record: DeliveryRecord,
   webhook: WebhookRecord,
+  slot: HeldSlot,
   claimExpiresAt: Date,
   now: Date,
 ): Promise<void> => {
@@ -285,7 +325,7 @@ const claimAndSend = async (
     return;
   }
 
-  await sendClaimed(message, record, webhook, now);
+  await sendClaimed(message, record, webhook, slot, now);
 };
 
 /** A message to look at the attempt again on the delivery queue a second after the live claim expires. */
@@ -311,11 +351,13 @@ const sendClaimed = async (
   message: DeliveryMessage,
   record: DeliveryRecord,
   webhook: WebhookRecord,
+  slot: HeldSlot,
   now: Date,
 ): Promise<void> => {
   const result = await send(webhook, record, now);
+  const released = slot.release();
   const outcome = await decide(webhook, message, result, now);
-  await finishRun(record, message, outcome, result, now);
+  await Promise.all([finishRun(record, message, outcome, result, now), released]);
   countMetric(
     outcome.kind === 'succeeded'
       ? SERVICE_METRICS.webhookDeliveries

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentClient, tableName } from '../../../lambdas/core/clients';
+import type { Receipt } from '../../../lambdas/core/receipt';
+import { deliverFirstAttempt } from '../../../lambdas/domain/webhooks/deliver';
+import { type EventSnapshot, getDelivery, newDeliveryRef } from '../../../lambdas/domain/webhooks/deliveries';
+import { LOCAL_KEY_ENV } from '../../../lambdas/domain/webhooks/secret-box';
+import { createWebhook } from '../../../lambdas/domain/webhooks/webhooks';
+import { WebhookReceiver } from '../../e2e/webhook-receiver';
+import { useDynamoDbLocal, useDynamoDbOutage } from '../../support/dynamodb';
+
+/**
+ * The first attempt asks for the webhook and a slot of its endpoint at once (the lease needs only the id), and
+ * gives the slot back as soon as the POST is over. These tests hold it to never leaving a slot leased: not for
+ * a webhook disabled (or deleted) meanwhile, which gets no POST, and not after a delivered attempt.
+ */
+useDynamoDbLocal();
+const outage = useDynamoDbOutage();
+const receiver = new WebhookReceiver();
+const LIMIT = 2;
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  process.env[LOCAL_KEY_ENV] = randomBytes(32).toString('base64');
+  process.env.NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY = String(LIMIT);
+  process.env.NOTIFY_WEBHOOK_ALLOW_LOOPBACK = 'true';
+  await receiver.start();
+});
+afterAll(async () => {
+  await receiver.stop();
+  process.env = saved;
+});
+
+const receipt = (): Receipt => ({
+  messageId: `req-${randomBytes(6).toString('hex')}`,
+  receive: 'r1',
+  deadline: new Date(Date.now() + 30_000),
+  redeliveredBy: 'bus',
+});
+
+const event = (): EventSnapshot => ({
+  id: `evt-${randomBytes(8).toString('hex')}`,
+  event_type: 'slot.test',
+  source: 'shop',
+  version: 1,
+  data: {},
+  priority: 'normal',
+  time: new Date().toISOString(),
+});
+
+const newWebhook = async () => {
+  const path = `/slots/${randomBytes(6).toString('hex')}`;
+  const secret = 'slot-secret-0123456789';
+  const view = await createWebhook({
+    url: receiver.endpoint(path, secret, [{ status: 200 }]),
+    secret,
+    event_filters: ['slot.test'],
+    name: 'slots',
+  });
+  return { id: view.id, path };
+};
+
+/** The holders of the webhook's endpoint slots that are leased now. */
+const leasedSlots = async (webhookId: string) => {
+  const holders: unknown[] = [];
+  for (let slot = 0; slot < LIMIT; slot += 1) {
+    const { Item } = await documentClient().send(
+      new GetCommand({
+        TableName: tableName('webhooks'),
+        Key: { id: `${webhookId}#slot#${slot}` },
+        ConsistentRead: true,
+      }),
+    );
+    if (Item?.holder !== undefined) holders.push(Item.holder);
+  }
+  return holders;
+};
+
+describe('endpoint slots of a first attempt', () => {
+  it('are all free again once the attempt is delivered', async () => {
+    const webhook = await newWebhook();
+    const snapshot = event();
+    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).toBe(true);
+    expect(receiver.at(webhook.path)).toHaveLength(1);
+    expect((await getDelivery(newDeliveryRef(webhook.id, snapshot.id)))?.status).toBe('succeeded');
+    expect(await leasedSlots(webhook.id)).toEqual([]);
+  });
+
+  it('are given back when the webhook is found disabled, and it gets no POST', async () => {
+    const webhook = await newWebhook();
+    const webhooksTable = tableName('webhooks');
+    let disabled = false;
+    // Disabled just before the attempt's read of the webhook reaches the store, while its slot is leased.
+    outage.interpose(async (operation, request) => {
+      if (operation !== 'GetItem' || request.TableName !== webhooksTable || disabled) return;
+      disabled = true;
+      await documentClient().send(
+        new UpdateCommand({
+          TableName: webhooksTable,
+          Key: { id: webhook.id },
+          UpdateExpression: 'SET enabled = :off',
+          ExpressionAttributeValues: { ':off': false },
+        }),
+      );
+    });
+    const snapshot = event();
+    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).toBe(true);
+    expect(disabled).toBe(true);
+    expect(receiver.at(webhook.path)).toHaveLength(0);
+    expect((await getDelivery(newDeliveryRef(webhook.id, snapshot.id)))?.status).toBe('dead_letter');
+    expect(await leasedSlots(webhook.id)).toEqual([]);
+  });
+});
