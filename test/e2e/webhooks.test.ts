@@ -9,7 +9,8 @@ import { type Answer, WebhookReceiver } from './webhook-receiver';
 /**
  * Webhooks on the local runtime, end to end: POST /events → bus → matcher → delivery worker → a real receiver
  * on 127.0.0.1 that checks every signature with the `standardwebhooks` package. The retry schedule is
- * shortened by configuration (1 s, 1 s, 2 s: four attempts, the last one through a one-time schedule).
+ * shortened by configuration (1 s, 1 s, 4 s: four attempts; SQS's longest delay is set to 1.5 s, so the last
+ * wait is queued for 1 s with its rest, which the delivery worker waits out through a one-time schedule).
  */
 let runtime: Runtime;
 let admin: string;
@@ -24,7 +25,7 @@ beforeAll(async () => {
   await receiver.start();
   runtime = await startTestRuntime({
     env: {
-      NOTIFY_WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s',
+      NOTIFY_WEBHOOK_RETRY_SCHEDULE: '1s,1s,4s',
       NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS: '1.5',
       // Well under the slow receiver's 8 s below, well over a loaded machine's stall (the receiver runs in this
       // process: a 1.5 s timeout turned a stall into a timeout and a retry, breaking exact request counts).
@@ -435,6 +436,7 @@ describe('retries, disabling and dead letters', () => {
 
   it('dead-letters after the last attempt (the long wait through a schedule) and re-sends on request', async () => {
     const hook = await webhookFor(['always.failing'], [{ status: 503 }]);
+    const schedulesBefore = runtime.standIns.scheduler.counters().created;
     const eventId = await publish('always.failing');
     const dead = await settled(
       () => deliveries(hook.id, '?status=dead_letter'),
@@ -449,6 +451,10 @@ describe('retries, disabling and dead letters', () => {
       503, 503, 503, 503,
     ]);
     expect(receiver.at(hook.path)).toHaveLength(4);
+    // The last wait (4 s ± 20 %) is longer than SQS's longest delay here: queued, then scheduled, never cut short.
+    const [, , third, fourth] = dead.items[0].attempts as { at: string }[];
+    expect(Date.parse(fourth?.at ?? '') - Date.parse(third?.at ?? '')).toBeGreaterThanOrEqual(3200);
+    expect(runtime.standIns.scheduler.counters().created).toBeGreaterThan(schedulesBefore);
 
     receiver.answer(hook.path, [{ status: 200 }]);
     const retried = await api('POST', `/webhooks/${hook.id}/deliveries/${eventId}/retry`, admin);
@@ -490,7 +496,8 @@ describe('retries, disabling and dead letters', () => {
     );
     const [first, second] = listed.items[0].attempts as { at: string; status_code: number }[];
     expect(first?.status_code).toBe(429);
-    // The second attempt was scheduled 3 s (not the schedule's ~1 s) after the first.
+    // The second attempt was made 3 s (not the schedule's ~1 s) after the first: the matcher queued the wait for
+    // SQS's longest delay (1 s here) with the rest, which the delivery worker scheduled.
     expect(Date.parse(second?.at ?? '') - Date.parse(first?.at ?? '')).toBeGreaterThanOrEqual(2900);
   });
 });

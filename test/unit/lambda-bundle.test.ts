@@ -243,6 +243,7 @@ describe('Lambda bundles', () => {
       'lambdas/handlers/http/health/live.ts',
       'lambdas/handlers/http/webhooks/list.ts',
       'lambdas/handlers/http/webhooks/retry.ts',
+      'lambdas/handlers/workers/webhook-match.ts',
     ]);
     // Each clients-*.ts creates its client in a `lazy(…)` call marked pure, so an unused one is dropped.
     const clientsOf = (handler: string) => {
@@ -264,6 +265,8 @@ describe('Lambda bundles', () => {
       'client-secrets-manager',
       'client-sqs',
     ]);
+    // The matcher queues what follows a first attempt, a long wait with its rest: the delivery worker schedules.
+    expect(clientsOf('webhook-match.ts')).toEqual(['client-dynamodb', 'client-kms', 'client-sqs']);
   });
 
   it('of frame routes carry their own operation alone, and only `auth` (besides `$connect`) the token verifier', async () => {

@@ -16,6 +16,7 @@ import {
   queueAttempts,
   ttlFrom,
   updateDelivery,
+  waitOutRest,
 } from './deliveries';
 import { leaseSlot, releaseSlot, type SlotLease } from './endpoint-slots';
 import { openSecret } from './secret-box';
@@ -64,7 +65,8 @@ export const parseDeliveryMessage = (body: string): DeliveryMessage => {
     typeof message.delivery_id !== 'string' ||
     !Number.isInteger(message.run) ||
     !Number.isInteger(message.attempt) ||
-    (message.shard !== undefined && !(Number.isInteger(message.shard) && message.shard >= 0))
+    (message.shard !== undefined && !(Number.isInteger(message.shard) && message.shard >= 0)) ||
+    (message.rest_secs !== undefined && !(Number.isFinite(message.rest_secs) && message.rest_secs >= 0))
   ) {
     throw new Error('not a webhook delivery message');
   }
@@ -123,6 +125,16 @@ type Outcome =
 
 const describe = (result: SendResult): string =>
   result.status !== undefined ? `HTTP ${result.status}` : (result.error ?? 'no answer');
+
+/** The delivery worker's handling of a message: the rest of a long wait first (`waitOutRest`), then the attempt. */
+export const handleDeliveryMessage = async (
+  message: DeliveryMessage,
+  receipt: Receipt,
+  now = new Date(),
+): Promise<void> => {
+  if (await waitOutRest(message, now)) return;
+  await deliverAttempt(message, receipt, now);
+};
 
 /**
  * Makes attempt `message.attempt` of a delivery: a conditional claim on (run, attempt) turns duplicate and

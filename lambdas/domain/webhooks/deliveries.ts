@@ -83,6 +83,11 @@ export interface DeliveryMessage extends DeliveryRef {
    * `awaitClaim`): found still live, it waits again, whoever holds it.
    */
   readonly awaits_claim?: true;
+  /**
+   * Seconds still to wait once the message arrives: a wait longer than SQS's longest delay is queued for that
+   * delay with the rest here, and the delivery worker waits it out (`waitOutRest`) before the attempt.
+   */
+  readonly rest_secs?: number;
 }
 
 export const ttlFrom = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECS;
@@ -234,18 +239,41 @@ export const queueAttempts = async (messages: readonly DeliveryMessage[], delayS
   );
 };
 
-/** Hands attempts to the delivery queue now, or after a delay: SQS DelaySeconds up to its limit, else a schedule. */
+/**
+ * Hands attempts to the delivery queue now, or after a delay: SQS DelaySeconds up to its limit; a longer wait is
+ * queued for that limit with the rest in the message, which the delivery worker waits out (`waitOutRest`). Only
+ * that worker schedules, so the matcher, which makes first attempts and may queue what follows, carries no
+ * Scheduler client (docs/performance.md).
+ */
 export const enqueueAttempts = async (messages: readonly DeliveryMessage[], delaySecs = 0): Promise<void> => {
   if (messages.length === 0) return;
-  if (delaySecs <= webhookSettings().maxQueueDelaySecs) return queueAttempts(messages, delaySecs);
-  await Promise.all(messages.map((message) => scheduleAttempt(message, delaySecs)));
+  const longest = webhookSettings().maxQueueDelaySecs;
+  if (delaySecs <= longest) return queueAttempts(messages, delaySecs);
+  const queued = Math.floor(longest);
+  await queueAttempts(
+    messages.map((message) => ({ ...message, rest_secs: delaySecs - queued })),
+    queued,
+  );
+};
+
+/**
+ * A message with part of its wait left (see `enqueueAttempts`): back to the queue for the rest, or — past SQS's
+ * longest delay — a one-time schedule that sends it to the queue then. Returns whether it still waits. The rest
+ * is relative, counted from the message's arrival: a late arrival makes the attempt later, never earlier.
+ */
+export const waitOutRest = async (message: DeliveryMessage, now = new Date()): Promise<boolean> => {
+  const { rest_secs: restSecs, ...due } = message;
+  if (!(restSecs !== undefined && restSecs > 0)) return false;
+  if (restSecs <= webhookSettings().maxQueueDelaySecs) await queueAttempts([due], Math.ceil(restSecs));
+  else await scheduleAttempt(due, now.getTime() + restSecs * 1000);
+  return true;
 };
 
 /** `at()` has whole seconds: round up so the attempt is never early. */
 const atExpression = (epochMs: number): string =>
   `at(${new Date(Math.ceil(epochMs / 1000) * 1000).toISOString().slice(0, 19)})`;
 
-const scheduleAttempt = async (message: DeliveryMessage, delaySecs: number): Promise<void> => {
+const scheduleAttempt = async (message: DeliveryMessage, dueAt: number): Promise<void> => {
   // A name derived from the attempt: a second try to schedule the same attempt is a ConflictException.
   const digest = createHash('sha256')
     .update(`${message.webhook_id}/${message.delivery_id}/${message.run}/${message.attempt}`)
@@ -256,7 +284,7 @@ const scheduleAttempt = async (message: DeliveryMessage, delaySecs: number): Pro
       new CreateScheduleCommand({
         Name: `webhook-retry-${digest}`,
         GroupName: requiredEnv(envNames.scheduleGroup),
-        ScheduleExpression: atExpression(Date.now() + delaySecs * 1000),
+        ScheduleExpression: atExpression(dueAt),
         ScheduleExpressionTimezone: 'UTC',
         FlexibleTimeWindow: { Mode: 'OFF' },
         ActionAfterCompletion: 'DELETE',

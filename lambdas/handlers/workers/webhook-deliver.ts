@@ -1,6 +1,6 @@
 import { messageReceipt, sqsWorker } from '../../core/sqs-worker';
-import { deliverAttempt, parseDeliveryMessage } from '../../domain/webhooks/deliver';
+import { handleDeliveryMessage, parseDeliveryMessage } from '../../domain/webhooks/deliver';
 
 export const handler = sqsWorker('webhooks.deliver', (body, record, context) =>
-  deliverAttempt(parseDeliveryMessage(body), messageReceipt(record, context)),
+  handleDeliveryMessage(parseDeliveryMessage(body), messageReceipt(record, context)),
 );

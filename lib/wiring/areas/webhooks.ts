@@ -91,7 +91,7 @@ export const webhooks: WiringPart = {
     {
       id: 'webhookDeliveries',
       purpose:
-        'delivery attempts after the first (made by the matcher): short retries by DelaySeconds, long ones by schedule, attempts waiting for a busy endpoint, re-sends',
+        'delivery attempts after the first (made by the matcher): short retries by DelaySeconds, long ones by DelaySeconds and then a schedule for the rest, attempts waiting for a busy endpoint, re-sends',
       maxReceiveCount: 5,
       visibilityTimeoutSecs: 180,
     },
@@ -109,11 +109,11 @@ export const webhooks: WiringPart = {
       deadLetterQueue: 'webhookEvents',
       memoryMb: 256,
       reads: ['webhookFilters'],
-      // As webhooks.deliver: the first attempt may lease an endpoint slot, disable a webhook, queue a retry or
-      // schedule one, and opens the webhook's secret.
+      // As webhooks.deliver: the first attempt may lease an endpoint slot, disable a webhook and queue a retry,
+      // and opens the webhook's secret. It schedules nothing: a wait past SQS's longest delay is queued with its
+      // rest, which webhooks.deliver schedules (docs/webhooks.md).
       writes: ['webhooks', 'webhookFilters', 'webhookDeliveries'],
       sendsTo: ['webhookDeliveries'],
-      schedules: true,
       webhookSecretKey: 'decrypt',
     },
   ],
