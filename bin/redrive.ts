@@ -1,84 +1,83 @@
 /**
- * `npm run redrive`: puts the events of a bus function's dead-letter queue back on the bus (docs/operations.md,
- * "Dead letters of the bus functions").
+ * `npm run redrive`: hands the events of a bus function's dead-letter queue back to the function that failed
+ * them, as EventBridge hands them (Lambda Invoke, InvocationType Event; docs/operations.md, "Dead letters of the
+ * bus functions").
  *
- *   npm run redrive -- --queue-url URL --bus NAME     a deployed stage, with the environment's credentials and
- *                                                    region (AWS_PROFILE, AWS_REGION, …)
- *   npm run redrive -- --data DIR --queue NAME        the local runtime started with `npm start -- --data DIR`
+ *   npm run redrive -- --queue-url URL [--function NAME|ARN]   a deployed stage, with the environment's
+ *                                                             credentials and region (AWS_PROFILE, AWS_REGION, …)
+ *   npm run redrive -- --data DIR --queue NAME [--function …]  the local runtime started with `npm start -- --data DIR`
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import '../local/sdk-env';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { redriveDeadLetters } from '../lib/ops/redrive';
 import { fail, parseCliArgs } from '../local/cli/args';
-import { findEventBridgeState, ReplayTargetNotFound } from '../local/eventbridge/replay-client';
+import { LAMBDA_STATE_FILE, type LambdaState } from '../local/lambda/local-lambda';
 import { SQS_STATE_FILE, type SqsState } from '../local/sqs/local-sqs';
+import { readStandInState, StandInNotRunning } from '../local/stand-in-state';
 
-const USAGE = 'npm run redrive -- --queue-url URL --bus NAME | --data DIR --queue NAME';
+const USAGE = 'npm run redrive -- --queue-url URL | --data DIR --queue NAME  [--function NAME|ARN]';
 const args = parseCliArgs(
   {
     'queue-url': { type: 'string' },
-    bus: { type: 'string' },
     data: { type: 'string' },
     queue: { type: 'string' },
+    function: { type: 'string' },
+    bus: { type: 'string' },
   },
   USAGE,
-  'URL / NAME: the DLQ (eventFrames-dlq, webhookEvents-dlq); --bus: the stack output EventBusName.\n' +
-    'Each event (from Lambda’s invocation record, or EventBridge’s dead letter) is put on the bus again and its\n' +
-    'message deleted; a message holding no event is left in the queue and listed (exit code 2).',
+  'URL / NAME: the DLQ (eventFrames-dlq, webhookEvents-dlq). Each event (from Lambda’s invocation record, or\n' +
+    'EventBridge’s dead letter) is invoked again, asynchronously, on the function that failed it (the record’s\n' +
+    'functionArn, the dead letter’s TARGET_ARN), and its message deleted once Lambda accepted it. --function: the\n' +
+    'function for messages that name none. What cannot be redriven is left in the queue and listed (exit code 2).\n' +
+    'Needs sqs:ReceiveMessage and sqs:DeleteMessage on the DLQ and lambda:InvokeFunction on the function.',
 );
 
-const clientsFor = (): {
-  sqs: SQSClient;
-  eventBridge: EventBridgeClient;
-  queueUrl: string;
-  busName: string;
-} => {
+if (typeof args.bus === 'string') {
+  process.stderr.write(
+    'redrive: --bus is no longer used (events go back to their function, not to the bus) and is ignored\n',
+  );
+}
+
+const clientsFor = (): { sqs: SQSClient; lambda: LambdaClient; queueUrl: string } => {
   if (typeof args.data === 'string') {
     if (typeof args.queue !== 'string') return fail(`--queue NAME is required with --data\nusage: ${USAGE}`);
-    const stateFile = join(args.data, SQS_STATE_FILE);
-    if (!existsSync(stateFile)) {
-      return fail(
-        `no running runtime uses ${args.data}: start it with \`npm start -- --data ${args.data}\` first`,
-      );
-    }
-    const sqsState = JSON.parse(readFileSync(stateFile, 'utf8')) as SqsState;
-    let bus: ReturnType<typeof findEventBridgeState>;
+    let sqsState: SqsState;
+    let lambdaState: LambdaState;
     try {
-      bus = findEventBridgeState(args.data);
+      sqsState = readStandInState<SqsState>(args.data, [SQS_STATE_FILE]);
+      lambdaState = readStandInState<LambdaState>(args.data, [LAMBDA_STATE_FILE]);
     } catch (error) {
-      if (error instanceof ReplayTargetNotFound) return fail(error.message);
+      if (error instanceof StandInNotRunning) return fail(error.message);
       throw error;
     }
     const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
     return {
       sqs: new SQSClient({ endpoint: sqsState.endpoint, region: sqsState.region, credentials }),
-      eventBridge: new EventBridgeClient({ endpoint: bus.endpoint, region: bus.region, credentials }),
+      lambda: new LambdaClient({ endpoint: lambdaState.endpoint, region: lambdaState.region, credentials }),
       queueUrl: `${sqsState.endpoint}/${sqsState.accountId}/${args.queue}`,
-      busName: bus.busName,
     };
   }
-  if (typeof args['queue-url'] !== 'string' || typeof args.bus !== 'string') {
-    return fail(`--queue-url and --bus (or --data and --queue) are required\nusage: ${USAGE}`);
+  if (typeof args['queue-url'] !== 'string') {
+    return fail(`--queue-url (or --data and --queue) is required\nusage: ${USAGE}`);
   }
-  return {
-    sqs: new SQSClient({}),
-    eventBridge: new EventBridgeClient({}),
-    queueUrl: args['queue-url'],
-    busName: args.bus,
-  };
+  return { sqs: new SQSClient({}), lambda: new LambdaClient({}), queueUrl: args['queue-url'] };
 };
 
-const { sqs, eventBridge, queueUrl, busName } = clientsFor();
+const { sqs, lambda, queueUrl } = clientsFor();
 try {
-  const summary = await redriveDeadLetters({ sqs, eventBridge, queueUrl, busName });
-  process.stdout.write(`redrive: ${summary.republished} event(s) put on ${busName} again\n`);
+  const summary = await redriveDeadLetters({
+    sqs,
+    lambda,
+    queueUrl,
+    ...(typeof args.function === 'string' ? { functionName: args.function } : {}),
+  });
+  process.stdout.write(`redrive: ${summary.reinvoked} event(s) invoked again on their function\n`);
   for (const { messageId, reason } of summary.left) process.stdout.write(`left ${messageId}: ${reason}\n`);
   if (summary.left.length > 0) process.exitCode = 2;
 } catch (error) {
   fail(`redrive failed: ${(error as Error).name}: ${(error as Error).message}`);
 } finally {
   sqs.destroy();
-  eventBridge.destroy();
+  lambda.destroy();
 }

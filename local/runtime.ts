@@ -39,6 +39,7 @@ import {
 import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
 import { installFunctionEnvScopes, withFunctionEnv } from './lambda/function-env-scope';
+import { LocalLambda } from './lambda/local-lambda';
 import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION, localFunctionName } from './lambda/runner';
 import type { FunctionRef, InvokeFunction } from './lambda/types';
 import { localCursorEnv, localWebhookEnv } from './local-keys';
@@ -122,6 +123,7 @@ export interface Runtime {
     readonly sqs: LocalSqs;
     readonly eventBridge: LocalEventBridge;
     readonly scheduler: LocalScheduler;
+    readonly lambda: LocalLambda;
   };
   mintUserToken(sub: string, options?: UserTokenOptions): Promise<string>;
   mintServiceToken(
@@ -273,6 +275,15 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     });
     await scheduler.start();
     stoppers.push(() => scheduler.stop());
+    // Lambda's Invoke of the bus functions, for the operator's tools (`npm run redrive`).
+    const lambda = new LocalLambda({
+      busFunctions: wiring.busFunctions ?? [],
+      sqs,
+      access,
+      ...standInData,
+    });
+    await lambda.start();
+    stoppers.push(() => lambda.stop());
 
     const queueEnv: Record<string, string> = {};
     for (const queue of wiring.queues) {
@@ -332,6 +343,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.endpoint,
       AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
+      AWS_ENDPOINT_URL_LAMBDA: lambda.endpoint,
       ...tableEnv,
       ...queueEnv,
       [envNames.busName]: LOCAL_BUS_NAME,
@@ -402,7 +414,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       javaPid: dynamo.pid,
       delivery,
       invoke,
-      standIns: { sqs, eventBridge, scheduler },
+      standIns: { sqs, eventBridge, scheduler, lambda },
       mintUserToken: (sub, tokenOptions) =>
         hs256 ? mintUserToken(hs256, sub, tokenOptions) : withoutHs256(),
       mintServiceToken: (name, scopes, tokenOptions) =>

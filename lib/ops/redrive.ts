@@ -1,67 +1,159 @@
-import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { InvokeCommand, type LambdaClient, LambdaServiceException } from '@aws-sdk/client-lambda';
+import {
+  DeleteMessageCommand,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 
 /**
  * The redrive of a bus function's dead-letter queue (`eventFrames-dlq`, `webhookEvents-dlq`; docs/operations.md,
- * "Dead letters of the bus functions"). There is no source queue to move messages back to: each event is put on
- * the bus again, where every rule sees it (a repeated `event` frame keeps its `id`; a webhook delivery is keyed by
- * the event's `detail.id`, so one already made is not made again), and its message is deleted once the bus took it.
+ * "Dead letters of the bus functions"). There is no source queue to move messages back to, and the bus is not
+ * one: each event is handed again to the function that failed it, as EventBridge hands it (Lambda `Invoke`,
+ * `InvocationType: Event`, so Lambda's retries and on-failure destination apply again), with the event's own
+ * bytes — its id, time and `replay-name` — and its message is deleted once Lambda accepted it (202). No rule
+ * sees the event again and nothing is archived again.
  */
 
-/** The EventBridge event in a DLQ message: Lambda's invocation record holds it, EventBridge's own DLQ is it. */
-export interface DeadEvent {
-  readonly source: string;
-  readonly 'detail-type': string;
-  readonly detail: unknown;
-  readonly resources?: readonly string[];
+/** A dead letter's event and the function it goes back to. */
+export interface DeadLetter {
+  /** The event, byte for byte as the function got it: the raw text of the record's `requestPayload`, or the body. */
+  readonly payload: string;
+  /** The function that failed it (name or ARN); undefined when the message names none. */
+  readonly functionName: string | undefined;
 }
 
-/** The event a dead-letter message carries, or why there is none (left in the queue for a person to look at). */
-export const deadEventOf = (body: string): DeadEvent | { readonly unreadable: string } => {
+/** EventBridge's dead letter (the rule target's DLQ) names the target in this message attribute. */
+export const TARGET_ARN_ATTRIBUTE = 'TARGET_ARN';
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The exact text of the value of a top-level member of a JSON object text (already checked by JSON.parse), so an
+ * event is passed on with its own bytes rather than re-serialized. The last of duplicate keys wins, as in JSON.parse.
+ */
+export const rawJsonMember = (text: string, key: string): string | undefined => {
+  let i = 0;
+  const skipSpace = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i += 1;
+  };
+  const skipString = () => {
+    i += 1;
+    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i += 1;
+  };
+  /** Up to the `,` or `}` after a value. */
+  const skipValue = () => {
+    let depth = 0;
+    while (i < text.length) {
+      const c = text[i]!;
+      if (c === '"') {
+        skipString();
+        continue;
+      }
+      if (depth === 0 && (c === ',' || c === '}')) return;
+      if (c === '{' || c === '[') depth += 1;
+      else if (c === '}' || c === ']') depth -= 1;
+      i += 1;
+    }
+  };
+  skipSpace();
+  if (text[i] !== '{') return undefined;
+  i += 1;
+  let found: string | undefined;
+  for (;;) {
+    skipSpace();
+    if (text[i] !== '"') return found;
+    const keyStart = i;
+    skipString();
+    const name = JSON.parse(text.slice(keyStart, i)) as string;
+    skipSpace();
+    i += 1; // the colon
+    skipSpace();
+    const valueStart = i;
+    skipValue();
+    if (name === key) found = text.slice(valueStart, i).trimEnd();
+    if (text[i] !== ',') return found;
+    i += 1;
+  }
+};
+
+/** `…:function:name:$LATEST` → `…:function:name`: the same version, invoked with the permission on the function's ARN. */
+const unqualifiedLatest = (functionArn: string): string => functionArn.replace(/:\$LATEST$/, '');
+
+/**
+ * The event a dead-letter message carries and the function it names, or why it cannot be redriven (left in the
+ * queue for a person to look at). Lambda's on-failure record names the function in `requestContext.functionArn`;
+ * EventBridge's dead letter is the event itself, its target in the `TARGET_ARN` attribute.
+ */
+export const deadLetterOf = (
+  body: string,
+  attributes: Readonly<Record<string, MessageAttributeValue>> = {},
+): DeadLetter | { readonly unreadable: string } => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
     return { unreadable: 'not JSON' };
   }
-  const record = parsed as { requestContext?: unknown; requestPayload?: unknown };
-  // Lambda's on-failure record: {version, timestamp, requestContext, requestPayload, responseContext, …}.
-  const event = (record?.requestContext !== undefined ? record.requestPayload : parsed) as Partial<DeadEvent>;
-  if (
-    typeof event?.source !== 'string' ||
-    typeof event['detail-type'] !== 'string' ||
-    typeof event.detail !== 'object' ||
-    event.detail === null
-  ) {
-    return { unreadable: 'no EventBridge event (source, detail-type, detail) in it' };
+  if (!isObject(parsed)) return { unreadable: 'not a JSON object' };
+  if (parsed.requestContext !== undefined) {
+    // Lambda's on-failure record: {version, timestamp, requestContext, requestPayload, responseContext, …}.
+    const payload = rawJsonMember(body, 'requestPayload');
+    if (payload === undefined || !isObject(parsed.requestPayload)) {
+      return { unreadable: 'an invocation record without an event (requestPayload)' };
+    }
+    const functionArn = isObject(parsed.requestContext) ? parsed.requestContext.functionArn : undefined;
+    return {
+      payload,
+      functionName: typeof functionArn === 'string' ? unqualifiedLatest(functionArn) : undefined,
+    };
   }
-  return event as DeadEvent;
+  if (
+    typeof parsed.source !== 'string' ||
+    typeof parsed['detail-type'] !== 'string' ||
+    !isObject(parsed.detail)
+  ) {
+    return {
+      unreadable: 'neither an invocation record nor an EventBridge event (source, detail-type, detail)',
+    };
+  }
+  return { payload: body, functionName: attributes[TARGET_ARN_ATTRIBUTE]?.StringValue };
 };
 
 export interface RedriveSummary {
-  /** Put on the bus again and deleted from the queue. */
-  readonly republished: number;
-  /** Left in the queue: unreadable, or refused by the bus (with the reason). */
+  /** Handed to their function again (Lambda answered 202) and deleted from the queue. */
+  readonly reinvoked: number;
+  /**
+   * Left in the queue: unreadable, naming no function, refused by Lambda, or dead-lettered after the redrive began
+   * (with the reason).
+   */
   readonly left: readonly { readonly messageId: string; readonly reason: string }[];
 }
 
-/** Re-publishes every event of the queue onto `busName`, ten messages at a time, until a receive finds none. */
+/** Invokes the function of every message of the queue again, ten messages at a time, until a receive finds none. */
 export const redriveDeadLetters = async (options: {
   readonly sqs: SQSClient;
-  readonly eventBridge: EventBridgeClient;
+  readonly lambda: LambdaClient;
   readonly queueUrl: string;
-  readonly busName: string;
-  /** How long a received message stays hidden while it is re-published (default 60 s). */
+  /** The function for messages that name none (`--function`); without it they are left. */
+  readonly functionName?: string;
+  /** How long a received message stays hidden while it is redriven (default 60 s). */
   readonly visibilityTimeoutSecs?: number;
 }): Promise<RedriveSummary> => {
-  const { sqs, eventBridge, queueUrl, busName } = options;
-  let republished = 0;
+  const { sqs, lambda, queueUrl } = options;
+  // A redriven event that fails again comes back as a new record: taking it again would loop while the cause lasts.
+  const startedAt = Date.now();
+  let reinvoked = 0;
   const left: { messageId: string; reason: string }[] = [];
   for (;;) {
     const received = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
         MaxNumberOfMessages: 10,
+        MessageAttributeNames: [TARGET_ARN_ATTRIBUTE],
+        MessageSystemAttributeNames: ['SentTimestamp'],
         VisibilityTimeout: options.visibilityTimeoutSecs ?? 60,
         // A long poll (any wait): a short poll samples only some SQS servers and may answer empty while
         // messages remain, which would end the redrive early.
@@ -72,33 +164,54 @@ export const redriveDeadLetters = async (options: {
     if (messages.length === 0) break;
     for (const message of messages) {
       const messageId = message.MessageId ?? '';
-      const event = deadEventOf(message.Body ?? '');
-      if ('unreadable' in event) {
-        left.push({ messageId, reason: event.unreadable });
+      if (Number(message.Attributes?.SentTimestamp) > startedAt) {
+        left.push({
+          messageId,
+          reason: 'dead-lettered after this redrive began (an event that failed again?)',
+        });
         continue;
       }
-      const put = await eventBridge.send(
-        new PutEventsCommand({
-          Entries: [
-            {
-              EventBusName: busName,
-              Source: event.source,
-              DetailType: event['detail-type'],
-              Detail: JSON.stringify(event.detail),
-              Resources: [...(event.resources ?? [])],
-            },
-          ],
-        }),
-      );
-      const entry = put.Entries?.[0];
-      if (!entry?.EventId) {
-        left.push({ messageId, reason: `the bus refused it: ${entry?.ErrorCode ?? 'no answer'}` });
+      const deadLetter = deadLetterOf(message.Body ?? '', message.MessageAttributes);
+      if ('unreadable' in deadLetter) {
+        left.push({ messageId, reason: deadLetter.unreadable });
+        continue;
+      }
+      const functionName = deadLetter.functionName ?? options.functionName;
+      if (!functionName) {
+        left.push({ messageId, reason: 'names no function (pass --function NAME|ARN for such messages)' });
+        continue;
+      }
+      let status: number | undefined;
+      try {
+        const invoked = await lambda.send(
+          new InvokeCommand({
+            FunctionName: functionName,
+            InvocationType: 'Event',
+            Payload: new TextEncoder().encode(deadLetter.payload),
+          }),
+        );
+        status = invoked.StatusCode;
+      } catch (error) {
+        // Lambda's answer about this function (not found, not allowed, throttled past the SDK's retries): the
+        // message stays; anything else (no network, no credentials) ends the redrive.
+        if (!(error instanceof LambdaServiceException)) throw error;
+        left.push({
+          messageId,
+          reason: `Lambda refused it (${functionName}): ${error.name}: ${error.message}`,
+        });
+        continue;
+      }
+      if (status !== 202) {
+        left.push({
+          messageId,
+          reason: `Lambda answered ${status ?? 'nothing'} instead of 202 (${functionName})`,
+        });
         continue;
       }
       await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
-      republished += 1;
+      reinvoked += 1;
     }
     // What was left stays hidden for the visibility timeout: the next receive sees only messages not yet tried.
   }
-  return { republished, left };
+  return { reinvoked, left };
 };

@@ -21,5 +21,9 @@ export {
   TABLE_WRITE_ACTIONS,
   tableActions,
 } from './grants';
-export { EVENTBRIDGE_MAX_PUT_EVENTS_BYTES, SQS_MAX_MESSAGE_BYTES } from './limits';
+export {
+  EVENTBRIDGE_MAX_PUT_EVENTS_BYTES,
+  LAMBDA_MAX_ASYNC_PAYLOAD_BYTES,
+  SQS_MAX_MESSAGE_BYTES,
+} from './limits';
 export * from './types';

@@ -11,3 +11,6 @@ export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 
 /** EventBridge PutEvents: the entries of one request together (event buses carry 1 MB events since 2026-01-29). */
 export const EVENTBRIDGE_MAX_PUT_EVENTS_BYTES = 1_048_576;
+
+/** Lambda `Invoke` with `InvocationType: Event`: the event's bytes (asynchronous invocations carry 1 MB since 2026-01-29). */
+export const LAMBDA_MAX_ASYNC_PAYLOAD_BYTES = 1_048_576;

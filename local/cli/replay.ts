@@ -8,7 +8,8 @@
  * `time` lies in [from, to] (default: everything archived so far) are delivered again with `replay-name` set.
  */
 import '../sdk-env';
-import { findEventBridgeState, ReplayTargetNotFound, requestReplay } from '../eventbridge/replay-client';
+import { findEventBridgeState, requestReplay } from '../eventbridge/replay-client';
+import { StandInNotRunning } from '../stand-in-state';
 import { fail, parseCliArgs } from './args';
 
 const USAGE = 'npm run replay -- --data DIR [--from ISO-8601] [--to ISO-8601] [--name NAME]';
@@ -41,6 +42,6 @@ try {
   });
   process.stdout.write(`replay ${summary}\n`);
 } catch (error) {
-  if (error instanceof ReplayTargetNotFound) fail(error.message);
+  if (error instanceof StandInNotRunning) fail(error.message);
   fail(`replay failed: ${(error as Error).name}: ${(error as Error).message}`);
 }

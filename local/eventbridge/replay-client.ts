@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventBridgeClient, StartReplayCommand } from '@aws-sdk/client-eventbridge';
+import { readStandInState } from '../stand-in-state';
 import { type EventBridgeState, STATE_FILE } from './local-eventbridge';
 
 /**
@@ -8,30 +8,9 @@ import { type EventBridgeState, STATE_FILE } from './local-eventbridge';
  * writes in its data folder, and ask it to replay its archive with the real StartReplay operation.
  */
 
-export class ReplayTargetNotFound extends Error {}
-
 /** The runtime puts each stand-in's data in a subfolder; a LocalEventBridge started alone uses the folder itself. */
-export const findEventBridgeState = (dataDir: string): EventBridgeState => {
-  const candidates = [join(dataDir, 'eventbridge', STATE_FILE), join(dataDir, STATE_FILE)];
-  const file = candidates.find((candidate) => existsSync(candidate));
-  if (!file) {
-    throw new ReplayTargetNotFound(
-      `no running runtime uses ${dataDir}: start it with \`npm start -- --data ${dataDir}\` first`,
-    );
-  }
-  const state = JSON.parse(readFileSync(file, 'utf8')) as EventBridgeState;
-  try {
-    process.kill(state.pid, 0);
-  } catch (error) {
-    // EPERM: alive but someone else's; ESRCH: the runtime died without cleaning up.
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') {
-      throw new ReplayTargetNotFound(
-        `the runtime that used ${dataDir} (pid ${state.pid}) is no longer running`,
-      );
-    }
-  }
-  return state;
-};
+export const findEventBridgeState = (dataDir: string): EventBridgeState =>
+  readStandInState<EventBridgeState>(dataDir, [join('eventbridge', STATE_FILE), STATE_FILE]);
 
 export interface ReplayRequest {
   readonly state: Pick<EventBridgeState, 'endpoint' | 'busArn' | 'archiveArn' | 'region'>;

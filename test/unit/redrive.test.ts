@@ -3,47 +3,67 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { PurgeQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deadEventOf, redriveDeadLetters } from '../../lib/ops/redrive';
-import type { BusFunction, BusRule } from '../../lib/wiring';
-import { LocalEventBridge } from '../../local/eventbridge/local-eventbridge';
-import { LambdaInvocationError } from '../../local/lambda/runner';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { deadLetterOf, rawJsonMember, redriveDeadLetters } from '../../lib/ops/redrive';
+import { LocalLambda } from '../../local/lambda/local-lambda';
+import { LambdaInvocationError, localFunctionName } from '../../local/lambda/runner';
 import { LocalSqs } from '../../local/sqs/local-sqs';
 import { waitUntil } from '../support/await';
+import { ordersSink } from '../support/fixtures/wiring';
 
 /**
- * The redrive of a bus function's DLQ (lib/ops/redrive.ts) against the stand-ins: Lambda's invocation record of
- * an event that failed is re-published from its `requestPayload`, EventBridge's own dead letter (the event
- * itself) as it is, and the rule invokes the function again; what holds no event stays for a person to read.
+ * The redrive of a bus function's DLQ (lib/ops/redrive.ts) against the stand-ins: the event of Lambda's
+ * invocation record (its `requestPayload`) and of EventBridge's own dead letter (the body, its function in
+ * `TARGET_ARN`) is invoked again on the function that failed it, through Lambda's Invoke (the LocalLambda
+ * stand-in), unchanged; what names no function, holds no event or is refused by Lambda stays for a person.
  */
-const BUS = 'notify-redrive';
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-const sink: BusFunction = {
-  id: 'orders.sink',
-  handler: 'test/fixture.ts',
-  timeoutSecs: 1,
-  retryAttempts: 0,
-  maxEventAgeSecs: 3600,
-  deadLetterQueue: 'ordersSink',
-  purpose: 'fixture',
-};
-const rule: BusRule = {
-  id: 'orders.toSink',
-  description: 'fixture',
-  pattern: { source: ['orders'] },
-  targetFunction: sink.id,
-};
+const sink = ordersSink;
+const DLQ = 'ordersSink-dlq';
 
 let failing = true;
-const invoked: { detail: unknown }[] = [];
+const invoked: unknown[] = [];
 let sqs: LocalSqs;
-let bus: LocalEventBridge;
+let lambda: LocalLambda;
 let sqsClient: SQSClient;
-let busClient: EventBridgeClient;
+let lambdaClient: LambdaClient;
 /** The stand-ins keep their state there, as under `npm start -- --data DIR`: `npm run redrive` finds them. */
 const dataDir = mkdtempSync(join(tmpdir(), 'notify-redrive-'));
+
+/** An event as EventBridge hands it to the function; a replay's has `replay-name`. */
+const envelope = (id: string, extra: Record<string, unknown> = {}) => ({
+  version: '0',
+  id,
+  'detail-type': 'order.placed',
+  source: 'orders',
+  account: '000000000000',
+  time: '2026-11-20T10:00:00Z',
+  region: 'us-east-1',
+  resources: [],
+  detail: { id: `o-${id}` },
+  ...extra,
+});
+
+/** The event dies: the function fails (no retries declared), and Lambda's record is in the DLQ. */
+const deadLetter = async (event: unknown) => {
+  failing = true;
+  const before = sqs.stats(DLQ).ApproximateNumberOfMessages;
+  await sqs.invokeAsync(sink.id, event);
+  await waitUntil(() => sqs.stats(DLQ).ApproximateNumberOfMessages === before + 1, 20);
+};
+
+const send = (body: string, attributes: Record<string, string> = {}) =>
+  sqsClient.send(
+    new SendMessageCommand({
+      QueueUrl: sqs.queueUrl(DLQ),
+      MessageBody: body,
+      MessageAttributes: Object.fromEntries(
+        Object.entries(attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+      ),
+    }),
+  );
 
 beforeAll(async () => {
   sqs = new LocalSqs({
@@ -51,7 +71,7 @@ beforeAll(async () => {
     workers: [],
     busFunctions: [sink],
     invoke: async (fn, event) => {
-      invoked.push(event as { detail: unknown });
+      invoked.push(event);
       if (failing) throw new LambdaInvocationError(fn.id, 'Error', 'the sink is down');
       return null;
     },
@@ -59,96 +79,151 @@ beforeAll(async () => {
     dataDir,
   });
   await sqs.start();
-  bus = new LocalEventBridge({ busName: BUS, rules: [rule], sqs, log: () => {}, dataDir });
-  await bus.start();
+  lambda = new LocalLambda({ busFunctions: [sink], sqs, dataDir });
+  await lambda.start();
   sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials });
-  busClient = new EventBridgeClient({ endpoint: bus.endpoint, region: 'us-east-1', credentials });
+  lambdaClient = new LambdaClient({ endpoint: lambda.endpoint, region: 'us-east-1', credentials });
 });
 afterAll(async () => {
   sqsClient?.destroy();
-  busClient?.destroy();
-  await bus?.stop();
+  lambdaClient?.destroy();
+  await lambda?.stop();
   await sqs?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
+beforeEach(async () => {
+  // What a test left is a person's to read; gone here, so the next test's redrive sees only its own messages.
+  await sqsClient.send(new PurgeQueueCommand({ QueueUrl: sqs.queueUrl(DLQ) }));
+  invoked.length = 0;
+});
 
 describe('redriving a bus function’s dead letters', () => {
-  it('re-publishes the events of Lambda’s records and of EventBridge’s dead letters, and leaves the rest', async () => {
-    const queueUrl = sqs.queueUrl('ordersSink-dlq');
-    await busClient.send(
-      new PutEventsCommand({
-        Entries: [
-          { EventBusName: BUS, Source: 'orders', DetailType: 'order.placed', Detail: '{"id":"o-1"}' },
-        ],
+  it('invokes the failed function again with the very event, and leaves what it cannot redrive', async () => {
+    const replayed = envelope('e-1', { 'replay-name': 'nightly' });
+    await deadLetter(replayed);
+    // EventBridge's own dead letter: the event itself, its target in TARGET_ARN (with RULE_ARN and the error).
+    const fromBus = envelope('e-2');
+    await send(JSON.stringify(fromBus), {
+      RULE_ARN: 'arn:aws:events:us-east-1:000000000000:rule/notify-redrive/orders-to-sink',
+      TARGET_ARN: sqs.busFunctionArn(sink.id),
+      ERROR_CODE: 'SDK_CLIENT_ERROR',
+      ERROR_MESSAGE: 'Lambda throttled the invocation',
+    });
+    // Neither says which function; a record of a function that does not exist; not an event at all.
+    const nameless = await send(JSON.stringify(envelope('e-3')));
+    const gone = await send(
+      JSON.stringify({
+        version: '1.0',
+        requestContext: {
+          functionArn: 'arn:aws:lambda:us-east-1:000000000000:function:notify-local-gone:$LATEST',
+        },
+        requestPayload: envelope('e-4'),
       }),
     );
-    // No retries declared: the failed invocation's record is in the DLQ at once.
-    await waitUntil(() => sqs.stats('ordersSink-dlq').ApproximateNumberOfMessages === 1, 20);
-    // EventBridge's own dead letter is the event itself; and a message that holds no event at all.
-    const raw = {
-      version: '0',
-      id: 'e-2',
-      source: 'orders',
-      'detail-type': 'order.paid',
-      detail: { id: 'o-2' },
-    };
-    await sqsClient.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(raw) }));
-    const junk = await sqsClient.send(
-      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'not json' }),
-    );
+    const junk = await send('not json');
 
     failing = false;
     invoked.length = 0;
     const summary = await redriveDeadLetters({
       sqs: sqsClient,
-      eventBridge: busClient,
-      queueUrl,
-      busName: BUS,
+      lambda: lambdaClient,
+      queueUrl: sqs.queueUrl(DLQ),
       visibilityTimeoutSecs: 30,
     });
-    expect(summary).toEqual({ republished: 2, left: [{ messageId: junk.MessageId, reason: 'not JSON' }] });
-    await waitUntil(() => invoked.length === 2, 20);
-    expect(invoked.map((event) => event.detail)).toEqual(
-      expect.arrayContaining([{ id: 'o-1' }, { id: 'o-2' }]),
+    expect(summary.reinvoked).toBe(2);
+    expect(summary.left).toEqual(
+      expect.arrayContaining([
+        { messageId: nameless.MessageId, reason: expect.stringContaining('names no function') },
+        {
+          messageId: gone.MessageId,
+          reason: expect.stringMatching(/^Lambda refused it .*notify-local-gone.*ResourceNotFoundException/),
+        },
+        { messageId: junk.MessageId, reason: 'not JSON' },
+      ]),
     );
-    expect(sqs.stats('ordersSink-dlq')).toMatchObject({
+    expect(summary.left).toHaveLength(3);
+    // The same events: id, time and replay-name as the function first got them.
+    await waitUntil(() => invoked.length === 2, 20);
+    expect(invoked).toEqual(expect.arrayContaining([replayed, fromBus]));
+    expect(sqs.stats(DLQ)).toMatchObject({
       ApproximateNumberOfMessages: 0,
-      ApproximateNumberOfMessagesNotVisible: 1,
+      ApproximateNumberOfMessagesNotVisible: 3,
     });
-    // The junk is a person's to read; gone here, so that the next test's redrive sees only its own record.
-    await sqsClient.send(new PurgeQueueCommand({ QueueUrl: queueUrl }));
   });
 
-  it('npm run redrive -- --data DIR --queue NAME reaches the running stand-ins through the data folder', async () => {
-    failing = true;
-    await busClient.send(
-      new PutEventsCommand({
-        Entries: [
-          { EventBusName: BUS, Source: 'orders', DetailType: 'order.placed', Detail: '{"id":"o-3"}' },
-        ],
-      }),
-    );
-    await waitUntil(() => sqs.stats('ordersSink-dlq').ApproximateNumberOfMessages === 1, 20);
+  it('goes through Lambda’s asynchronous invocation again: an event that fails again is dead-lettered again', async () => {
+    const event = envelope('e-5');
+    await deadLetter(event);
+    // Still failing: Lambda accepted it (the message is gone), and its new record is in the DLQ.
+    const summary = await redriveDeadLetters({
+      sqs: sqsClient,
+      lambda: lambdaClient,
+      queueUrl: sqs.queueUrl(DLQ),
+    });
+    expect(summary.reinvoked, JSON.stringify(summary)).toBe(1);
+    // The new record is not taken again by the same redrive (that would loop while the sink is down); when it came
+    // in time to be received, it is listed.
+    for (const { reason } of summary.left) expect(reason).toMatch(/^dead-lettered after this redrive began/);
+    await waitUntil(() => {
+      const stats = sqs.stats(DLQ);
+      return stats.ApproximateNumberOfMessages + stats.ApproximateNumberOfMessagesNotVisible === 1;
+    }, 20);
+    expect(invoked).toEqual([event, event]);
+  });
+
+  it('npm run redrive -- --data DIR --queue NAME [--function NAME] reaches the running stand-ins through the data folder', async () => {
+    await deadLetter(envelope('e-6'));
+    await send(JSON.stringify(envelope('e-7')));
+    await send('{"neither": "record nor event"}');
     failing = false;
     invoked.length = 0;
-    const { stdout } = await promisify(execFile)(
+    const run = promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', 'bin/redrive.ts', '--data', dataDir, '--queue', 'ordersSink-dlq'],
+      [
+        '--import',
+        'tsx',
+        'bin/redrive.ts',
+        '--data',
+        dataDir,
+        '--queue',
+        DLQ,
+        '--function',
+        localFunctionName(sink),
+        '--bus',
+        'notify-old',
+      ],
       { cwd: join(import.meta.dirname, '../..') },
     );
-    expect(stdout).toBe(`redrive: 1 event(s) put on ${BUS} again\n`);
-    await waitUntil(() => invoked.length === 1, 20);
-    expect(invoked[0]?.detail).toEqual({ id: 'o-3' });
-  });
+    // What is left is listed and the exit code says so.
+    const failure = (await run.then(
+      () => undefined,
+      (error: unknown) => error,
+    )) as { code: number; stdout: string; stderr: string } | undefined;
+    expect(failure?.code).toBe(2);
+    expect(failure?.stdout).toMatch(
+      /^redrive: 2 event\(s\) invoked again on their function\nleft [\w-]+: neither an invocation record nor an EventBridge event/,
+    );
+    expect(failure?.stderr).toContain('--bus is no longer used');
+    await waitUntil(() => invoked.length === 2, 20);
+    expect(invoked).toEqual(expect.arrayContaining([envelope('e-6'), envelope('e-7')]));
+  }, 30_000);
 
-  it('reads the event out of either shape, and says why when there is none', () => {
-    const event = { source: 's', 'detail-type': 't', detail: { a: 1 } };
-    expect(
-      deadEventOf(JSON.stringify({ version: '1.0', requestContext: {}, requestPayload: event })),
-    ).toEqual(event);
-    expect(deadEventOf(JSON.stringify(event))).toEqual(event);
-    expect(deadEventOf(JSON.stringify({ requestContext: {}, requestPayload: null }))).toEqual({
-      unreadable: 'no EventBridge event (source, detail-type, detail) in it',
+  it('reads the event and its function out of either shape, with the event’s own bytes', () => {
+    const arn = 'arn:aws:lambda:us-east-1:123456789012:function:notify-prod-BusWebhooksMatch-AbC';
+    const payload = '{ "id": "e", "detail": {"n": 1.50, "s": "a,}\\"]"}, "list": [1, {"x": []}] }';
+    const record = `{"version":"1.0","requestContext":{"functionArn":"${arn}:$LATEST","condition":"RetriesExhausted"},"requestPayload": ${payload} ,"responsePayload":{"errorType":"Error"}}`;
+    expect(deadLetterOf(record)).toEqual({ payload, functionName: arn });
+    const event = '{"source":"s","detail-type":"t","detail":{"a":1.0}}';
+    expect(deadLetterOf(event, { TARGET_ARN: { DataType: 'String', StringValue: arn } })).toEqual({
+      payload: event,
+      functionName: arn,
     });
+    expect(deadLetterOf(event)).toEqual({ payload: event, functionName: undefined });
+    expect(deadLetterOf(JSON.stringify({ requestContext: {}, requestPayload: null }))).toEqual({
+      unreadable: 'an invocation record without an event (requestPayload)',
+    });
+    expect(deadLetterOf('[1]')).toEqual({ unreadable: 'not a JSON object' });
+    expect(rawJsonMember('{"a":1,"b":"x","a": [2] }', 'a')).toBe('[2]');
+    expect(rawJsonMember('{"a":1}', 'b')).toBeUndefined();
   });
 });
