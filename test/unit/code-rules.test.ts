@@ -155,3 +155,18 @@ describe('dead code', () => {
     expect(unused).toEqual([]);
   });
 });
+
+describe('the Lambda client', () => {
+  it('is the ops tool’s alone: no file under lambdas/ imports @aws-sdk/client-lambda (no function invokes another)', async () => {
+    const importers = [...(await importGraph()).entries()]
+      .filter(([, imports]) => imports.packages.includes('@aws-sdk/client-lambda'))
+      .map(([file]) => file);
+    expect(importers).toEqual([]);
+    // The check sees package imports at all (the SDK's DynamoDB client is imported by the core clients).
+    expect(
+      [...(await importGraph()).values()].some((imports) =>
+        imports.packages.includes('@aws-sdk/client-dynamodb'),
+      ),
+    ).toBe(true);
+  });
+});

@@ -184,6 +184,20 @@ describe('Lambda bundles', () => {
     expect([...versions]).toEqual([packageJson.dependencies['@smithy/signature-v4']]);
   });
 
+  it('share one @smithy/core and one @aws-sdk/core: every SDK client installed is pinned at a version that takes them', async () => {
+    // A client pinned at a version wanting other ones (e.g. the ops tool's @aws-sdk/client-lambda) installs a
+    // second copy, which a bundle carrying that client and another would carry twice.
+    const lock = JSON.parse(await readFile(path.join(repoRoot, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
+    for (const name of ['@smithy/core', '@aws-sdk/core']) {
+      const copies = Object.entries(lock.packages).filter(([location]) =>
+        location.endsWith(`node_modules/${name}`),
+      );
+      expect(copies.map(([location, entry]) => `${location}@${entry.version}`)).toHaveLength(1);
+    }
+  });
+
   it('still make and read every SDK call the functions make, bundled with the stub (against a stand-in endpoint)', async () => {
     // The stub stands in for code the SDK loads only for event-stream operations: prove the calls of every client
     // the functions use serialize and deserialize without it, in the bundled form Lambda runs.
