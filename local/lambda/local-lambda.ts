@@ -103,15 +103,17 @@ export class LocalLambda {
         `LocalLambda implements only Invoke (POST /2015-03-31/functions/{FunctionName}/invocations), not ${request.method} ${request.url.pathname}`,
       );
     }
-    const fn = this.resolve(decodeURIComponent(path[1]!), request.url.searchParams.get('Qualifier'));
-    // No declared function is granted lambda:InvokeFunction: only an operator's tool may call this.
+    const named = this.parseName(decodeURIComponent(path[1]!), request.url.searchParams.get('Qualifier'));
+    // No declared function is granted lambda:InvokeFunction: only an operator's tool may call this. IAM decides
+    // before Lambda looks the function up.
     this.opts.access?.check(
       request.headers,
       'lambda:InvokeFunction',
-      this.functionArn(localFunctionName(fn)),
+      this.functionArn(named.name, named.qualifier),
       () => false,
       403,
     );
+    const fn = this.lookUp(named);
     const type = header(request, 'x-amz-invocation-type') ?? 'RequestResponse';
     if (!INVOCATION_TYPES.includes(type)) {
       throw new AwsServiceError(
@@ -142,8 +144,8 @@ export class LocalLambda {
     return { status: 202, headers: { 'x-amzn-requestid': requestId }, body: '' };
   }
 
-  /** The bus function a `FunctionName` (and `Qualifier`) names; only `$LATEST` exists locally. */
-  private resolve(functionName: string, qualifierParam: string | null): FunctionRef {
+  /** What a `FunctionName` (and `Qualifier`) names. */
+  private parseName(functionName: string, qualifierParam: string | null): FunctionNamed {
     const match = FUNCTION_NAME.exec(functionName);
     if (!match) {
       throw new AwsServiceError(
@@ -159,6 +161,16 @@ export class LocalLambda {
       );
     }
     const qualifier = nameQualifier ?? qualifierParam ?? undefined;
+    return {
+      name,
+      ...(region ? { region } : {}),
+      ...(account ? { account } : {}),
+      ...(qualifier ? { qualifier } : {}),
+    };
+  }
+
+  /** The bus function named; only `$LATEST` exists locally. */
+  private lookUp({ name, region, account, qualifier }: FunctionNamed): FunctionRef {
     const fn = this.byName.get(name);
     if (
       !fn ||
@@ -176,6 +188,13 @@ export class LocalLambda {
     }
     return fn;
   }
+}
+
+interface FunctionNamed {
+  readonly name: string;
+  readonly region?: string;
+  readonly account?: string;
+  readonly qualifier?: string;
 }
 
 const header = (request: HttpRequest, name: string): string | undefined => {

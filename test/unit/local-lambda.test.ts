@@ -131,6 +131,7 @@ describe('the local Lambda Invoke stand-in', () => {
       ),
       status: 400,
     });
+    expect((await errorOf(invokeEvent(operator, 'not a name!', '{}'))).name).toBe('ValidationException');
     expect(await errorOf(invokeEvent(operator, NAME, '{not json'))).toMatchObject({
       name: 'InvalidRequestContentException',
       status: 400,
@@ -152,6 +153,10 @@ describe('the local Lambda Invoke stand-in', () => {
         ),
         status: 403,
       });
+      // IAM decides before Lambda looks the function up.
+      expect((await errorOf(invokeEvent(asFunction, 'notify-local-other', '{}'))).name).toBe(
+        'AccessDeniedException',
+      );
     } finally {
       asFunction.destroy();
     }
