@@ -6,6 +6,7 @@ import { redriveDeadLetters } from '../../lib/ops/redrive';
 import { wiring as declaredWiring, envNames, type Wiring } from '../../lib/wiring';
 import type { InvocationRecord } from '../../local/lambda/async-invocation';
 import { apiClient, eventually } from '../support/api';
+import { recordedEvents } from '../support/fixtures/recorder';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { WebhookReceiver } from './webhook-receiver';
 
@@ -23,11 +24,16 @@ const REPLAY = 'redrive-e2e';
 const eventType = `redrive.e2e${randomBytes(4).toString('hex')}`;
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 
-/** The matcher without Lambda's two retries (one and two minutes apart): its first failure is dead-lettered. */
+/**
+ * The matcher without Lambda's two retries (one and two minutes apart), so its first failure is dead-lettered, and
+ * recording the events it is invoked with.
+ */
 const wiring: Wiring = {
   ...declaredWiring,
   busFunctions: (declaredWiring.busFunctions ?? []).map((fn) =>
-    fn.id === 'webhooks.match' ? { ...fn, retryAttempts: 0 } : fn,
+    fn.id === 'webhooks.match'
+      ? { ...fn, retryAttempts: 0, handler: 'test/support/fixtures/handlers/recording-matcher.ts' }
+      : fn,
   ),
 };
 
@@ -123,6 +129,7 @@ describe('redriving the matcher’s dead letters', () => {
       const secondsLater = () => Math.floor(Date.now() / 1000) > Date.parse(archived?.time ?? '') / 1000;
       expect(await settled(secondsLater, (done) => done)).toBe(true);
       const busBefore = eventBridge.counters();
+      const invokedBefore = recordedEvents('webhooks.match').length;
       const summary = await redriveDeadLetters({
         sqs: sqsClient,
         lambda: lambdaClient,
@@ -137,6 +144,10 @@ describe('redriving the matcher’s dead letters', () => {
       expect(
         delivered(await settled(deliveries, (items) => delivered(items, replayDelivery)), replayDelivery),
       ).toBe(true);
+      // The matcher (which made that delivery) got the very event again: EventBridge's id and time, the replay's name.
+      const redriven = recordedEvents('webhooks.match').slice(invokedBefore);
+      expect(redriven.length).toBeGreaterThanOrEqual(1);
+      for (const event of redriven) expect(event).toEqual({ ...archived, 'replay-name': REPLAY });
       const posted = receiver
         .at('/redrive')
         .filter((request) => request.headers['webhook-id'] === replayDelivery);
