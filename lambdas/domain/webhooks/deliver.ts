@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { canonical } from '../../core/canonical-json';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
@@ -186,7 +187,9 @@ const claimExpiry = holdExpiry;
 
 /**
  * A leased endpoint slot, given back once: as soon as the attempt's POST is over (the slot bounds POSTs in
- * flight), alongside the outcome's write, and at the latest when the attempt's handling ends.
+ * flight), alongside the outcome's write, and at the latest when the attempt's handling ends. Giving it back
+ * never fails the attempt: a slot that cannot be given back is logged and frees itself when its lease expires,
+ * and failing would end the handling while the outcome's write still runs (a POST made again after the claim).
  */
 interface HeldSlot {
   release(): Promise<void>;
@@ -196,11 +199,12 @@ const heldSlot = (lease: SlotLease): HeldSlot => {
   let released: Promise<void> | undefined;
   return {
     release: () => {
-      if (!released) {
-        released = releaseSlot(lease);
-        // Awaited later (after the outcome's decision, or in a `finally`): a failure is not unhandled meanwhile.
-        released.catch(() => undefined);
-      }
+      released ??= releaseSlot(lease).catch((error: unknown) => {
+        logger.warn('endpoint slot not given back: it frees itself when its lease expires', {
+          slot: lease.key.id,
+          error: (error as Error).message,
+        });
+      });
       return released;
     },
   };
@@ -209,7 +213,9 @@ const heldSlot = (lease: SlotLease): HeldSlot => {
 /**
  * The webhook, and a slot of its endpoint if it is enabled. Both are asked for at once, as the lease needs only
  * the webhook's id: one round trip fewer on every attempt. A slot leased for a webhook found deleted or
- * disabled is given back at once.
+ * disabled, or whose read failed, is given back at once. Each lease has a holder of its own (the handling and a
+ * random part): two copies of one queue message handled at once may carry the same receive count, and must not
+ * take or give back each other's slot.
  */
 const webhookWithSlot = async (
   webhookId: string,
@@ -217,21 +223,20 @@ const webhookWithSlot = async (
   until: Date,
   now: Date,
 ): Promise<{ webhook: WebhookRecord | undefined; slot: HeldSlot | undefined }> => {
-  const [webhook, lease] = await Promise.all([
+  const limit = webhookSettings().endpointConcurrency;
+  const holder = `${receipt.messageId}#${receipt.receive}#${randomUUID()}`;
+  const [read, leased] = await Promise.allSettled([
     getWebhook(webhookId),
-    leaseSlot(
-      webhookId,
-      webhookSettings().endpointConcurrency,
-      `${receipt.messageId}#${receipt.receive}`,
-      until,
-      now,
-    ),
+    leaseSlot(webhookId, limit, holder, until, now),
   ]);
-  if (lease && !webhook?.enabled) {
-    await releaseSlot(lease);
-    return { webhook, slot: undefined };
+  const slot = leased.status === 'fulfilled' && leased.value ? heldSlot(leased.value) : undefined;
+  if (read.status === 'rejected' || leased.status === 'rejected' || !read.value?.enabled) {
+    await slot?.release();
   }
-  return { webhook, slot: lease && heldSlot(lease) };
+  if (read.status === 'rejected') throw read.reason;
+  if (leased.status === 'rejected') throw leased.reason;
+  const webhook = read.value;
+  return { webhook, slot: webhook?.enabled ? slot : undefined };
 };
 
 /**
@@ -367,7 +372,7 @@ const sendClaimed = async (
   now: Date,
 ): Promise<void> => {
   const result = await send(webhook, record, now);
-  const released = slot.release();
+  const released = slot.release(); // never rejects
   const outcome = await decide(webhook, message, result, now);
   await Promise.all([finishRun(record, message, outcome, result, now), released]);
   countMetric(

@@ -8,7 +8,12 @@ import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/cli
 import { scheduler } from '../../core/clients-scheduler';
 import { sendAll } from '../../core/sqs-send';
 import type { DELIVERY_STATUSES } from './deliveries-query';
-import { DEFAULT_DELIVERY_SHARDS, MAX_DELIVERY_SHARDS, webhookSettings } from './settings';
+import {
+  DEFAULT_DELIVERY_SHARDS,
+  MAX_DELIVERY_SHARDS,
+  SQS_MAX_DELAY_SECS,
+  webhookSettings,
+} from './settings';
 
 /** Deliveries (and their dead letters) are kept this long after their last change. */
 export const DELIVERY_RETENTION_SECS = 30 * 24 * 3600;
@@ -235,9 +240,13 @@ export const queueAttempts = async (messages: readonly DeliveryMessage[], delayS
   await sendAll(
     queueUrl('webhookDeliveries'),
     messages.map((message) => JSON.stringify(message)),
-    Math.max(0, Math.min(900, Math.round(delaySecs))),
+    queueDelaySecs(delaySecs),
   );
 };
+
+/** SQS DelaySeconds for a wait: whole seconds rounded up (an attempt is never early), within 0–900. */
+export const queueDelaySecs = (delaySecs: number): number =>
+  Math.max(0, Math.min(SQS_MAX_DELAY_SECS, Math.ceil(delaySecs)));
 
 /**
  * Hands attempts to the delivery queue now, or after a delay: SQS DelaySeconds up to its limit; a longer wait is
@@ -275,8 +284,11 @@ const atExpression = (epochMs: number): string =>
 
 const scheduleAttempt = async (message: DeliveryMessage, dueAt: number): Promise<void> => {
   // A name derived from the attempt: a second try to schedule the same attempt is a ConflictException.
+  // The shard too: an event handled again across a raise of the shard count has a delivery in each shard.
   const digest = createHash('sha256')
-    .update(`${message.webhook_id}/${message.delivery_id}/${message.run}/${message.attempt}`)
+    .update(
+      `${message.webhook_id}/${message.shard ?? 0}/${message.delivery_id}/${message.run}/${message.attempt}`,
+    )
     .digest('hex')
     .slice(0, 40);
   try {

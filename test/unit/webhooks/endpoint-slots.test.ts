@@ -77,6 +77,18 @@ const leasedSlots = async (webhookId: string) => {
   return holders;
 };
 
+/** Whether a request is the slot's release (the REMOVE of its holder). */
+const isRelease = (operation: string, request: Readonly<Record<string, unknown>>) =>
+  operation === 'UpdateItem' &&
+  request.TableName === tableName('webhooks') &&
+  String(request.UpdateExpression).startsWith('REMOVE holder');
+
+/** Whether a request is the outcome's write of an attempt (an UpdateItem of the deliveries table). */
+const isOutcome = (operation: string, request: Readonly<Record<string, unknown>>) =>
+  operation === 'UpdateItem' && request.TableName === tableName('webhookDeliveries');
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 describe('endpoint slots of a first attempt', () => {
   it('are all free again once the attempt is delivered', async () => {
     const webhook = await newWebhook();
@@ -87,11 +99,59 @@ describe('endpoint slots of a first attempt', () => {
     expect(await leasedSlots(webhook.id)).toEqual([]);
   });
 
+  it('are given back once the POST is over, before the outcome is recorded', async () => {
+    const webhook = await newWebhook();
+    let freeBeforeOutcome: boolean | undefined;
+    // The outcome's write waits (up to 10 s) until the slot is free: given back only after the outcome, it never is.
+    outage.interpose(async (operation, request) => {
+      if (!isOutcome(operation, request) || freeBeforeOutcome !== undefined) return;
+      const until = Date.now() + 10_000;
+      while ((await leasedSlots(webhook.id)).length > 0 && Date.now() < until) await sleep(50);
+      freeBeforeOutcome = (await leasedSlots(webhook.id)).length === 0;
+    });
+    const snapshot = event();
+    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).toBe(true);
+    expect(receiver.at(webhook.path)).toHaveLength(1);
+    expect(freeBeforeOutcome).toBe(true);
+    expect((await getDelivery(newDeliveryRef(webhook.id, snapshot.id)))?.status).toBe('succeeded');
+  });
+
+  it('are given back when reading the webhook fails, and the failure is the attempt’s', async () => {
+    const webhook = await newWebhook();
+    const webhooksTable = tableName('webhooks');
+    const isWebhookRead = (operation: string, request: Readonly<Record<string, unknown>>) =>
+      operation === 'GetItem' &&
+      request.TableName === webhooksTable &&
+      (request.Key as { id?: { S?: string } }).id?.S === webhook.id;
+    // The read fails only once the lease asked for beside it has landed (up to 5 s), then fails every retry.
+    outage.interpose(async (operation, request) => {
+      if (!isWebhookRead(operation, request)) return;
+      const until = Date.now() + 5_000;
+      while ((await leasedSlots(webhook.id)).length === 0 && Date.now() < until) await sleep(50);
+    });
+    outage.fail(isWebhookRead);
+    const snapshot = event();
+    await expect(deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).rejects.toThrow();
+    outage.heal();
+    expect(receiver.at(webhook.path)).toHaveLength(0);
+    expect(await leasedSlots(webhook.id)).toEqual([]);
+  });
+
+  it('do not fail a delivered attempt when the slot cannot be given back (its lease expires by itself)', async () => {
+    const webhook = await newWebhook();
+    outage.fail(isRelease);
+    const snapshot = event();
+    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).toBe(true);
+    outage.heal();
+    expect(receiver.at(webhook.path)).toHaveLength(1);
+    expect((await getDelivery(newDeliveryRef(webhook.id, snapshot.id)))?.status).toBe('succeeded');
+  });
+
   it('are given back when the webhook is found disabled, and it gets no POST', async () => {
     const webhook = await newWebhook();
     const webhooksTable = tableName('webhooks');
     let disabled = false;
-    // Disabled just before the attempt's read of the webhook reaches the store, while its slot is leased.
+    // Disabled just before the attempt's read of the webhook reaches the store (its lease is asked for beside it).
     outage.interpose(async (operation, request) => {
       if (operation !== 'GetItem' || request.TableName !== webhooksTable || disabled) return;
       disabled = true;

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { addressRefusal } from '../../../lambdas/domain/webhooks/address-policy';
 import { retryAfterSecs, retryDelaySecs } from '../../../lambdas/domain/webhooks/deliver';
+import { queueDelaySecs } from '../../../lambdas/domain/webhooks/deliveries';
 import { filterKeysFor, filterMatches } from '../../../lambdas/domain/webhooks/filters';
 import { createWebhookSchema } from '../../../lambdas/domain/webhooks/schema';
 import { parseWebhookSettings } from '../../../lambdas/domain/webhooks/settings';
@@ -152,6 +153,15 @@ describe('retry timing', () => {
     expect(retryAfterSecs('999999', now)).toBe(86400);
     expect(retryAfterSecs('soon', now)).toBeUndefined();
     expect(retryAfterSecs(undefined, now)).toBeUndefined();
+  });
+
+  it('puts a wait on the queue in whole seconds, never shorter than asked, within SQS’s 0–900 s', () => {
+    expect(queueDelaySecs(899.3)).toBe(900);
+    expect(queueDelaySecs(0.2)).toBe(1);
+    expect(queueDelaySecs(3)).toBe(3);
+    expect(queueDelaySecs(0)).toBe(0);
+    expect(queueDelaySecs(-2)).toBe(0);
+    expect(queueDelaySecs(5000)).toBe(900);
   });
 });
 
