@@ -273,7 +273,7 @@ export const enqueueAttempts = async (messages: readonly DeliveryMessage[], dela
 export const waitOutRest = async (message: DeliveryMessage, now = new Date()): Promise<boolean> => {
   const { rest_secs: restSecs, ...due } = message;
   if (!(restSecs !== undefined && restSecs > 0)) return false;
-  if (restSecs <= webhookSettings().maxQueueDelaySecs) await queueAttempts([due], Math.ceil(restSecs));
+  if (restSecs <= webhookSettings().maxQueueDelaySecs) await queueAttempts([due], restSecs);
   else await scheduleAttempt(due, now.getTime() + restSecs * 1000);
   return true;
 };
