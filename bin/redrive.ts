@@ -61,7 +61,14 @@ const clientsFor = (): { sqs: SQSClient; lambda: LambdaClient; queueUrl: string 
   if (typeof args['queue-url'] !== 'string') {
     return fail(`--queue-url (or --data and --queue) is required\nusage: ${USAGE}`);
   }
-  return { sqs: new SQSClient({}), lambda: new LambdaClient({}), queueUrl: args['queue-url'] };
+  // A hung connection would stall the run while the received batch's hold runs out (another run could then take
+  // the same messages): every call gives up after 30 s, and its error ends the run.
+  const requestHandler = { connectionTimeout: 5_000, requestTimeout: 30_000 };
+  return {
+    sqs: new SQSClient({ requestHandler }),
+    lambda: new LambdaClient({ requestHandler }),
+    queueUrl: args['queue-url'],
+  };
 };
 
 const { sqs, lambda, queueUrl } = clientsFor();

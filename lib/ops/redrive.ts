@@ -1,6 +1,8 @@
 import { InvokeCommand, type LambdaClient, LambdaServiceException } from '@aws-sdk/client-lambda';
 import {
+  ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
+  type Message,
   type MessageAttributeValue,
   ReceiveMessageCommand,
   type SQSClient,
@@ -21,6 +23,8 @@ export interface DeadLetter {
   readonly payload: string;
   /** The function that failed it (name or ARN); undefined when the message names none. */
   readonly functionName: string | undefined;
+  /** The failed invocation's request id (Lambda's record), to tell a record of this redrive's own invocations. */
+  readonly requestId?: string;
 }
 
 /** EventBridge's dead letter (the rule target's DLQ) names the target in this message attribute. */
@@ -104,10 +108,12 @@ export const deadLetterOf = (
     if (payload === undefined || !isObject(parsed.requestPayload)) {
       return { unreadable: 'an invocation record without an event (requestPayload)' };
     }
-    const functionArn = isObject(parsed.requestContext) ? parsed.requestContext.functionArn : undefined;
+    const context = isObject(parsed.requestContext) ? parsed.requestContext : {};
     return {
       payload,
-      functionName: typeof functionArn === 'string' ? unqualifiedLatest(functionArn) : undefined,
+      functionName:
+        typeof context.functionArn === 'string' ? unqualifiedLatest(context.functionArn) : undefined,
+      ...(typeof context.requestId === 'string' ? { requestId: context.requestId } : {}),
     };
   }
   if (
@@ -132,7 +138,23 @@ export interface RedriveSummary {
   readonly left: readonly { readonly messageId: string; readonly reason: string }[];
 }
 
-/** Invokes the function of every message of the queue again, ten messages at a time, until a receive finds none. */
+/** Lambda's answers that say the caller's credentials are wrong: no message will do better, so the redrive stops. */
+const CREDENTIAL_ERRORS = new Set([
+  'ExpiredTokenException',
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+]);
+
+/** How long a message left in the queue stays hidden while the redrive goes on (it is shown again at the end). */
+const LEFT_HIDDEN_SECS = 900;
+
+/**
+ * Invokes the function of every message of the queue again, ten messages at a time, until a receive finds none.
+ * Each message is tried once per run: one that is left is hidden for the rest of the run (and again if it comes
+ * back, however long the run takes), then shown again at the end for a person to read. A record of an event that
+ * failed again under this run's own invocation (its request id) is left, not taken again: that would loop while
+ * the cause lasts.
+ */
 export const redriveDeadLetters = async (options: {
   readonly sqs: SQSClient;
   readonly lambda: LambdaClient;
@@ -143,75 +165,92 @@ export const redriveDeadLetters = async (options: {
   readonly visibilityTimeoutSecs?: number;
 }): Promise<RedriveSummary> => {
   const { sqs, lambda, queueUrl } = options;
-  // A redriven event that fails again comes back as a new record: taking it again would loop while the cause lasts.
-  const startedAt = Date.now();
+  const invokedRequestIds = new Set<string>();
   let reinvoked = 0;
-  const left: { messageId: string; reason: string }[] = [];
-  for (;;) {
-    const received = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        MessageAttributeNames: [TARGET_ARN_ATTRIBUTE],
-        MessageSystemAttributeNames: ['SentTimestamp'],
-        VisibilityTimeout: options.visibilityTimeoutSecs ?? 60,
-        // A long poll (any wait): a short poll samples only some SQS servers and may answer empty while
-        // messages remain, which would end the redrive early.
-        WaitTimeSeconds: 1,
-      }),
-    );
-    const messages = received.Messages ?? [];
-    if (messages.length === 0) break;
-    for (const message of messages) {
-      const messageId = message.MessageId ?? '';
-      if (Number(message.Attributes?.SentTimestamp) > startedAt) {
-        left.push({
-          messageId,
-          reason: 'dead-lettered after this redrive began (an event that failed again?)',
-        });
-        continue;
+  /** Left messages by id: the reason, and the receipt handle that shows the message again at the end. */
+  const left = new Map<string, { reason: string; receiptHandle: string | undefined }>();
+  const setVisibility = (receiptHandle: string | undefined, seconds: number) =>
+    sqs
+      .send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queueUrl,
+          ReceiptHandle: receiptHandle,
+          VisibilityTimeout: seconds,
+        }),
+      )
+      // Best effort: a message whose hold ran out meanwhile is visible anyway.
+      .catch(() => undefined);
+  const leave = async (message: Message, reason: string) => {
+    left.set(message.MessageId ?? '', { reason, receiptHandle: message.ReceiptHandle });
+    await setVisibility(message.ReceiptHandle, LEFT_HIDDEN_SECS);
+  };
+  try {
+    for (;;) {
+      const received = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: 10,
+          MessageAttributeNames: [TARGET_ARN_ATTRIBUTE],
+          VisibilityTimeout: options.visibilityTimeoutSecs ?? 60,
+          // A long poll (any wait): a short poll samples only some SQS servers and may answer empty while
+          // messages remain, which would end the redrive early.
+          WaitTimeSeconds: 1,
+        }),
+      );
+      const messages = received.Messages ?? [];
+      if (messages.length === 0) break;
+      for (const message of messages) {
+        const messageId = message.MessageId ?? '';
+        const before = left.get(messageId);
+        if (before) {
+          // Left earlier in this run and back after its hold: hidden again under its new receipt handle.
+          await leave(message, before.reason);
+          continue;
+        }
+        const outcome = await redriveOne(message);
+        if (outcome === 'reinvoked') {
+          await sqs.send(
+            new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
+          );
+          reinvoked += 1;
+        } else {
+          await leave(message, outcome.left);
+        }
       }
-      const deadLetter = deadLetterOf(message.Body ?? '', message.MessageAttributes);
-      if ('unreadable' in deadLetter) {
-        left.push({ messageId, reason: deadLetter.unreadable });
-        continue;
-      }
-      const functionName = deadLetter.functionName ?? options.functionName;
-      if (!functionName) {
-        left.push({ messageId, reason: 'names no function (pass --function NAME|ARN for such messages)' });
-        continue;
-      }
-      let status: number | undefined;
-      try {
-        const invoked = await lambda.send(
-          new InvokeCommand({
-            FunctionName: functionName,
-            InvocationType: 'Event',
-            Payload: new TextEncoder().encode(deadLetter.payload),
-          }),
-        );
-        status = invoked.StatusCode;
-      } catch (error) {
-        // Lambda's answer about this function (not found, not allowed, throttled past the SDK's retries): the
-        // message stays; anything else (no network, no credentials) ends the redrive.
-        if (!(error instanceof LambdaServiceException)) throw error;
-        left.push({
-          messageId,
-          reason: `Lambda refused it (${functionName}): ${error.name}: ${error.message}`,
-        });
-        continue;
-      }
-      if (status !== 202) {
-        left.push({
-          messageId,
-          reason: `Lambda answered ${status ?? 'nothing'} instead of 202 (${functionName})`,
-        });
-        continue;
-      }
-      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
-      reinvoked += 1;
     }
-    // What was left stays hidden for the visibility timeout: the next receive sees only messages not yet tried.
+  } finally {
+    await Promise.all([...left.values()].map(({ receiptHandle }) => setVisibility(receiptHandle, 0)));
   }
-  return { reinvoked, left };
+  return { reinvoked, left: [...left].map(([messageId, { reason }]) => ({ messageId, reason })) };
+
+  /** One message: invoked again (Lambda answered 202), or why it is left. */
+  async function redriveOne(message: Message): Promise<'reinvoked' | { left: string }> {
+    const deadLetter = deadLetterOf(message.Body ?? '', message.MessageAttributes);
+    if ('unreadable' in deadLetter) return { left: deadLetter.unreadable };
+    if (deadLetter.requestId && invokedRequestIds.has(deadLetter.requestId)) {
+      return { left: 'dead-lettered again after this redrive invoked it (the function still fails)' };
+    }
+    const functionName = deadLetter.functionName ?? options.functionName;
+    if (!functionName) return { left: 'names no function (pass --function NAME|ARN for such messages)' };
+    let invoked: { StatusCode?: number; $metadata: { requestId?: string } };
+    try {
+      invoked = await lambda.send(
+        new InvokeCommand({
+          FunctionName: functionName,
+          InvocationType: 'Event',
+          Payload: new TextEncoder().encode(deadLetter.payload),
+        }),
+      );
+    } catch (error) {
+      // Lambda's answer about this function (not found, not allowed, throttled past the SDK's retries): the
+      // message stays. Wrong credentials, or no answer at all (no network), end the redrive.
+      if (!(error instanceof LambdaServiceException) || CREDENTIAL_ERRORS.has(error.name)) throw error;
+      return { left: `Lambda refused it (${functionName}): ${error.name}: ${error.message}` };
+    }
+    if (invoked.StatusCode !== 202) {
+      return { left: `Lambda answered ${invoked.StatusCode ?? 'nothing'} instead of 202 (${functionName})` };
+    }
+    if (invoked.$metadata.requestId) invokedRequestIds.add(invoked.$metadata.requestId);
+    return 'reinvoked';
+  }
 };

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -145,9 +147,10 @@ describe('redriving a bus function’s dead letters', () => {
     // The same events: id, time and replay-name as the function first got them.
     await waitUntil(() => invoked.length === 2, 20);
     expect(invoked).toEqual(expect.arrayContaining([replayed, fromBus]));
+    // What is left is shown again at the end of the run, for a person to read.
     expect(sqs.stats(DLQ)).toMatchObject({
-      ApproximateNumberOfMessages: 0,
-      ApproximateNumberOfMessagesNotVisible: 3,
+      ApproximateNumberOfMessages: 3,
+      ApproximateNumberOfMessagesNotVisible: 0,
     });
   });
 
@@ -161,15 +164,67 @@ describe('redriving a bus function’s dead letters', () => {
       queueUrl: sqs.queueUrl(DLQ),
     });
     expect(summary.reinvoked, JSON.stringify(summary)).toBe(1);
-    // The new record is not taken again by the same redrive (that would loop while the sink is down); when it came
-    // in time to be received, it is listed.
-    for (const { reason } of summary.left) expect(reason).toMatch(/^dead-lettered after this redrive began/);
+    // The new record is not taken again by the same redrive (that would loop while the sink is down): it carries
+    // the request id of the redrive's own invocation. When it came in time to be received, it is listed.
+    for (const { reason } of summary.left)
+      expect(reason).toMatch(/^dead-lettered again after this redrive invoked it/);
     await waitUntil(() => {
       const stats = sqs.stats(DLQ);
       return stats.ApproximateNumberOfMessages + stats.ApproximateNumberOfMessagesNotVisible === 1;
     }, 20);
     expect(invoked).toEqual([event, event]);
   });
+
+  it('ends when Lambda keeps refusing, more slowly than the visibility timeout: each message tried once, listed once, visible again', async () => {
+    // A Lambda that throttles every call after 150 ms: ten messages take longer than their 1 s visibility timeout.
+    const calls: string[] = [];
+    const throttling = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        calls.push(Buffer.concat(chunks).toString('utf8'));
+        setTimeout(() => {
+          response.writeHead(429, {
+            'content-type': 'application/json',
+            'x-amzn-errortype': 'TooManyRequestsException',
+          });
+          response.end(
+            JSON.stringify({
+              Type: 'User',
+              message: 'Rate exceeded',
+              Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
+            }),
+          );
+        }, 150);
+      });
+    });
+    await new Promise<void>((resolve) => throttling.listen(0, '127.0.0.1', resolve));
+    const throttled = new LambdaClient({
+      endpoint: `http://127.0.0.1:${(throttling.address() as AddressInfo).port}`,
+      region: 'us-east-1',
+      credentials,
+      maxAttempts: 1,
+    });
+    try {
+      for (let n = 0; n < 10; n += 1) await deadLetter(envelope(`t-${n}`));
+      const summary = await redriveDeadLetters({
+        sqs: sqsClient,
+        lambda: throttled,
+        queueUrl: sqs.queueUrl(DLQ),
+        visibilityTimeoutSecs: 1,
+      });
+      expect(summary.reinvoked).toBe(0);
+      expect(new Set(summary.left.map(({ messageId }) => messageId)).size).toBe(10);
+      expect(summary.left).toHaveLength(10);
+      for (const { reason } of summary.left) expect(reason).toMatch(/TooManyRequestsException/);
+      expect(calls).toHaveLength(10);
+      // Left for a person, and not hidden from the next look.
+      expect(sqs.stats(DLQ).ApproximateNumberOfMessages).toBe(10);
+    } finally {
+      throttled.destroy();
+      await new Promise<void>((resolve) => throttling.close(() => resolve()));
+    }
+  }, 30_000);
 
   it('npm run redrive -- --data DIR --queue NAME [--function NAME] reaches the running stand-ins through the data folder', async () => {
     await deadLetter(envelope('e-6'));
