@@ -7,14 +7,21 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * where a minute-long file can leave one worker running alone at the end.
  */
 const LONGEST_FIRST = [
-  'test/reliability/crash.test.ts',
-  'test/e2e/realtime-silence.test.ts',
+  // Seconds in a run of the whole suite (3 workers, 2 cores, 2026-11-23 07:26 UTC): the order is what matters.
+  'test/e2e/webhooks.test.ts', // 91: retries, a timeout, schedules
+  'test/e2e/realtime-silence.test.ts', // 72
   // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (30 s timeout + 5 s).
-  'test/reliability/bus-invoke-crash.test.ts',
-  'test/e2e/smoke.test.ts',
-  'test/e2e/realtime.test.ts',
-  'test/cdk/operations.test.ts',
-  'test/e2e/runtime-cli.test.ts',
+  'test/reliability/bus-invoke-crash.test.ts', // 50
+  'test/reliability/crash.test.ts', // 47
+  'test/unit/local-async-invocation.test.ts', // 37
+  'test/e2e/realtime.test.ts', // 32
+  // A small file, so started last by size, where its 31 s ran alone at the end of the run.
+  'test/reliability/webhook-isolation.test.ts', // 31
+  'test/e2e/runtime-cli.test.ts', // 24
+  'test/reliability/webhook-claims.test.ts', // 22
+  'test/unit/notifications/request-delivery.test.ts', // 21
+  'test/e2e/client-realtime.test.ts', // 20
+  'test/e2e/notifications.test.ts', // 19
 ];
 
 /** vitest's order (the last run's durations, else file size), with the known longest files moved first. */
