@@ -15,6 +15,7 @@ import {
 } from '../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../lib/wiring/areas/events';
 import { LocalAccess } from './access';
+import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from './aws-account';
 import { type Delivery, type DeliveryMode, resolveDelivery } from './delivery';
 import { createDemo, DEMO_PATH, type Demo } from './demo/server';
 import {
@@ -40,7 +41,7 @@ import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
 import { installFunctionEnvScopes, withFunctionEnv } from './lambda/function-env-scope';
 import { LocalLambda } from './lambda/local-lambda';
-import { createLambdaRunner, LOCAL_ACCOUNT_ID, LOCAL_REGION, localFunctionName } from './lambda/runner';
+import { createLambdaRunner, localFunctionName } from './lambda/runner';
 import type { FunctionRef, InvokeFunction } from './lambda/types';
 import { localCursorEnv, localWebhookEnv } from './local-keys';
 import { type DynamoDbCall, startDynamoDbProxy } from './metering/dynamodb-proxy';

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BusRule, EVENTBRIDGE_MAX_PUT_EVENTS_BYTES } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
+import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
 import { AWS_LIKE_ODDS, type Chooser, type Delivery, exactDelivery } from '../delivery';
 import { AppendLog } from '../durable-file';
 import {
@@ -168,8 +169,8 @@ export class LocalEventBridge {
 
   constructor(private readonly opts: LocalEventBridgeOptions) {
     this.chooser = (opts.delivery ?? exactDelivery()).chooser('eventbridge');
-    this.region = opts.region ?? 'us-east-1';
-    this.accountId = opts.accountId ?? '000000000000';
+    this.region = opts.region ?? LOCAL_REGION;
+    this.accountId = opts.accountId ?? LOCAL_ACCOUNT_ID;
     this.log = opts.log ?? ((line) => console.warn(`[eventbridge] ${line}`));
     this.rules = opts.rules.map((rule) => {
       // Fail at start, not on the first event, when a declared rule cannot work.

@@ -14,6 +14,7 @@ import {
   type HttpRoute,
   isCorsPreflight,
 } from '../../lib/wiring';
+import { LOCAL_ACCOUNT_ID } from '../aws-account';
 import type { InvokeFunction } from '../lambda/types';
 import { apiGatewayId, apiGatewayTime, sourceIpOf } from './ids';
 
@@ -226,7 +227,7 @@ export const createHttpGateway = (options: HttpGatewayOptions) => {
   const catchAll = options.routes.find((route) => route.path === DEFAULT_ROUTE_PATH);
   const compiled = options.routes.filter((route) => route !== catchAll).map(compile);
   const apiId = options.apiId ?? 'local';
-  const accountId = options.accountId ?? '000000000000';
+  const accountId = options.accountId ?? LOCAL_ACCOUNT_ID;
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     // A preflight goes where any OPTIONS request goes: no declared route takes OPTIONS, so to the catch-all when

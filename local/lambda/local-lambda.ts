@@ -2,6 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LAMBDA_MAX_ASYNC_PAYLOAD_BYTES } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
+import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
 import {
   AwsServiceError,
   type HttpReply,
@@ -57,8 +58,8 @@ export class LocalLambda {
   private server: LoopbackServer | undefined;
 
   constructor(private readonly opts: LocalLambdaOptions) {
-    this.region = opts.region ?? 'us-east-1';
-    this.accountId = opts.accountId ?? '000000000000';
+    this.region = opts.region ?? LOCAL_REGION;
+    this.accountId = opts.accountId ?? LOCAL_ACCOUNT_ID;
     for (const fn of opts.busFunctions) {
       // Fail at start when a function has no asynchronous queue to go to.
       opts.sqs.busFunctionArn(fn.id);

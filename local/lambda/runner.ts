@@ -3,13 +3,11 @@ import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { v4 as uuidv4 } from 'uuid';
 import { DEFAULT_FUNCTION } from '../../lib/wiring';
+import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
 import type { FunctionRef, InvokeFunction } from './types';
 
 /** The repository root: handler paths in the declaration are relative to it. */
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
-
-export const LOCAL_ACCOUNT_ID = '000000000000';
-export const LOCAL_REGION = 'us-east-1';
 
 /** Lambda's synchronous-invocation response limit (6 MB). */
 export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecurringSchedule, ScheduleTarget } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
+import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
 import { type Chooser, type Delivery, exactDelivery } from '../delivery';
 import { writeFileDurably } from '../durable-file';
 import type { InvokeFunction } from '../lambda/types';
@@ -112,8 +113,8 @@ export class LocalScheduler {
 
   constructor(private readonly opts: LocalSchedulerOptions) {
     this.chooser = (opts.delivery ?? exactDelivery()).chooser('scheduler');
-    this.region = opts.region ?? 'us-east-1';
-    this.accountId = opts.accountId ?? '000000000000';
+    this.region = opts.region ?? LOCAL_REGION;
+    this.accountId = opts.accountId ?? LOCAL_ACCOUNT_ID;
     this.timeScale = resolveTimeScale(opts.timeScale, 'LocalScheduler');
     this.log = opts.log ?? ((line) => console.warn(`[scheduler] ${line}`));
     for (const target of opts.targets) opts.sqs.queueArn(target.targetQueue);

@@ -8,6 +8,7 @@ import {
   type Worker,
 } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
+import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
 import type { Delivery } from '../delivery';
 import { AsyncInvocationQueue } from '../lambda/async-invocation';
 import type { InvokeFunction } from '../lambda/types';
@@ -142,8 +143,8 @@ export class LocalSqs {
   private readonly longPolls = new AbortController();
 
   constructor(private readonly opts: LocalSqsOptions) {
-    this.region = opts.region ?? 'us-east-1';
-    this.accountId = opts.accountId ?? '000000000000';
+    this.region = opts.region ?? LOCAL_REGION;
+    this.accountId = opts.accountId ?? LOCAL_ACCOUNT_ID;
     this.timeScale = resolveTimeScale(opts.timeScale, 'LocalSqs');
     this.log = opts.log ?? ((line) => console.warn(`[sqs] ${line}`));
     this.journal = opts.dataDir ? new SqsJournal(opts.dataDir, () => this.contents(), this.log) : undefined;
