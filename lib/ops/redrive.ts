@@ -150,7 +150,8 @@ const LEFT_HIDDEN_SECS = 900;
 
 /**
  * Invokes the function of every message of the queue again, ten messages at a time, until a receive finds none.
- * Each message is tried once per run: one that is left is hidden for the rest of the run (and again if it comes
+ * Each message is tried once per run — a copy of one already invoked again (SQS may hand out a deleted message
+ * once more) is deleted, not invoked twice; one that is left is hidden for the rest of the run (and again if it comes
  * back, however long the run takes), then shown again at the end for a person to read. A record of an event that
  * failed again under this run's own invocation (its request id) is left, not taken again: that would loop while
  * the cause lasts.
@@ -166,7 +167,8 @@ export const redriveDeadLetters = async (options: {
 }): Promise<RedriveSummary> => {
   const { sqs, lambda, queueUrl } = options;
   const invokedRequestIds = new Set<string>();
-  let reinvoked = 0;
+  /** Messages invoked again in this run: a copy SQS hands out after the delete is deleted, not invoked twice. */
+  const reinvokedIds = new Set<string>();
   /** Left messages by id: the reason, and the receipt handle that shows the message again at the end. */
   const left = new Map<string, { reason: string; receiptHandle: string | undefined }>();
   const setVisibility = (receiptHandle: string | undefined, seconds: number) =>
@@ -201,6 +203,12 @@ export const redriveDeadLetters = async (options: {
       if (messages.length === 0) break;
       for (const message of messages) {
         const messageId = message.MessageId ?? '';
+        const deleteIt = () =>
+          sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+        if (reinvokedIds.has(messageId)) {
+          await deleteIt();
+          continue;
+        }
         const before = left.get(messageId);
         if (before) {
           // Left earlier in this run and back after its hold: hidden again under its new receipt handle.
@@ -209,10 +217,8 @@ export const redriveDeadLetters = async (options: {
         }
         const outcome = await redriveOne(message);
         if (outcome === 'reinvoked') {
-          await sqs.send(
-            new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
-          );
-          reinvoked += 1;
+          reinvokedIds.add(messageId);
+          await deleteIt();
         } else {
           await leave(message, outcome.left);
         }
@@ -221,7 +227,10 @@ export const redriveDeadLetters = async (options: {
   } finally {
     await Promise.all([...left.values()].map(({ receiptHandle }) => setVisibility(receiptHandle, 0)));
   }
-  return { reinvoked, left: [...left].map(([messageId, { reason }]) => ({ messageId, reason })) };
+  return {
+    reinvoked: reinvokedIds.size,
+    left: [...left].map(([messageId, { reason }]) => ({ messageId, reason })),
+  };
 
   /** One message: invoked again (Lambda answered 202), or why it is left. */
   async function redriveOne(message: Message): Promise<'reinvoked' | { left: string }> {
