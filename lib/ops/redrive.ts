@@ -182,6 +182,9 @@ export const redriveDeadLetters = async (options: {
       )
       // Best effort: a message whose hold ran out meanwhile is visible anyway.
       .catch(() => undefined);
+  /** The last batch received, and how much of it is handled: the rest is shown again at once if the run stops. */
+  let batch: Message[] = [];
+  let handled = 0;
   const leave = async (message: Message, reason: string) => {
     left.set(message.MessageId ?? '', { reason, receiptHandle: message.ReceiptHandle });
     await setVisibility(message.ReceiptHandle, LEFT_HIDDEN_SECS);
@@ -201,7 +204,9 @@ export const redriveDeadLetters = async (options: {
       );
       const messages = received.Messages ?? [];
       if (messages.length === 0) break;
-      for (const message of messages) {
+      batch = messages;
+      for (handled = 0; handled < batch.length; handled += 1) {
+        const message = batch[handled] as Message;
         const messageId = message.MessageId ?? '';
         const deleteIt = () =>
           sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
@@ -225,7 +230,11 @@ export const redriveDeadLetters = async (options: {
       }
     }
   } finally {
-    await Promise.all([...left.values()].map(({ receiptHandle }) => setVisibility(receiptHandle, 0)));
+    const handles = [
+      ...[...left.values()].map(({ receiptHandle }) => receiptHandle),
+      ...batch.slice(handled).map(({ ReceiptHandle }) => ReceiptHandle),
+    ];
+    await Promise.all(handles.map((receiptHandle) => setVisibility(receiptHandle, 0)));
   }
   return {
     reinvoked: reinvokedIds.size,

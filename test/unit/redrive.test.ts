@@ -111,6 +111,49 @@ beforeEach(async () => {
   invoked.length = 0;
 });
 
+/** What a stand-in for Lambda's Invoke endpoint answers to its n-th call (from 1). */
+interface Answer {
+  readonly status: number;
+  readonly errorType?: string;
+  readonly body: unknown;
+  readonly delayMs?: number;
+}
+
+/** A Lambda Invoke endpoint that answers as told (throttling, wrong credentials…), for the real SDK client. */
+const answeringLambda = async (answer: (call: number) => Answer) => {
+  const calls: string[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      calls.push(Buffer.concat(chunks).toString('utf8'));
+      const { status, errorType, body, delayMs = 0 } = answer(calls.length);
+      setTimeout(() => {
+        response.writeHead(status, {
+          'content-type': 'application/json',
+          ...(errorType ? { 'x-amzn-errortype': errorType } : {}),
+        });
+        response.end(body === null ? '' : JSON.stringify(body));
+      }, delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const client = new LambdaClient({
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    region: 'us-east-1',
+    credentials,
+    maxAttempts: 1,
+  });
+  return {
+    client,
+    calls,
+    close: async () => {
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};
+
 describe('redriving a bus function’s dead letters', () => {
   it('invokes the failed function again with the very event, and leaves what it cannot redrive', async () => {
     const replayed = envelope('e-1', { 'replay-name': 'nightly' });
@@ -211,39 +254,21 @@ describe('redriving a bus function’s dead letters', () => {
 
   it('ends when Lambda keeps refusing, more slowly than the visibility timeout: each message tried once, listed once, visible again', async () => {
     // A Lambda that throttles every call after 150 ms: ten messages take longer than their 1 s visibility timeout.
-    const calls: string[] = [];
-    const throttling = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        calls.push(Buffer.concat(chunks).toString('utf8'));
-        setTimeout(() => {
-          response.writeHead(429, {
-            'content-type': 'application/json',
-            'x-amzn-errortype': 'TooManyRequestsException',
-          });
-          response.end(
-            JSON.stringify({
-              Type: 'User',
-              message: 'Rate exceeded',
-              Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
-            }),
-          );
-        }, 150);
-      });
-    });
-    await new Promise<void>((resolve) => throttling.listen(0, '127.0.0.1', resolve));
-    const throttled = new LambdaClient({
-      endpoint: `http://127.0.0.1:${(throttling.address() as AddressInfo).port}`,
-      region: 'us-east-1',
-      credentials,
-      maxAttempts: 1,
-    });
+    const lambdaApi = await answeringLambda(() => ({
+      status: 429,
+      errorType: 'TooManyRequestsException',
+      body: {
+        Type: 'User',
+        message: 'Rate exceeded',
+        Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
+      },
+      delayMs: 150,
+    }));
     try {
       for (let n = 0; n < 10; n += 1) await deadLetter(envelope(`t-${n}`));
       const summary = await redriveDeadLetters({
         sqs: sqsClient,
-        lambda: throttled,
+        lambda: lambdaApi.client,
         queueUrl: sqs.queueUrl(DLQ),
         visibilityTimeoutSecs: 1,
       });
@@ -251,14 +276,64 @@ describe('redriving a bus function’s dead letters', () => {
       expect(new Set(summary.left.map(({ messageId }) => messageId)).size).toBe(10);
       expect(summary.left).toHaveLength(10);
       for (const { reason } of summary.left) expect(reason).toMatch(/TooManyRequestsException/);
-      expect(calls).toHaveLength(10);
+      expect(lambdaApi.calls).toHaveLength(10);
       // Left for a person, and not hidden from the next look.
       expect(sqs.stats(DLQ).ApproximateNumberOfMessages).toBe(10);
     } finally {
-      throttled.destroy();
-      await new Promise<void>((resolve) => throttling.close(() => resolve()));
+      await lambdaApi.close();
     }
   }, 30_000);
+
+  it('stops at wrong credentials, trying no other message, and shows what it left again', async () => {
+    const lambdaApi = await answeringLambda((calls) =>
+      calls === 1
+        ? {
+            status: 404,
+            errorType: 'ResourceNotFoundException',
+            body: { Type: 'User', message: 'no function' },
+          }
+        : {
+            status: 403,
+            errorType: 'ExpiredTokenException',
+            body: { message: 'The security token included in the request is expired' },
+          },
+    );
+    try {
+      for (let n = 0; n < 3; n += 1) await deadLetter(envelope(`x-${n}`));
+      const run = redriveDeadLetters({
+        sqs: sqsClient,
+        lambda: lambdaApi.client,
+        queueUrl: sqs.queueUrl(DLQ),
+      });
+      await expect(run).rejects.toMatchObject({ name: 'ExpiredTokenException' });
+      expect(lambdaApi.calls).toHaveLength(2);
+      // The one left (not found) and the two not tried are all there for the next run.
+      expect(sqs.stats(DLQ).ApproximateNumberOfMessages).toBe(3);
+    } finally {
+      await lambdaApi.close();
+    }
+  });
+
+  it('leaves a message that Lambda answered with anything but 202 (not taken asynchronously)', async () => {
+    const lambdaApi = await answeringLambda(() => ({ status: 200, body: null }));
+    try {
+      await deadLetter(envelope('s-1'));
+      const summary = await redriveDeadLetters({
+        sqs: sqsClient,
+        lambda: lambdaApi.client,
+        queueUrl: sqs.queueUrl(DLQ),
+      });
+      expect(summary.reinvoked).toBe(0);
+      expect(summary.left).toEqual([
+        {
+          messageId: expect.any(String),
+          reason: expect.stringMatching(/^Lambda answered 200 instead of 202/),
+        },
+      ]);
+    } finally {
+      await lambdaApi.close();
+    }
+  });
 
   it('npm run redrive -- --data DIR --queue NAME [--function NAME] reaches the running stand-ins through the data folder', async () => {
     await deadLetter(envelope('e-6'));
@@ -312,6 +387,30 @@ describe('redriving a bus function’s dead letters', () => {
       unreadable: 'an invocation record without an event (requestPayload)',
     });
     expect(deadLetterOf('[1]')).toEqual({ unreadable: 'not a JSON object' });
+    // A record naming no function (or an odd request id) still carries its event.
+    expect(deadLetterOf(`{"requestContext":{"requestId":7},"requestPayload":${payload}}`)).toEqual({
+      payload,
+      functionName: undefined,
+    });
+    expect(deadLetterOf(`{"requestContext":{"requestId":"r-1"},"requestPayload":${payload}}`)).toEqual({
+      payload,
+      functionName: undefined,
+      requestId: 'r-1',
+    });
+    expect(deadLetterOf('{"requestContext":{},"requestPayload":"text"}')).toEqual({
+      unreadable: 'an invocation record without an event (requestPayload)',
+    });
+    // Neither shape: what an event lacks is named.
+    const neither = {
+      unreadable: 'neither an invocation record nor an EventBridge event (source, detail-type, detail)',
+    };
+    expect(deadLetterOf('{"neither":"record nor event"}')).toEqual(neither);
+    expect(deadLetterOf('{"detail-type":"t","detail":{}}')).toEqual(neither);
+    expect(deadLetterOf('{"source":"s","detail":{}}')).toEqual(neither);
+    expect(deadLetterOf('{"source":"s","detail-type":"t","detail":[1]}')).toEqual(neither);
+    expect(deadLetterOf('{"source":"s","detail-type":"t","detail":null}')).toEqual(neither);
+    expect(rawJsonMember('[{"a":1}]', 'a')).toBeUndefined();
+    expect(rawJsonMember('{ "a" : 1 , "b" : 2 }', 'b')).toBe('2');
     expect(rawJsonMember('{"a":1,"b":"x","a": [2] }', 'a')).toBe('[2]');
     expect(rawJsonMember('{"a":1}', 'b')).toBeUndefined();
   });
