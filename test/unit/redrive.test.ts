@@ -284,35 +284,38 @@ describe('redriving a bus function’s dead letters', () => {
     }
   }, 30_000);
 
-  it('stops at wrong credentials, trying no other message, and shows what it left again', async () => {
-    const lambdaApi = await answeringLambda((calls) =>
-      calls === 1
-        ? {
-            status: 404,
-            errorType: 'ResourceNotFoundException',
-            body: { Type: 'User', message: 'no function' },
-          }
-        : {
-            status: 403,
-            errorType: 'ExpiredTokenException',
-            body: { message: 'The security token included in the request is expired' },
-          },
-    );
-    try {
-      for (let n = 0; n < 3; n += 1) await deadLetter(envelope(`x-${n}`));
-      const run = redriveDeadLetters({
-        sqs: sqsClient,
-        lambda: lambdaApi.client,
-        queueUrl: sqs.queueUrl(DLQ),
-      });
-      await expect(run).rejects.toMatchObject({ name: 'ExpiredTokenException' });
-      expect(lambdaApi.calls).toHaveLength(2);
-      // The one left (not found) and the two not tried are all there for the next run.
-      expect(sqs.stats(DLQ).ApproximateNumberOfMessages).toBe(3);
-    } finally {
-      await lambdaApi.close();
-    }
-  });
+  it.each(['ExpiredTokenException', 'UnrecognizedClientException', 'InvalidSignatureException'])(
+    'stops at wrong credentials (%s), trying no other message, and shows what it left again',
+    async (credentialError) => {
+      const lambdaApi = await answeringLambda((calls) =>
+        calls === 1
+          ? {
+              status: 404,
+              errorType: 'ResourceNotFoundException',
+              body: { Type: 'User', message: 'no function' },
+            }
+          : {
+              status: 403,
+              errorType: credentialError,
+              body: { message: 'The credentials are not accepted' },
+            },
+      );
+      try {
+        for (let n = 0; n < 3; n += 1) await deadLetter(envelope(`x-${n}`));
+        const run = redriveDeadLetters({
+          sqs: sqsClient,
+          lambda: lambdaApi.client,
+          queueUrl: sqs.queueUrl(DLQ),
+        });
+        await expect(run).rejects.toMatchObject({ name: credentialError });
+        expect(lambdaApi.calls).toHaveLength(2);
+        // The one left (not found) and the two not tried are all there for the next run.
+        expect(sqs.stats(DLQ).ApproximateNumberOfMessages).toBe(3);
+      } finally {
+        await lambdaApi.close();
+      }
+    },
+  );
 
   it('leaves a message that Lambda answered with anything but 202 (not taken asynchronously)', async () => {
     const lambdaApi = await answeringLambda(() => ({ status: 200, body: null }));
