@@ -1,10 +1,21 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
  * What the local commands (`npm run replay`, `npm run redrive`) use to reach a running runtime: each stand-in
- * started with a data folder writes its endpoint and process id to a state file there, and removes it on stop.
+ * started with a data folder writes its endpoint and process id to a state file there (`writeStandInState`), and
+ * removes it on stop (`removeStandInState`).
  */
+
+/** Writes a started stand-in's state (its endpoint and what a command needs to reach it) with this process's id. */
+export const writeStandInState = (dataDir: string, fileName: string, state: object): void => {
+  writeFileSync(join(dataDir, fileName), `${JSON.stringify({ ...state, pid: process.pid }, null, 2)}\n`);
+};
+
+/** Removes a stopped stand-in's state file, if it wrote one. */
+export const removeStandInState = (dataDir: string, fileName: string): void => {
+  rmSync(join(dataDir, fileName), { force: true });
+};
 
 /** No stand-in of a running runtime uses the data folder (never started there, or died). */
 export class StandInNotRunning extends Error {}

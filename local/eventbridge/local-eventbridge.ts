@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BusRule, EVENTBRIDGE_MAX_PUT_EVENTS_BYTES } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
@@ -18,6 +18,7 @@ import {
 } from '../sqs/aws-http';
 import type { LocalSqs } from '../sqs/local-sqs';
 import { billedRequests } from '../sqs/message';
+import { removeStandInState, writeStandInState } from '../stand-in-state';
 import { type CompiledEventPattern, compileEventPattern } from './event-pattern';
 
 /**
@@ -210,15 +211,14 @@ export class LocalEventBridge {
     const dataDir = this.opts.dataDir;
     if (dataDir) {
       mkdirSync(dataDir, { recursive: true });
-      const state: EventBridgeState = {
+      const state: Omit<EventBridgeState, 'pid'> = {
         endpoint: this.server.endpoint,
         busName: this.opts.busName,
         busArn: this.busArn,
         archiveArn: this.archiveArn,
         region: this.region,
-        pid: process.pid,
       };
-      writeFileSync(join(dataDir, STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
+      writeStandInState(dataDir, STATE_FILE, state);
     }
   }
 
@@ -241,7 +241,7 @@ export class LocalEventBridge {
     this.server = undefined;
     await this.archiveLog?.close();
     this.archiveLog = undefined;
-    if (this.opts.dataDir) rmSync(join(this.opts.dataDir, STATE_FILE), { force: true });
+    if (this.opts.dataDir) removeStandInState(this.opts.dataDir, STATE_FILE);
   }
 
   /**

@@ -1,5 +1,3 @@
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { LAMBDA_MAX_ASYNC_PAYLOAD_BYTES } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
@@ -11,6 +9,7 @@ import {
   startLoopbackServer,
 } from '../sqs/aws-http';
 import type { LocalSqs } from '../sqs/local-sqs';
+import { removeStandInState, writeStandInState } from '../stand-in-state';
 import { localFunctionName } from './runner';
 import type { FunctionRef } from './types';
 
@@ -71,13 +70,12 @@ export class LocalLambda {
     if (this.server) return;
     this.server = await startLoopbackServer('LocalLambda', (request) => this.handle(request), errorReply);
     if (this.opts.dataDir) {
-      const state: LambdaState = {
+      const state: Omit<LambdaState, 'pid'> = {
         endpoint: this.server.endpoint,
         region: this.region,
         accountId: this.accountId,
-        pid: process.pid,
       };
-      writeFileSync(join(this.opts.dataDir, LAMBDA_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
+      writeStandInState(this.opts.dataDir, LAMBDA_STATE_FILE, state);
     }
   }
 
@@ -89,7 +87,7 @@ export class LocalLambda {
   async stop(): Promise<void> {
     await this.server?.close();
     this.server = undefined;
-    if (this.opts.dataDir) rmSync(join(this.opts.dataDir, LAMBDA_STATE_FILE), { force: true });
+    if (this.opts.dataDir) removeStandInState(this.opts.dataDir, LAMBDA_STATE_FILE);
   }
 
   private functionArn(name: string, qualifier?: string): string {

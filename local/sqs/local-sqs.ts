@@ -1,5 +1,3 @@
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   type BusFunction,
   DEFAULT_FUNCTION,
@@ -12,6 +10,7 @@ import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
 import type { Delivery } from '../delivery';
 import { AsyncInvocationQueue } from '../lambda/async-invocation';
 import type { InvokeFunction } from '../lambda/types';
+import { removeStandInState, writeStandInState } from '../stand-in-state';
 import {
   AwsServiceError,
   accessKeyIdOf,
@@ -237,13 +236,12 @@ export class LocalSqs {
     await this.restore();
     this.server = await startLoopbackServer('LocalSqs', (request) => this.handle(request), errorReply);
     if (this.opts.dataDir) {
-      const state: SqsState = {
+      const state: Omit<SqsState, 'pid'> = {
         endpoint: this.server.endpoint,
         accountId: this.accountId,
         region: this.region,
-        pid: process.pid,
       };
-      writeFileSync(join(this.opts.dataDir, SQS_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
+      writeStandInState(this.opts.dataDir, SQS_STATE_FILE, state);
     }
     for (const mapping of this.mappings) mapping.start();
     for (const asyncQueue of this.asyncQueues.values()) asyncQueue.start();
@@ -355,7 +353,7 @@ export class LocalSqs {
     await this.server?.close();
     this.server = undefined;
     await this.journal?.close();
-    if (this.opts.dataDir) rmSync(join(this.opts.dataDir, SQS_STATE_FILE), { force: true });
+    if (this.opts.dataDir) removeStandInState(this.opts.dataDir, SQS_STATE_FILE);
   }
 
   private arnOf(queueName: string): string {
