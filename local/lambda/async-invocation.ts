@@ -67,6 +67,8 @@ export interface AsyncInvocationOptions {
   readonly region: string;
   readonly accountId: string;
   readonly log: (line: string) => void;
+  /** Raises a scaled retry wait to the timeout plus this (default RETRY_AFTER_DEADLINE_MS). */
+  readonly retryAfterDeadlineMs?: number;
 }
 
 const errorPayload = (error: unknown) => ({
@@ -175,7 +177,7 @@ export class AsyncInvocationQueue {
       const waitSecs = ASYNC_RETRY_DELAYS_SECS[event.attempt - 1] ?? ASYNC_RETRY_DELAYS_SECS[1];
       const delayMs = Math.max(
         this.options.queue.scaledMs(waitSecs),
-        this.timeoutMs + RETRY_AFTER_DEADLINE_MS,
+        this.timeoutMs + (this.options.retryAfterDeadlineMs ?? RETRY_AFTER_DEADLINE_MS),
       );
       this.options.log(
         `${fn.id}: invocation ${event.attempt} of request ${event.requestId} failed, retried in ${delayMs} ms: ${

@@ -70,6 +70,11 @@ export interface LocalSqsOptions {
    * on-failure destination `<deadLetterQueue>-dlq` (local/lambda/async-invocation.ts).
    */
   readonly busFunctions?: readonly BusFunction[];
+  /**
+   * A bus function's retry comes no sooner than its timeout plus this (default 6 s: the holds' clock slack and
+   * a second). Only stand-in tests whose functions take no holds shorten it.
+   */
+  readonly asyncRetryAfterDeadlineMs?: number;
   readonly invoke: InvokeFunction;
   /**
    * When set, queued messages are kept in `<dataDir>/sqs-messages.json` and `sqs-journal.ndjson` across
@@ -196,6 +201,7 @@ export class LocalSqs {
           region: this.region,
           accountId: this.accountId,
           log: this.log,
+          retryAfterDeadlineMs: opts.asyncRetryAfterDeadlineMs,
         }),
       );
     }

@@ -35,7 +35,7 @@ export const REQUEST_DELIVERY_MAX_RECIPIENTS = 10;
  * tens of ms) queues the recipients not settled yet and answers 202, with about 4 s left of the HTTP
  * functions' 10 s timeout to do so: the client is not left with a 503 for a stored, half-delivered notification.
  */
-export const REQUEST_DELIVERY_BUDGET_MS = 6000;
+const REQUEST_DELIVERY_BUDGET_MS = 6000;
 
 const deliversInRequest = (scheduled: boolean, recipients: readonly string[]): boolean =>
   !scheduled && recipients.length <= REQUEST_DELIVERY_MAX_RECIPIENTS;
@@ -55,17 +55,18 @@ export const atExpression = (epochMs: number): string =>
 
 /**
  * Stores the notification once, delivers a few named recipients itself and hands the rest of the fan-out to SQS
- * (now) or EventBridge Scheduler (later).
+ * (now) or EventBridge Scheduler (later); what it has not delivered after `deliveryBudgetMs` goes to SQS too.
  * Safe to run twice with the same id: every step is conditional or idempotent downstream.
  */
 export const createNotification = async (
   principal: Principal,
   input: CreateNotificationInput,
   id: string,
+  deliveryBudgetMs = REQUEST_DELIVERY_BUDGET_MS,
 ): Promise<StoredResponse> => {
   assertMayNotify(principal, input);
   const now = Date.now();
-  const deliverUntil = now + REQUEST_DELIVERY_BUDGET_MS;
+  const deliverUntil = now + deliveryBudgetMs;
   const scheduledAt = input.scheduled_at ? Date.parse(input.scheduled_at) : null;
   const scheduled = scheduledAt !== null && scheduledAt > now + SCHEDULE_THRESHOLD_MS;
   const deliverAt = scheduled ? scheduledAt : now;
@@ -187,7 +188,7 @@ const fanOutNow = async (
   logger.warn('delivery in the request did not finish; the rest goes to the fan-out queue', {
     notification_id: record.id,
     queued: rest.length,
-    error: outcome === 'late' ? `over ${REQUEST_DELIVERY_BUDGET_MS} ms` : String(outcome.error),
+    error: outcome === 'late' ? 'over its time budget' : String(outcome.error),
   });
   if (rest.length === 0) return;
   await enqueue([{ kind: 'chunk', notification_id: record.id, recipients: rest, delivery_id: delivery.id }]);
