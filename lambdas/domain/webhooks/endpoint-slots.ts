@@ -16,6 +16,12 @@ export interface SlotLease {
 
 const slotKey = (webhookId: string, slot: number) => ({ id: `${webhookId}#slot#${slot}` });
 
+/**
+ * A slot item expires (the `webhooks` table's TTL) this long after its last lease ran out: slots of a deleted
+ * webhook, or above a lowered limit, go by themselves, and a lease in force is never near its item's expiry.
+ */
+export const SLOT_RETENTION_SECS = 86_400;
+
 /** Takes a free (or expired) slot for `holder` until `until`; undefined when all `limit` slots are busy. */
 export const leaseSlot = async (
   webhookId: string,
@@ -33,13 +39,15 @@ export const leaseSlot = async (
         new UpdateCommand({
           TableName: tableName('webhooks'),
           Key: key,
-          UpdateExpression: 'SET holder = :holder, leased_until = :until',
+          UpdateExpression: 'SET holder = :holder, leased_until = :until, #ttl = :ttl',
           ConditionExpression:
             'attribute_not_exists(leased_until) OR leased_until < :now OR holder = :holder',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
           ExpressionAttributeValues: {
             ':holder': holder,
             ':until': until.toISOString(),
             ':now': now.toISOString(),
+            ':ttl': Math.ceil(until.getTime() / 1000) + SLOT_RETENTION_SECS,
           },
         }),
       );

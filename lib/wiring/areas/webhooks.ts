@@ -60,8 +60,9 @@ export const webhooks: WiringPart = {
     {
       id: 'webhooks',
       purpose:
-        'webhook endpoints by id (secret envelope-encrypted); byList lists them all by key, newest first',
+        'webhook endpoints by id (secret envelope-encrypted); byList lists them all by key, newest first; their endpoint slots (`<id>#slot#<n>`, expiring by TTL)',
       partitionKey: { name: 'id', type: 'S' },
+      ttlAttribute: 'ttl',
       globalIndexes: [
         {
           name: 'byList',

@@ -5,8 +5,10 @@ import { documentClient, tableName } from '../../../lambdas/core/clients';
 import type { Receipt } from '../../../lambdas/core/receipt';
 import { deliverFirstAttempt } from '../../../lambdas/domain/webhooks/deliver';
 import { type EventSnapshot, getDelivery, newDeliveryRef } from '../../../lambdas/domain/webhooks/deliveries';
+import { leaseSlot, SLOT_RETENTION_SECS } from '../../../lambdas/domain/webhooks/endpoint-slots';
 import { LOCAL_KEY_ENV } from '../../../lambdas/domain/webhooks/secret-box';
 import { createWebhook } from '../../../lambdas/domain/webhooks/webhooks';
+import { wiring } from '../../../lib/wiring';
 import { WebhookReceiver } from '../../e2e/webhook-receiver';
 import { useDynamoDbLocal, useDynamoDbOutage } from '../../support/dynamodb';
 
@@ -170,5 +172,21 @@ describe('endpoint slots of a first attempt', () => {
     expect(receiver.at(webhook.path)).toHaveLength(0);
     expect((await getDelivery(newDeliveryRef(webhook.id, snapshot.id)))?.status).toBe('dead_letter');
     expect(await leasedSlots(webhook.id)).toEqual([]);
+  });
+});
+
+describe('endpoint slot items', () => {
+  it('expire by TTL a while after their last lease, so a deleted webhook’s slots do not stay for good', async () => {
+    const { id } = await newWebhook();
+    const until = new Date(Date.now() + 30_000);
+    const lease = await leaseSlot(id, 1, 'holder-1', until, new Date());
+    expect(lease).toBeDefined();
+    const { Item } = await documentClient().send(
+      new GetCommand({ TableName: tableName('webhooks'), Key: lease?.key, ConsistentRead: true }),
+    );
+    // Epoch seconds (DynamoDB TTL), past the lease by the retention: never removed while it may be held.
+    expect(Item?.ttl).toBe(Math.ceil(until.getTime() / 1000) + SLOT_RETENTION_SECS);
+    expect(SLOT_RETENTION_SECS).toBeGreaterThanOrEqual(3600);
+    expect(wiring.tables.find((table) => table.id === 'webhooks')?.ttlAttribute).toBe('ttl');
   });
 });
