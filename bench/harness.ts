@@ -48,7 +48,7 @@ export const startMeteredRuntime = async (): Promise<MeteredRuntime> => {
       dynamoDbCall: (call) => meter.dynamoDbCall(call),
     },
   });
-  const { sqs, eventBridge, scheduler } = runtime.standIns;
+  const { sqs, eventBridge, scheduler, lambda } = runtime.standIns;
   meter.attach({
     lambda: () => lambdaMetering.snapshot(),
     sqs: () => sqs.counters(),
@@ -72,7 +72,7 @@ export const startMeteredRuntime = async (): Promise<MeteredRuntime> => {
         stats.ApproximateNumberOfMessagesNotVisible +
         stats.ApproximateNumberOfMessagesDelayed
       );
-    }, sqs.asyncBacklog());
+    }, lambda.asyncBacklog());
     return `${invocations}/${dynamo}/${usage.wsMessagesOut}/${queued === 0 ? 'empty' : queued}`;
   };
 

@@ -236,11 +236,7 @@ export const runScaleSimulation = async (sizes: ScaleSizes): Promise<ScaleSimula
   const proxy = await startDynamoDbProxy(db.endpoint, { onCall: (call) => recorder.dynamoDbCall(call) });
   const connections = await startLiveConnectionsEndpoint((call) => recorder.connectionsCall(call));
   // Queues without consumers: what the measured code enqueues (presence summaries, broadcast chunks) stays there.
-  const sqs = new LocalSqs({
-    queues: wiring.queues,
-    workers: [],
-    invoke: () => Promise.reject(new Error('the scale simulation runs no worker')),
-  });
+  const sqs = new LocalSqs({ queues: wiring.queues });
   await sqs.start();
   Object.assign(process.env, LOCAL_AWS_ENV, tableEnv, {
     AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,

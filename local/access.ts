@@ -8,8 +8,7 @@ import {
   MANAGE_CONNECTIONS_ACTION,
   type TableId,
 } from '../lib/wiring';
-import type { FunctionRef } from './lambda/types';
-import { AwsServiceError } from './sqs/aws-http';
+import { AwsServiceError } from './aws-http';
 
 /**
  * Local least privilege: each function calls the stand-ins with credentials of its own, and a stand-in looks
@@ -43,7 +42,10 @@ export class LocalAccess {
    * The credentials a function runs with (stable per function id), registering its grants. `deployed` is its
    * declaration as deployed (lib/wiring deployedSpec), the one the CDK turns into IAM statements.
    */
-  credentialsFor(fn: FunctionRef, deployed: FunctionSpec = fn): FunctionCredentials {
+  credentialsFor(
+    fn: FunctionSpec & { readonly id: string },
+    deployed: FunctionSpec = fn,
+  ): FunctionCredentials {
     const digest = createHash('sha256').update(fn.id).digest('hex').slice(0, 11).toUpperCase();
     const accessKeyId = `${ACCESS_KEY_PREFIX}${digest}`;
     if (!this.byKey.has(accessKeyId))

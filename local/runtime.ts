@@ -243,22 +243,27 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     stoppers.push(() => dynamoProxy.stop());
     const dynamoEndpoint = dynamoProxy.endpoint;
 
-    const sqs = new LocalSqs({
-      queues: wiring.queues,
+    const sqs = new LocalSqs({ queues: wiring.queues, access, delivery, ...standInData });
+    // Lambda's side: the workers' event source mappings, the bus functions' asynchronous queues (kept by the
+    // SQS stand-in, so made before it starts) and the Invoke API for the operator's tools (`npm run redrive`).
+    const lambda = new LocalLambda({
+      sqs,
       workers: wiring.workers,
       busFunctions: wiring.busFunctions ?? [],
       invoke,
       access,
-      delivery,
       ...standInData,
     });
     await sqs.start();
     stoppers.push(() => sqs.stop());
+    await lambda.start();
+    stoppers.push(() => lambda.stop());
     const eventBridge = new LocalEventBridge({
       busName: LOCAL_BUS_NAME,
       rules: wiring.busRules,
       archivePattern: EVENT_ARCHIVE_PATTERN,
       sqs,
+      lambda,
       access,
       delivery,
       ...standInData,
@@ -276,15 +281,6 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     });
     await scheduler.start();
     stoppers.push(() => scheduler.stop());
-    // Lambda's Invoke of the bus functions, for the operator's tools (`npm run redrive`).
-    const lambda = new LocalLambda({
-      busFunctions: wiring.busFunctions ?? [],
-      sqs,
-      access,
-      ...standInData,
-    });
-    await lambda.start();
-    stoppers.push(() => lambda.stop());
 
     const queueEnv: Record<string, string> = {};
     for (const queue of wiring.queues) {

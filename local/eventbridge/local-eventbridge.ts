@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import { type BusRule, EVENTBRIDGE_MAX_PUT_EVENTS_BYTES } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
-import { AWS_LIKE_ODDS, type Chooser, type Delivery, exactDelivery } from '../delivery';
-import { AppendLog } from '../durable-file';
 import {
   AwsServiceError,
   type HttpReply,
@@ -15,7 +13,10 @@ import {
   type LoopbackServer,
   parseJsonObject,
   startLoopbackServer,
-} from '../sqs/aws-http';
+} from '../aws-http';
+import { AWS_LIKE_ODDS, type Chooser, type Delivery, exactDelivery } from '../delivery';
+import { AppendLog } from '../durable-file';
+import type { LocalLambda } from '../lambda/local-lambda';
 import type { LocalSqs } from '../sqs/local-sqs';
 import { billedRequests } from '../sqs/message';
 import { removeStandInState, writeStandInState } from '../stand-in-state';
@@ -65,6 +66,8 @@ export interface LocalEventBridgeOptions {
   readonly busName: string;
   readonly rules: readonly BusRule[];
   readonly sqs: LocalSqs;
+  /** Lambda's stand-in, which invokes the bus functions asynchronously (rules with a function target). */
+  readonly lambda?: Pick<LocalLambda, 'invokeAsync' | 'busFunctionArn'>;
   /** When set, the archive is kept in `<dataDir>/eventbridge-archive.jsonl` and the endpoint in a state file. */
   readonly dataDir?: string;
   /** Events matching it are archived; default: every event on the bus. */
@@ -168,6 +171,12 @@ export class LocalEventBridge {
     replayed: 0,
   };
 
+  private get lambda(): Pick<LocalLambda, 'invokeAsync' | 'busFunctionArn'> {
+    if (!this.opts.lambda)
+      throw new Error('LocalEventBridge: a rule targets a function, but no lambda is given');
+    return this.opts.lambda;
+  }
+
   constructor(private readonly opts: LocalEventBridgeOptions) {
     this.chooser = (opts.delivery ?? exactDelivery()).chooser('eventbridge');
     this.region = opts.region ?? LOCAL_REGION;
@@ -176,7 +185,7 @@ export class LocalEventBridge {
     this.rules = opts.rules.map((rule) => {
       // Fail at start, not on the first event, when a declared rule cannot work.
       if ('targetQueue' in rule) opts.sqs.queueArn(rule.targetQueue);
-      else opts.sqs.busFunctionArn(rule.targetFunction);
+      else this.lambda.busFunctionArn(rule.targetFunction);
       try {
         return { rule, pattern: compileEventPattern(rule.pattern) };
       } catch (error) {
@@ -416,7 +425,7 @@ export class LocalEventBridge {
                 senderId: 'events.amazonaws.com',
                 delayMs,
               })
-            : this.opts.sqs.invokeAsync(rule.targetFunction, event, delayMs),
+            : this.lambda.invokeAsync(rule.targetFunction, event, delayMs),
         );
         this.counters_.deliveries += 1;
       } catch (error) {

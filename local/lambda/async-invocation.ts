@@ -97,6 +97,16 @@ export class AsyncInvocationQueue {
     return requestId;
   }
 
+  /** Events waiting or running in this function's queue. */
+  backlog(): number {
+    const stats = this.options.queue.stats();
+    return (
+      stats.ApproximateNumberOfMessages +
+      stats.ApproximateNumberOfMessagesDelayed +
+      stats.ApproximateNumberOfMessagesNotVisible
+    );
+  }
+
   start(): void {
     this.loop ??= this.poll().catch((error: unknown) => {
       this.options.log(`asynchronous queue of ${this.options.fn.id} stopped: ${String(error)}`);

@@ -1,25 +1,37 @@
-import { LAMBDA_MAX_ASYNC_PAYLOAD_BYTES } from '../../lib/wiring';
+import {
+  type BusFunction,
+  DEFAULT_FUNCTION,
+  LAMBDA_MAX_ASYNC_PAYLOAD_BYTES,
+  type Worker,
+} from '../../lib/wiring';
 import type { LocalAccess } from '../access';
-import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
 import {
   AwsServiceError,
   type HttpReply,
   type HttpRequest,
   type LoopbackServer,
   startLoopbackServer,
-} from '../sqs/aws-http';
+} from '../aws-http';
 import type { LocalSqs } from '../sqs/local-sqs';
 import { removeStandInState, writeStandInState } from '../stand-in-state';
+import { AsyncInvocationQueue } from './async-invocation';
+import { EventSourceMapping } from './event-source-mapping';
 import { localFunctionName } from './runner';
-import type { FunctionRef } from './types';
+import type { FunctionRef, InvokeFunction } from './types';
 
 /**
- * A local, wire-compatible stand-in for Lambda's `Invoke` of the bus functions with `InvocationType: Event`
- * (REST-JSON, as @aws-sdk/client-lambda sends it: `POST /2015-03-31/functions/{FunctionName}/invocations`,
- * `X-Amz-Invocation-Type: Event`): the event goes to the function's asynchronous queue, the one EventBridge's
- * invocations go to (local/lambda/async-invocation.ts: same retries, same on-failure record), and the answer is
- * 202 once it is durable. It is what `npm run redrive` calls; nothing in the service invokes a function, so a
- * function's own credentials are refused, as IAM would refuse them. See docs/local-standins.md.
+ * Lambda's side of the local runtime, over the SQS stand-in's queues:
+ * - the event source mappings of the workers (local/lambda/event-source-mapping.ts);
+ * - the asynchronous invocation of the bus functions (local/lambda/async-invocation.ts): each function's own
+ *   queue, kept by the SQS stand-in as an internal queue (journaled, neither billed nor addressable), and its
+ *   on-failure destination `<deadLetterQueue>-dlq`;
+ * - a wire-compatible `Invoke` of the bus functions with `InvocationType: Event` (REST-JSON, as
+ *   @aws-sdk/client-lambda sends it: `POST /2015-03-31/functions/{FunctionName}/invocations`,
+ *   `X-Amz-Invocation-Type: Event`): the event goes to the function's asynchronous queue, the one EventBridge's
+ *   invocations go to, and the answer is 202 once it is durable. It is what `npm run redrive` calls; nothing in
+ *   the service invokes a function, so a function's own credentials are refused, as IAM would refuse them.
+ * Made before the SQS stand-in starts (which restores the queues), started after it, stopped before it.
+ * See docs/local-standins.md.
  */
 
 /** Where a running stand-in with `dataDir` writes its endpoint, so `npm run redrive -- --data DIR` can find it. */
@@ -33,14 +45,24 @@ export interface LambdaState {
 }
 
 export interface LocalLambdaOptions {
-  /** The functions that can be invoked asynchronously (the bus functions, whose queues live in `sqs`). */
-  readonly busFunctions: readonly FunctionRef[];
   readonly sqs: LocalSqs;
+  /** The workers, each read from its queue by an event source mapping. */
+  readonly workers: readonly Worker[];
+  /** The functions invoked asynchronously (bus rules' targets, and `Invoke` with `InvocationType: Event`). */
+  readonly busFunctions: readonly BusFunction[];
+  readonly invoke: InvokeFunction;
   readonly access?: LocalAccess;
   /** When set, the endpoint is written to `<dataDir>/lambda-endpoint.json` while the stand-in runs. */
   readonly dataDir?: string;
-  readonly region?: string;
-  readonly accountId?: string;
+  /** How long stop() waits for running invocations to settle (default 2000 ms). */
+  readonly stopGraceMs?: number;
+  /**
+   * A bus function's retry comes no sooner than its timeout plus this (default 6 s: the holds' clock slack and
+   * a second). Only stand-in tests whose functions take no holds shorten it.
+   */
+  readonly asyncRetryAfterDeadlineMs?: number;
+  /** Where poller warnings go (invocation failures, malformed partial batch responses); default stderr. */
+  readonly log?: (line: string) => void;
 }
 
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
@@ -52,22 +74,93 @@ const INVOCATION_TYPES = ['Event', 'RequestResponse', 'DryRun'];
 export class LocalLambda {
   private readonly region: string;
   private readonly accountId: string;
+  private readonly log: (line: string) => void;
+  private readonly mappings: EventSourceMapping[] = [];
+  /** Lambda's asynchronous queues of the bus functions, by function id. */
+  private readonly asyncQueues = new Map<string, AsyncInvocationQueue>();
   /** Bus functions by their local name. */
   private readonly byName = new Map<string, FunctionRef>();
   private server: LoopbackServer | undefined;
 
   constructor(private readonly opts: LocalLambdaOptions) {
-    this.region = opts.region ?? LOCAL_REGION;
-    this.accountId = opts.accountId ?? LOCAL_ACCOUNT_ID;
+    const { sqs } = opts;
+    // The account and region of the queues' ARNs: one account, one region, as on AWS.
+    this.region = sqs.region;
+    this.accountId = sqs.accountId;
+    this.log = opts.log ?? ((line) => console.warn(`[lambda] ${line}`));
     for (const fn of opts.busFunctions) {
-      // Fail at start when a function has no asynchronous queue to go to.
-      opts.sqs.busFunctionArn(fn.id);
+      const asyncQueue = new AsyncInvocationQueue({
+        fn,
+        // Lambda's own queue is eventually consistent too: an event may be invoked twice.
+        queue: sqs.extraQueue(`lambda-async-${fn.id}`, 'internal'),
+        onFailure: sqs.extraQueue(`${fn.deadLetterQueue}-dlq`, 'destination'),
+        invoke: opts.invoke,
+        durable: () => sqs.durable(),
+        region: this.region,
+        accountId: this.accountId,
+        log: this.log,
+        retryAfterDeadlineMs: opts.asyncRetryAfterDeadlineMs,
+      });
+      this.asyncQueues.set(fn.id, asyncQueue);
       this.byName.set(localFunctionName(fn), fn);
     }
+    for (const worker of opts.workers) this.mappings.push(this.mappingOf(worker));
   }
 
+  /** The worker's event source mapping, refused as CreateEventSourceMapping would refuse it. */
+  private mappingOf(worker: Worker): EventSourceMapping {
+    const queue = this.opts.sqs.localQueue(worker.queue);
+    if (!Number.isInteger(worker.batchSize) || worker.batchSize < 1 || worker.batchSize > 10_000) {
+      throw new Error(`Worker ${worker.id}: batchSize must be an integer between 1 and 10000`);
+    }
+    const timeoutSecs = worker.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs;
+    if (timeoutSecs > queue.visibilityTimeoutSecs) {
+      throw new Error(
+        `Worker ${worker.id}: queue visibility timeout ${queue.visibilityTimeoutSecs} s is less than function timeout ${timeoutSecs} s`,
+      );
+    }
+    if (worker.batchSize > 10 && worker.maxBatchingWindowSecs < 1) {
+      throw new Error(`Worker ${worker.id}: a batchSize above 10 needs maxBatchingWindowSecs of at least 1`);
+    }
+    return new EventSourceMapping({
+      worker,
+      queue,
+      invoke: this.opts.invoke,
+      region: this.region,
+      timeScale: this.opts.sqs.timeScale,
+      log: this.log,
+    });
+  }
+
+  /**
+   * Invokes a bus function asynchronously (Lambda `Invoke` with `InvocationType: Event`, as EventBridge does):
+   * resolves with the request id once the event is durable in the function's asynchronous queue.
+   */
+  invokeAsync(functionId: string, payload: unknown, delayMs = 0): Promise<string> {
+    return this.asyncQueue(functionId).enqueue(payload, delayMs);
+  }
+
+  /** The ARN of a declared bus function (throws for another id). */
+  busFunctionArn(functionId: string): string {
+    return this.asyncQueue(functionId).functionArn.replace(/:\$LATEST$/, '');
+  }
+
+  private asyncQueue(functionId: string): AsyncInvocationQueue {
+    const asyncQueue = this.asyncQueues.get(functionId);
+    if (!asyncQueue) throw new Error(`Function ${functionId} is not a declared bus function`);
+    return asyncQueue;
+  }
+
+  /** Events waiting or running in the asynchronous queues of the bus functions (benchmarks wait for 0). */
+  asyncBacklog(): number {
+    return [...this.asyncQueues.values()].reduce((backlog, asyncQueue) => backlog + asyncQueue.backlog(), 0);
+  }
+
+  /** Starts the mappings, the asynchronous queues and the `Invoke` endpoint; after the SQS stand-in's start. */
   async start(): Promise<void> {
     if (this.server) return;
+    for (const mapping of this.mappings) mapping.start();
+    for (const asyncQueue of this.asyncQueues.values()) asyncQueue.start();
     this.server = await startLoopbackServer('LocalLambda', (request) => this.handle(request), errorReply);
     if (this.opts.dataDir) {
       const state: Omit<LambdaState, 'pid'> = {
@@ -85,6 +178,11 @@ export class LocalLambda {
   }
 
   async stop(): Promise<void> {
+    const graceMs = this.opts.stopGraceMs ?? 2000;
+    await Promise.all([
+      ...this.mappings.map((mapping) => mapping.stop(graceMs)),
+      ...[...this.asyncQueues.values()].map((asyncQueue) => asyncQueue.stop(graceMs)),
+    ]);
     await this.server?.close();
     this.server = undefined;
     if (this.opts.dataDir) removeStandInState(this.opts.dataDir, LAMBDA_STATE_FILE);
@@ -139,7 +237,7 @@ export class LocalLambda {
     } catch {
       throw new AwsServiceError('InvalidRequestContentException', 'Could not parse request body into json');
     }
-    const requestId = await this.opts.sqs.invokeAsync(fn.id, payload);
+    const requestId = await this.invokeAsync(fn.id, payload);
     return { status: 202, headers: { 'x-amzn-requestid': requestId }, body: '' };
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as zlib from 'node:zlib';
-import { AwsServiceError } from '../sqs/aws-http';
+import { AwsServiceError } from '../aws-http';
 
 /** One DynamoDB data-plane call as billed: request units by table, as DynamoDB reports them. */
 export interface DynamoDbCall {

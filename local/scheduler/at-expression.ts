@@ -1,4 +1,4 @@
-import { AwsServiceError } from '../sqs/aws-http';
+import { AwsServiceError } from '../aws-http';
 
 /**
  * `at(yyyy-mm-ddThh:mm:ss)` of EventBridge Scheduler: a wall-clock time in ScheduleExpressionTimezone

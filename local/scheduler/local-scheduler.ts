@@ -4,9 +4,6 @@ import { join } from 'node:path';
 import type { RecurringSchedule, ScheduleTarget } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
-import { type Chooser, type Delivery, exactDelivery } from '../delivery';
-import { writeFileDurably } from '../durable-file';
-import type { InvokeFunction } from '../lambda/types';
 import {
   AwsServiceError,
   type HttpReply,
@@ -14,7 +11,10 @@ import {
   type LoopbackServer,
   parseJsonObject,
   startLoopbackServer,
-} from '../sqs/aws-http';
+} from '../aws-http';
+import { type Chooser, type Delivery, exactDelivery } from '../delivery';
+import { writeFileDurably } from '../durable-file';
+import type { InvokeFunction } from '../lambda/types';
 import type { LocalSqs } from '../sqs/local-sqs';
 import { resolveTimeScale } from '../sqs/time-scale';
 import { parseAtExpression } from './at-expression';

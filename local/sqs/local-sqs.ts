@@ -1,16 +1,6 @@
-import {
-  type BusFunction,
-  DEFAULT_FUNCTION,
-  type QueueId,
-  type QueueSpec,
-  type Worker,
-} from '../../lib/wiring';
+import type { QueueId, QueueSpec } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
-import type { Delivery } from '../delivery';
-import { AsyncInvocationQueue } from '../lambda/async-invocation';
-import type { InvokeFunction } from '../lambda/types';
-import { removeStandInState, writeStandInState } from '../stand-in-state';
 import {
   AwsServiceError,
   accessKeyIdOf,
@@ -21,8 +11,9 @@ import {
   type LoopbackServer,
   parseJsonObject,
   startLoopbackServer,
-} from './aws-http';
-import { EventSourceMapping } from './event-source-mapping';
+} from '../aws-http';
+import type { Delivery } from '../delivery';
+import { removeStandInState, writeStandInState } from '../stand-in-state';
 import { SqsJournal } from './journal';
 import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES, type MessageAttributes, validateMessage } from './message';
 import {
@@ -36,10 +27,10 @@ import {
 import { resolveTimeScale } from './time-scale';
 
 /**
- * A local, wire-compatible stand-in for Amazon SQS (standard queues) plus the Lambda event source mappings
- * of the declared workers. It speaks the AWS JSON 1.0 protocol @aws-sdk/client-sqs uses, enforces SQS's
- * message and batch limits, and answers every operation it does not implement with an error naming it.
- * See docs/local-standins.md.
+ * A local, wire-compatible stand-in for Amazon SQS (standard queues). It speaks the AWS JSON 1.0 protocol
+ * @aws-sdk/client-sqs uses, enforces SQS's message and batch limits, and answers every operation it does not
+ * implement with an error naming it. What reads its queues for functions (Lambda's event source mappings and
+ * asynchronous queues) is Lambda's stand-in (local/lambda/local-lambda.ts). See docs/local-standins.md.
  */
 
 const CONTENT_TYPE = 'application/x-amz-json-1.0';
@@ -63,19 +54,6 @@ const QUERY_ERROR_CODES: Readonly<Record<string, string>> = {
 
 export interface LocalSqsOptions {
   readonly queues: readonly QueueSpec[];
-  readonly workers: readonly Worker[];
-  /**
-   * Functions invoked asynchronously (bus rules' targets): each gets Lambda's asynchronous queue, kept as an
-   * internal queue of this stand-in (journaled with the others, neither billed nor addressable), and its
-   * on-failure destination `<deadLetterQueue>-dlq` (local/lambda/async-invocation.ts).
-   */
-  readonly busFunctions?: readonly BusFunction[];
-  /**
-   * A bus function's retry comes no sooner than its timeout plus this (default 6 s: the holds' clock slack and
-   * a second). Only stand-in tests whose functions take no holds shorten it.
-   */
-  readonly asyncRetryAfterDeadlineMs?: number;
-  readonly invoke: InvokeFunction;
   /**
    * When set, queued messages are kept in `<dataDir>/sqs-messages.json` and `sqs-journal.ndjson` across
    * restarts and crashes: a send is answered only once it is on disk (fsync'd).
@@ -89,8 +67,6 @@ export interface LocalSqsOptions {
    * Defaults to NOTIFY_LOCAL_TIME_SCALE when that is set.
    */
   readonly timeScale?: number;
-  /** How long stop() waits for running worker invocations to settle (default 2000 ms). */
-  readonly stopGraceMs?: number;
   /** Where poller warnings go (invocation failures, malformed partial batch responses); default stderr. */
   readonly log?: (line: string) => void;
   /** Refuses sends a calling function is not granted (local least privilege; local/access.ts). */
@@ -132,14 +108,12 @@ export interface SqsState {
 }
 
 export class LocalSqs {
-  private readonly region: string;
-  private readonly accountId: string;
-  private readonly timeScale: number;
+  readonly region: string;
+  readonly accountId: string;
+  /** The durations factor (LocalSqsOptions.timeScale), for what reads the queues on Lambda's side. */
+  readonly timeScale: number;
   private readonly queues = new Map<string, LocalQueue>();
-  private readonly mappings: EventSourceMapping[] = [];
-  /** Lambda's asynchronous queues of the bus functions, by function id. */
-  private readonly asyncQueues = new Map<string, AsyncInvocationQueue>();
-  /** Names of the internal queues behind them. */
+  /** Queues of Lambda's (asynchronous invocation): journaled here, neither billed nor addressable. */
   private readonly internalQueues = new Set<string>();
   private readonly log: (line: string) => void;
   private server: LoopbackServer | undefined;
@@ -152,88 +126,56 @@ export class LocalSqs {
     this.timeScale = resolveTimeScale(opts.timeScale, 'LocalSqs');
     this.log = opts.log ?? ((line) => console.warn(`[sqs] ${line}`));
     this.journal = opts.dataDir ? new SqsJournal(opts.dataDir, () => this.contents(), this.log) : undefined;
-    /** A queue of this stand-in: journaled, AWS-like when delivery is, visibility timeout as SQS's default. */
-    const newQueue = (
-      name: string,
-      options: Partial<Pick<QueueOptions, 'visibilityTimeoutSecs' | 'redrive'>> = {},
-    ) =>
-      new LocalQueue({
-        name,
-        arn: this.arnOf(name),
-        visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
-        timeScale: this.timeScale,
-        onChange: (change: QueueChange) => this.journal?.record(name, change),
-        ...(opts.delivery ? { chooser: opts.delivery.chooser(`sqs:${name}`) } : {}),
-        ...options,
-      });
     for (const spec of opts.queues) {
       if (this.queues.has(spec.id) || this.queues.has(`${spec.id}-dlq`)) {
         throw new Error(`Queue ${spec.id} is declared twice`);
       }
-      const deadLetterQueue = newQueue(`${spec.id}-dlq`);
-      const queue = newQueue(spec.id, {
+      const deadLetterQueue = this.newQueue(`${spec.id}-dlq`);
+      const queue = this.newQueue(spec.id, {
         visibilityTimeoutSecs: spec.visibilityTimeoutSecs,
         redrive: { maxReceiveCount: spec.maxReceiveCount, deadLetterQueue },
       });
       this.queues.set(queue.name, queue);
       this.queues.set(deadLetterQueue.name, deadLetterQueue);
     }
-    for (const fn of opts.busFunctions ?? []) {
-      const onFailureName = `${fn.deadLetterQueue}-dlq`;
-      let onFailure = this.queues.get(onFailureName);
-      if (!onFailure) {
-        onFailure = newQueue(onFailureName);
-        this.queues.set(onFailureName, onFailure);
-      }
-      const name = `lambda-async-${fn.id}`;
-      // Lambda's own queue is eventually consistent too: an event may be invoked twice.
-      const queue = newQueue(name);
-      this.queues.set(name, queue);
-      this.internalQueues.add(name);
-      this.asyncQueues.set(
-        fn.id,
-        new AsyncInvocationQueue({
-          fn,
-          queue,
-          onFailure,
-          invoke: opts.invoke,
-          durable: () => this.durable(),
-          region: this.region,
-          accountId: this.accountId,
-          log: this.log,
-          retryAfterDeadlineMs: opts.asyncRetryAfterDeadlineMs,
-        }),
-      );
-    }
-    for (const worker of opts.workers) {
-      const queue = this.queues.get(worker.queue);
-      if (!queue) throw new Error(`Worker ${worker.id} reads undeclared queue ${worker.queue}`);
-      if (!Number.isInteger(worker.batchSize) || worker.batchSize < 1 || worker.batchSize > 10_000) {
-        throw new Error(`Worker ${worker.id}: batchSize must be an integer between 1 and 10000`);
-      }
-      // CreateEventSourceMapping refuses a function timeout longer than the queue's visibility timeout.
-      const timeoutSecs = worker.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs;
-      if (timeoutSecs > queue.visibilityTimeoutSecs) {
-        throw new Error(
-          `Worker ${worker.id}: queue visibility timeout ${queue.visibilityTimeoutSecs} s is less than function timeout ${timeoutSecs} s`,
-        );
-      }
-      if (worker.batchSize > 10 && worker.maxBatchingWindowSecs < 1) {
-        throw new Error(
-          `Worker ${worker.id}: a batchSize above 10 needs maxBatchingWindowSecs of at least 1`,
-        );
-      }
-      this.mappings.push(
-        new EventSourceMapping({
-          worker,
-          queue,
-          invoke: opts.invoke,
-          region: this.region,
-          timeScale: this.timeScale,
-          log: this.log,
-        }),
-      );
-    }
+  }
+
+  /** A queue of this stand-in: journaled, AWS-like when delivery is, visibility timeout as SQS's default. */
+  private newQueue(
+    name: string,
+    options: Partial<Pick<QueueOptions, 'visibilityTimeoutSecs' | 'redrive'>> = {},
+  ): LocalQueue {
+    return new LocalQueue({
+      name,
+      arn: this.arnOf(name),
+      visibilityTimeoutSecs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
+      timeScale: this.timeScale,
+      onChange: (change: QueueChange) => this.journal?.record(name, change),
+      ...(this.opts.delivery ? { chooser: this.opts.delivery.chooser(`sqs:${name}`) } : {}),
+      ...options,
+    });
+  }
+
+  /**
+   * A queue beside the declared ones, for Lambda's stand-in; made before start, which restores it from the
+   * journal. `destination`: an SQS queue of the account (an on-failure destination not declared as a service
+   * queue; the existing one when it is); `internal`: Lambda's own asynchronous queue of a function, journaled
+   * with the others but neither billed nor addressable.
+   */
+  extraQueue(name: string, kind: 'destination' | 'internal'): LocalQueue {
+    if (this.server) throw new Error(`LocalSqs: queue ${name} must be made before start`);
+    const existing = this.queues.get(name);
+    if (existing && kind === 'destination' && !this.internalQueues.has(name)) return existing;
+    if (existing) throw new Error(`LocalSqs: queue ${name} exists already`);
+    const queue = this.newQueue(name);
+    this.queues.set(name, queue);
+    if (kind === 'internal') this.internalQueues.add(name);
+    return queue;
+  }
+
+  /** A declared queue (or DLQ) itself, for Lambda's event source mappings. */
+  localQueue(queueId: QueueId): LocalQueue {
+    return this.queue(queueId);
   }
 
   async start(): Promise<void> {
@@ -249,42 +191,6 @@ export class LocalSqs {
       };
       writeStandInState(this.opts.dataDir, SQS_STATE_FILE, state);
     }
-    for (const mapping of this.mappings) mapping.start();
-    for (const asyncQueue of this.asyncQueues.values()) asyncQueue.start();
-  }
-
-  /**
-   * Invokes a bus function asynchronously (Lambda `Invoke` with `InvocationType: Event`, as EventBridge does):
-   * resolves with the request id once the event is durable in the function's asynchronous queue.
-   */
-  invokeAsync(functionId: string, payload: unknown, delayMs = 0): Promise<string> {
-    return this.asyncQueue(functionId).enqueue(payload, delayMs);
-  }
-
-  /** The ARN of a declared bus function (throws for another id). */
-  busFunctionArn(functionId: string): string {
-    return this.asyncQueue(functionId).functionArn.replace(/:\$LATEST$/, '');
-  }
-
-  private asyncQueue(functionId: string): AsyncInvocationQueue {
-    const asyncQueue = this.asyncQueues.get(functionId);
-    if (!asyncQueue) throw new Error(`Function ${functionId} is not a declared bus function`);
-    return asyncQueue;
-  }
-
-  /** Events waiting or running in the asynchronous queues of the bus functions (benchmarks wait for 0). */
-  asyncBacklog(): number {
-    let backlog = 0;
-    for (const name of this.internalQueues) {
-      const stats = this.queues.get(name)?.stats();
-      if (stats) {
-        backlog +=
-          stats.ApproximateNumberOfMessages +
-          stats.ApproximateNumberOfMessagesDelayed +
-          stats.ApproximateNumberOfMessagesNotVisible;
-      }
-    }
-    return backlog;
   }
 
   get endpoint(): string {
@@ -349,13 +255,9 @@ export class LocalSqs {
     return result;
   }
 
+  /** Stops answering; Lambda's stand-in, which reads the queues, is stopped first. */
   async stop(): Promise<void> {
     this.longPolls.abort();
-    const graceMs = this.opts.stopGraceMs ?? 2000;
-    await Promise.all([
-      ...this.mappings.map((mapping) => mapping.stop(graceMs)),
-      ...[...this.asyncQueues.values()].map((asyncQueue) => asyncQueue.stop(graceMs)),
-    ]);
     await this.server?.close();
     this.server = undefined;
     await this.journal?.close();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AwsServiceError } from './aws-http';
+import { AwsServiceError } from '../aws-http';
 
 /**
  * SQS message rules shared by SendMessage, SendMessageBatch and in-process sends: body characters,

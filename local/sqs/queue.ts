@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { AwsServiceError } from '../aws-http';
 import { AWS_LIKE_ODDS, type Chooser } from '../delivery';
-import { AwsServiceError } from './aws-http';
 import { billedRequests, type MessageAttributes, type ValidatedMessage } from './message';
 
 /**

@@ -92,7 +92,7 @@ describe('redriving the matcher’s dead letters', () => {
     const delivered = (items: { id: string; status: string }[], id: string) =>
       items.some((item) => item.id === id && item.status === 'succeeded');
     expect(delivered(await settled(deliveries, (items) => delivered(items, eventId)), eventId)).toBe(true);
-    const { eventBridge, sqs } = runtime.standIns;
+    const { eventBridge, sqs, lambda } = runtime.standIns;
     const [archived, ...others] = eventBridge.archivedEvents();
     expect(others).toEqual([]);
 
@@ -100,7 +100,7 @@ describe('redriving the matcher’s dead letters', () => {
     // copy of the event (AWS-like delivery may invoke it twice) is done before the table comes back.
     outage = true;
     await eventBridge.replay({ name: REPLAY });
-    const deadLettered = () => sqs.stats(DLQ).ApproximateNumberOfMessages > 0 && sqs.asyncBacklog() === 0;
+    const deadLettered = () => sqs.stats(DLQ).ApproximateNumberOfMessages > 0 && lambda.asyncBacklog() === 0;
     expect(await settled(deadLettered, (done) => done)).toBe(true);
     outage = false;
     const sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials });

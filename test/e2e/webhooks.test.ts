@@ -351,13 +351,13 @@ describe('delivery', () => {
     };
     // EventBridge delivers at least once, and Lambda's asynchronous queue may hand an event out twice: three
     // invocations of the matcher with one event, as the bus rule makes them.
-    const standIn = runtime.standIns.sqs;
-    for (let copy = 0; copy < 3; copy += 1) await standIn.invokeAsync('webhooks.match', envelope);
+    const { sqs, lambda } = runtime.standIns;
+    for (let copy = 0; copy < 3; copy += 1) await lambda.invokeAsync('webhooks.match', envelope);
     // Once the matcher's queue and the delivery queue are drained, every copy has been matched and every attempt made.
     const inFlight = async () => {
-      const stats = standIn.stats('webhookDeliveries');
+      const stats = sqs.stats('webhookDeliveries');
       return (
-        standIn.asyncBacklog() +
+        lambda.asyncBacklog() +
         stats.ApproximateNumberOfMessages +
         stats.ApproximateNumberOfMessagesNotVisible +
         stats.ApproximateNumberOfMessagesDelayed

@@ -174,7 +174,7 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
     // AWS; the matcher's 30 s timeout + 6 s here, whatever the time scale), takes it over.
     const claimedFor = 6_000;
     const claimedAt = Date.now();
-    const requestId = await runtime.standIns.sqs.invokeAsync(
+    const requestId = await runtime.standIns.lambda.invokeAsync(
       'webhooks.match',
       JSON.parse(busMessageOf(record)),
       CLAIM_FIRST_DELAY_SECS * 10,
@@ -193,7 +193,7 @@ describe('an attempt whose claim was left by a crashed invocation', () => {
     const claimedFor = 3_000;
     const claimedAt = Date.now();
     await claimBy(record, 'a-request-that-never-comes-back', claimedFor);
-    await runtime.standIns.sqs.invokeAsync('webhooks.match', JSON.parse(busMessageOf(record)), 0);
+    await runtime.standIns.lambda.invokeAsync('webhooks.match', JSON.parse(busMessageOf(record)), 0);
     expect(await finalStatus(record, ref.webhook_id)).toBe('succeeded');
     expect(receiver.at(path)).toHaveLength(1);
     const sentAtSecs = Number(receiver.at(path)[0]?.headers['webhook-timestamp']);

@@ -2,6 +2,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll } from 'vitest';
 import type { Receipt } from '../../lambdas/core/receipt';
 import { envNames, wiring } from '../../lib/wiring';
+import { LocalLambda } from '../../local/lambda/local-lambda';
 import type { InvokeFunction } from '../../local/lambda/types';
 import { LocalSqs } from '../../local/sqs/local-sqs';
 
@@ -27,21 +28,32 @@ export const queueIdle = async (queueId: string): Promise<boolean> => {
   }
 };
 
+/** The SQS stand-in and Lambda's beside it, with what stops both (Lambda's first, as the runtime does). */
+export interface QueuesWithoutWorkers {
+  readonly sqs: LocalSqs;
+  readonly lambda: LocalLambda;
+  stop(): Promise<void>;
+}
+
 /**
  * The declared queues on the real SQS stand-in, without workers: the test plays the workers itself, and the bus
  * functions (Lambda's asynchronous queues hand their events to `invoke`).
  */
 export const startQueuesWithoutWorkers = async (
   invoke: InvokeFunction = () => Promise.reject(new Error('no functions in this test')),
-): Promise<LocalSqs> => {
-  const sqs = new LocalSqs({
-    queues: wiring.queues,
-    workers: [],
-    busFunctions: wiring.busFunctions ?? [],
-    invoke,
-  });
+): Promise<QueuesWithoutWorkers> => {
+  const sqs = new LocalSqs({ queues: wiring.queues });
+  const lambda = new LocalLambda({ sqs, workers: [], busFunctions: wiring.busFunctions ?? [], invoke });
   await sqs.start();
-  return sqs;
+  await lambda.start();
+  return {
+    sqs,
+    lambda,
+    stop: async () => {
+      await lambda.stop();
+      await sqs.stop();
+    },
+  };
 };
 
 /**
@@ -52,17 +64,19 @@ export const useQueuesWithoutWorkers = (): {
   readonly sqs: () => LocalSqs;
   readonly client: () => SQSClient;
 } => {
+  let queues: QueuesWithoutWorkers | undefined;
   let sqs: LocalSqs | undefined;
   let client: SQSClient | undefined;
   beforeAll(async () => {
-    sqs = await startQueuesWithoutWorkers();
+    queues = await startQueuesWithoutWorkers();
+    sqs = queues.sqs;
     process.env[envNames.queueUrl('fanout')] = sqs.queueUrl('fanout');
     process.env.AWS_ENDPOINT_URL_SQS = sqs.endpoint;
     client = new SQSClient({ endpoint: sqs.endpoint });
   });
   afterAll(async () => {
     client?.destroy();
-    await sqs?.stop();
+    await queues?.stop();
   });
   const started = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the queues are not started yet');

@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QueueSpec } from '../../lib/wiring';
+import type { QueueSpec, Worker } from '../../lib/wiring';
 import {
   awsLikeDelivery,
   type Chooser,
@@ -22,6 +22,7 @@ import {
   resolveDelivery,
 } from '../../local/delivery';
 import { LocalEventBridge } from '../../local/eventbridge/local-eventbridge';
+import { LocalLambda } from '../../local/lambda/local-lambda';
 import { LocalScheduler } from '../../local/scheduler/local-scheduler';
 import { LocalSqs } from '../../local/sqs/local-sqs';
 import { waitUntil } from '../support/await';
@@ -33,22 +34,22 @@ afterEach(async () => {
   for (const stop of stoppers.splice(0).reverse()) await stop();
 });
 
-const startSqs = async (
-  delivery: Delivery,
-  workers: ConstructorParameters<typeof LocalSqs>[0]['workers'] = [],
-) => {
+const startSqs = async (delivery: Delivery, workers: readonly Worker[] = []) => {
   const arrivals: { body: string; at: number }[] = [];
-  const sqs = new LocalSqs({
-    queues: [queue],
+  const sqs = new LocalSqs({ queues: [queue], log: () => {}, delivery });
+  const lambda = new LocalLambda({
+    sqs,
     workers,
+    busFunctions: [],
     invoke: async (_fn, event) => {
       for (const record of (event as SQSEvent).Records) arrivals.push({ body: record.body, at: Date.now() });
     },
     log: () => {},
-    delivery,
   });
   await sqs.start();
   stoppers.push(() => sqs.stop());
+  await lambda.start();
+  stoppers.push(() => lambda.stop());
   const client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials, maxAttempts: 1 });
   return { sqs, client, arrivals };
 };

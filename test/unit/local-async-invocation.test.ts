@@ -5,9 +5,10 @@ import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BusFunction } from '../../lib/wiring';
 import type { InvocationRecord } from '../../local/lambda/async-invocation';
+import { LocalLambda } from '../../local/lambda/local-lambda';
 import { LambdaInvocationError } from '../../local/lambda/runner';
 import type { InvokeFunction } from '../../local/lambda/types';
-import { LocalSqs, type LocalSqsOptions } from '../../local/sqs/local-sqs';
+import { LocalSqs } from '../../local/sqs/local-sqs';
 import { waitUntil } from '../support/await';
 
 /**
@@ -33,16 +34,22 @@ interface Call {
   readonly at: number;
 }
 
-const running: LocalSqs[] = [];
+const running: { readonly sqs: LocalSqs; readonly lambda: LocalLambda }[] = [];
 const dirs: string[] = [];
 
 afterEach(async () => {
-  for (const sqs of running.splice(0)) await sqs.stop();
+  for (const { sqs, lambda } of running.splice(0)) {
+    await lambda.stop();
+    await sqs.stop();
+  }
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A stand-in whose function fails its first `failures` invocations of each event. */
-const start = async (failures: number, options: Partial<LocalSqsOptions> = {}) => {
+/** The stand-ins (SQS keeps the queues, Lambda invokes from them) with a function failing its first `failures`. */
+const start = async (
+  failures: number,
+  options: { readonly dataDir?: string; readonly asyncRetryAfterDeadlineMs?: number } = {},
+) => {
   const calls: Call[] = [];
   const invoke: InvokeFunction = async (fn, event, invokeOptions) => {
     calls.push({ event, requestId: invokeOptions?.requestId, at: Date.now() });
@@ -50,18 +57,20 @@ const start = async (failures: number, options: Partial<LocalSqsOptions> = {}) =
     if (seen <= failures) throw new LambdaInvocationError(fn.id, 'Error', `failure ${seen}`);
     return null;
   };
-  const sqs = new LocalSqs({
-    queues: [],
+  const { dataDir, asyncRetryAfterDeadlineMs } = options;
+  const sqs = new LocalSqs({ queues: [], timeScale: 0.001, log: () => {}, dataDir });
+  const lambda = new LocalLambda({
+    sqs,
     workers: [],
     busFunctions: [busFunction],
     invoke,
-    timeScale: 0.001,
     log: () => {},
-    ...options,
+    asyncRetryAfterDeadlineMs,
   });
   await sqs.start();
-  running.push(sqs);
-  return { sqs, calls };
+  await lambda.start();
+  running.push({ sqs, lambda });
+  return { sqs, lambda, calls };
 };
 
 const onFailureRecords = async (sqs: LocalSqs): Promise<InvocationRecord[]> => {
@@ -90,11 +99,11 @@ const SHORT_RETRY_WAIT = { asyncRetryAfterDeadlineMs: 200 } as const;
 
 describe('local asynchronous invocation', () => {
   it('invokes the function with the event under the request id it answered with, once', async () => {
-    const { sqs, calls } = await start(0);
-    const requestId = await sqs.invokeAsync(busFunction.id, event);
+    const { sqs, lambda, calls } = await start(0);
+    const requestId = await lambda.invokeAsync(busFunction.id, event);
     await waitUntil(() => calls.length === 1, 50);
     expect(calls[0]).toMatchObject({ event, requestId });
-    await waitUntil(() => sqs.asyncBacklog() === 0, 50);
+    await waitUntil(() => lambda.asyncBacklog() === 0, 50);
     expect(await onFailureRecords(sqs)).toEqual([]);
     // Lambda's own queue is not an SQS queue of the account: nothing of it is billed or listed.
     expect(Object.keys(sqs.counters())).toEqual(['sink-dlq']);
@@ -102,20 +111,20 @@ describe('local asynchronous invocation', () => {
   });
 
   it('retries a failed invocation with the same request id, after the failed invocation’s deadline', async () => {
-    const { sqs, calls } = await start(2);
-    const requestId = await sqs.invokeAsync(busFunction.id, event);
+    const { sqs, lambda, calls } = await start(2);
+    const requestId = await lambda.invokeAsync(busFunction.id, event);
     await waitUntil(() => calls.length === 3, 50);
     expect(calls.map((call) => call.requestId)).toEqual([requestId, requestId, requestId]);
     for (const [index, call] of calls.slice(1).entries()) {
       expect(call.at - (calls[index]?.at ?? 0)).toBeGreaterThanOrEqual(1_000 + 6_000 - 50);
     }
-    await waitUntil(() => sqs.asyncBacklog() === 0, 50);
+    await waitUntil(() => lambda.asyncBacklog() === 0, 50);
     expect(await onFailureRecords(sqs)).toEqual([]);
   }, 40_000);
 
   it('sends Lambda’s invocation record to the on-failure queue once every retry failed', async () => {
-    const { sqs, calls } = await start(5, SHORT_RETRY_WAIT);
-    const requestId = await sqs.invokeAsync(busFunction.id, event);
+    const { sqs, lambda, calls } = await start(5, SHORT_RETRY_WAIT);
+    const requestId = await lambda.invokeAsync(busFunction.id, event);
     await waitUntil(() => sqs.stats('sink-dlq').ApproximateNumberOfMessages === 1, 50);
     expect(calls).toHaveLength(3);
     const [record, ...others] = await onFailureRecords(sqs);
@@ -133,7 +142,7 @@ describe('local asynchronous invocation', () => {
       responsePayload: { errorType: 'Error', errorMessage: 'failure 3' },
     });
     expect(Date.parse(record?.timestamp ?? '')).not.toBeNaN();
-    expect(sqs.asyncBacklog()).toBe(0);
+    expect(lambda.asyncBacklog()).toBe(0);
   }, 40_000);
 
   it('keeps an accepted event across a restart and invokes it after, under the same request id', async () => {
@@ -141,16 +150,20 @@ describe('local asynchronous invocation', () => {
     dirs.push(dataDir);
     const first = await start(0, { dataDir });
     // Accepted (on disk) but not yet due when the runtime stops.
-    const requestId = await first.sqs.invokeAsync(busFunction.id, event, 2_000);
+    const requestId = await first.lambda.invokeAsync(busFunction.id, event, 2_000);
+    await first.lambda.stop();
     await first.sqs.stop();
-    running.splice(running.indexOf(first.sqs), 1);
+    running.splice(
+      running.findIndex(({ sqs }) => sqs === first.sqs),
+      1,
+    );
     expect(first.calls).toEqual([]);
 
     const second = await start(0, { dataDir });
-    expect(second.sqs.asyncBacklog()).toBe(1);
+    expect(second.lambda.asyncBacklog()).toBe(1);
     await waitUntil(() => second.calls.length === 1, 50);
     expect(second.calls[0]).toMatchObject({ event, requestId });
-    await waitUntil(() => second.sqs.asyncBacklog() === 0, 50);
+    await waitUntil(() => second.lambda.asyncBacklog() === 0, 50);
   }, 30_000);
 
   it('invokes again, as a retry, an event whose invocation was cut off by a restart (the cut-off one counts)', async () => {
@@ -161,22 +174,23 @@ describe('local asynchronous invocation', () => {
     const hung = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const first = new LocalSqs({
-      queues: [],
+    const first = new LocalSqs({ queues: [], timeScale: 0.001, log: () => {}, dataDir });
+    const firstLambda = new LocalLambda({
+      sqs: first,
       workers: [],
       busFunctions: [{ ...busFunction, timeoutSecs: 30 }],
       invoke: async (_fn, invoked, invokeOptions) => {
         calls.push({ event: invoked, requestId: invokeOptions?.requestId, at: Date.now() });
         await hung; // never settles before the stop: the process "crashed" mid-invocation
       },
-      timeScale: 0.001,
       stopGraceMs: 10,
       log: () => {},
-      dataDir,
     });
     await first.start();
-    const requestId = await first.invokeAsync(busFunction.id, event);
+    await firstLambda.start();
+    const requestId = await firstLambda.invokeAsync(busFunction.id, event);
     await waitUntil(() => calls.length === 1, 50);
+    await firstLambda.stop();
     await first.stop();
     // Every invocation after the restart fails: as on AWS, the cut-off one was attempt 1 of 3, so two remain.
     const second = await start(Number.POSITIVE_INFINITY, { dataDir, ...SHORT_RETRY_WAIT });

@@ -20,6 +20,7 @@ import {
   putEventsEntrySize,
   STATE_FILE,
 } from '../../local/eventbridge/local-eventbridge';
+import { LocalLambda } from '../../local/lambda/local-lambda';
 import { LocalScheduler } from '../../local/scheduler/local-scheduler';
 import { LocalSqs } from '../../local/sqs/local-sqs';
 import { rejection } from '../support/await';
@@ -64,7 +65,7 @@ const tempDir = () => {
 const start = async (
   options: Partial<Omit<LocalEventBridgeOptions, 'sqs'>> & { sqsDataDir?: string } = {},
 ) => {
-  const sqs = new LocalSqs({ queues, workers: [], invoke: async () => undefined, log: () => {} });
+  const sqs = new LocalSqs({ queues, log: () => {} });
   await sqs.start();
   stoppers.push(() => sqs.stop());
   const bus = new LocalEventBridge({ busName: BUS, rules, sqs, log: () => {}, ...options });
@@ -219,7 +220,7 @@ describe('LocalEventBridge PutEvents (real @aws-sdk/client-eventbridge)', () => 
   });
 
   it('refuses a declared rule whose pattern is invalid or whose target queue is undeclared', async () => {
-    const sqs = new LocalSqs({ queues, workers: [], invoke: async () => undefined });
+    const sqs = new LocalSqs({ queues });
     expect(
       () =>
         new LocalEventBridge({
@@ -237,13 +238,14 @@ describe('LocalEventBridge PutEvents (real @aws-sdk/client-eventbridge)', () => 
 describe('the service declaration', () => {
   it('is accepted by the stand-ins: every bus rule pattern compiles and every target queue exists', () => {
     const invoke = async () => undefined;
-    const sqs = new LocalSqs({
-      queues: wiring.queues,
+    const sqs = new LocalSqs({ queues: wiring.queues });
+    const lambda = new LocalLambda({
+      sqs,
       workers: wiring.workers,
       busFunctions: wiring.busFunctions ?? [],
       invoke,
     });
-    expect(() => new LocalEventBridge({ busName: BUS, rules: wiring.busRules, sqs })).not.toThrow();
+    expect(() => new LocalEventBridge({ busName: BUS, rules: wiring.busRules, sqs, lambda })).not.toThrow();
     expect(
       () =>
         new LocalScheduler({

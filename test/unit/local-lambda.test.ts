@@ -49,8 +49,9 @@ const errorOf = (promise: Promise<unknown>) =>
   );
 
 beforeAll(async () => {
-  sqs = new LocalSqs({
-    queues: [],
+  sqs = new LocalSqs({ queues: [], log: () => {} });
+  lambda = new LocalLambda({
+    sqs,
     workers: [],
     busFunctions: [sink],
     invoke: async (fn, event, options) => {
@@ -58,10 +59,10 @@ beforeAll(async () => {
       if (failing) throw new LambdaInvocationError(fn.id, 'Error', 'the sink is down');
       return null;
     },
+    access,
     log: () => {},
   });
   await sqs.start();
-  lambda = new LocalLambda({ busFunctions: [sink], sqs, access });
   await lambda.start();
   operator = clientWith({ accessKeyId: 'local', secretAccessKey: 'local' });
 });

@@ -13,6 +13,7 @@ import {
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { QueueSpec, RecurringSchedule, ScheduleTarget, Worker } from '../../lib/wiring';
+import { LocalLambda } from '../../local/lambda/local-lambda';
 import { parseAtExpression } from '../../local/scheduler/at-expression';
 import { LocalScheduler, type LocalSchedulerOptions } from '../../local/scheduler/local-scheduler';
 import { LocalSqs } from '../../local/sqs/local-sqs';
@@ -46,9 +47,11 @@ interface Arrival {
 
 const start = async (options: Partial<Omit<LocalSchedulerOptions, 'sqs'>> = {}) => {
   const arrivals: Arrival[] = [];
-  const sqs = new LocalSqs({
-    queues,
+  const sqs = new LocalSqs({ queues, log: () => {} });
+  const lambda = new LocalLambda({
+    sqs,
     workers: [dueWorker],
+    busFunctions: [],
     invoke: async (_fn, event) => {
       for (const record of (event as SQSEvent).Records) arrivals.push({ body: record.body, at: Date.now() });
     },
@@ -56,6 +59,8 @@ const start = async (options: Partial<Omit<LocalSchedulerOptions, 'sqs'>> = {}) 
   });
   await sqs.start();
   stoppers.push(() => sqs.stop());
+  await lambda.start();
+  stoppers.push(() => lambda.stop());
   const scheduler = new LocalScheduler({
     targets,
     recurring: [],

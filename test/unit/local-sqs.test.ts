@@ -16,6 +16,7 @@ import {
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { QueueSpec, Worker } from '../../lib/wiring';
+import { LocalLambda, type LocalLambdaOptions } from '../../local/lambda/local-lambda';
 import type { FunctionRef } from '../../local/lambda/types';
 import { LocalSqs, type LocalSqsOptions } from '../../local/sqs/local-sqs';
 import { rejection, waitUntil } from '../support/await';
@@ -38,19 +39,19 @@ const worker = (overrides: Partial<Worker> = {}): Worker => ({
   ...overrides,
 });
 
-const running: LocalSqs[] = [];
+const running: { readonly sqs: LocalSqs; readonly lambda: LocalLambda }[] = [];
 const dirs: string[] = [];
 
-const start = async (options: Partial<LocalSqsOptions> = {}) => {
-  const sqs = new LocalSqs({
-    queues: [jobsQueue],
-    workers: [],
-    invoke: async () => undefined,
-    log: () => {},
-    ...options,
-  });
+/** The SQS stand-in, and Lambda's beside it with the given workers (their event source mappings). */
+const start = async (
+  options: Partial<LocalSqsOptions> & Partial<Pick<LocalLambdaOptions, 'workers' | 'invoke'>> = {},
+) => {
+  const { workers = [], invoke = async () => undefined, ...sqsOptions } = options;
+  const sqs = new LocalSqs({ queues: [jobsQueue], log: () => {}, ...sqsOptions });
+  const lambda = new LocalLambda({ sqs, workers, busFunctions: [], invoke, log: () => {} });
   await sqs.start();
-  running.push(sqs);
+  await lambda.start();
+  running.push({ sqs, lambda });
   const client = new SQSClient({
     endpoint: sqs.endpoint,
     region: 'us-east-1',
@@ -61,7 +62,10 @@ const start = async (options: Partial<LocalSqsOptions> = {}) => {
 };
 
 afterEach(async () => {
-  for (const sqs of running.splice(0)) await sqs.stop();
+  for (const { sqs, lambda } of running.splice(0)) {
+    await lambda.stop();
+    await sqs.stop();
+  }
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -282,7 +286,10 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
     const first = await start({ dataDir });
     await first.client.send(new SendMessageCommand({ QueueUrl: first.queueUrl, MessageBody: 'kept' }));
     await first.sqs.stop();
-    running.splice(running.indexOf(first.sqs), 1);
+    running.splice(
+      running.findIndex(({ sqs }) => sqs === first.sqs),
+      1,
+    );
 
     const second = await start({ dataDir });
     const received = await second.client.send(new ReceiveMessageCommand({ QueueUrl: second.queueUrl }));
@@ -495,9 +502,10 @@ describe('LocalSqs event source mapping', () => {
   it('refuses a worker whose function timeout exceeds the queue visibility timeout, as Lambda does', () => {
     expect(
       () =>
-        new LocalSqs({
-          queues: [jobsQueue],
+        new LocalLambda({
+          sqs: new LocalSqs({ queues: [jobsQueue] }),
           workers: [worker({ timeoutSecs: 31 })],
+          busFunctions: [],
           invoke: async () => undefined,
         }),
     ).toThrow(/visibility timeout 30 s is less than function timeout 31 s/);

@@ -53,7 +53,7 @@ const envelope = (id: string, extra: Record<string, unknown> = {}) => ({
 const deadLetter = async (event: unknown) => {
   failing = true;
   const before = sqs.stats(DLQ).ApproximateNumberOfMessages;
-  await sqs.invokeAsync(sink.id, event);
+  await lambda.invokeAsync(sink.id, event);
   await waitUntil(() => sqs.stats(DLQ).ApproximateNumberOfMessages === before + 1, 20);
 };
 
@@ -82,6 +82,11 @@ beforeAll(async () => {
     // Exact, but for the copies a test asks the DLQ for.
     delivery: { ...exact, chooser: (name) => (name === `sqs:${DLQ}` ? copyingDeletes : exact.chooser(name)) },
     queues: [],
+    log: () => {},
+    dataDir,
+  });
+  lambda = new LocalLambda({
+    sqs,
     workers: [],
     busFunctions: [sink],
     invoke: async (fn, event) => {
@@ -93,7 +98,6 @@ beforeAll(async () => {
     dataDir,
   });
   await sqs.start();
-  lambda = new LocalLambda({ busFunctions: [sink], sqs, dataDir });
   await lambda.start();
   sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials });
   lambdaClient = new LambdaClient({ endpoint: lambda.endpoint, region: 'us-east-1', credentials });
@@ -162,7 +166,7 @@ describe('redriving a bus function’s dead letters', () => {
     const fromBus = envelope('e-2');
     await send(JSON.stringify(fromBus), {
       RULE_ARN: 'arn:aws:events:us-east-1:000000000000:rule/notify-redrive/orders-to-sink',
-      TARGET_ARN: sqs.busFunctionArn(sink.id),
+      TARGET_ARN: lambda.busFunctionArn(sink.id),
       ERROR_CODE: 'SDK_CLIENT_ERROR',
       ERROR_MESSAGE: 'Lambda throttled the invocation',
     });

@@ -7,12 +7,11 @@ import { publishEventSchema } from '../../../lambdas/domain/events/schema';
 import { envNames, wiring } from '../../../lib/wiring';
 import { EVENT_ARCHIVE_PATTERN } from '../../../lib/wiring/areas/events';
 import { LocalEventBridge } from '../../../local/eventbridge/local-eventbridge';
-import type { LocalSqs } from '../../../local/sqs/local-sqs';
 import { waitUntil } from '../../support/await';
-import { startQueuesWithoutWorkers } from '../../support/queues';
+import { type QueuesWithoutWorkers, startQueuesWithoutWorkers } from '../../support/queues';
 
 const BUS = 'notify-unit';
-let sqs: LocalSqs;
+let queues: QueuesWithoutWorkers;
 let bus: LocalEventBridge;
 const saved = { ...process.env };
 /** The events the bus invoked the frames function with (the test plays the function). */
@@ -21,13 +20,14 @@ let framesTaken = 0;
 
 beforeAll(async () => {
   // The declared queues and bus rules, no workers: the test sees what the rule invokes the frames function with.
-  sqs = await startQueuesWithoutWorkers(async (fn, event) => {
+  queues = await startQueuesWithoutWorkers(async (fn, event) => {
     if (fn.id === 'events.frames') framesEvents.push(event);
   });
   bus = new LocalEventBridge({
     busName: BUS,
     rules: wiring.busRules,
-    sqs,
+    sqs: queues.sqs,
+    lambda: queues.lambda,
     archivePattern: EVENT_ARCHIVE_PATTERN,
   });
   await bus.start();
@@ -42,7 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   process.env = saved;
   await bus?.stop();
-  await sqs?.stop();
+  await queues?.stop();
 });
 
 /** The next `count` events the frames function was invoked with, once they have come. */
@@ -143,8 +143,8 @@ describe('publishEvent', () => {
       expect(error).toBeInstanceOf(ServiceError);
       expect((error as ServiceError).status).toBe(503);
       expect(bus.counters().failedEntries).toBeGreaterThan(0);
-      await sqs.durable();
-      expect(sqs.asyncBacklog()).toBe(0);
+      await queues.sqs.durable();
+      expect(queues.lambda.asyncBacklog()).toBe(0);
       expect(await receiveFrames(0)).toEqual([]);
     } finally {
       process.env[envNames.busName] = BUS;

@@ -24,13 +24,7 @@ let client: SQSClient;
 
 beforeAll(async () => {
   // 1 s summaries at a hundredth of AWS time: a queued summary is receivable after 10 ms.
-  sqs = new LocalSqs({
-    queues: wiring.queues,
-    workers: [],
-    invoke: async () => undefined,
-    timeScale: 0.01,
-    log: () => {},
-  });
+  sqs = new LocalSqs({ queues: wiring.queues, timeScale: 0.01, log: () => {} });
   await sqs.start();
   Object.assign(process.env, {
     AWS_ENDPOINT_URL_SQS: sqs.endpoint,

@@ -1,8 +1,8 @@
 import type { SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { DEFAULT_FUNCTION, type Worker } from '../../lib/wiring';
-import { InFlightInvocations } from '../lambda/in-flight';
-import type { InvokeFunction } from '../lambda/types';
-import type { LocalQueue, StoredMessage } from './queue';
+import type { LocalQueue, StoredMessage } from '../sqs/queue';
+import { InFlightInvocations } from './in-flight';
+import type { InvokeFunction } from './types';
 
 /**
  * The Lambda event source mapping of one worker, as AWS runs it for an SQS queue with

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 /**
- * HTTP plumbing shared by the SQS, EventBridge and Scheduler stand-ins: a loopback server on a free port,
+ * HTTP plumbing shared by the stand-ins (SQS, EventBridge, Scheduler, Lambda; IAM's refusals): a loopback server on a free port,
  * body reading with a size cap, and AWS-shaped error responses. Errors never carry a stack.
  */
 
