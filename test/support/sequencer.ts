@@ -13,13 +13,13 @@ const LONGEST_FIRST = [
   // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (30 s timeout + 5 s).
   'test/reliability/bus-invoke-crash.test.ts', // 50
   'test/reliability/crash.test.ts', // 47
-  'test/unit/local-async-invocation.test.ts', // 37
   'test/e2e/realtime.test.ts', // 32
   // A small file, so started last by size, where its 31 s ran alone at the end of the run.
   'test/reliability/webhook-isolation.test.ts', // 31
   'test/e2e/runtime-cli.test.ts', // 24
   'test/reliability/webhook-claims.test.ts', // 22
-  'test/unit/notifications/request-delivery.test.ts', // 21
+  // 37 s until its two shorter retry chains (session 8): one 14 s chain of the default retry wait is left.
+  'test/unit/local-async-invocation.test.ts', // 20
   'test/e2e/client-realtime.test.ts', // 20
   'test/e2e/notifications.test.ts', // 19
   // Small files (started late by size) that wait on child processes: 14, 13 and 17 s, last to end on a clean clone.
