@@ -13,6 +13,7 @@ import {
   startLoopbackServer,
 } from '../aws-http';
 import type { LocalSqs } from '../sqs/local-sqs';
+import type { LocalQueue } from '../sqs/queue';
 import { removeStandInState, writeStandInState } from '../stand-in-state';
 import { AsyncInvocationQueue } from './async-invocation';
 import { EventSourceMapping } from './event-source-mapping';
@@ -81,6 +82,8 @@ export class LocalLambda {
   /** Bus functions by their local name. */
   private readonly byName = new Map<string, FunctionRef>();
   private server: LoopbackServer | undefined;
+  private stopped = false;
+  private stopping: Promise<void> | undefined;
 
   constructor(private readonly opts: LocalLambdaOptions) {
     const { sqs } = opts;
@@ -92,8 +95,8 @@ export class LocalLambda {
       const asyncQueue = new AsyncInvocationQueue({
         fn,
         // Lambda's own queue is eventually consistent too: an event may be invoked twice.
-        queue: sqs.extraQueue(`lambda-async-${fn.id}`, 'internal'),
-        onFailure: sqs.extraQueue(`${fn.deadLetterQueue}-dlq`, 'destination'),
+        queue: sqs.internalQueue(`lambda-async-${fn.id}`),
+        onFailure: sqs.destinationQueue(`${fn.deadLetterQueue}-dlq`),
         invoke: opts.invoke,
         durable: () => sqs.durable(),
         region: this.region,
@@ -105,11 +108,17 @@ export class LocalLambda {
       this.byName.set(localFunctionName(fn), fn);
     }
     for (const worker of opts.workers) this.mappings.push(this.mappingOf(worker));
+    sqs.onStop(() => this.stopInvoking());
   }
 
   /** The worker's event source mapping, refused as CreateEventSourceMapping would refuse it. */
   private mappingOf(worker: Worker): EventSourceMapping {
-    const queue = this.opts.sqs.localQueue(worker.queue);
+    let queue: LocalQueue;
+    try {
+      queue = this.opts.sqs.declaredQueue(worker.queue);
+    } catch (error) {
+      throw new Error(`Worker ${worker.id}: ${(error as Error).message}`);
+    }
     if (!Number.isInteger(worker.batchSize) || worker.batchSize < 1 || worker.batchSize > 10_000) {
       throw new Error(`Worker ${worker.id}: batchSize must be an integer between 1 and 10000`);
     }
@@ -159,9 +168,11 @@ export class LocalLambda {
   /** Starts the mappings, the asynchronous queues and the `Invoke` endpoint; after the SQS stand-in's start. */
   async start(): Promise<void> {
     if (this.server) return;
+    if (this.stopped) throw new Error('A stopped LocalLambda cannot restart: create a new one');
+    // The endpoint first: if it cannot start, no poller is left running.
+    this.server = await startLoopbackServer('LocalLambda', (request) => this.handle(request), errorReply);
     for (const mapping of this.mappings) mapping.start();
     for (const asyncQueue of this.asyncQueues.values()) asyncQueue.start();
-    this.server = await startLoopbackServer('LocalLambda', (request) => this.handle(request), errorReply);
     if (this.opts.dataDir) {
       const state: Omit<LambdaState, 'pid'> = {
         endpoint: this.server.endpoint,
@@ -178,14 +189,21 @@ export class LocalLambda {
   }
 
   async stop(): Promise<void> {
-    const graceMs = this.opts.stopGraceMs ?? 2000;
-    await Promise.all([
-      ...this.mappings.map((mapping) => mapping.stop(graceMs)),
-      ...[...this.asyncQueues.values()].map((asyncQueue) => asyncQueue.stop(graceMs)),
-    ]);
+    await this.stopInvoking();
     await this.server?.close();
     this.server = undefined;
     if (this.opts.dataDir) removeStandInState(this.opts.dataDir, LAMBDA_STATE_FILE);
+  }
+
+  /** Stops the pollers, letting running invocations settle (also run by the SQS stand-in's stop). */
+  private stopInvoking(): Promise<void> {
+    this.stopped = true;
+    const graceMs = this.opts.stopGraceMs ?? 2000;
+    this.stopping ??= Promise.all([
+      ...this.mappings.map((mapping) => mapping.stop(graceMs)),
+      ...[...this.asyncQueues.values()].map((asyncQueue) => asyncQueue.stop(graceMs)),
+    ]).then(() => undefined);
+    return this.stopping;
   }
 
   private functionArn(name: string, qualifier?: string): string {

@@ -67,7 +67,7 @@ export interface LocalSqsOptions {
    * Defaults to NOTIFY_LOCAL_TIME_SCALE when that is set.
    */
   readonly timeScale?: number;
-  /** Where poller warnings go (invocation failures, malformed partial batch responses); default stderr. */
+  /** Where the stand-in's warnings go (the journal's); default stderr. */
   readonly log?: (line: string) => void;
   /** Refuses sends a calling function is not granted (local least privilege; local/access.ts). */
   readonly access?: LocalAccess;
@@ -115,6 +115,9 @@ export class LocalSqs {
   private readonly queues = new Map<string, LocalQueue>();
   /** Queues of Lambda's (asynchronous invocation): journaled here, neither billed nor addressable. */
   private readonly internalQueues = new Set<string>();
+  private readonly readers: (() => Promise<void>)[] = [];
+  /** Set when start() begins: queues made after it would miss the journal's restore. */
+  private starting = false;
   private readonly log: (line: string) => void;
   private server: LoopbackServer | undefined;
   private readonly journal: SqsJournal | undefined;
@@ -157,30 +160,50 @@ export class LocalSqs {
   }
 
   /**
-   * A queue beside the declared ones, for Lambda's stand-in; made before start, which restores it from the
-   * journal. `destination`: an SQS queue of the account (an on-failure destination not declared as a service
-   * queue; the existing one when it is); `internal`: Lambda's own asynchronous queue of a function, journaled
-   * with the others but neither billed nor addressable.
+   * An on-failure destination of Lambda's stand-in: the declared queue (or DLQ) of that name, else an SQS queue
+   * of the account made for it (addressable and billed). Made before start, which restores it from the journal.
    */
-  extraQueue(name: string, kind: 'destination' | 'internal'): LocalQueue {
-    if (this.server) throw new Error(`LocalSqs: queue ${name} must be made before start`);
-    const existing = this.queues.get(name);
-    if (existing && kind === 'destination' && !this.internalQueues.has(name)) return existing;
-    if (existing) throw new Error(`LocalSqs: queue ${name} exists already`);
-    const queue = this.newQueue(name);
-    this.queues.set(name, queue);
-    if (kind === 'internal') this.internalQueues.add(name);
+  destinationQueue(name: string): LocalQueue {
+    const declared = this.queues.get(name);
+    if (declared && !this.internalQueues.has(name)) return declared;
+    return this.madeBeforeStart(name);
+  }
+
+  /**
+   * Lambda's own asynchronous queue of a function: journaled with the others, neither billed nor addressable.
+   * Made before start, which restores it from the journal.
+   */
+  internalQueue(name: string): LocalQueue {
+    const queue = this.madeBeforeStart(name);
+    this.internalQueues.add(name);
     return queue;
   }
 
-  /** A declared queue (or DLQ) itself, for Lambda's event source mappings. */
-  localQueue(queueId: QueueId): LocalQueue {
+  private madeBeforeStart(name: string): LocalQueue {
+    if (this.starting) throw new Error(`LocalSqs: queue ${name} must be made before start`);
+    if (this.queues.has(name)) throw new Error(`LocalSqs: queue ${name} exists already`);
+    const queue = this.newQueue(name);
+    this.queues.set(name, queue);
+    return queue;
+  }
+
+  /** A declared queue (or DLQ) itself, for the event source mapping that reads it. */
+  declaredQueue(queueId: QueueId): LocalQueue {
     return this.queue(queueId);
+  }
+
+  /**
+   * Registers what reads the queues on Lambda's side, stopped before this stand-in stops: nothing is then
+   * received from or written to a closed journal, whichever stand-in a caller stops first.
+   */
+  onStop(stopReader: () => Promise<void>): void {
+    this.readers.push(stopReader);
   }
 
   async start(): Promise<void> {
     if (this.server) return;
     if (this.longPolls.signal.aborted) throw new Error('A stopped LocalSqs cannot restart: create a new one');
+    this.starting = true;
     await this.restore();
     this.server = await startLoopbackServer('LocalSqs', (request) => this.handle(request), errorReply);
     if (this.opts.dataDir) {
@@ -255,8 +278,9 @@ export class LocalSqs {
     return result;
   }
 
-  /** Stops answering; Lambda's stand-in, which reads the queues, is stopped first. */
+  /** Stops what reads the queues (onStop), then answering, then the journal. */
   async stop(): Promise<void> {
+    await Promise.all(this.readers.map((stopReader) => stopReader()));
     this.longPolls.abort();
     await this.server?.close();
     this.server = undefined;

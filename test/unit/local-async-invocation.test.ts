@@ -206,4 +206,32 @@ describe('local asynchronous invocation', () => {
     expect(second.calls).toHaveLength(2);
     release();
   }, 40_000);
+
+  it('refuses a Lambda stand-in made once the SQS stand-in is starting (its queues would miss the restore)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'local-async-'));
+    dirs.push(dataDir);
+    const sqs = new LocalSqs({ queues: [], log: () => {}, dataDir });
+    const starting = sqs.start();
+    expect(
+      () => new LocalLambda({ sqs, workers: [], busFunctions: [busFunction], invoke: async () => null }),
+    ).toThrow(/before start/);
+    await starting;
+    await sqs.stop();
+  });
+
+  it('stops Lambda’s pollers when the SQS stand-in stops first: nothing is invoked from a closed journal', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'local-async-'));
+    dirs.push(dataDir);
+    const { sqs, lambda, calls } = await start(0, { dataDir });
+    await sqs.stop();
+    await expect(lambda.invokeAsync(busFunction.id, event)).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(calls).toEqual([]);
+  });
+
+  it('cannot be started again once stopped, as the SQS stand-in cannot', async () => {
+    const { lambda } = await start(0);
+    await lambda.stop();
+    await expect(lambda.start()).rejects.toThrow(/cannot restart/);
+  });
 });

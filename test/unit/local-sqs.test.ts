@@ -58,7 +58,7 @@ const start = async (
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
   });
-  return { sqs, client, queueUrl: sqs.queueUrl('jobs') };
+  return { sqs, lambda, client, queueUrl: sqs.queueUrl('jobs') };
 };
 
 afterEach(async () => {
@@ -285,6 +285,7 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
     dirs.push(dataDir);
     const first = await start({ dataDir });
     await first.client.send(new SendMessageCommand({ QueueUrl: first.queueUrl, MessageBody: 'kept' }));
+    await first.lambda.stop();
     await first.sqs.stop();
     running.splice(
       running.findIndex(({ sqs }) => sqs === first.sqs),
@@ -310,7 +311,7 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
   });
 });
 
-describe('LocalSqs event source mapping', () => {
+describe('Lambda’s event source mapping on LocalSqs (LocalLambda)', () => {
   type Invocation = { fn: FunctionRef; records: SQSRecord[] };
 
   it('builds the SQSEvent exactly as Lambda does', async () => {
@@ -499,16 +500,29 @@ describe('LocalSqs event source mapping', () => {
     expect(peak).toBe(2);
   });
 
-  it('refuses a worker whose function timeout exceeds the queue visibility timeout, as Lambda does', () => {
+  it.each([
+    [
+      'a function timeout over the queue visibility timeout',
+      { timeoutSecs: 31 },
+      /visibility timeout 30 s is less than function timeout 31 s/,
+    ],
+    ['an undeclared queue', { queue: 'nope' }, /Worker jobs\.worker: .*nope/],
+    ['a batch size out of range', { batchSize: 0 }, /Worker jobs\.worker: batchSize must be an integer/],
+    [
+      'a batch over 10 without a batching window',
+      { batchSize: 11 },
+      /Worker jobs\.worker: a batchSize above 10/,
+    ],
+  ] as const)('refuses a worker with %s, as CreateEventSourceMapping does', (_, change, message) => {
     expect(
       () =>
         new LocalLambda({
           sqs: new LocalSqs({ queues: [jobsQueue] }),
-          workers: [worker({ timeoutSecs: 31 })],
+          workers: [{ ...worker(), ...change } as Worker],
           busFunctions: [],
           invoke: async () => undefined,
         }),
-    ).toThrow(/visibility timeout 30 s is less than function timeout 31 s/);
+    ).toThrow(message);
   });
 
   it('in-process enqueue applies the SendMessage rules and feeds the worker', async () => {

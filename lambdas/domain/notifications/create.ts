@@ -188,7 +188,7 @@ const fanOutNow = async (
   logger.warn('delivery in the request did not finish; the rest goes to the fan-out queue', {
     notification_id: record.id,
     queued: rest.length,
-    error: outcome === 'late' ? 'over its time budget' : String(outcome.error),
+    error: outcome === 'late' ? `not done by ${new Date(deliverUntil).toISOString()}` : String(outcome.error),
   });
   if (rest.length === 0) return;
   await enqueue([{ kind: 'chunk', notification_id: record.id, recipients: rest, delivery_id: delivery.id }]);

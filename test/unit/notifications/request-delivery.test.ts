@@ -14,6 +14,7 @@ import {
   parseFanoutMessage,
 } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
+import { waitUntil } from '../../support/await';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
 import { receiptOf, useQueuesWithoutWorkers } from '../../support/queues';
 
@@ -139,16 +140,23 @@ describe('delivery inside the accepting request', () => {
     const send = client.send.bind(client);
     // ben's feed item takes longer to write than the request waits (a throttled partition, say). The budget is
     // shortened from the default (6 s) so the test does not wait it out.
-    const budgetMs = 1000;
-    const slowMs = budgetMs + 1000;
+    const budgetMs = 2500;
+    const slowMs = budgetMs + 1500;
+    let slowWriteDone = false;
     const spy = vi.spyOn(client, 'send').mockImplementation(((command: unknown) => {
       if (command instanceof PutCommand && command.input.Item?.user_id === ben) {
-        return new Promise((resolve) => setTimeout(resolve, slowMs)).then(() => send(command as never));
+        return new Promise((resolve) => setTimeout(resolve, slowMs))
+          .then(() => send(command as never))
+          .finally(() => {
+            slowWriteDone = true;
+          });
       }
       return send(command as never);
     }) as typeof client.send);
     try {
       expect((await createNotification(service, body([ann, ben]), id, budgetMs)).status).toBe(202);
+      // It answered at its budget, not once the slow write was done.
+      expect(slowWriteDone).toBe(false);
       expect(await receiverCount(ann)).toBe(1);
       const queued = await takeQueued();
       expect(queued.map(({ message }) => message)).toEqual([
@@ -156,7 +164,7 @@ describe('delivery inside the accepting request', () => {
       ]);
       // The slow write lands meanwhile or the queued chunk writes it: one feed item either way.
       for (const { message, messageId } of queued) await processFanoutMessage(message, receiptOf(messageId));
-      await new Promise((resolve) => setTimeout(resolve, slowMs));
+      await waitUntil(() => slowWriteDone);
     } finally {
       spy.mockRestore();
     }
