@@ -18,7 +18,7 @@ const LONGEST_FIRST = [
   'test/reliability/webhook-isolation.test.ts', // 31
   'test/e2e/runtime-cli.test.ts', // 24
   'test/reliability/webhook-claims.test.ts', // 22
-  // 37 s until its two shorter retry chains (session 8): one 14 s chain of the default retry wait is left.
+  // 37 s before two of its retry chains were shortened: one 14 s chain of the default retry wait is left.
   'test/unit/local-async-invocation.test.ts', // 20
   'test/e2e/client-realtime.test.ts', // 20
   'test/e2e/notifications.test.ts', // 19
