@@ -31,7 +31,8 @@ import type { FunctionRef, InvokeFunction } from './types';
  *   `X-Amz-Invocation-Type: Event`): the event goes to the function's asynchronous queue, the one EventBridge's
  *   invocations go to, and the answer is 202 once it is durable. It is what `npm run redrive` calls; nothing in
  *   the service invokes a function, so a function's own credentials are refused, as IAM would refuse them.
- * Made before the SQS stand-in starts (which restores the queues), started after it, stopped before it.
+ * Made before the SQS stand-in starts (which restores the queues) and started after it; the SQS stand-in's stop
+ * stops its pollers first, so nothing runs on a closed journal whichever is stopped first.
  * See docs/local-standins.md.
  */
 
