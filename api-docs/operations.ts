@@ -296,7 +296,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     description:
       '`url` must be `https://` (plain `http://` only for loopback on the local runtime); on AWS, hosts that ' +
       'resolve to private, loopback, link-local or metadata addresses are refused. The secret is never ' +
-      'returned. Deliveries follow Standard Webhooks (docs/webhooks.md).',
+      'returned; a `whsec_<base64>` secret must be standard base64 decoding to at least 16 bytes. Deliveries ' +
+      'follow Standard Webhooks (docs/webhooks.md).',
     success: { 201: { description: 'Created', schema: webhookSchema } },
   },
   'webhooks.list': {

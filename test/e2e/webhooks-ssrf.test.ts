@@ -1,12 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { documentClient, tableName } from '../../lambdas/core/clients';
-import { newId } from '../../lambdas/core/ids';
-import { sealSecret } from '../../lambdas/domain/webhooks/secret-box';
 import { apiClient } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
+import { storeWebhook } from '../support/webhooks';
 
 /**
  * SSRF refusals as on AWS: loopback is not allowed here (NOTIFY_WEBHOOK_ALLOW_LOOPBACK=false), so every
@@ -87,28 +84,11 @@ it.each([
 
 it('checks the address again at delivery time and records the refusal', async () => {
   // A webhook stored while loopback was allowed (or before a DNS change): the delivery must not connect.
-  const id = newId();
-  await documentClient().send(
-    new PutCommand({
-      TableName: tableName('webhooks'),
-      Item: {
-        id,
-        list: 'all',
-        name: 'stale',
-        url: `https://localhost:${(target.address() as AddressInfo).port}/hook`,
-        event_filters: ['ssrf.check'],
-        created_at: new Date().toISOString(),
-        enabled: true,
-        secret: await sealSecret('x'.repeat(16), id),
-      },
-    }),
-  );
-  await documentClient().send(
-    new PutCommand({
-      TableName: tableName('webhookFilters'),
-      Item: { filter: 'ssrf.check', webhook_id: id },
-    }),
-  );
+  const id = await storeWebhook({
+    url: `https://localhost:${(target.address() as AddressInfo).port}/hook`,
+    filter: 'ssrf.check',
+    secret: 'x'.repeat(16),
+  });
   const published = await api('POST', '/events', publisher, {
     event_type: 'ssrf.check',
     source: 'shop',

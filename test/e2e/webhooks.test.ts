@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import { apiClient, eventually } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
+import { storeWebhook } from '../support/webhooks';
 import { type Answer, WebhookReceiver } from './webhook-receiver';
 
 /**
@@ -113,6 +114,18 @@ describe('webhook management', () => {
     });
     expect(short.status).toBe(400);
     expect(short.body.details).toContainEqual({ field: 'secret', issue: expect.any(String) });
+    // Node's lax base64 would drop the bad characters and sign with an empty key.
+    const notBase64 = await api('POST', '/webhooks', admin, {
+      url,
+      secret: `whsec_${'!'.repeat(24)}`,
+      event_filters: ['*'],
+      name: 'x',
+    });
+    expect(notBase64.status).toBe(400);
+    expect(notBase64.body.details).toContainEqual({
+      field: 'secret',
+      issue: expect.stringContaining('base64'),
+    });
     const filters = await api('POST', '/webhooks', admin, {
       url,
       secret: 'x'.repeat(16),
@@ -304,6 +317,27 @@ describe('delivery', () => {
     );
     expect(request?.verifyError).toBeUndefined();
     expect(request?.verified).toMatchObject({ type: 'keys.rotated' });
+  });
+
+  it('never signs with the empty key of a stored whsec_ secret that is not base64 (created before it was refused)', async () => {
+    endpointCount += 1;
+    const path = `/hook/${endpointCount}`;
+    // The receiver's own verifier refuses such a secret: it checks nothing here, nothing may arrive.
+    const id = await storeWebhook({
+      url: receiver.endpoint(path, 'x'.repeat(16)),
+      filter: 'legacy.secret',
+      secret: `whsec_${'!'.repeat(24)}`,
+    });
+    await publish('legacy.secret');
+    const body = await settled(
+      () => deliveries(id),
+      (page) => (page.items[0]?.attempts.length ?? 0) >= 1,
+    );
+    expect(body.items[0].attempts[0]).toMatchObject({
+      status_code: null,
+      error: expect.stringMatching(/^refused: a whsec_ secret must be standard base64/),
+    });
+    expect(receiver.at(path)).toEqual([]);
   });
 
   it('pages deliveries without a cursor to an empty page after a full last page (one paging helper)', async () => {

@@ -23,7 +23,7 @@ import { leaseSlot, releaseSlot, type SlotLease } from './endpoint-slots';
 import { openSecret } from './secret-box';
 import { postTo, type SendResult } from './sender';
 import { webhookSettings } from './settings';
-import { signatureHeader } from './signature';
+import { secretProblem, signatureHeader } from './signature';
 import { checkWebhookUrl } from './url-policy';
 import { disableWebhook, getWebhook, noteFailure, noteSuccess, type WebhookRecord } from './webhooks';
 
@@ -400,6 +400,9 @@ const send = async (webhook: WebhookRecord, record: DeliveryRecord, now: Date): 
     throw error;
   }
   const secret = await openSecret(webhook.secret, webhook.id);
+  // Only a webhook created before the API refused such secrets: never sign with a key a stranger could guess.
+  const problem = secretProblem(secret);
+  if (problem) return { error: `refused: ${problem}`, durationMs: 0 };
   const body = webhookBody(record);
   const timestamp = Math.floor(now.getTime() / 1000);
   const headers = {

@@ -15,6 +15,7 @@ import {
 import { listDeliveries } from '../../../lambdas/domain/webhooks/delivery-admin';
 import { envNames } from '../../../lib/wiring';
 import { useDynamoDbLocal } from '../../support/dynamodb';
+import { storeWebhook } from '../../support/webhooks';
 
 /**
  * Write sharding of one webhook's deliveries (docs/scale.md, "one busy webhook endpoint"): a webhook's
@@ -42,23 +43,8 @@ const eventAt = (): EventSnapshot => {
   };
 };
 
-const newWebhook = async (): Promise<string> => {
-  const id = newIdAt(Date.now());
-  await documentClient().send(
-    new PutCommand({
-      TableName: tableName('webhooks'),
-      Item: {
-        id,
-        list: 'all',
-        name: 'n',
-        url: 'https://example.com/',
-        event_filters: ['shop.*'],
-        enabled: true,
-      },
-    }),
-  );
-  return id;
-};
+const newWebhook = (): Promise<string> =>
+  storeWebhook({ id: newIdAt(Date.now()), url: 'https://example.com/', filter: 'shop.*' });
 
 /** `count` deliveries to the webhook, created as the matcher creates them; their ids, oldest first. */
 const deliver = async (webhookId: string, count: number): Promise<string[]> => {

@@ -45,6 +45,36 @@ describe('event filters', () => {
   );
 });
 
+describe('secret', () => {
+  const bodyWith = (secret: string) => ({
+    url: 'https://example.com',
+    secret,
+    event_filters: ['*'],
+    name: 'n',
+  });
+
+  it.each([
+    ['not base64', `whsec_${'!'.repeat(24)}`],
+    ['base64url, not base64', `whsec_${'-_'.repeat(12)}`],
+    ['bad padding', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaL==='],
+    ['a length no base64 has', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwA'],
+    ['whitespace inside', 'whsec_MfKQ9r8GKYqr TwjUPD8ILPZIo2LaLaSw'],
+    ['too short a key (12 bytes)', 'whsec_MfKQ9r8GKYqrTwjU'],
+  ])('refuses a whsec_ secret that is %s', (_, secret) => {
+    const parsed = createWebhookSchema.safeParse(bodyWith(secret));
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['secret']);
+  });
+
+  it.each([
+    ['a 24-byte key', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+    ['a 16-byte key, padded', `whsec_${Buffer.alloc(16, 7).toString('base64')}`],
+    ['a plain secret with characters base64 lacks', 'plain secret! ünïcode'],
+  ])('accepts %s', (_, secret) => {
+    expect(createWebhookSchema.safeParse(bodyWith(secret)).success).toBe(true);
+  });
+});
+
 describe('address policy', () => {
   it.each([
     '127.0.0.1',
@@ -129,6 +159,10 @@ describe('signature', () => {
     };
     expect(() => new Webhook(secret).verify(body, headers)).not.toThrow();
     expect(() => new Webhook(secret).verify(`${body} `, headers)).toThrow();
+  });
+
+  it('never signs with a whsec_ key that is not strict base64', () => {
+    expect(() => signatureHeader(`whsec_${'!'.repeat(24)}`, 'msg_3', now, body)).toThrow(/base64/);
   });
 });
 
