@@ -271,4 +271,29 @@ describe('limits', () => {
     const client = await connect();
     expect((await client.closed).code).toBe(1001);
   });
+
+  // Unverified on AWS (docs/realtime.md, "Silence"): the stand-in takes the assumption that is harder on the
+  // silence sweep — a frame the server sends counts as activity, as it does for the gateway's idle timer.
+  it('counts a frame sent to the client as activity: LastActiveAt moves and the idle timer restarts', async () => {
+    const client = await connect();
+    const connectionId = await connectionIdOf(client);
+    const lastActive = async () =>
+      (await management.send(new GetConnectionCommand({ ConnectionId: connectionId }))).LastActiveAt?.getTime();
+    let previous = await lastActive();
+    let open = true;
+    void client.closed.then(() => {
+      open = false;
+    });
+    // 3 s of posts every 500 ms: twice the shortened idle timeout of 1.5 s, with no frame from the client.
+    for (let post = 0; post < 6; post += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await management.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from('{}') }));
+      expect(await client.next()).toBe('{}');
+      const now = await lastActive();
+      expect(now).toBeGreaterThan(previous ?? 0);
+      previous = now;
+    }
+    expect(open).toBe(true);
+    expect((await client.closed).code).toBe(1001);
+  });
 });
