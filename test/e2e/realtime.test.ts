@@ -589,6 +589,18 @@ describe('broadcast', () => {
       403,
     );
     expect((await post(service, { channel: 'room:stage', payload: { kind: 'no type' } })).status).toBe(400);
+    // A protocol frame's type would be read as one (an `error` announces a close to the SDK): refused.
+    for (const type of ['error', 'session', 'notification', 'heartbeat.ack', 'presence.summary']) {
+      const reserved = await post(service, {
+        channel: 'room:stage',
+        payload: { type, code: 'idle_timeout' },
+      });
+      expect(reserved.status).toBe(400);
+      expect(reserved.body.details).toContainEqual({
+        field: 'payload.type',
+        issue: expect.stringContaining(type),
+      });
+    }
     const sent = await post(service, {
       channel: 'room:stage',
       payload: { type: 'announcement', text: 'hi' },

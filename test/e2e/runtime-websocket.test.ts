@@ -278,7 +278,9 @@ describe('limits', () => {
     const client = await connect();
     const connectionId = await connectionIdOf(client);
     const lastActive = async () =>
-      (await management.send(new GetConnectionCommand({ ConnectionId: connectionId }))).LastActiveAt?.getTime();
+      (
+        await management.send(new GetConnectionCommand({ ConnectionId: connectionId }))
+      ).LastActiveAt?.getTime();
     let previous = await lastActive();
     let open = true;
     void client.closed.then(() => {
@@ -287,7 +289,9 @@ describe('limits', () => {
     // 3 s of posts every 500 ms: twice the shortened idle timeout of 1.5 s, with no frame from the client.
     for (let post = 0; post < 6; post += 1) {
       await new Promise((resolve) => setTimeout(resolve, 500));
-      await management.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from('{}') }));
+      await management.send(
+        new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from('{}') }),
+      );
       expect(await client.next()).toBe('{}');
       const now = await lastActive();
       expect(now).toBeGreaterThan(previous ?? 0);

@@ -46,6 +46,7 @@ export type BroadcastSendRequest = {
   readonly channel?: string;
   /** Free-form JSON object: at most 32768 bytes serialized, nested at most 16 levels deep. */
   readonly payload: {
+    /** any type but the protocol's own: session, ack, error, heartbeat.ack, notification, event, presence, presence.summary */
     readonly type: string;
     readonly [field: string]: unknown;
   };
@@ -394,6 +395,7 @@ export type PresenceSummaryFrame = {
 };
 
 export type BroadcastFrame = {
+  /** any type but the protocol's own: session, ack, error, heartbeat.ack, notification, event, presence, presence.summary */
   readonly type: string;
   readonly [field: string]: unknown;
 };

@@ -1,14 +1,32 @@
 import { jsonLimits } from '../../core/json-limits';
 import * as z from '../../core/zod';
 import { channelPattern, describeChannels } from './channel-names';
+import { SERVER_FRAME_TYPES } from './server-frame-types';
 
 /** A broadcast frame must fit one WebSocket frame (API Gateway's 32 KiB). */
 export const MAX_BROADCAST_PAYLOAD_BYTES = 32 * 1024;
+
+const reserved: ReadonlySet<string> = new Set(SERVER_FRAME_TYPES);
+
+/** A broadcast's `type`: never one of the protocol's own frames, which clients would read as such. */
+export const broadcastTypeSchema = z.string().check(
+  z.minLength(1),
+  z.maxLength(64),
+  z.describe(`any type but the protocol's own: ${SERVER_FRAME_TYPES.join(', ')}`),
+  z.superRefine((type, context) => {
+    if (reserved.has(type))
+      context.addIssue({
+        code: 'custom',
+        message: `\`${type}\` is a frame of the protocol itself; choose another type`,
+        input: type,
+      });
+  }),
+);
 
 /** Body of POST /broadcast. */
 export const broadcastSchema = z.strictObject({
   channel: z.optional(z.string().check(z.regex(channelPattern(), `must be ${describeChannels()}`))),
   payload: z
-    .looseObject({ type: z.string().check(z.minLength(1), z.maxLength(64)) })
+    .looseObject({ type: broadcastTypeSchema })
     .check(...jsonLimits<{ type: string }>(MAX_BROADCAST_PAYLOAD_BYTES)),
 });

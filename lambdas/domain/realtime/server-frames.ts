@@ -6,6 +6,8 @@
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
 import { PRIORITIES } from '../notifications/shared-fields';
+import { broadcastTypeSchema } from './broadcast-schema';
+import type { ServerFrameType } from './server-frame-types';
 
 export const PRESENCE_STATUSES = ['online', 'away', 'busy'] as const;
 /** What presence answers: a user with no live connection is `offline`. */
@@ -134,10 +136,8 @@ export const ackFrameSchema = z.strictObject({
   ),
 });
 
-/** A frame POST /broadcast sends as given: any object with a string `type`. */
-export const broadcastFrameSchema = z.looseObject({
-  type: z.string().check(z.minLength(1), z.maxLength(64)),
-});
+/** A frame POST /broadcast sends as given: any object with a string `type` that is none of the above. */
+export const broadcastFrameSchema = z.looseObject({ type: broadcastTypeSchema });
 
 /**
  * Not the service's: API Gateway's own answer (no `type`) when the function behind a frame fails or times out.
@@ -159,4 +159,4 @@ export const SERVER_FRAMES = {
   event: eventFrameSchema,
   presence: presenceFrameSchema,
   'presence.summary': presenceSummaryFrameSchema,
-} as const;
+} as const satisfies Record<ServerFrameType, z.ZodMiniType>;
