@@ -89,6 +89,10 @@ describe('topics', () => {
     const bare = await api('POST', '/topics', service, { name: topicName('svc') });
     expect(bare.status).toBe(201);
     expect(bare.body.description).toBeNull();
+    // What GET returns can be sent back: a null description is no description.
+    const copied = await api('POST', '/topics', service, { name: topicName('copy'), description: null });
+    expect(copied.status).toBe(201);
+    expect(copied.body.description).toBeNull();
     expect((await api('POST', '/topics', undefined, { name: topicName('anon') })).status).toBe(401);
   });
 

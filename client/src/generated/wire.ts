@@ -64,7 +64,7 @@ export type EventsPublishRequest = {
 
 export type TopicsCreateRequest = {
   readonly name: string;
-  readonly description?: string;
+  readonly description?: string | null;
 };
 
 export type SubscriptionsCreateRequest = {

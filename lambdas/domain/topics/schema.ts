@@ -9,7 +9,7 @@ export const topicNameSchema = z
 
 export const createTopicSchema = z.strictObject({
   name: topicNameSchema,
-  description: z.optional(z.string().check(z.maxLength(MAX_DESCRIPTION_LENGTH))),
+  description: z.optional(z.nullable(z.string().check(z.maxLength(MAX_DESCRIPTION_LENGTH)))),
 });
 
 export const createSubscriptionSchema = z.strictObject({
