@@ -50,7 +50,8 @@ const subscriberOf = async (topic: string): Promise<TestClient> => {
   expect((await api('POST', '/topics', publisher, { name: topic })).status).toBe(201);
   const client = await TestClient.open(`${runtime.wsUrl}?token=${await runtime.mintUserToken(`u-${run}`)}`);
   clients.push(client);
-  await client.nextOfType('session');
+  // The session frame comes through a queue and a worker: once, under the whole suite's load, it took over 10 s.
+  await client.nextOfType('session', 30_000);
   expect(await client.request({ type: 'join.topic', topic })).toMatchObject({ type: 'ack' });
   return client;
 };
