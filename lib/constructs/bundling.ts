@@ -7,7 +7,8 @@ import { repoRoot } from '../paths';
  * (lambdas/core/credentials-env.ts), the event stream support no called service needs becomes a stub that
  * throws (lambdas/core/no-event-streams.ts), the LRU of the DynamoDB client's endpoint cache becomes a small
  * one on a `Map` (lambdas/core/lru-cache.ts), and EventBridge's multi-region signer, whose SigV4a half has no
- * implementation installed, becomes SigV4 alone (lambdas/core/sigv4-only.ts). The local runtime runs the handlers unbundled with the full SDK,
+ * implementation installed, becomes SigV4 alone (lambdas/core/sigv4-only.ts), and the SDK's hashes become the
+ * same classes on node:crypto without their pure-JS fallbacks (lambdas/core/native-hashes.ts). The local runtime runs the handlers unbundled with the full SDK,
  * which finds the same environment variables first.
  */
 export const LAMBDA_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
@@ -15,4 +16,5 @@ export const LAMBDA_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@smithy/core/event-streams': path.join(repoRoot, 'lambdas/core/no-event-streams.ts'),
   'mnemonist/lru-cache': path.join(repoRoot, 'lambdas/core/lru-cache.ts'),
   '@aws-sdk/signature-v4-multi-region': path.join(repoRoot, 'lambdas/core/sigv4-only.ts'),
+  '@smithy/core/checksum': path.join(repoRoot, 'lambdas/core/native-hashes.ts'),
 };

@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { SignatureV4MultiRegion } from '@aws-sdk/signature-v4-multi-region';
-import { Sha256 } from '@smithy/core/checksum';
+import { Md5, Sha256 } from '@smithy/core/checksum';
 import { build } from 'esbuild';
 import MnemonistLruCache from 'mnemonist/lru-cache';
 import { describe, expect, it } from 'vitest';
 import { defaultProvider } from '../../lambdas/core/credentials-env';
 import LruCache from '../../lambdas/core/lru-cache';
+import * as nativeHashes from '../../lambdas/core/native-hashes';
 import { SignatureV4MultiRegion as SigV4Only } from '../../lambdas/core/sigv4-only';
 import { LAMBDA_BUNDLE_ALIASES } from '../../lib/constructs/bundling';
 import { repoRoot } from '../../lib/paths';
@@ -115,6 +116,77 @@ describe('Lambda bundles', () => {
     expect(misses).toBeGreaterThan(100);
   });
 
+  it("carry the SDK's SHA-256 and MD5 on node:crypto alone, without their pure-JS fallbacks", async () => {
+    const { metafile } = await bundleOf(['lambdas/handlers/http/notifications/create.ts']);
+    const inputs = Object.keys(metafile.inputs);
+    expect(inputs.filter((input) => input.includes('@smithy/core/dist-es/submodules/checksum'))).toEqual([]);
+    expect(inputs.some((input) => input.endsWith('lambdas/core/native-hashes.ts'))).toBe(true);
+  });
+
+  it("give the same SHA-256, HMAC-SHA256 and MD5 digests as the SDK's classes, for every kind of input", async () => {
+    let seed = 5;
+    const next = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return Math.floor((seed / 2_147_483_648) * n);
+    };
+    const bytes = (length: number) => Uint8Array.from({ length }, () => next(256));
+    // Each kind of data the SDK hands a hash: strings (UTF-8), views at an offset, buffers, DataViews, and
+    // (MD5 only: the SDK's SHA-256 refuses them) ArrayBuffers.
+    const data = (kind: number): string | ArrayBuffer | ArrayBufferView => {
+      const length = next(200);
+      switch (next(5)) {
+        case 0:
+          return `é✓ ${'x'.repeat(length)}`;
+        case 1:
+          return bytes(length + 8).subarray(3, 3 + length);
+        case 2:
+          return kind === 0 ? bytes(length).buffer : bytes(length);
+        case 3:
+          return new DataView(bytes(length + 4).buffer, 2, length);
+        default:
+          return Buffer.from(bytes(length));
+      }
+    };
+    type Checksum = {
+      update(chunk: string | ArrayBuffer | ArrayBufferView): void;
+      digest(): Promise<Uint8Array>;
+      reset(): void;
+    };
+    const differences: string[] = [];
+    for (let round = 0; round < 300; round++) {
+      const kind = next(3);
+      const secret = next(2) ? 'a secret' : bytes(1 + next(80));
+      const make = (classes: { Sha256: new (secret?: unknown) => Checksum; Md5: new () => Checksum }) =>
+        kind === 0 ? new classes.Md5() : kind === 1 ? new classes.Sha256() : new classes.Sha256(secret);
+      const ours = make(nativeHashes as never);
+      const theirs = make({ Sha256, Md5 } as never);
+      const chunks = Array.from({ length: 1 + next(4) }, () => data(kind));
+      for (const chunk of chunks) {
+        ours.update(chunk);
+        theirs.update(chunk);
+      }
+      const [mine, expected] = [Buffer.from(await ours.digest()), Buffer.from(await theirs.digest())];
+      if (!mine.equals(expected)) {
+        differences.push(`round ${round} (kind ${kind})`);
+      }
+      // A plain hash can go on after a digest; an HMAC is finished by it, in both.
+      if (kind !== 2) {
+        ours.update('more');
+        theirs.update('more');
+        expect(Buffer.from(await ours.digest())).toEqual(Buffer.from(await theirs.digest()));
+      } else {
+        expect(() => ours.update('more')).toThrow(/already finished/);
+        expect(() => theirs.update('more')).toThrow(/already finished/);
+      }
+      ours.reset();
+      theirs.reset();
+      expect(Buffer.from(await ours.digest())).toEqual(Buffer.from(await theirs.digest()));
+    }
+    expect(differences).toEqual([]);
+    expect(new nativeHashes.Sha256().digestLength).toBe(32);
+    expect(new nativeHashes.Md5().digestLength).toBe(16);
+  });
+
   it("sign EventBridge's requests with SigV4 as its multi-region signer does, and refuse SigV4a as it does here", async () => {
     const options = {
       service: 'events',
@@ -218,24 +290,27 @@ describe('Lambda bundles', () => {
           js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
         },
       });
-      expect(await readFile(outfile, 'utf8')).toContain('event streams are not bundled');
+      const bundled = await readFile(outfile, 'utf8');
+      expect(bundled).toContain('event streams are not bundled');
+      expect(bundled).toContain('lambdas/core/native-hashes.ts');
       ({ stdout: printed } = await promisify(execFile)(process.execPath, [outfile], {
         env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
       }));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-    expect(printed.trim().split('\n')).toEqual(
-      [
-        'dynamodb',
-        'sqs',
-        'eventbridge',
-        'scheduler',
-        'kms',
-        'secrets-manager',
-        'apigatewaymanagementapi',
-      ].map((name) => `${name} ok`),
-    );
+    expect(printed.trim().split('\n')).toEqual([
+      'dynamodb ok',
+      'sqs ok',
+      // SQS checks the MD5 of what it was sent with the bundle's own (native-hashes.ts): a wrong one is refused.
+      'sqs md5 ok',
+      'sqs wrong md5 error: InvalidChecksumError',
+      'eventbridge ok',
+      'scheduler ok',
+      'kms ok',
+      'secrets-manager ok',
+      'apigatewaymanagementapi ok',
+    ]);
   }, 60_000);
 
   it('carry no SDK aggregate client class, which would bring every command of its service', async () => {
