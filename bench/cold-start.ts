@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import { LAMBDA_BUNDLE_ALIASES } from '../lib/constructs/bundling';
+import { LAMBDA_ESBUILD_OPTIONS } from '../lib/constructs/bundling';
 import { envNames, type FunctionSpec, wiring } from '../lib/wiring';
 
 /** The repository root; handler paths in the declaration are relative to it. */
@@ -211,24 +211,13 @@ export const measureColdStarts = async (options: { runs: number }): Promise<Cold
 /** esbuild with the options of lib/constructs/notify-function.ts (see measureColdStarts). */
 const bundle = (entryPoints: Record<string, string>, outdir: string, nodePaths: string[] = []) =>
   build({
+    ...LAMBDA_ESBUILD_OPTIONS,
     entryPoints,
     nodePaths,
     outdir,
     outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    target: 'node24',
-    format: 'esm',
-    mainFields: ['module', 'main'],
-    minify: true,
-    sourcemap: true,
-    sourcesContent: false,
     metafile: true,
     logLevel: 'error',
-    alias: { ...LAMBDA_BUNDLE_ALIASES },
-    banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-    },
   });
 
 const FLOOR_DIR = join(OUT_DIR, 'floor');

@@ -46,7 +46,6 @@ describe('NotifyFunction', () => {
           POWERTOOLS_SERVICE_NAME: 'notify',
           POWERTOOLS_METRICS_NAMESPACE: 'Notify',
           LOG_LEVEL: 'WARN',
-          NODE_OPTIONS: '--enable-source-maps',
           NOTIFY_STAGE: 'probe',
           EXTRA: 'yes',
         },

@@ -214,7 +214,8 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
               Variables: Match.objectLike({
                 POWERTOOLS_SERVICE_NAME: 'notify',
                 LOG_LEVEL: settings().logLevel,
-                NODE_OPTIONS: '--enable-source-maps',
+                // Stacks are source-mapped when formatted, not by Node at every load (source-mapped-stacks.ts).
+                NODE_OPTIONS: Match.absent(),
                 NOTIFY_STAGE: settings().stage,
               }),
             },

@@ -324,6 +324,15 @@ describe('Lambda bundles', () => {
     );
     expect(Object.keys(metafile.outputs).length).toBeGreaterThanOrEqual(handlers.length);
     expect(aggregates).toEqual([]);
+    // Every function maps its stacks itself (through the logger), since Node no longer does at load.
+    const entries = Object.entries(metafile.outputs).filter(([, { entryPoint }]) => entryPoint);
+    expect(entries).toHaveLength(handlers.length);
+    const unmapped = entries
+      .filter(
+        ([, { inputs }]) => !Object.keys(inputs).some((input) => input.endsWith('source-mapped-stacks.ts')),
+      )
+      .map(([output]) => path.basename(output));
+    expect(unmapped).toEqual([]);
     // Bundling all functions takes 20 s or more on a loaded 2-core machine.
   }, 180_000);
 
