@@ -129,9 +129,13 @@ const median = (values: number[]): number => {
 };
 
 /** Runs `node -e script`; returns the wall time and the number the script printed (if any). */
-const timeNode = (script: string, env: Record<string, string>): { wallMs: number; printed: number } => {
+const timeNode = (
+  node: string,
+  script: string,
+  env: Record<string, string>,
+): { wallMs: number; printed: number } => {
   const started = performance.now();
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' });
+  const run = spawnSync(node, ['--input-type=module', '-e', script], { env, encoding: 'utf8' });
   const wallMs = performance.now() - started;
   if (run.status !== 0) throw new Error(`node exited ${run.status}: ${run.stderr.slice(0, 500)}`);
   return { wallMs, printed: Number.parseFloat(run.stdout) };
@@ -142,7 +146,14 @@ const timeNode = (script: string, env: Record<string, string>): { wallMs: number
  * minified, ESM, node24 target, main fields module/main, source maps without sources, the createRequire
  * banner, nothing external, the same aliases) and times a cold import of each bundle in a fresh Node process.
  */
-export const measureColdStarts = async (options: { runs: number }): Promise<ColdStartReport> => {
+export const measureColdStarts = async (options: {
+  runs: number;
+  /** The node binary to time the imports with (`--node=PATH`, e.g. Node 24 as Lambda runs); default this one. */
+  node?: string;
+}): Promise<ColdStartReport> => {
+  const node = options.node ?? process.execPath;
+  const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  if (!nodeVersion) throw new Error(`cold start: ${node} --version printed nothing`);
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
   const functions = declaredFunctions();
@@ -156,7 +167,7 @@ export const measureColdStarts = async (options: { runs: number }): Promise<Cold
   );
   const env = functionEnv();
   const bareRuns: number[] = [];
-  for (let run = 0; run < options.runs; run++) bareRuns.push(timeNode('', env).wallMs);
+  for (let run = 0; run < options.runs; run++) bareRuns.push(timeNode(node, '', env).wallMs);
   const bareNodeMs = median(bareRuns);
   /** Median init (wall time minus bare node) and median in-process import time of one bundle. */
   const timeBundle = (outFile: string) => {
@@ -167,7 +178,7 @@ export const measureColdStarts = async (options: { runs: number }): Promise<Cold
     const runs: number[] = [];
     const imports: number[] = [];
     for (let run = 0; run < options.runs; run++) {
-      const { wallMs, printed } = timeNode(script, env);
+      const { wallMs, printed } = timeNode(node, script, env);
       runs.push(wallMs);
       imports.push(printed);
     }
@@ -200,7 +211,7 @@ export const measureColdStarts = async (options: { runs: number }): Promise<Cold
     });
   }
   return {
-    nodeVersion: process.version,
+    nodeVersion,
     runs: options.runs,
     bareNodeMs,
     goal: COLD_START_GOAL,

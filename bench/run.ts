@@ -107,7 +107,9 @@ const main = async () => {
   }
   if (wanted('cold')) {
     console.error("bench: cold starts (bundling with the stack's esbuild options, importing each bundle)…");
-    results.coldStarts = await measureColdStarts({ runs: quick ? 3 : 7 });
+    // `--node=PATH`: time the imports with another node, e.g. Node 24 as Lambda runs (docs/performance.md).
+    const node = process.argv.find((arg) => arg.startsWith('--node='))?.slice('--node='.length);
+    results.coldStarts = await measureColdStarts({ runs: quick ? 3 : 7, node });
   }
   /** `--only=webhook`: scenario (d) alone, replacing its row of the last run (the others stay). */
   const webhookOnly = only?.includes('webhook') && !wanted('cost');
