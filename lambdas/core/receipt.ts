@@ -26,3 +26,15 @@ const CLOCK_SLACK_MS = 5_000;
 
 /** Until when a hold taken by this receive stands: the holder's deadline, with slack for clocks. */
 export const holdExpiry = (receipt: Receipt): Date => new Date(receipt.deadline.getTime() + CLOCK_SLACK_MS);
+
+/**
+ * The work is held by another handling of it (SQS or Lambda handed out a copy at the same time): this handling
+ * fails so that the work comes back later, by design. The workers log it as a warning with its reason, not as an
+ * error with a stack: it is no fault, and formatting a stack reads the bundle's source map.
+ */
+export class HeldByOtherReceive extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HeldByOtherReceive';
+  }
+}

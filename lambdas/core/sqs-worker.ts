@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, EventBridgeEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from './logger';
 import { withMetrics } from './metrics';
-import type { Receipt } from './receipt';
+import { HeldByOtherReceive, type Receipt } from './receipt';
 
 /** This receive of `record` in this invocation (core/receipt.ts). */
 export const messageReceipt = (record: SQSRecord, context: Context): Receipt => ({
@@ -33,11 +33,16 @@ export const sqsWorker =
           try {
             return await processRecord(record.body, record, context);
           } catch (error) {
-            logger.error('message failed', {
+            const message = {
               message_id: record.messageId,
               receive_count: record.attributes.ApproximateReceiveCount,
-              error: error as Error,
-            });
+            };
+            if (error instanceof HeldByOtherReceive) {
+              logger.warn('message held by another receive; retried later', {
+                ...message,
+                reason: error.message,
+              });
+            } else logger.error('message failed', { ...message, error: error as Error });
             throw error;
           }
         }),
@@ -76,7 +81,12 @@ export const busWorker =
       try {
         await processEvent(event, invocationReceipt(context));
       } catch (error) {
-        logger.error('event failed', { event_id: event?.id, error: error as Error });
+        if (error instanceof HeldByOtherReceive) {
+          logger.warn('event held by another invocation; retried later', {
+            event_id: event?.id,
+            reason: error.message,
+          });
+        } else logger.error('event failed', { event_id: event?.id, error: error as Error });
         throw error;
       }
     })();

@@ -3,8 +3,12 @@
  * message alone (`batchItemFailures`), so SQS redelivers only it.
  */
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
-import { sqsWorker } from '../../lambdas/core/sqs-worker';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { logger } from '../../lambdas/core/logger';
+import { HeldByOtherReceive } from '../../lambdas/core/receipt';
+import { busWorker, sqsWorker } from '../../lambdas/core/sqs-worker';
+import { FramesHeldByOtherReceive } from '../../lambdas/domain/notifications/fanout';
+import { AttemptHeldByOtherReceive } from '../../lambdas/domain/webhooks/deliver';
 
 const record = (id: string, body: string): SQSRecord =>
   ({
@@ -54,6 +58,72 @@ describe('sqsWorker', () => {
     });
     expect(await broken({ Records: [record('a', 'x'), record('b', 'y')] }, context)).toEqual({
       batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier: 'b' }],
+    });
+  });
+
+  describe('a message held by another receive of it (a duplicate handed out at once)', () => {
+    afterEach(() => vi.restoreAllMocks());
+
+    /** What the worker logged, by level: the message and its attributes. */
+    const capture = () => {
+      const logged: { level: string; message: unknown; attributes: Record<string, unknown> }[] = [];
+      for (const level of ['error', 'warn'] as const) {
+        vi.spyOn(logger, level).mockImplementation((message: unknown, ...rest: unknown[]) => {
+          logged.push({ level, message, attributes: (rest[0] ?? {}) as Record<string, unknown> });
+        });
+      }
+      return logged;
+    };
+
+    it('is retried later by design: failed for SQS, logged as a warning with its reason and no stack', async () => {
+      const logged = capture();
+      const handler = sqsWorker('test.worker', async (body) => {
+        if (body === 'held')
+          throw new HeldByOtherReceive('held by another receive until 12:00; retried later');
+        throw new Error('broken');
+      });
+      expect(await handler({ Records: [record('a', 'held'), record('b', 'other')] }, context)).toEqual({
+        batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier: 'b' }],
+      });
+      expect(logged.find(({ attributes }) => attributes.message_id === 'a')).toEqual({
+        level: 'warn',
+        message: 'message held by another receive; retried later',
+        attributes: {
+          message_id: 'a',
+          receive_count: '1',
+          reason: 'held by another receive until 12:00; retried later',
+        },
+      });
+      // A real failure is still an error, with the error itself.
+      expect(logged.find(({ attributes }) => attributes.message_id === 'b')).toMatchObject({
+        level: 'error',
+        message: 'message failed',
+        attributes: { error: expect.any(Error) },
+      });
+    });
+
+    it('is what the fan-out and the webhook delivery throw when a duplicate holds the work', () => {
+      expect(new FramesHeldByOtherReceive('u1', 0)).toBeInstanceOf(HeldByOtherReceive);
+      const message = { delivery_id: 'd1', attempt: 2 } as ConstructorParameters<
+        typeof AttemptHeldByOtherReceive
+      >[0];
+      expect(new AttemptHeldByOtherReceive(message, undefined)).toBeInstanceOf(HeldByOtherReceive);
+    });
+
+    it('is a warning in a bus function too, and still fails the invocation so Lambda retries the event', async () => {
+      const logged = capture();
+      const handler = busWorker('test.bus', async () => {
+        throw new HeldByOtherReceive('held elsewhere');
+      });
+      const event = { id: 'event-1' } as Parameters<typeof handler>[0];
+      await expect(handler(event, context)).rejects.toBeInstanceOf(HeldByOtherReceive);
+      expect(logged).toEqual([
+        {
+          level: 'warn',
+          message: 'event held by another invocation; retried later',
+          attributes: { event_id: 'event-1', reason: 'held elsewhere' },
+        },
+      ]);
     });
   });
 });

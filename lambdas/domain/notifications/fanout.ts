@@ -6,7 +6,7 @@ import { forEachLimited } from '../../core/concurrency';
 import { timeOfId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
-import { holdExpiry, type Receipt } from '../../core/receipt';
+import { HeldByOtherReceive, holdExpiry, type Receipt } from '../../core/receipt';
 import { sendAll } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
@@ -43,7 +43,7 @@ const loadNotification = async (id: string): Promise<NotificationRecord> => {
  * instead and comes back after the visibility timeout (180 s, longer than any invocation): by then the frames
  * are sent, or the lease has expired and is taken over.
  */
-export class FramesHeldByOtherReceive extends Error {
+export class FramesHeldByOtherReceive extends HeldByOtherReceive {
   constructor(userId: string, until: number) {
     super(
       `the frames of ${userId} are being sent by another receive of this message until ${new Date(until).toISOString()}; retried after the visibility timeout`,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { canonical } from '../../core/canonical-json';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
-import { holdExpiry, type Receipt } from '../../core/receipt';
+import { HeldByOtherReceive, holdExpiry, type Receipt } from '../../core/receipt';
 import { AddressRefused } from './address-policy';
 import {
   type AttemptLog,
@@ -35,7 +35,7 @@ import { disableWebhook, getWebhook, noteFailure, noteSuccess, type WebhookRecor
  * an outcome or expired, and an expired claim is taken over. (A bus invocation never fails for a live claim: it
  * hands the attempt to the delivery queue, `awaitClaim`.)
  */
-export class AttemptHeldByOtherReceive extends Error {
+export class AttemptHeldByOtherReceive extends HeldByOtherReceive {
   constructor(message: DeliveryMessage, claimExpiresAt: string | undefined) {
     super(
       `attempt ${message.attempt} of delivery ${message.delivery_id} is claimed by another receive of this message until ${claimExpiresAt ?? 'unknown'}; retried later`,
