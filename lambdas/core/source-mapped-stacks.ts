@@ -61,7 +61,9 @@ const originalOf = (site: CallSite): Original | undefined => {
   const column = site.getColumnNumber();
   if (!isBundleFrame(site.getFileName()) || line === null || column === null) return undefined;
   const entry = bundleSourceMap()?.findEntry(line - 1, column - 1);
-  if (!entry || !('originalSource' in entry)) return undefined;
+  // A segment may carry no source position (the format allows it): such a frame stays as V8 wrote it.
+  if (!entry || !('originalSource' in entry) || typeof entry.originalSource !== 'string') return undefined;
+  if (typeof entry.originalLine !== 'number' || typeof entry.originalColumn !== 'number') return undefined;
   return {
     file: sourcePath(entry.originalSource),
     line: entry.originalLine + 1,
@@ -83,14 +85,27 @@ const originalName = (site: CallSite, caller: CallSite | undefined): string | un
   return name || (caller ? originalOf(caller)?.name : undefined);
 };
 
-/** One frame as V8 writes it, at the original position; the bundle's minified name when the map has none. */
+/**
+ * One frame as V8 writes it, at the original position. Without a name from the map, the bundle's (minified) one
+ * with its receiver's type, as Node's source map support writes it. A frame that cannot be mapped, for whatever
+ * reason, stays as V8 wrote it: formatting a stack must never throw, or every read of `error.stack` — every error
+ * log — would.
+ */
 const frameText = (site: CallSite, caller: CallSite | undefined): string => {
-  const original = originalOf(site);
-  if (!original) return site.toString();
-  const where = `${original.file}:${original.line}:${original.column}`;
-  const name = originalName(site, caller) || site.getFunctionName();
-  const prefix = `${site.isAsync() ? 'async ' : ''}${site.isConstructor() ? 'new ' : ''}`;
-  return name ? `${prefix}${name} (${where})` : `${prefix}${where}`;
+  try {
+    const original = originalOf(site);
+    if (!original) return site.toString();
+    const where = `${original.file}:${original.line}:${original.column}`;
+    const typeName = site.isConstructor() || site.isToplevel() ? null : site.getTypeName();
+    const ownName = site.getFunctionName() ?? site.getMethodName();
+    const name =
+      originalName(site, caller) ||
+      (typeName && typeName !== 'global' ? `${typeName}.${ownName ?? '<anonymous>'}` : ownName);
+    const prefix = `${site.isAsync() ? 'async ' : ''}${site.isConstructor() ? 'new ' : ''}`;
+    return name ? `${prefix}${name} (${where})` : `${prefix}${where}`;
+  } catch {
+    return site.toString();
+  }
 };
 
 const headerOf = (error: Error): string => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,13 +19,13 @@ let dir: string;
 let bundle: string;
 
 /** Runs `script` (an ES module importing the bundle as `fixture`) in a fresh node; what it printed. */
-const printed = (script: string) =>
+const printed = (script: string, file = bundle) =>
   promisify(execFile)(
     process.execPath,
     [
       '--input-type=module',
       '-e',
-      `import * as fixture from ${JSON.stringify(pathToFileURL(bundle).href)};\n${script}`,
+      `import * as fixture from ${JSON.stringify(pathToFileURL(file).href)};\n${script}`,
     ],
     { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'ERROR' } },
   );
@@ -64,6 +64,41 @@ describe('stack traces of a bundled function', () => {
     const record = JSON.parse(stderr.trim()) as { error: { location: string; stack: string } };
     expect(record.error.location).toMatch(new RegExp(`${FIXTURE}:${THROW_LINE}$`));
     expect(record.error.stack).toContain(`${FIXTURE}:${CALL_LINE}:`);
+  });
+
+  it("keep V8's async and constructor prefixes on frames mapped to their source lines", async () => {
+    // Names come from the map where it has one for the position; an async arrow function resumed after an
+    // await keeps its minified name, as with Node's own --enable-source-maps.
+    const late = (await run('process.stdout.write(await fixture.stackOfAsyncFailure());')).split('\n');
+    expect(late[0]).toBe('Error: late failure');
+    expect(late[1]).toMatch(new RegExp(`^    at \\S+ \\(.*${FIXTURE}:45:\\d+\\)$`));
+    expect(late[2]).toMatch(new RegExp(`^    at async \\S+ \\(.*${FIXTURE}:50:\\d+\\)$`));
+    const widget = (await run('process.stdout.write(fixture.stackOfWidget());')).split('\n');
+    expect(widget[0]).toBe('Error: widget failure');
+    expect(widget[1]).toMatch(new RegExp(`^    at new \\S+ \\(.*${FIXTURE}:31:\\d+\\)$`));
+    expect(widget[2]).toMatch(new RegExp(`^    at \\S+ \\(.*${FIXTURE}:37:\\d+\\)$`));
+    expect([...late, ...widget].join('\n')).not.toContain('index.mjs');
+  });
+
+  it("fall back to V8's frames, never throw, when the map cannot place a frame", async () => {
+    // A map whose only segment has no source (valid in the format; esbuild does not write one today): mapping
+    // must not fail, or every `error.stack` read — and so every error log — would throw.
+    const other = path.join(dir, 'sourceless');
+    await mkdir(other, { recursive: true });
+    const file = path.join(other, 'index.mjs');
+    await copyFile(bundle, file);
+    await writeFile(`${file}.map`, JSON.stringify({ version: 3, sources: [], names: [], mappings: ';A' }));
+    const { stdout, stderr } = await printed(
+      'process.stdout.write(fixture.stackOfFailure()); fixture.logFailure();',
+      file,
+    );
+    const lines = stdout.split('\n');
+    expect(lines[0]).toBe('Error: deep failure');
+    expect(lines[1]).toMatch(/^ {4}at .*index\.mjs:\d+:\d+\)?$/);
+    expect(JSON.parse(stderr.trim())).toMatchObject({
+      message: 'call failed',
+      error: { message: 'deep failure' },
+    });
   });
 
   it('read the map only when a stack is formatted, not when the bundle loads', async () => {
