@@ -26,9 +26,50 @@ export const jsonDepth = (value: unknown, stopAbove = Number.POSITIVE_INFINITY):
   return deepest;
 };
 
+/** DynamoDB's smallest number magnitude (and 38 significant digits, more than a double has). */
+const MIN_STORED_MAGNITUDE = 1e-130;
+
+/** Why DynamoDB (through the SDK's marshalling) cannot store `value` as sent, or undefined when it can. */
+const unstorableNumber = (value: number): string | undefined => {
+  // A double beyond 2^53 is an integer that JSON parsing may already have rounded (9007199254740993), and the SDK
+  // refuses it; non-integers are all smaller, but may be below DynamoDB's smallest magnitude.
+  if (Number.isInteger(value)) {
+    return Number.isSafeInteger(value)
+      ? undefined
+      : 'integers must be within ±9007199254740991 (send larger ones as strings)';
+  }
+  return Math.abs(value) < MIN_STORED_MAGNITUDE
+    ? 'numbers other than 0 must be at least 1e-130 in magnitude'
+    : undefined;
+};
+
+/** The first place in a JSON value that cannot be stored as sent: its path (from the value) and why. */
+export const unstorableJson = (value: unknown): { path: (string | number)[]; issue: string } | undefined => {
+  const pending: [unknown, (string | number)[]][] = [[value, []]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, path] = next;
+    if (typeof item === 'number') {
+      const issue = unstorableNumber(item);
+      if (issue) return { path, issue };
+    } else if (Array.isArray(item)) {
+      for (let index = item.length - 1; index >= 0; index--) pending.push([item[index], [...path, index]]);
+    } else if (item !== null && typeof item === 'object') {
+      const entries = Object.entries(item);
+      if (entries.some(([key]) => key === '')) return { path, issue: 'keys must not be empty' };
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const [key, child] = entries[index] as [string, unknown];
+        pending.push([child, [...path, key]]);
+      }
+    }
+  }
+  return undefined;
+};
+
 /**
  * Checks of a free-form JSON object field: depth first (and aborting, so nothing recursive ever sees a deep
- * value), then its serialized size. The limits are also written into the schema's metadata for the API docs.
+ * value), then its serialized size, then that DynamoDB can store it as sent (numbers, empty keys: stored values
+ * are notifications, buffered frames and webhook deliveries, and a refusal there was a 500 or a lost delivery).
+ * The limits are also written into the schema's metadata for the API docs.
  */
 export const jsonLimits = <T extends object>(maxBytes: number) => [
   z.refine<T>((value) => jsonDepth(value, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH, {
@@ -38,8 +79,12 @@ export const jsonLimits = <T extends object>(maxBytes: number) => [
   z.refine<T>((value) => Buffer.byteLength(JSON.stringify(value)) <= maxBytes, {
     message: `must serialize to at most ${maxBytes} bytes`,
   }),
+  z.superRefine<T>((value, context) => {
+    const unstorable = unstorableJson(value);
+    if (unstorable) context.addIssue({ code: 'custom', message: unstorable.issue, path: unstorable.path });
+  }),
   z.meta<T>({
-    description: `Free-form JSON object: at most ${maxBytes} bytes serialized, nested at most ${MAX_JSON_DEPTH} levels deep.`,
+    description: `Free-form JSON object: at most ${maxBytes} bytes serialized, nested at most ${MAX_JSON_DEPTH} levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys.`,
     'x-max-bytes': maxBytes,
     'x-max-depth': MAX_JSON_DEPTH,
   }),

@@ -135,6 +135,70 @@ describe('deeply nested data', () => {
   });
 });
 
+describe('data DynamoDB cannot store as sent (found by a user probe, 2026-11-26)', () => {
+  const notification = (data: string) =>
+    `{"event_type":"store.test","title":"store","recipient_ids":["store-user"],"data":${data}}`;
+  const event = (data: string) => `{"event_type":"store.test","source":"store","version":1,"data":${data}}`;
+  const broadcast = (data: string) => `{"channel":"room:store","payload":{"type":"x","data":${data}}}`;
+
+  it('is refused at the edge with 400 validation naming the field (it was a 500, and a lost webhook delivery)', async () => {
+    const writer = await runtime.mintServiceToken('store', ['notifications:write', 'events:publish']);
+    const broadcaster = await runtime.mintServiceToken('store', ['broadcast:write']);
+    const cases: [data: string, field: string, broadcastField: string][] = [
+      ['{"n":1e16}', 'data.n', 'payload.data.n'],
+      ['{"n":9007199254740993}', 'data.n', 'payload.data.n'],
+      ['{"n":-1e20}', 'data.n', 'payload.data.n'],
+      ['{"n":1e-200}', 'data.n', 'payload.data.n'],
+      ['{"n":1.5e300}', 'data.n', 'payload.data.n'],
+      ['{"list":[1,{"x":123456789012345678901234567890}]}', 'data.list[1].x', 'payload.data.list[1].x'],
+      ['{"a":{"":1}}', 'data.a', 'payload.data.a'],
+      ['{"":1}', 'data', 'payload.data'],
+    ];
+    for (const [data, field, broadcastField] of cases) {
+      for (const [path, body, token, expectedField] of [
+        ['/notifications', notification(data), writer, field],
+        ['/events', event(data), writer, field],
+        ['/broadcast', broadcast(data), broadcaster, broadcastField],
+      ] as const) {
+        const response = await postText(path, token, body);
+        expect(response.status, `${path} ${data}`).toBe(400);
+        expect(response.body).toMatchObject({ code: 'validation' });
+        expect(
+          response.body.details.map((detail: { field: string }) => detail.field),
+          `${path} ${data}`,
+        ).toEqual([expectedField]);
+      }
+    }
+  });
+
+  it('is stored and read back exactly at the edges of what is storable', async () => {
+    const writer = await runtime.mintServiceToken('store', ['notifications:write', 'events:publish']);
+    const data = {
+      max: 9_007_199_254_740_991,
+      min: -9_007_199_254_740_991,
+      tiny: 1e-130,
+      f: 0.1,
+      z: 0,
+      s: '',
+    };
+    const response = await postText('/notifications', writer, notification(JSON.stringify(data)));
+    expect(response.status).toBe(202);
+    const reader = await runtime.mintUserToken('store-user');
+    const stored = await eventually(
+      async () => {
+        const feed = await fetch(`${runtime.httpUrl}/notifications`, {
+          headers: { authorization: `Bearer ${reader}` },
+        });
+        const items = ((await feed.json()) as { items: { notification_id: string; data: unknown }[] }).items;
+        return items.find((item) => item.notification_id === response.body.id);
+      },
+      (item) => item !== undefined,
+    );
+    expect(stored?.data).toEqual(data);
+    expect((await postText('/events', writer, event(JSON.stringify(data)))).status).toBe(202);
+  });
+});
+
 describe('small input bugs', () => {
   it('answers 404 for ids and names over the key limit, wherever a path parameter becomes a key', async () => {
     const long = 'x'.repeat(5_000);
