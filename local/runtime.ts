@@ -75,7 +75,12 @@ export interface RuntimeOptions {
   /** No invocation errors on stderr. */
   readonly quiet?: boolean;
   /** API Gateway's WebSocket idle timeout and connection limit, shortened by tests. */
-  readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
+  readonly webSocket?: {
+    readonly idleTimeoutMs?: number;
+    readonly maxConnectionMs?: number;
+    /** Tests: the socket opens this long after `$connect` answers (local/gateway/websocket.ts). */
+    readonly openDelayMs?: number;
+  };
   /**
    * Origins whose pages may call the REST API (the stage setting `cors.allowed_origins`); default any origin,
    * as a page under development may be served from anywhere. An empty list configures no CORS at all.

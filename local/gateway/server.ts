@@ -26,7 +26,12 @@ export interface GatewayServerOptions {
   readonly stage: string;
   readonly port: number;
   readonly host?: string;
-  readonly webSocket?: { readonly idleTimeoutMs?: number; readonly maxConnectionMs?: number };
+  readonly webSocket?: {
+    readonly idleTimeoutMs?: number;
+    readonly maxConnectionMs?: number;
+    /** Tests: the socket opens this long after `$connect` answers (local/gateway/websocket.ts). */
+    readonly openDelayMs?: number;
+  };
   /** Counts billable requests, messages and connection time (benchmarks). */
   readonly meter?: GatewayMeter;
   /** The REST API's CORS configuration (API Gateway's corsPreflight); none: preflights get 405. */

@@ -35,6 +35,12 @@ export interface WebSocketGatewayOptions {
   readonly access?: LocalAccess;
   /** AWS-like delivery: `$disconnect` is sometimes not delivered, as API Gateway promises only best effort. */
   readonly delivery?: Delivery;
+  /**
+   * How long after `$connect` answers the socket opens (API Gateway completes the handshake after its integration
+   * returns; until then a post to the connection is answered 410, as here before the socket is registered).
+   * Default 0: at once.
+   */
+  readonly openDelayMs?: number;
 }
 
 interface Connection {
@@ -328,6 +334,8 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
       ([name]) => name.toLowerCase() === 'sec-websocket-protocol',
     )?.[1];
     if (typeof protocol === 'string') chosenProtocol.set(request, protocol);
+    if (options.openDelayMs) await new Promise((resolve) => setTimeout(resolve, options.openDelayMs));
+    if (socket.destroyed) return;
     server.handleUpgrade(request, socket, head, (ws) => {
       enforceFrameLimit(ws);
       const connection: Connection = {

@@ -262,6 +262,24 @@ export const claimWelcome = (connectionId: string, sessionId?: string): Promise<
         ':session': sessionId,
       });
 
+/** Gives a welcome claim back (the frame could not be posted), so that another path can send the frame. */
+export const releaseWelcome = async (connectionId: string, sessionId: string): Promise<void> => {
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('connections'),
+        Key: { connection_id: connectionId },
+        UpdateExpression: 'REMOVE welcomed',
+        ConditionExpression: 'session_id = :session AND welcomed = :true',
+        ExpressionAttributeValues: { ':session': sessionId, ':true': true },
+      }),
+    );
+  } catch (error) {
+    // Gone, or another session by now: nothing to give back.
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+};
+
 const dropMemberships = async (channels: readonly string[], connectionId: string): Promise<void> => {
   await Promise.all(
     channels.map((channel) =>
