@@ -223,21 +223,25 @@ export const authenticateConnection = async (
   return { kind: 'authenticated', session: sessionFrameOf({ session_id: sessionId, user_id: principal.id }) };
 };
 
-/** Sets a flag on a connection's item when `condition` holds; false when it does not (someone else claimed it). */
-const claimFlag = async (
+/**
+ * Sets (or, `remove`, takes away) a flag on a connection's item when `condition` holds; false when it does not
+ * (someone else claimed it, or the connection is gone).
+ */
+const updateFlag = async (
   connectionId: string,
   flag: 'auth_closed' | 'welcomed',
   condition: string,
-  values: Readonly<Record<string, string>> = {},
+  values: Readonly<Record<string, string | boolean>> = {},
+  remove = false,
 ): Promise<boolean> => {
   try {
     await documentClient().send(
       new UpdateCommand({
         TableName: table('connections'),
         Key: { connection_id: connectionId },
-        UpdateExpression: `SET ${flag} = :true`,
+        UpdateExpression: remove ? `REMOVE ${flag}` : `SET ${flag} = :true`,
         ConditionExpression: condition,
-        ExpressionAttributeValues: { ':true': true, ...values },
+        ExpressionAttributeValues: { ...(remove ? {} : { ':true': true }), ...values },
       }),
     );
     return true;
@@ -246,6 +250,13 @@ const claimFlag = async (
     throw error;
   }
 };
+
+const claimFlag = (
+  connectionId: string,
+  flag: 'auth_closed' | 'welcomed',
+  condition: string,
+  values: Readonly<Record<string, string>> = {},
+): Promise<boolean> => updateFlag(connectionId, flag, condition, values);
 
 /**
  * The auth deadline's claim on a connection: true when it was still unauthenticated and is now marked closing,
@@ -264,20 +275,14 @@ export const claimWelcome = (connectionId: string, sessionId?: string): Promise<
 
 /** Gives a welcome claim back (the frame could not be posted), so that another path can send the frame. */
 export const releaseWelcome = async (connectionId: string, sessionId: string): Promise<void> => {
-  try {
-    await documentClient().send(
-      new UpdateCommand({
-        TableName: table('connections'),
-        Key: { connection_id: connectionId },
-        UpdateExpression: 'REMOVE welcomed',
-        ConditionExpression: 'session_id = :session AND welcomed = :true',
-        ExpressionAttributeValues: { ':session': sessionId, ':true': true },
-      }),
-    );
-  } catch (error) {
-    // Gone, or another session by now: nothing to give back.
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+  // False when the connection is gone or on another session by now: nothing to give back.
+  await updateFlag(
+    connectionId,
+    'welcomed',
+    'session_id = :session AND welcomed = :welcomed',
+    { ':session': sessionId, ':welcomed': true },
+    true,
+  );
 };
 
 const dropMemberships = async (channels: readonly string[], connectionId: string): Promise<void> => {
