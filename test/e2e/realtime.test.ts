@@ -517,6 +517,35 @@ describe('reconnect', () => {
     await expect(second.client.nextOfType('notification', 500)).rejects.toThrow();
   });
 
+  it('replays the newest 100 distinct frames, and never again one that fell out of an earlier replay', async () => {
+    // Found by a user probe: copies of one frame counted towards the 100 (fewer replayed, newer ones missing),
+    // and the frames older than the newest 100 stayed buffered and came back at the next reconnect.
+    const first = await connectAs('otto');
+    const sessionId = first.session.session_id as string;
+    await endAndCleanUp(first.client, { userId: 'otto', sessionId, drop: true });
+    for (let index = 0; index < 103; index++) await deliverToChannel('user:otto', notification(`n-${index}`));
+    // The newest ten kept twice (two copies of one fan-out message handed out at once).
+    for (let index = 93; index < 103; index++)
+      await deliverToChannel('user:otto', notification(`n-${index}`));
+    const second = await connectAs('otto');
+    expect(await second.client.request({ type: 'reconnect', session_id: sessionId })).toMatchObject({
+      replayed: 100,
+    });
+    const replayed = [];
+    for (let index = 0; index < 100; index++)
+      replayed.push((await second.client.nextOfType('notification')).id);
+    expect(replayed).toEqual(Array.from({ length: 100 }, (_, index) => `n-${index + 3}`));
+
+    await endAndCleanUp(second.client, { userId: 'otto', sessionId, drop: true });
+    await deliverToChannel('user:otto', notification('after'));
+    const third = await connectAs('otto');
+    expect(await third.client.request({ type: 'reconnect', session_id: sessionId })).toMatchObject({
+      replayed: 1,
+    });
+    expect((await third.client.nextOfType('notification')).id).toBe('after');
+    await expect(third.client.nextOfType('notification', 500)).rejects.toThrow();
+  }, 120_000);
+
   it('answers session_expired for an unknown, foreign or expired session', async () => {
     const owner = await connectAs('sam');
     const other = await connectAs('tom');

@@ -16,28 +16,46 @@ export class SessionExpiredError extends Error {
   }
 }
 
-/** The session's buffered frames, oldest first, at most the newest 100. */
+/**
+ * What a resume replays: the session's newest 100 distinct buffered frames, oldest first (`frames`), and the keys
+ * of every buffered frame it read (`keys`) — copies of a replayed frame and the frames older than the newest
+ * 100 included — which the resume deletes once the frames are sent, so that no later resume sends them again.
+ * The buffer is read newest first, a page of 100 at a time, until its end: more than a page only when more than
+ * 100 frames (or copies) were kept, i.e. when some are dropped.
+ */
 export const bufferedFrames = async (
   sessionId: string,
 ): Promise<{ keys: string[]; frames: OutboundFrame[] }> => {
-  const result = await documentClient().send(
-    new QueryCommand({
-      TableName: table('sessions'),
-      KeyConditionExpression: 'session_id = :session AND begins_with(#item, :prefix)',
-      ExpressionAttributeNames: { '#item': 'item' },
-      ExpressionAttributeValues: { ':session': sessionId, ':prefix': FRAME_PREFIX },
-      ScanIndexForward: false,
-      Limit: MAX_REPLAYED_FRAMES,
-      ConsistentRead: true,
-    }),
-  );
-  const items = ((result.Items ?? []) as { item: string; frame: string; ttl: number }[])
-    .filter((item) => item.ttl > nowSecs())
-    .reverse();
-  return {
-    keys: items.map((item) => item.item),
-    frames: withoutRepeats(items.map((item) => JSON.parse(item.frame) as OutboundFrame)),
-  };
+  const keys: string[] = [];
+  const newestFirst: OutboundFrame[] = [];
+  const replayed = new Set<string>();
+  const now = nowSecs();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient().send(
+      new QueryCommand({
+        TableName: table('sessions'),
+        KeyConditionExpression: 'session_id = :session AND begins_with(#item, :prefix)',
+        ExpressionAttributeNames: { '#item': 'item' },
+        ExpressionAttributeValues: { ':session': sessionId, ':prefix': FRAME_PREFIX },
+        ScanIndexForward: false,
+        Limit: MAX_REPLAYED_FRAMES,
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of (page.Items ?? []) as { item: string; frame: string; ttl: number }[]) {
+      keys.push(item.item);
+      if (item.ttl <= now || newestFirst.length === MAX_REPLAYED_FRAMES) continue;
+      const frame = JSON.parse(item.frame) as OutboundFrame;
+      const identity = serviceIdentity(frame);
+      if (identity !== undefined && replayed.has(identity)) continue;
+      if (identity !== undefined) replayed.add(identity);
+      newestFirst.push(frame);
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return { keys, frames: newestFirst.reverse() };
 };
 
 /** Frames whose `id` the service assigned: one notification or event, however many copies were kept. */
@@ -45,18 +63,12 @@ const SERVICE_IDENTIFIED = new Set(['notification', 'event']);
 
 /**
  * Two copies of one SQS message handed out at once can both keep a frame (at least once, docs/notifications.md):
- * the replay sends and counts it once. Broadcast payloads are the caller's own and may repeat on purpose.
+ * the replay sends and counts it once. Broadcast payloads are the caller's own and may repeat on purpose, so
+ * only frames the service identified are told apart by their id.
  */
-const withoutRepeats = (frames: readonly OutboundFrame[]): OutboundFrame[] => {
-  const seen = new Set<string>();
-  return frames.filter((frame) => {
-    const id = (frame as { id?: unknown }).id;
-    if (!SERVICE_IDENTIFIED.has(frame.type) || typeof id !== 'string') return true;
-    const key = `${frame.type}:${id}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+const serviceIdentity = (frame: OutboundFrame): string | undefined => {
+  const id = (frame as { id?: unknown }).id;
+  return SERVICE_IDENTIFIED.has(frame.type) && typeof id === 'string' ? `${frame.type}:${id}` : undefined;
 };
 
 /** The resuming connection ended (closed by the sweeper, or by the client) while the resume ran. */
