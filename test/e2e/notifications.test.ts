@@ -107,6 +107,47 @@ describe('notifications end to end', () => {
     for (const socket of sockets) socket.socket.close();
   });
 
+  it('keeps the read_at a read-all gave an item when later read-alls come (found by a user probe)', async () => {
+    const reader = user('rhoda');
+    const token = await runtime.mintUserToken(reader);
+    const create = async (title: string) =>
+      (await api('POST', '/notifications', service, { event_type: 'x.y', title, recipient_ids: [reader] }))
+        .body.id as string;
+    const readAtOf = async (notificationId: string) =>
+      (
+        (await api('GET', '/notifications', token)).body.items as {
+          notification_id: string;
+          read_at: string;
+        }[]
+      ).find((item) => item.notification_id === notificationId)?.read_at;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    const first = await create('first');
+    expect((await api('POST', '/notifications/read-all', token)).body).toEqual({ updated: 1 });
+    const firstReadAt = await readAtOf(first);
+    expect(firstReadAt).toEqual(expect.any(String));
+    await sleep(20);
+    const second = await create('second');
+    expect((await api('POST', '/notifications/read-all', token)).body).toEqual({ updated: 1 });
+    const secondReadAt = await readAtOf(second);
+    expect(secondReadAt).not.toBe(firstReadAt);
+    // The first item keeps the time of the read-all that read it, in the feed and on a repeated read.
+    expect(await readAtOf(first)).toBe(firstReadAt);
+    const items = (await api('GET', '/notifications', token)).body.items as {
+      id: string;
+      notification_id: string;
+    }[];
+    const firstItem = items.find((item) => item.notification_id === first);
+    expect((await api('POST', `/notifications/${firstItem?.id}/read`, token)).body).toEqual({
+      id: firstItem?.id,
+      read_at: firstReadAt,
+    });
+    // A read-all with nothing to read changes nobody's read_at.
+    await sleep(20);
+    expect((await api('POST', '/notifications/read-all', token)).body).toEqual({ updated: 0 });
+    expect([await readAtOf(first), await readAtOf(second)]).toEqual([firstReadAt, secondReadAt]);
+  });
+
   it('a small audience is delivered when the 202 arrives: feed items stored, frames sent, once each', async () => {
     const [erin, finn] = [user('erin'), user('finn')];
     const tokens = [await runtime.mintUserToken(erin), await runtime.mintUserToken(finn)] as const;

@@ -26,7 +26,23 @@ interface FeedState {
   /** The greatest receiver id read-all covered. */
   readonly read_all_watermark?: string;
   readonly read_all_at?: string;
+  /**
+   * The recent read-alls, oldest first: `[watermark, time]`. An item a read-all read keeps that read-all's time,
+   * the first whose watermark covers it (states written before these were kept have the last read-all alone).
+   */
+  readonly read_all_marks?: readonly (readonly [string, string])[];
 }
+
+/**
+ * How many read-alls' times a feed state keeps (≈ 70 bytes each, so the item stays within one read unit, which
+ * the fan-out reads for every recipient). Past that the oldest is dropped: the items only it covered take the
+ * next one's time, which is later than when they were read — only for items read 20 read-alls ago.
+ */
+export const MAX_READ_ALL_MARKS = 20;
+
+const readAllMarks = (state: FeedState): readonly (readonly [string, string])[] =>
+  state.read_all_marks ??
+  (state.read_all_watermark && state.read_all_at ? [[state.read_all_watermark, state.read_all_at]] : []);
 
 /** One item of GET /notifications (the schema is the API documents' too). */
 export type FeedItem = z.output<typeof receiverSchema>;
@@ -54,14 +70,12 @@ export const readAllWatermarks = async (userIds: readonly string[]): Promise<Map
   );
 };
 
-/** Read one by one (`read_at`), or by a read-all whose watermark covers the receiver's unread key. */
+/** Read one by one (`read_at`), or by the first read-all whose watermark covers the receiver's unread key. */
 const readAtOf = (receiver: ReceiverRecord, state: FeedState): string | null => {
   if (receiver.read_at) return receiver.read_at;
   const key = receiver.unread_key;
-  if (key && state.read_all_watermark && state.read_all_at && key <= state.read_all_watermark) {
-    return state.read_all_at;
-  }
-  return null;
+  if (!key) return null;
+  return readAllMarks(state).find(([watermark]) => key <= watermark)?.[1] ?? null;
 };
 
 const notExpiredFilter = {
@@ -247,18 +261,21 @@ export const readAll = async (userId: string): Promise<{ updated: number }> => {
     const [state, newest] = await Promise.all([feedState(userId), newestUnreadKey(userId)]);
     const from = state.read_all_watermark;
     if (!newest || (from && newest <= from)) return { updated: 0 };
+    const at = new Date().toISOString();
     try {
       await documentClient().send(
         new UpdateCommand({
           TableName: tableName('feedState'),
           Key: { user_id: userId },
-          UpdateExpression: 'SET read_all_watermark = :watermark, read_all_at = :at',
+          UpdateExpression: 'SET read_all_watermark = :watermark, read_all_at = :at, read_all_marks = :marks',
+          // The marks are written whole: the condition on the watermark read with them keeps them current.
           ConditionExpression: from
             ? 'read_all_watermark = :from'
             : 'attribute_not_exists(read_all_watermark)',
           ExpressionAttributeValues: {
             ':watermark': newest,
-            ':at': new Date().toISOString(),
+            ':at': at,
+            ':marks': [...readAllMarks(state), [newest, at]].slice(-MAX_READ_ALL_MARKS),
             ...(from ? { ':from': from } : {}),
           },
         }),

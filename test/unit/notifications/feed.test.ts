@@ -5,7 +5,13 @@ import { ServiceError } from '../../../lambdas/core/errors';
 import { toServiceError } from '../../../lambdas/core/http/errors-to-response';
 import { newId } from '../../../lambdas/core/ids';
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
-import { listFeed, markRead, readAll, unreadCount } from '../../../lambdas/domain/notifications/feed';
+import {
+  listFeed,
+  MAX_READ_ALL_MARKS,
+  markRead,
+  readAll,
+  unreadCount,
+} from '../../../lambdas/domain/notifications/feed';
 import {
   FEED_RETENTION_MS,
   type NotificationRecord,
@@ -285,6 +291,46 @@ describe('read state', () => {
       new Date(Date.now() - 1000).toISOString(),
     );
     expect(await errorCode(markRead(alice, expiredId))).toBe('not_found');
+  });
+
+  it(`keeps the read_at of the last ${MAX_READ_ALL_MARKS} read-alls' items; older ones take the oldest kept time`, async () => {
+    const alice = newUser();
+    const rounds = MAX_READ_ALL_MARKS + 2;
+    const start = Date.now();
+    for (let round = 0; round < rounds; round += 1) {
+      await deliver(await storeNotification([alice], { deliver_at: start + round }));
+      expect(await readAll(alice)).toEqual({ updated: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const oldestFirst = (await listFeed(alice, { limit: rounds })).items
+      .map((item) => item.read_at)
+      .reverse();
+    // Each of the newest 20 items has its own read-all's time, in order.
+    const kept = oldestFirst.slice(2);
+    expect(new Set(kept).size).toBe(MAX_READ_ALL_MARKS);
+    expect([...kept].sort()).toEqual(kept);
+    // The two read-alls before them are no longer kept: their items take the oldest kept time.
+    expect(oldestFirst.slice(0, 3)).toEqual([kept[0], kept[0], kept[0]]);
+  });
+
+  it('reads a feed state written before read-all times were kept, and keeps its time from then on', async () => {
+    const alice = newUser();
+    const record = await storeNotification([alice]);
+    await deliver(record);
+    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    // What a read-all wrote before the marks: the last watermark and its time alone.
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName('feedState'),
+        Item: { user_id: alice, read_all_watermark: receiverId, read_all_at: '2026-01-02T03:04:05.000Z' },
+      }),
+    );
+    expect((await listFeed(alice, { limit: 1 })).items[0]?.read_at).toBe('2026-01-02T03:04:05.000Z');
+    await deliver(await storeNotification([alice], { deliver_at: Date.now() + 5 }));
+    expect(await readAll(alice)).toEqual({ updated: 1 });
+    const items = (await listFeed(alice, { limit: 2 })).items;
+    expect(items.map((item) => item.read_at)).toEqual([expect.any(String), '2026-01-02T03:04:05.000Z']);
+    expect(items[0]?.read_at).not.toBe('2026-01-02T03:04:05.000Z');
   });
 
   it('answers 404 for another user’s receiver and for unknown ids', async () => {
