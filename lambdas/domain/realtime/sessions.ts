@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
+import { queryPages } from '../../core/paging';
 import type { Authenticated } from './channels';
 import { MAX_CHANNELS_PER_CONNECTION, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
@@ -30,21 +31,17 @@ export const bufferedFrames = async (
   const newestFirst: OutboundFrame[] = [];
   const replayed = new Set<string>();
   const now = nowSecs();
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient().send(
-      new QueryCommand({
-        TableName: table('sessions'),
-        KeyConditionExpression: 'session_id = :session AND begins_with(#item, :prefix)',
-        ExpressionAttributeNames: { '#item': 'item' },
-        ExpressionAttributeValues: { ':session': sessionId, ':prefix': FRAME_PREFIX },
-        ScanIndexForward: false,
-        Limit: MAX_REPLAYED_FRAMES,
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of (page.Items ?? []) as { item: string; frame: string; ttl: number }[]) {
+  const pages = queryPages<{ item: string; frame: string; ttl: number }>({
+    TableName: table('sessions'),
+    KeyConditionExpression: 'session_id = :session AND begins_with(#item, :prefix)',
+    ExpressionAttributeNames: { '#item': 'item' },
+    ExpressionAttributeValues: { ':session': sessionId, ':prefix': FRAME_PREFIX },
+    ScanIndexForward: false,
+    Limit: MAX_REPLAYED_FRAMES,
+    ConsistentRead: true,
+  });
+  for await (const page of pages) {
+    for (const item of page) {
       keys.push(item.item);
       if (item.ttl <= now || newestFirst.length === MAX_REPLAYED_FRAMES) continue;
       const frame = JSON.parse(item.frame) as OutboundFrame;
@@ -53,8 +50,7 @@ export const bufferedFrames = async (
       if (identity !== undefined) replayed.add(identity);
       newestFirst.push(frame);
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return { keys, frames: newestFirst.reverse() };
 };
 
