@@ -1,4 +1,6 @@
 // Apart from devices.ts so that the routes that validate no body (GET /devices) do not load zod.
+
+import { pageLimit } from '../../core/page-limit';
 import * as z from '../../core/zod';
 
 export const PLATFORMS = ['ios', 'android', 'web'] as const;
@@ -23,7 +25,7 @@ export const registerDeviceSchema = z.strictObject({
 export const deleteDeviceSchema = z.strictObject({ token: deviceToken });
 
 export const listDevicesQuerySchema = z.strictObject({
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(MAX_DEVICES_PAGE)), MAX_DEVICES_PAGE),
+  limit: pageLimit(MAX_DEVICES_PAGE, MAX_DEVICES_PAGE),
   cursor: z.optional(z.string().check(z.maxLength(64))),
 });
 

@@ -1,4 +1,5 @@
 import { jsonLimits } from '../../core/json-limits';
+import { pageLimit } from '../../core/page-limit';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
 import { eventTypeSchema, PRIORITIES } from './shared-fields';
@@ -119,5 +120,5 @@ export type CreateNotificationInput = z.output<typeof createNotificationSchema>;
 
 export const feedQuerySchema = z.strictObject({
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
+  limit: pageLimit(100, 20),
 });

@@ -1,4 +1,6 @@
 // Apart from the broadcast body's schema, so that GET /presence bundles only its own.
+
+import { pageLimit } from '../../core/page-limit';
 import * as z from '../../core/zod';
 import { channelPattern, describeChannels } from './channel-names';
 
@@ -6,6 +8,6 @@ import { channelPattern, describeChannels } from './channel-names';
 export const presenceScopeQuerySchema = z.strictObject({
   scope: z.string().check(z.regex(channelPattern(['room']), `must be ${describeChannels(['room'])}`)),
   // Connections read per page: a room of up to this many members answers in one page, as before paging.
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(1000)), 1000),
+  limit: pageLimit(1000, 1000),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
 });

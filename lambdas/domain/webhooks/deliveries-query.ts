@@ -1,3 +1,4 @@
+import { pageLimit } from '../../core/page-limit';
 import * as z from '../../core/zod';
 
 /**
@@ -7,7 +8,7 @@ import * as z from '../../core/zod';
 export const DELIVERY_STATUSES = ['pending', 'sending', 'retrying', 'succeeded', 'dead_letter'] as const;
 
 export const listDeliveriesQuerySchema = z.strictObject({
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
+  limit: pageLimit(100, 20),
   cursor: z.optional(z.string().check(z.maxLength(512))),
   status: z.optional(z.enum(DELIVERY_STATUSES)),
 });
