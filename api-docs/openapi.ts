@@ -83,6 +83,8 @@ const errorConditions = (route: HttpRoute, schemas: RouteSchemas, doc: Operation
   const authenticated = !('public' in route.access);
   if (schemas.body)
     add('validation', 'malformed JSON or UTF-8, wrong types, unknown fields or out-of-range values');
+  else if (route.method !== 'GET' && route.method !== 'ANY')
+    add('validation', 'a body: this request takes none (an empty one or `{}` is accepted)');
   if (schemas.query) add('validation', 'a query parameter breaks its rule');
   if (doc.idempotent) add('validation', 'a malformed `Idempotency-Key`');
   add('validation', doc.errors?.validation);

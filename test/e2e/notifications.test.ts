@@ -2,6 +2,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envNames } from '../../lib/wiring';
 import { apiClient, eventually } from '../support/api';
+import { assertDocumentedResponse } from '../support/api-conformance';
 import { type DynamoDbCallMatch, receiverCount } from '../support/dynamodb';
 import { queueIdle } from '../support/queues';
 import { type Runtime, startTestRuntime } from '../support/runtime';
@@ -146,6 +147,40 @@ describe('notifications end to end', () => {
     await sleep(20);
     expect((await api('POST', '/notifications/read-all', token)).body).toEqual({ updated: 0 });
     expect([await readAtOf(first), await readAtOf(second)]).toEqual([firstReadAt, secondReadAt]);
+  });
+
+  it('refuses a body on read-all, which read everything whatever the body asked for (found by a user probe)', async () => {
+    const reader = user('bodie');
+    const token = await runtime.mintUserToken(reader);
+    await api('POST', '/notifications', service, {
+      event_type: 'x.y',
+      title: 'one',
+      recipient_ids: [reader],
+    });
+    for (const body of ['{"before":"2026-01-01T00:00:00Z"}', '{"a":1}', '[1]', 'not json']) {
+      const response = await fetch(`${runtime.httpUrl}/notifications/read-all`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await response.text();
+      assertDocumentedResponse({
+        method: 'POST',
+        path: '/notifications/read-all',
+        status: response.status,
+        headers: response.headers,
+        text,
+      });
+      expect(response.status, body).toBe(400);
+      expect(JSON.parse(text), body).toMatchObject({
+        code: 'validation',
+        details: [{ field: '(body)', issue: 'this request takes no body' }],
+      });
+    }
+    expect(await unread(token)).toBe(1);
+    // No body, or an empty object (some clients always send one), is a read-all.
+    expect((await api('POST', '/notifications/read-all', token, {})).body).toEqual({ updated: 1 });
+    expect((await api('POST', '/notifications/read-all', token)).body).toEqual({ updated: 0 });
   });
 
   it('a small audience is delivered when the 202 arrives: feed items stored, frames sent, once each', async () => {

@@ -169,13 +169,31 @@ const pathParameterBounds = (): MiddlewareObj<Event, Result, Error, RouteContext
   },
 });
 
+/** What a route without a body accepts as one: nothing, or an empty object (some clients always send one). */
+const NO_BODY = /^\s*(\{\s*\})?\s*$/;
+
+/**
+ * A route that takes no body refuses one, but for an empty object: a caller that sends `{"before": …}` to
+ * read-all expects a filter that does not exist, and every item would be read. GET and HEAD ignore a body, as
+ * HTTP gives it no meaning there.
+ */
+const refuseUnexpectedBody = (event: Event): void => {
+  if (event.body === undefined || event.body === null || event.body === '') return;
+  const method = event.requestContext.http.method;
+  if (method === 'GET' || method === 'HEAD') return;
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (NO_BODY.test(text)) return;
+  throw validationError('This request takes no body', [{ field: '(body)', issue: 'this request takes no body' }]);
+};
+
 /**
  * JSON body: 256 KiB cap (413), JSON content type in UTF-8 (415), UTF-8 and well-formed (400). A route that
- * takes no body ignores one (its API description lists no body errors either).
+ * takes no body refuses one (400), but for `{}`.
  */
 const jsonBody = (takesBody: boolean): MiddlewareObj<Event, Result, Error, RouteContext> => ({
   before: ({ event, context }) => {
-    if (!takesBody || event.body === undefined || event.body === null || event.body === '') return;
+    if (!takesBody) return refuseUnexpectedBody(event);
+    if (event.body === undefined || event.body === null || event.body === '') return;
     const bytes = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
     if (bytes.length > MAX_BODY_BYTES) {
       throw new ServiceError('payload_too_large', `Request body is over ${MAX_BODY_BYTES} bytes`);
