@@ -183,7 +183,9 @@ const refuseUnexpectedBody = (event: Event): void => {
   if (method === 'GET' || method === 'HEAD') return;
   const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (NO_BODY.test(text)) return;
-  throw validationError('This request takes no body', [{ field: '(body)', issue: 'this request takes no body' }]);
+  throw validationError('This request takes no body', [
+    { field: '(body)', issue: 'this request takes no body' },
+  ]);
 };
 
 /**

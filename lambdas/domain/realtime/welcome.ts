@@ -1,7 +1,7 @@
 import { queueUrl } from '../../core/clients';
 import { sendAll } from '../../core/sqs-send';
 import { postFrame } from './deliver';
-import { claimWelcome, getConnection, releaseWelcome, sessionFrameOf } from './lifecycle';
+import { claimWelcome, endConnection, getConnection, releaseWelcome, sessionFrameOf } from './lifecycle';
 
 /** A `wsWelcome` message: the connection and, from `$connect`, the session it opened (so no read is needed). */
 export interface WelcomeRequest {
@@ -23,12 +23,22 @@ const OPENING_RETRY_MS = [100, 200, 400, 800, 1_200] as const;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A connection still answered 410 this long after `$connect` is not opening: it closed without a `$disconnect`. */
+const OPENING_MAX_MS = 15_000;
+
+/** Time kept back from the invocation's deadline to give the claim back. */
+const RELEASE_MARGIN_MS = 1_000;
+
 /**
  * Sends the `session` frame of a connection authenticated at `$connect` (once, whoever claims it first). The
  * claim is conditional on the session the message names, so the message's copy of it is the connection's; a
- * message without it (queued before `$connect` named the session) reads the connection.
+ * message without it (queued before `$connect` named the session) reads the connection. `deadline`: when the
+ * invocation ends (epoch ms); the retries stop in time to give the claim back.
  */
-export const sendWelcome = async (request: WelcomeRequest): Promise<void> => {
+export const sendWelcome = async (
+  request: WelcomeRequest,
+  deadline = Number.POSITIVE_INFINITY,
+): Promise<void> => {
   let session =
     request.session_id && request.user_id
       ? { session_id: request.session_id, user_id: request.user_id }
@@ -42,15 +52,23 @@ export const sendWelcome = async (request: WelcomeRequest): Promise<void> => {
   const frame = sessionFrameOf(session);
   if ((await postFrame(request.connection_id, frame)) === 'sent') return;
   for (const waitMs of OPENING_RETRY_MS) {
+    if (Date.now() + waitMs + RELEASE_MARGIN_MS > deadline) break;
     await sleep(waitMs);
+    // A `reconnect` may have given the connection another session meanwhile: this frame would name a dead one.
+    if ((await getConnection(request.connection_id))?.session_id !== session.session_id) return;
     if ((await postFrame(request.connection_id, frame)) === 'sent') return;
   }
-  // Still 410 after seconds: closed, or not open yet. The claim goes back, so that a frame from the client sends
-  // the session frame (operations.ts) or the queue's next receive does, while the connection is there.
+  // Still 410: closed, or not open yet. The claim goes back, so that a frame from the client sends the session
+  // frame (operations.ts) or the queue's next receive does, while the connection is there and opening.
   await releaseWelcome(request.connection_id, session.session_id);
-  if (await getConnection(request.connection_id)) {
-    throw new Error(
-      `the session frame of connection ${request.connection_id} was refused (410); retried later`,
-    );
+  const connection = await getConnection(request.connection_id);
+  if (!connection || connection.session_id !== session.session_id) return;
+  if (Date.now() - connection.connected_at > OPENING_MAX_MS) {
+    // Closed without a `$disconnect` (API Gateway's is best effort): ended as a delivery ends a gone connection.
+    await endConnection(request.connection_id, 'gone');
+    return;
   }
+  throw new Error(
+    `the session frame of connection ${request.connection_id} was refused (410); retried later`,
+  );
 };
