@@ -546,6 +546,24 @@ describe('reconnect', () => {
     await expect(third.client.nextOfType('notification', 500)).rejects.toThrow();
   }, 120_000);
 
+  it('replays a frame kept twice at the place of its first copy (found by a review)', async () => {
+    const first = await connectAs('ursa');
+    const sessionId = first.session.session_id as string;
+    await endAndCleanUp(first.client, { userId: 'ursa', sessionId, drop: true });
+    await deliverToChannel('user:ursa', notification('twice'));
+    await deliverToChannel('user:ursa', { type: 'custom', seq: 'between' });
+    await deliverToChannel('user:ursa', notification('twice'));
+    const second = await connectAs('ursa');
+    expect(await second.client.request({ type: 'reconnect', session_id: sessionId })).toMatchObject({
+      replayed: 2,
+    });
+    const replayed = [
+      await second.client.next((frame) => frame.type === 'custom' || frame.type === 'notification'),
+      await second.client.next((frame) => frame.type === 'custom' || frame.type === 'notification'),
+    ];
+    expect(replayed.map((frame) => frame.seq ?? frame.id)).toEqual(['twice', 'between']);
+  });
+
   it('answers session_expired for an unknown, foreign or expired session', async () => {
     const owner = await connectAs('sam');
     const other = await connectAs('tom');

@@ -11,6 +11,11 @@ export interface SessionMeta {
   readonly ended_at?: number;
   readonly channels?: string[];
   readonly rooms?: string[];
+  /**
+   * The oldest buffered frame a resume read when more were kept than it replays: that one and everything older
+   * were dropped, and a later resume reads only newer keys (lambdas/domain/realtime/sessions.ts).
+   */
+  readonly replay_floor?: string;
   readonly ttl: number;
 }
 

@@ -18,40 +18,60 @@ export class SessionExpiredError extends Error {
 }
 
 /**
- * What a resume replays: the session's newest 100 distinct buffered frames, oldest first (`frames`), and the keys
- * of every buffered frame it read (`keys`) — copies of a replayed frame and the frames older than the newest
- * 100 included — which the resume deletes once the frames are sent, so that no later resume sends them again.
- * The buffer is read newest first, a page of 100 at a time, until its end: more than a page only when more than
- * 100 frames (or copies) were kept, i.e. when some are dropped.
+ * What a resume replays: the session's newest 100 distinct buffered frames above `floor` (what an earlier resume
+ * dropped), oldest first, a frame kept twice at the place of its first copy (`frames`); the keys the resume then
+ * deletes (`keys`: the frames read, copies included); and, when more frames were kept than it replays, the oldest
+ * key it read (`floor`): the frames below it are dropped, left to their TTL, and the next resume reads above it.
+ * The buffer is read newest first, 100 items a page, only as far as the 100 frames: one Query for a usual resume.
  */
 export const bufferedFrames = async (
   sessionId: string,
-): Promise<{ keys: string[]; frames: OutboundFrame[] }> => {
+  floor?: string,
+): Promise<{ keys: string[]; frames: OutboundFrame[]; floor?: string }> => {
   const keys: string[] = [];
-  const newestFirst: OutboundFrame[] = [];
-  const replayed = new Set<string>();
+  /** The frames to replay, with the position of their oldest copy read (0 is the newest item). */
+  const window: { frame: OutboundFrame; position: number }[] = [];
+  const byIdentity = new Map<string, { frame: OutboundFrame; position: number }>();
   const now = nowSecs();
+  let full = false;
   const pages = queryPages<{ item: string; frame: string; ttl: number }>({
     TableName: table('sessions'),
-    KeyConditionExpression: 'session_id = :session AND begins_with(#item, :prefix)',
+    KeyConditionExpression: floor
+      ? 'session_id = :session AND #item BETWEEN :floor AND :last'
+      : 'session_id = :session AND begins_with(#item, :prefix)',
     ExpressionAttributeNames: { '#item': 'item' },
-    ExpressionAttributeValues: { ':session': sessionId, ':prefix': FRAME_PREFIX },
+    ExpressionAttributeValues: floor
+      ? { ':session': sessionId, ':floor': floor, ':last': `${FRAME_PREFIX}\uffff` }
+      : { ':session': sessionId, ':prefix': FRAME_PREFIX },
     ScanIndexForward: false,
     Limit: MAX_REPLAYED_FRAMES,
     ConsistentRead: true,
   });
-  for await (const page of pages) {
+  reading: for await (const page of pages) {
     for (const item of page) {
-      keys.push(item.item);
-      if (item.ttl <= now || newestFirst.length === MAX_REPLAYED_FRAMES) continue;
+      if (window.length === MAX_REPLAYED_FRAMES) {
+        full = true;
+        break reading;
+      }
+      const position = keys.push(item.item);
+      if (item.ttl <= now) continue;
       const frame = JSON.parse(item.frame) as OutboundFrame;
       const identity = serviceIdentity(frame);
-      if (identity !== undefined && replayed.has(identity)) continue;
-      if (identity !== undefined) replayed.add(identity);
-      newestFirst.push(frame);
+      const kept = identity === undefined ? undefined : byIdentity.get(identity);
+      if (kept) {
+        kept.position = position; // an older copy: the frame is replayed where it first came
+        continue;
+      }
+      const entry = { frame, position };
+      if (identity !== undefined) byIdentity.set(identity, entry);
+      window.push(entry);
     }
   }
-  return { keys, frames: newestFirst.reverse() };
+  return {
+    keys,
+    frames: window.sort((a, b) => b.position - a.position).map((entry) => entry.frame),
+    ...(full ? { floor: keys.at(-1) } : {}),
+  };
 };
 
 /** Frames whose `id` the service assigned: one notification or event, however many copies were kept. */
@@ -201,9 +221,28 @@ export const resumeSession = async (
       ),
     );
   }
-  const { keys, frames } = await bufferedFrames(sessionId);
+  const { keys, frames, floor } = await bufferedFrames(sessionId, meta.replay_floor);
   await sendAck(frames.length);
   for (const frame of frames) await send(frame);
+  if (floor) await raiseReplayFloor(sessionId, floor);
   await deleteFrames(sessionId, keys);
   return frames.length;
+};
+
+/** What this resume dropped stays dropped: a later resume of the session reads only above `floor`. */
+const raiseReplayFloor = async (sessionId: string, floor: string): Promise<void> => {
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('sessions'),
+        Key: { session_id: sessionId, item: SESSION_META },
+        UpdateExpression: 'SET replay_floor = :floor',
+        ConditionExpression: 'attribute_exists(session_id)',
+        ExpressionAttributeValues: { ':floor': floor },
+      }),
+    );
+  } catch (error) {
+    // The session expired meanwhile: nothing will resume it.
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
 };
