@@ -153,6 +153,9 @@ describe('data DynamoDB cannot store as sent (found by a user probe, 2026-11-26)
       ['{"list":[1,{"x":123456789012345678901234567890}]}', 'data.list[1].x', 'payload.data.list[1].x'],
       ['{"a":{"":1}}', 'data.a', 'payload.data.a'],
       ['{"":1}', 'data', 'payload.data'],
+      // Kept by JSON.parse, turned into the prototype by any copy: the field vanished, with a 202.
+      ['{"__proto__":{"x":1},"y":2}', 'data.__proto__', 'payload.data.__proto__'],
+      ['{"list":[{"__proto__":1}]}', 'data.list[0].__proto__', 'payload.data.list[0].__proto__'],
     ];
     for (const [data, field, broadcastField] of cases) {
       for (const [path, body, token, expectedField] of [

@@ -9,7 +9,8 @@ import { newId } from '../ids';
 import { logger } from '../logger';
 import { flushMetrics } from '../metrics';
 import type { Principal } from '../principal';
-import { parseOrThrow, type Schema } from '../validation';
+import { protoKeyPath } from '../proto-keys';
+import { fieldPath, parseOrThrow, type Schema } from '../validation';
 import { authorize } from './access';
 import { errorBody, isServerError, toServiceError } from './errors-to-response';
 import { originCheck } from './origin-check';
@@ -221,6 +222,12 @@ const jsonBody = (takesBody: boolean): MiddlewareObj<Event, Result, Error, Route
       context.parsedBody = JSON.parse(text);
     } catch {
       throw validationError('Request body is not valid JSON', [{ field: '(body)', issue: 'malformed JSON' }]);
+    }
+    const proto = protoKeyPath(context.parsedBody);
+    if (proto) {
+      throw validationError('Request body has a key named __proto__', [
+        { field: fieldPath(proto), issue: 'the key __proto__ is not accepted' },
+      ]);
     }
   },
 });
