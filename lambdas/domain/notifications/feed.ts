@@ -40,9 +40,13 @@ interface FeedState {
  */
 export const MAX_READ_ALL_MARKS = 20;
 
-const readAllMarks = (state: FeedState): readonly (readonly [string, string])[] =>
-  state.read_all_marks ??
-  (state.read_all_watermark && state.read_all_at ? [[state.read_all_watermark, state.read_all_at]] : []);
+/** The read-alls' marks; the last watermark with its time where no mark has it (written by an older version). */
+const readAllMarks = (state: FeedState): readonly (readonly [string, string])[] => {
+  const marks = state.read_all_marks ?? [];
+  const { read_all_watermark: watermark, read_all_at: at } = state;
+  if (!watermark || !at || marks.at(-1)?.[0] === watermark) return marks;
+  return [...marks, [watermark, at]];
+};
 
 /** One item of GET /notifications (the schema is the API documents' too). */
 export type FeedItem = z.output<typeof receiverSchema>;

@@ -333,6 +333,30 @@ describe('read state', () => {
     expect(items[0]?.read_at).not.toBe('2026-01-02T03:04:05.000Z');
   });
 
+  it('reads a watermark an older writer moved without the marks (a rolling deploy) with its time', async () => {
+    const alice = newUser();
+    const records = [];
+    for (let index = 0; index < 2; index += 1) {
+      const record = await storeNotification([alice], { deliver_at: Date.now() + index });
+      await deliver(record);
+      records.push(receiverIdFor(record.id, alice, record.deliver_at));
+    }
+    const [older, newer] = records as [string, string];
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName('feedState'),
+        Item: {
+          user_id: alice,
+          read_all_marks: [[older, '2026-01-01T00:00:00.000Z']],
+          read_all_watermark: newer,
+          read_all_at: '2026-02-02T00:00:00.000Z',
+        },
+      }),
+    );
+    const readAts = (await listFeed(alice, { limit: 2 })).items.map((item) => item.read_at);
+    expect(readAts).toEqual(['2026-02-02T00:00:00.000Z', '2026-01-01T00:00:00.000Z']);
+  });
+
   it('answers 404 for another user’s receiver and for unknown ids', async () => {
     const [alice, mallory] = [newUser(), newUser()];
     const record = await storeNotification([alice]);
