@@ -18,6 +18,8 @@ export const WS_MAX_CONNECTION_MS = 2 * 60 * 60 * 1000;
 
 /** Close code API Gateway uses when it ends a connection itself (idle, 2-hour limit, shutdown). */
 const GOING_AWAY = 1001;
+/** A close without a close frame (the client went away before or without one). */
+const ABNORMAL_CLOSURE = 1006;
 
 export interface WebSocketGatewayOptions {
   readonly routes: readonly WebSocketRoute[];
@@ -275,17 +277,14 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
     );
   };
 
-  const onClose = (connection: Connection, code: number, reason: Buffer) => {
-    connections.delete(connection.id);
-    options.meter?.webSocketClosed(connection.id);
-    clearTimeout(connection.idleTimer);
-    clearTimeout(connection.maxTimer);
+  /** `$disconnect` of a connection whose `$connect` succeeded, however it ended. */
+  const disconnect = (connection: Parameters<typeof baseContext>[0], code: number, reason: string) => {
     const context = {
       ...baseContext(connection),
       routeKey: '$disconnect',
       eventType: 'DISCONNECT',
       disconnectStatusCode: code,
-      disconnectReason: reason.toString('utf8'),
+      disconnectReason: reason,
     };
     // API Gateway delivers $disconnect on a best-effort basis: the service must not depend on it.
     if (chooser.chance(AWS_LIKE_ODDS.lostDisconnect)) return;
@@ -295,6 +294,14 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
       requestContext: context,
       isBase64Encoded: false,
     })?.catch(() => {});
+  };
+
+  const onClose = (connection: Connection, code: number, reason: Buffer) => {
+    connections.delete(connection.id);
+    options.meter?.webSocketClosed(connection.id);
+    clearTimeout(connection.idleTimer);
+    clearTimeout(connection.maxTimer);
+    disconnect(connection, code, reason.toString('utf8'));
   };
 
   const handleUpgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
@@ -328,14 +335,21 @@ export const createWebSocketGateway = (options: WebSocketGatewayOptions) => {
       rejectHandshake(socket, status, body);
       return;
     }
-    if (socket.destroyed) return;
+    // The client left while `$connect` ran or before the socket opened: it was connected all the same. (A socket
+    // whose peer closed is not always destroyed yet, but no longer both readable and writable.)
+    const gone = () => socket.destroyed || !socket.readable || !socket.writable;
+    const leftEarly = () => {
+      socket.destroy();
+      disconnect(identity, ABNORMAL_CLOSURE, '');
+    };
+    if (gone()) return leftEarly();
     const responseHeaders = isRecord(result) && isRecord(result.headers) ? result.headers : {};
     const protocol = Object.entries(responseHeaders).find(
       ([name]) => name.toLowerCase() === 'sec-websocket-protocol',
     )?.[1];
     if (typeof protocol === 'string') chosenProtocol.set(request, protocol);
     if (options.openDelayMs) await new Promise((resolve) => setTimeout(resolve, options.openDelayMs));
-    if (socket.destroyed) return;
+    if (gone()) return leftEarly();
     server.handleUpgrade(request, socket, head, (ws) => {
       enforceFrameLimit(ws);
       const connection: Connection = {
