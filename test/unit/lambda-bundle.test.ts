@@ -12,7 +12,7 @@ import { defaultProvider } from '../../lambdas/core/credentials-env';
 import LruCache from '../../lambdas/core/lru-cache';
 import * as nativeHashes from '../../lambdas/core/native-hashes';
 import { SignatureV4MultiRegion as SigV4Only } from '../../lambdas/core/sigv4-only';
-import { LAMBDA_BUNDLE_ALIASES } from '../../lib/constructs/bundling';
+import { LAMBDA_ESBUILD_OPTIONS } from '../../lib/constructs/bundling';
 import { repoRoot } from '../../lib/paths';
 import { wiring } from '../../lib/wiring';
 
@@ -32,19 +32,20 @@ const handlers = [
 /** A client package's aggregate class (`DynamoDB.js`, `SecretsManager.js`: every command of the service). */
 const AGGREGATE_CLIENT = /@aws-sdk\/client-[\w-]+\/dist-es\/[A-Z]\w*\.js$/;
 
-/** esbuild as the stack bundles (without minifying or writing), for what each bundle's inputs are. */
+/**
+ * esbuild as the stack bundles, unminified (the tests read names in the code) and without writing, for what each
+ * bundle's inputs are.
+ */
 const bundleOf = (handlerFiles: readonly string[]) =>
   build({
+    ...LAMBDA_ESBUILD_OPTIONS,
+    minify: false,
+    sourcemap: false,
     entryPoints: handlerFiles.map((handler) => path.join(repoRoot, handler)),
     outdir: path.join(repoRoot, '.bundle-test-out'),
-    bundle: true,
     write: false,
-    platform: 'node',
-    format: 'esm',
-    mainFields: ['module', 'main'],
     metafile: true,
     logLevel: 'error',
-    alias: { ...LAMBDA_BUNDLE_ALIASES },
   });
 
 describe('Lambda bundles', () => {
@@ -278,17 +279,13 @@ describe('Lambda bundles', () => {
     try {
       const outfile = path.join(dir, 'sdk-calls.mjs');
       await build({
+        ...LAMBDA_ESBUILD_OPTIONS,
+        // Unminified: the test finds the stand-ins by their text and path comments.
+        minify: false,
+        sourcemap: false,
         entryPoints: [path.join(repoRoot, 'test/support/fixtures/sdk-calls.ts')],
         outfile,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        mainFields: ['module', 'main'],
         logLevel: 'error',
-        alias: { ...LAMBDA_BUNDLE_ALIASES },
-        banner: {
-          js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        },
       });
       const bundled = await readFile(outfile, 'utf8');
       expect(bundled).toContain('event streams are not bundled');
