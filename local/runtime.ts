@@ -38,7 +38,7 @@ import {
   startDynamoDbLocal,
 } from './dynamodb-local';
 import { LocalEventBridge } from './eventbridge/local-eventbridge';
-import { type GatewayServer, startGatewayServer, WS_PATH } from './gateway/server';
+import { type GatewayServer, type GatewayServerOptions, startGatewayServer, WS_PATH } from './gateway/server';
 import { installFunctionEnvScopes, withFunctionEnv } from './lambda/function-env-scope';
 import { LocalLambda } from './lambda/local-lambda';
 import { createLambdaRunner, localFunctionName } from './lambda/runner';
@@ -74,13 +74,8 @@ export interface RuntimeOptions {
   readonly wiring?: Wiring;
   /** No invocation errors on stderr. */
   readonly quiet?: boolean;
-  /** API Gateway's WebSocket idle timeout and connection limit, shortened by tests. */
-  readonly webSocket?: {
-    readonly idleTimeoutMs?: number;
-    readonly maxConnectionMs?: number;
-    /** Tests: the socket opens this long after `$connect` answers (local/gateway/websocket.ts). */
-    readonly openDelayMs?: number;
-  };
+  /** API Gateway's WebSocket idle timeout and connection limit, shortened by tests, and how late sockets open. */
+  readonly webSocket?: GatewayServerOptions['webSocket'];
   /**
    * Origins whose pages may call the REST API (the stage setting `cors.allowed_origins`); default any origin,
    * as a page under development may be served from anywhere. An empty list configures no CORS at all.

@@ -7,7 +7,7 @@ import type { Delivery } from '../delivery';
 import type { InvokeFunction } from '../lambda/types';
 import type { GatewayMeter } from '../metering/gateway-meter';
 import { API_BASE_PATH, createHttpGateway } from './http';
-import { createWebSocketGateway } from './websocket';
+import { createWebSocketGateway, type WebSocketGatewayOptions } from './websocket';
 
 /** The WebSocket API's path on the local port. */
 export const WS_PATH = '/ws';
@@ -26,12 +26,8 @@ export interface GatewayServerOptions {
   readonly stage: string;
   readonly port: number;
   readonly host?: string;
-  readonly webSocket?: {
-    readonly idleTimeoutMs?: number;
-    readonly maxConnectionMs?: number;
-    /** Tests: the socket opens this long after `$connect` answers (local/gateway/websocket.ts). */
-    readonly openDelayMs?: number;
-  };
+  /** The gateway's timing: idle timeout, longest connection, and (tests) how late sockets open. */
+  readonly webSocket?: Pick<WebSocketGatewayOptions, 'idleTimeoutMs' | 'maxConnectionMs' | 'openDelayMs'>;
   /** Counts billable requests, messages and connection time (benchmarks). */
   readonly meter?: GatewayMeter;
   /** The REST API's CORS configuration (API Gateway's corsPreflight); none: preflights get 405. */
