@@ -108,11 +108,16 @@ const postText = async (path: string, token: string, text: string) => {
   return { status: response.status, body: JSON.parse(answer) };
 };
 
+/** Bodies of the three routes that take free-form JSON around `data` (JSON text), under a test's own names. */
+const freeFormBodies = (name: string) => ({
+  notification: (data: string) =>
+    `{"event_type":"${name}.test","title":"${name}","recipient_ids":["${name}-user"],"data":${data}}`,
+  event: (data: string) => `{"event_type":"${name}.test","source":"${name}","version":1,"data":${data}}`,
+  broadcast: (data: string) => `{"channel":"room:${name}","payload":{"type":"x","data":${data}}}`,
+});
+
 describe('deeply nested data', () => {
-  const notification = (data: string) =>
-    `{"event_type":"deep.test","title":"deep","recipient_ids":["deep-user"],"data":${data}}`;
-  const event = (data: string) => `{"event_type":"deep.test","source":"deep","version":1,"data":${data}}`;
-  const broadcast = (data: string) => `{"channel":"room:deep","payload":{"type":"x","data":${data}}}`;
+  const { notification, event, broadcast } = freeFormBodies('deep');
 
   it('is refused at the edge with 400 validation, however deep, and accepted up to the limit', async () => {
     const writer = await runtime.mintServiceToken('deep', ['notifications:write', 'events:publish']);
@@ -136,10 +141,7 @@ describe('deeply nested data', () => {
 });
 
 describe('data DynamoDB cannot store as sent (found by a user probe, 2026-11-26)', () => {
-  const notification = (data: string) =>
-    `{"event_type":"store.test","title":"store","recipient_ids":["store-user"],"data":${data}}`;
-  const event = (data: string) => `{"event_type":"store.test","source":"store","version":1,"data":${data}}`;
-  const broadcast = (data: string) => `{"channel":"room:store","payload":{"type":"x","data":${data}}}`;
+  const { notification, event, broadcast } = freeFormBodies('store');
 
   it('is refused at the edge with 400 validation naming the field (it was a 500, and a lost webhook delivery)', async () => {
     const writer = await runtime.mintServiceToken('store', ['notifications:write', 'events:publish']);
