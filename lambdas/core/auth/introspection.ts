@@ -55,10 +55,7 @@ interface CacheEntry {
 const tokenKey = (token: string): string => createHash('sha256').update(token).digest('base64url');
 
 /** RFC 6749 §2.3.1: client id and secret are form-encoded before they are joined for HTTP Basic. */
-const formEncode = (value: string): string =>
-  encodeURIComponent(value)
-    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-    .replace(/%20/g, '+');
+const formEncode = (value: string): string => new URLSearchParams({ v: value }).toString().slice(2);
 
 const basicAuthorization = (clientId: string, clientSecret: string): string =>
   `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(clientSecret)}`).toString('base64')}`;
