@@ -15,7 +15,10 @@ import type { TokenReplayStore } from './token-replay-store';
 
 /** Validates bearer tokens (docs/contract.md §2) and turns them into principals. */
 export interface TokenVerifier {
-  /** Resolves the token's principal; throws `unauthorized` (401), or `unavailable` (503) when the key set or replay store is down. */
+  /**
+   * Resolves the token's principal; throws `unauthorized` (401), or `unavailable` (503) when the key set, the
+   * introspection endpoint or the replay store is down (or too many new opaque tokens arrive: introspection.ts).
+   */
   verify(token: string): Promise<Principal>;
 }
 
