@@ -9,6 +9,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { SERVICE_METRICS } from '../../lambdas/core/metrics';
 import type { MonitoringLevel, ScaleSettings } from '../config/stage-config';
+import { silenceCfnLint } from '../nag-suppressions';
 import type { ServiceHttpApi, ServiceWebSocketApi } from './apis';
 import { METRICS_NAMESPACE, type NotifyFunction, SERVICE_NAME } from './notify-function';
 import type { FailureDestination, ServiceQueue } from './queues';
@@ -333,6 +334,11 @@ export class Monitoring extends Construct {
         legendPosition: cloudwatch.LegendPosition.HIDDEN,
       }),
       new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }),
+    );
+    silenceCfnLint(
+      dashboard,
+      'E3002',
+      'CloudFormation documents Tags on AWS::CloudWatch::Dashboard; the schema of cfn-lint 1.51 predates them',
     );
     return dashboard;
   }
