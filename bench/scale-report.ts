@@ -7,7 +7,7 @@ import { type OperationMeasure, PRESENCE_OPERATIONS, type ScaleSimulation } from
 import type { ScenarioResult } from './scenarios';
 
 /**
- * Turns the scale simulation's measures into time, quota and cost at the targets of issue 21, with the
+ * Turns the scale simulation's measures into time, quota and cost at the targets of docs/scale.md, with the
  * assumptions stated in `ASSUMPTIONS` (latencies on AWS cannot be measured here; DynamoDB Local and two shared
  * cores are not AWS).
  */

@@ -11,7 +11,7 @@ import { build } from 'esbuild';
 const clientDir = import.meta.dirname;
 const root = join(clientDir, '..');
 
-/** The budget of the realtime part, minified and gzipped (issue 13). */
+/** The budget of the realtime part, minified and gzipped. */
 export const REALTIME_BUDGET_BYTES = 8 * 1024;
 
 /** Builds into `outdir` (client/dist by default; tests build elsewhere, so a running demo keeps its files). */

@@ -1,4 +1,13 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
+import {
+  CfnOutput,
+  Duration,
+  NestedStack,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Tags,
+  Validations,
+} from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -48,9 +57,14 @@ export interface NotifyStackProps extends StackProps {
 /** AWS guidance for SQS event sources: visibility timeout at least six times the function timeout. */
 const VISIBILITY_TIMEOUT_FACTOR = 6;
 
+/** The nested stack of the functions no area of the wiring declares (a wiring a test builds). */
+const NO_AREA = 'other';
+
 /**
- * The whole service for one stage, built from the wiring declaration (docs/design.md principle 1): every route,
- * worker, rule, schedule and table comes from `wiring`; nothing here names a route or a table.
+ * The whole service for one stage, built from the wiring declaration (docs/design.md principle 1): nothing here
+ * names a route or a table. Each area's functions live in a nested stack of that area, so that no template nears
+ * CloudFormation's 500 resources; the parent keeps what areas share, and the routes, which API Gateway would
+ * refuse to create twice while an upgrade moves them (docs/deploy.md, "Stacks").
  */
 export class NotifyStack extends Stack {
   readonly tables: DataTables;
@@ -72,6 +86,9 @@ export class NotifyStack extends Stack {
   readonly monitoring: Monitoring;
   /** Every function, keyed by `<kind>:<declared id>` (e.g. `http:health.live`, `ws:$connect`). */
   readonly functions = new Map<string, NotifyFunction>();
+  /** The nested stack of each area's functions, by area name (`other` for functions of no area). */
+  readonly functionStacks = new Map<string, NestedStack>();
+  private readonly areaOf = new Map<FunctionSpec, string>();
 
   private readonly settings: StageSettings;
   private readonly defaults: FunctionDefaults;
@@ -89,6 +106,16 @@ export class NotifyStack extends Stack {
     const wiring = props.wiring ?? declaredWiring;
     const { settings } = props;
     this.settings = settings;
+    for (const [area, part] of Object.entries(wiring.areas ?? {})) {
+      const specs = [
+        ...(part.httpRoutes ?? []),
+        ...(part.webSocketRoutes ?? []),
+        ...(part.workers ?? []),
+        ...(part.busFunctions ?? []),
+        ...(part.recurringSchedules ?? []),
+      ];
+      for (const spec of specs) this.areaOf.set(spec, area);
+    }
     const removalPolicy = REMOVAL_POLICIES[settings.removalPolicy];
     this.defaults = {
       stage: settings.stage,
@@ -456,6 +483,18 @@ export class NotifyStack extends Stack {
     };
   }
 
+  /** The nested stack of the area that declares `spec`, created with the area's first function. */
+  private functionStack(spec: FunctionSpec): NestedStack {
+    const area = this.areaOf.get(spec) ?? NO_AREA;
+    const existing = this.functionStacks.get(area);
+    if (existing) return existing;
+    const stack = new NestedStack(this, `${pascalCase(area)}Functions`, {
+      description: `Notify ${this.settings.stage}: functions of the ${area} area`,
+    });
+    this.functionStacks.set(area, stack);
+    return stack;
+  }
+
   /** Creates a function and gives it exactly the grants and variables its declaration asks for. */
   private addFunction(
     key: string,
@@ -470,7 +509,7 @@ export class NotifyStack extends Stack {
   ): NotifyFunction {
     if (this.functions.has(key)) throw new Error(`lib/wiring: ${key} is declared twice`);
     const usedBy = key;
-    const fn = new NotifyFunction(this, constructId, {
+    const fn = new NotifyFunction(this.functionStack(spec), constructId, {
       spec,
       description: options.description,
       defaults: this.defaults,

@@ -202,7 +202,7 @@ export interface ParseAuthConfigOptions {
 /**
  * Validates the `SERVICE__AUTH__*` variables of `env`; throws a ConfigError naming each bad variable.
  * Hand-written rather than a zod schema: this module is in every HTTP and WebSocket bundle, and zod would
- * add ~440 KiB to the routes that validate nothing (docs/performance.md, item 4).
+ * add ~440 KiB to the routes that validate nothing (docs/performance.md, "Cold start").
  */
 export const parseAuthConfig = (
   env: Record<string, string | undefined>,

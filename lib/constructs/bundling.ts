@@ -3,14 +3,10 @@ import type { BuildOptions } from 'esbuild';
 import { repoRoot } from '../paths';
 
 /**
- * Module replacements for every Lambda bundle, shared by the stack (NotifyFunction) and the cold start bench so
- * the bench measures what ships: the SDK's default credential chain becomes the environment provider alone
- * (lambdas/core/credentials-env.ts), the event stream support no called service needs becomes a stub that
- * throws (lambdas/core/no-event-streams.ts), the LRU of the DynamoDB client's endpoint cache becomes a small
- * one on a `Map` (lambdas/core/lru-cache.ts), and EventBridge's multi-region signer, whose SigV4a half has no
- * implementation installed, becomes SigV4 alone (lambdas/core/sigv4-only.ts), and the SDK's hashes become the
- * same classes on node:crypto without their pure-JS fallbacks (lambdas/core/native-hashes.ts). The local runtime runs the handlers unbundled with the full SDK,
- * which finds the same environment variables first.
+ * Module replacements for every Lambda bundle, shared by the stack (NotifyFunction) and the bench so the bench
+ * measures what ships. Each replaces SDK code Lambda never runs (other credential sources than the environment,
+ * event streams, SigV4a, pure-JS hashes) or a dependency with a smaller equivalent (the LRU); docs/performance.md,
+ * "Cold start". The local runtime runs the handlers unbundled with the full SDK.
  */
 export const LAMBDA_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': path.join(repoRoot, 'lambdas/core/credentials-env.ts'),

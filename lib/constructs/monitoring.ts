@@ -9,6 +9,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { SERVICE_METRICS } from '../../lambdas/core/metrics';
 import type { MonitoringLevel, ScaleSettings } from '../config/stage-config';
+import { silenceCfnLint } from '../nag-suppressions';
 import type { ServiceHttpApi, ServiceWebSocketApi } from './apis';
 import { METRICS_NAMESPACE, type NotifyFunction, SERVICE_NAME } from './notify-function';
 import type { FailureDestination, ServiceQueue } from './queues';
@@ -68,16 +69,11 @@ const accountLambda = (metricName: 'Errors' | 'Throttles') =>
   });
 
 /**
- * Alarms, an optional alarm topic and a dashboard for one stage, built from what the stack holds. Every level:
- * one alarm per DLQ and one on the Lambda errors (essential) or throttles (full) of the whole account. `full`
- * adds one errors alarm per function (with its throttles when it has reserved concurrency, the only way one
- * function is throttled alone), the APIs' error rates, the webhook failure rate from the service's own EMF
- * counters (lambdas/core/metrics.ts), the capacity alarms and the dashboard. Alarms bill per metric they
- * evaluate, a metric-math alarm for each of its metrics (docs/operations.md, "What monitoring costs").
- *
- * Everything it creates lives in a nested stack: one alarm per function and per DLQ would otherwise take
- * about a sixth of the parent template's 500 resources. What the alarms watch (function names, queue names,
- * API ids) reaches the nested stack as parameters, which CDK adds by itself (docs/operations.md has the count).
+ * Alarms, an optional alarm topic and a dashboard for one stage (docs/operations.md): `essential` alarms on
+ * every DLQ and the account's Lambda errors; `full` adds one errors alarm per function (with its throttles
+ * when it has reserved concurrency, the only way one function is throttled alone), the APIs' and webhooks'
+ * failure rates, the capacity alarms and the dashboard. All of it lives in a nested stack of its own (an
+ * alarm per function would crowd the parent template); what it watches arrives as parameters.
  */
 export class Monitoring extends Construct {
   /** The nested stack holding every resource below (`Template.fromStack` of it in tests). */
@@ -260,9 +256,8 @@ export class Monitoring extends Construct {
     this.capacityAlarms(props, http?.requests, webSocket);
 
     const dashboard = new cloudwatch.Dashboard(inNested, 'Dashboard', {
-      // A new name since the move to the nested stack: CloudFormation creates the nested dashboard before it
-      // deletes the parent's, and the same name would collide (or be deleted by that cleanup).
-      // Only the stage is cleaned: the region may be a token (`AWS::Region`), which a replace would mangle.
+      // Not `notify-<stage>-<region>`, the parent's dashboard of earlier deployments: CloudFormation creates
+      // this one before it deletes that one. Only the stage is cleaned: the region may be a token.
       dashboardName: `notify-${props.stage.replace(/[^\w-]/g, '-')}-${inNested.region}-monitoring`,
       defaultInterval: Duration.hours(3),
     });
@@ -333,6 +328,11 @@ export class Monitoring extends Construct {
         legendPosition: cloudwatch.LegendPosition.HIDDEN,
       }),
       new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }),
+    );
+    silenceCfnLint(
+      dashboard,
+      'E3002',
+      'CloudFormation documents Tags on AWS::CloudWatch::Dashboard; the schema of cfn-lint 1.51 predates them',
     );
     return dashboard;
   }

@@ -7,12 +7,16 @@ import type { Wiring, WiringPart } from './types';
 
 /**
  * The one declaration of the service's wiring. lib/stack builds AWS resources from it; local/ mounts the
- * same handler modules from it. Each area of the service declares its part in lib/wiring/areas/;
- * routes enter as their issues implement them.
+ * same handler modules from it. Each area of the service declares its part in lib/wiring/areas/, and its
+ * functions deploy in a nested stack of that area.
  */
-const parts: readonly WiringPart[] = [platform, notifications, realtime, events, webhooks];
+const areas = { platform, notifications, realtime, events, webhooks } as const satisfies Record<
+  string,
+  WiringPart
+>;
+const parts: readonly WiringPart[] = Object.values(areas);
 
-const merge = <K extends keyof Wiring>(key: K): Wiring[K] =>
+const merge = <K extends keyof WiringPart>(key: K): Wiring[K] =>
   parts.flatMap((part) => (part[key] ?? []) as readonly unknown[]) as unknown as Wiring[K];
 
 export const wiring: Wiring = {
@@ -26,6 +30,7 @@ export const wiring: Wiring = {
   busRules: merge('busRules'),
   recurringSchedules: merge('recurringSchedules'),
   scheduleTargets: merge('scheduleTargets'),
+  areas,
 };
 
 /** Looks up an HTTP route by its id; throws for an undeclared id (a wiring bug, caught by tests). */

@@ -200,9 +200,14 @@ export interface Wiring {
   readonly busRules: readonly BusRule[];
   readonly recurringSchedules: readonly RecurringSchedule[];
   readonly scheduleTargets: readonly ScheduleTarget[];
+  /**
+   * Each area's part of the declaration (lib/wiring/areas/*), by area name: the stack puts the functions an
+   * area declares in a nested stack of that area, and those of no area in one nested stack of their own.
+   */
+  readonly areas?: Readonly<Record<string, WiringPart>>;
 }
 
 export const DEFAULT_FUNCTION = { memoryMb: 256, timeoutSecs: 10 } as const;
 
 /** One area's contribution to the declaration (lib/wiring/areas/*). */
-export type WiringPart = { readonly [K in keyof Wiring]?: Wiring[K] };
+export type WiringPart = { readonly [K in Exclude<keyof Wiring, 'areas'>]?: Wiring[K] };

@@ -2,7 +2,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { parseStageConfig, type StageSettings } from '../../lib/config/stage-config';
 import { NotifyStack } from '../../lib/notify-stack';
@@ -12,8 +12,69 @@ import type { Wiring } from '../../lib/wiring';
 export interface SynthesizedStack {
   readonly app: App;
   readonly stack: NotifyStack;
+  /** The parent with the area stacks' functions merged in (flattenFunctionStacks): the stage's resources. */
   readonly template: Template;
+  /** The parent template alone. */
+  readonly parentTemplate: Template;
 }
+
+type Json = unknown;
+interface TemplateJson {
+  Resources: Record<string, { Type: string; Properties?: Record<string, Json> }>;
+  Parameters?: Record<string, Json>;
+  Outputs?: Record<string, { Value: Json }>;
+}
+
+const mapDeep = (value: Json, replace: (node: Record<string, Json>) => Json | undefined): Json => {
+  if (Array.isArray(value)) return value.map((item) => mapDeep(item, replace));
+  if (value === null || typeof value !== 'object') return value;
+  const node = value as Record<string, Json>;
+  const replaced = replace(node);
+  if (replaced !== undefined) return replaced;
+  return Object.fromEntries(Object.entries(node).map(([key, item]) => [key, mapDeep(item, replace)]));
+};
+
+/**
+ * The parent template with the resources of every area's function stack merged in, and each reference between
+ * them (a nested stack's parameter, a nested stack's output) replaced by the value it carries: the template the
+ * stage would be as one stack, so tests state what each function is and gets wherever it lives. The monitoring
+ * stack stays nested (operations.test.ts reads it on its own).
+ */
+export const flattenFunctionStacks = (stack: NotifyStack): Template => {
+  const parent = Template.fromStack(stack).toJSON() as TemplateJson;
+  const nested = new Map(
+    [...stack.functionStacks.values()].map((nestedStack) => [
+      stack.getLogicalId(nestedStack.nestedStackResource as CfnElement),
+      Template.fromStack(nestedStack).toJSON() as TemplateJson,
+    ]),
+  );
+  const inParent = (value: Json): Json =>
+    mapDeep(value, (node) => {
+      const getAtt = node['Fn::GetAtt'] as [string, string] | undefined;
+      const template = getAtt && nested.get(getAtt[0]);
+      if (!getAtt || !template || !getAtt[1].startsWith('Outputs.')) return undefined;
+      return inNested(getAtt[0], template.Outputs?.[getAtt[1].slice('Outputs.'.length)]?.Value);
+    });
+  const inNested = (resourceId: string, value: Json): Json =>
+    mapDeep(value, (node) => {
+      const parameters = parent.Resources[resourceId]?.Properties?.Parameters as Record<string, Json>;
+      const ref = node.Ref;
+      if (typeof ref !== 'string' || !(ref in (parameters ?? {}))) return undefined;
+      return inParent(parameters[ref]);
+    });
+  const resources: TemplateJson['Resources'] = {};
+  for (const [id, resource] of Object.entries(parent.Resources)) {
+    if (nested.has(id)) continue;
+    resources[id] = inParent(resource) as TemplateJson['Resources'][string];
+  }
+  for (const [resourceId, template] of nested) {
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      if (id in resources) throw new Error(`logical id ${id} is in two templates`);
+      resources[id] = inNested(resourceId, resource) as TemplateJson['Resources'][string];
+    }
+  }
+  return Template.fromJSON({ ...parent, Resources: resources, Outputs: inParent(parent.Outputs) });
+};
 
 /**
  * Synthesizes without bundling: esbuild runs once per function (dozens), which is what `npm run synth` checks.
@@ -22,7 +83,12 @@ export interface SynthesizedStack {
 export const synthesize = (settings: StageSettings, wiring?: Wiring): SynthesizedStack => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new NotifyStack(app, `notify-test-${settings.stage}`, { settings, wiring });
-  return { app, stack, template: Template.fromStack(stack) };
+  return {
+    app,
+    stack,
+    template: flattenFunctionStacks(stack),
+    parentTemplate: Template.fromStack(stack),
+  };
 };
 
 /**

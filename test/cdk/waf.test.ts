@@ -11,7 +11,7 @@ import { addNotifyStacks, edgeStackName, type NotifyApp, stackName } from '../..
 import { EDGE_REGION, StageConfigError } from '../../lib/config/stage-config';
 import { RATE_LIMITED_RETRY_AFTER_SECS } from '../../lib/constructs/web-acl';
 import { envNames, ORIGIN_VERIFY_HEADER } from '../../lib/wiring';
-import { stageFileFrom } from './synth';
+import { flattenFunctionStacks, stageFileFrom } from './synth';
 
 const SERVICE_ENV = { account: '123456789012', region: 'eu-west-1' };
 const EXISTING_ACL =
@@ -215,7 +215,9 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
       },
     ]);
 
-    const resources = service.toJSON().Resources as Record<string, Resource>;
+    // The functions live in their areas' nested stacks: read them in the stage's template as one.
+    const stage = flattenFunctionStacks(stacks.service);
+    const resources = stage.toJSON().Resources as Record<string, Resource>;
     for (const [key, fn] of stacks.service.functions) {
       const environment = resources[logicalId(stacks.service, fn.function)]?.Properties.Environment as {
         Variables: Record<string, unknown>;
@@ -224,7 +226,7 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
       expect(environment.Variables[envNames.originSecretArn], key).toEqual(expected);
     }
     // Read access for exactly the HTTP functions' roles.
-    const readers = Object.values(service.findResources('AWS::IAM::Policy')).filter((policy) =>
+    const readers = Object.values(stage.findResources('AWS::IAM::Policy')).filter((policy) =>
       JSON.stringify(policy).includes(`"Ref":"${secretId}"`),
     );
     const httpFunctions = [...stacks.service.functions.keys()].filter((key) => key.startsWith('http:'));

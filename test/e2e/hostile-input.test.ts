@@ -1,6 +1,5 @@
 /**
- * Hostile input found by the reliability probe (issue 20 items 4–6, issue 22 items 3–5): every case here
- * failed before its fix. Over real HTTP and WebSocket connections on the local runtime.
+ * Hostile input found by reliability probes: every case here failed before its fix. Over real HTTP and WebSocket connections on the local runtime.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -140,7 +139,7 @@ describe('deeply nested data', () => {
   });
 });
 
-describe('data DynamoDB cannot store as sent (found by a user probe, 2026-11-26)', () => {
+describe('data DynamoDB cannot store as sent (found by a user probe)', () => {
   const { notification, event, broadcast } = freeFormBodies('store');
 
   it('is refused at the edge with 400 validation naming the field (it was a 500, and a lost webhook delivery)', async () => {

@@ -1,5 +1,5 @@
 /**
- * The static check of issue 16 item 6: bundles each declared function's handler as the CDK does (esbuild,
+ * The static check of what each function names: bundles each declared function's handler as the CDK does (esbuild,
  * tree-shaken, so only code the handler can reach is left) and lists the tables, queues and other resources
  * the bundle names, to compare with what the function declares.
  */

@@ -7,7 +7,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * where a minute-long file can leave one worker running alone at the end.
  */
 const LONGEST_FIRST = [
-  // Seconds in a run of the whole suite (3 workers, 2 cores, 2026-11-23 07:26 UTC): the order is what matters.
+  // Seconds in a run of the whole suite (3 workers, 2 cores): the order is what matters.
   'test/e2e/webhooks.test.ts', // 91: retries, a timeout, schedules
   'test/e2e/realtime-silence.test.ts', // 72
   // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (30 s timeout + 5 s).

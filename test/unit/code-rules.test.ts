@@ -3,7 +3,7 @@ import { wiring } from '../../lib/wiring';
 import { codeOf, importCycles, importGraph, sourceFiles } from '../support/source-graph';
 
 /**
- * The project's own rules for the code under lambdas/ (docs/design.md, issue 15), checked on the code as
+ * The project's own rules for the code under lambdas/ (docs/design.md), checked on the code as
  * esbuild reads it: runtime imports from its metafile, and each file's code without types and comments.
  */
 const handlers = sourceFiles('lambdas/handlers');

@@ -1,5 +1,5 @@
 /**
- * Static check (issue 16 item 6): each handler's reachable code names only the tables, queues, bus, keys and
+ * Static check: each handler's reachable code names only the tables, queues, bus, keys and
  * endpoints its declaration lists. Complements the runtime check (each function sees only its own variables).
  */
 import { describe, expect, it } from 'vitest';

@@ -14,7 +14,7 @@ export const TABLE = {
   sessions: 'wsSessions',
   /** Presence rows: `scope` (`user:<id>` or `room:<id>`) + `member`. */
   presence: 'presence',
-  /** Declared by the events area (issue 6): `name` → topic. */
+  /** Declared by the events area: `name` → topic. */
   topics: 'topics',
 } as const;
 
