@@ -4,6 +4,7 @@
 // ---- REST bodies (OpenAPI components)
 
 export type NotificationsCreateRequest = {
+  /** Default: the caller's own (the service's name, or `user`); given, the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service `billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403. */
   readonly source?: string;
   readonly event_type: string;
   readonly title: string;
@@ -12,9 +13,13 @@ export type NotificationsCreateRequest = {
   readonly data?: Record<string, unknown>;
   readonly priority?: 'low' | 'normal' | 'high' | 'urgent';
   readonly channels?: readonly ('in_app' | 'toast' | 'realtime')[];
+  /** Unique user ids; required (non-empty) unless `topics` is given. A user may name only itself (another id is a 403). */
   readonly recipient_ids?: readonly string[];
+  /** Unique names of existing topics (an unknown one is a 404): every subscriber is reached, each user once. Services only (a user naming topics is a 403). */
   readonly topics?: readonly string[];
+  /** At most 365 days ahead; null or absent: now. */
   readonly scheduled_at?: string | null;
+  /** After now and after `scheduled_at`; null or absent: never. */
   readonly expires_at?: string | null;
 };
 
@@ -54,6 +59,7 @@ export type BroadcastSendRequest = {
 
 export type EventsPublishRequest = {
   readonly event_type: string;
+  /** Printable ASCII without spaces, not starting with `aws.`; the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service `billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403. */
   readonly source: string;
   readonly version: number;
   /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
@@ -68,7 +74,9 @@ export type TopicsCreateRequest = {
 };
 
 export type SubscriptionsCreateRequest = {
+  /** An existing topic (an unknown one is a 404). */
   readonly topic: string;
+  /** A user leaves it out or names itself (another user is a 403); a service names the user (without it, a 400). */
   readonly user_id?: string;
 };
 
@@ -83,9 +91,13 @@ export type DevicesDeleteRequest = {
 };
 
 export type WebhooksCreateRequest = {
+  /** An absolute `https://` URL without credentials or port 0 (plain `http://` only to a loopback address on the local runtime); on AWS, a host that resolves to a private, loopback, link-local or metadata address is a 400. */
   readonly url: string;
+  /** The HMAC key: its UTF-8 bytes as given, or, written `whsec_<base64>`, the decoded bytes (standard base64, at least 16 bytes). Never returned. */
   readonly secret: string;
+  /** Unique patterns: an exact event type, `prefix.*` or `*`. */
   readonly event_filters: readonly string[];
+  /** Trimmed of surrounding whitespace, then 1–256 characters. */
   readonly name: string;
 };
 
