@@ -339,9 +339,11 @@ const operationText = (operationId: string): string => {
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
       if (operation.operationId !== operationId) continue;
-      const body = JSON.stringify(operation.requestBody ?? {}).match(/#\/components\/schemas\/(\w+)/)?.[1];
-      const schemas = openApi.components.schemas as Record<string, unknown>;
-      return JSON.stringify([operation, body ? schemas[body] : undefined]).replaceAll('\\"', '"');
+      const body = JSON.stringify(operation.requestBody ?? {}).match(
+        /#\/components\/requestBodies\/(\w+)/,
+      )?.[1];
+      const bodies = openApi.components.requestBodies as Record<string, unknown>;
+      return JSON.stringify([operation, body ? bodies[body] : undefined]).replaceAll('\\"', '"');
     }
   }
   throw new Error(`docs/api/openapi.json has no operation ${operationId}`);
