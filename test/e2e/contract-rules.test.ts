@@ -19,8 +19,7 @@ type Json = Record<string, unknown>;
 
 interface Tokens {
   readonly alice: string;
-  /** A service named `billing` holding every scope these rules need. Rows run in order: a later one may rely on an
-   * earlier one's `kept` request (the required default that the preferences rule meets). */
+  /** A service named `billing` holding every scope these rules need. */
   readonly billing: string;
 }
 
@@ -64,6 +63,8 @@ const createWebhook = (url: string, secret: string): Call => ({
 });
 const event = (source: string) => ({ event_type: 'rules.checked', source, version: 1, data: {} });
 
+/** Rows run in order: a later one may rely on an earlier one's `kept` request (the required default that the
+ * preferences rule meets). */
 const RULES: readonly Rule[] = [
   {
     operation: 'events.publish',
@@ -212,6 +213,27 @@ const RULES: readonly Rule[] = [
       path: '/subscriptions',
       token: billing,
       body: { topic, user_id: 'carol' },
+      status: 201,
+    },
+  },
+  {
+    operation: 'subscriptions.create',
+    rule: 'the topic exists',
+    contract: /without `user_id` → 400\);\s+unknown topic → 404/,
+    openApi: /An existing topic \(an unknown one is a 404\)/,
+    broken: {
+      method: 'POST',
+      path: '/subscriptions',
+      token: billing,
+      body: { topic: `${topic}-missing`, user_id: 'dave' },
+      status: 404,
+      code: 'not_found',
+    },
+    kept: {
+      method: 'POST',
+      path: '/subscriptions',
+      token: billing,
+      body: { topic, user_id: 'dave' },
       status: 201,
     },
   },
