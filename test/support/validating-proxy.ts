@@ -10,15 +10,15 @@
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openApiProblems, openApiRequestProblems } from './api-conformance';
+import { openApiProblems, openApiRequestProblems, templateOf } from './api-conformance';
 
 export interface ValidatingProxy {
   /** The proxy's base URL, standing for the service's (`…/api/v1`). */
   readonly url: string;
   /** Every request and response that broke the document, in order. */
   readonly violations: string[];
-  /** Requests forwarded so far. */
-  readonly requests: () => number;
+  /** The operations called so far, as `METHOD /template` (`POST /notifications/{receiver_id}/read`). */
+  readonly operations: Set<string>;
   stop(): Promise<void>;
 }
 
@@ -34,7 +34,7 @@ export const startValidatingProxy = async (serviceUrl: string): Promise<Validati
   const service = new URL(serviceUrl);
   const basePath = service.pathname.replace(/\/$/, '');
   const violations: string[] = [];
-  let forwarded = 0;
+  const operations = new Set<string>();
   const server = createServer(async (incoming, outgoing) => {
     try {
       const text = await readBody(incoming);
@@ -47,7 +47,7 @@ export const startValidatingProxy = async (serviceUrl: string): Promise<Validati
       const target = incoming.url ?? '/';
       const path = target.startsWith(basePath) ? target.slice(basePath.length) : target;
       violations.push(...openApiRequestProblems({ method, path, headers, text }));
-      forwarded += 1;
+      operations.add(`${method} ${templateOf(path.split('?')[0] ?? '') ?? path}`);
       const response = await fetch(`${service.origin}${target}`, {
         method,
         headers,
@@ -78,7 +78,7 @@ export const startValidatingProxy = async (serviceUrl: string): Promise<Validati
   return {
     url: `http://127.0.0.1:${port}${basePath}`,
     violations,
-    requests: () => forwarded,
+    operations,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
