@@ -232,7 +232,11 @@ export const openApiRequestProblems = (request: SentRequest): string[] => {
     problems.push(`content type ${request.headers.get('content-type')} is not JSON`);
   } else {
     const schema = body.content['application/json']?.schema ?? {};
-    problems.push(...problemsOf(validatorFor(openApiAjv, schema, OPENAPI_ID), JSON.parse(request.text)));
+    try {
+      problems.push(...problemsOf(validatorFor(openApiAjv, schema, OPENAPI_ID), JSON.parse(request.text)));
+    } catch {
+      problems.push('a body that is not JSON');
+    }
   }
   return problems.map((problem) => `${where}: ${problem}`);
 };
