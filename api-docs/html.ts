@@ -91,7 +91,13 @@ const schemaBlock = (name: string, schema: Json, prefix: string): string => {
 };
 
 const restSection = (openApi: Json): string => {
-  const components = openApi.components as { schemas: Record<string, Json>; responses: Record<string, Json> };
+  const components = openApi.components as {
+    schemas: Record<string, Json>;
+    responses: Record<string, Json>;
+    requestBodies: Record<string, Json>;
+  };
+  const requestSchema = (body: Json) =>
+    (body.content as Record<string, { schema: Json }> | undefined)?.['application/json']?.schema ?? {};
   const operations: string[] = [];
   const toc: string[] = [];
   for (const [path, methods] of Object.entries(openApi.paths as Record<string, Record<string, Json>>)) {
@@ -107,7 +113,9 @@ const restSection = (openApi: Json): string => {
             `<tr><td><code>${escapeHtml(parameter.name)}</code> <small>${escapeHtml(parameter.in)}${parameter.required ? '' : ', optional'}</small></td><td>${typeOf(parameter.schema as Json, 'schema')}</td><td>${rulesOf(parameter.schema as Json)}</td></tr>`,
         )
         .join('');
-      const body = operation.requestBody as { content: Record<string, { schema: Json }> } | undefined;
+      const bodyRef = (operation.requestBody as Json | undefined)?.$ref;
+      const bodyName = typeof bodyRef === 'string' ? refName(bodyRef) : undefined;
+      const bodyComponent = bodyName ? components.requestBodies[bodyName] : undefined;
       const responses = Object.entries(operation.responses as Record<string, Json>)
         .map(([status, response]) => {
           const resolved =
@@ -123,11 +131,14 @@ const restSection = (openApi: Json): string => {
       operations.push(`<section id="${id}" class="op"><h3><span class="method">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
 <p><strong>${escapeHtml(operation.summary)}</strong></p><p>${prose(operation.description)}</p>
 ${parameterRows ? `<table><tr><th>parameter</th><th>type</th><th>rules</th></tr>${parameterRows}</table>` : ''}
-${body ? `<p>Request body: ${typeOf(body.content['application/json']?.schema ?? {}, 'schema')}</p>` : ''}
+${bodyName && bodyComponent ? `<p>Request body: ${bodyComponent.required ? typeOf({ $ref: bodyName }, 'schema') : prose(bodyComponent.description)}</p>` : ''}
 <table><tr><th>status</th><th>when</th><th>body</th></tr>${responses}</table></section>`);
     }
   }
-  const schemas = Object.entries(components.schemas)
+  const requestBodies = Object.entries(components.requestBodies)
+    .filter(([, body]) => body.required)
+    .map(([name, body]) => [name, requestSchema(body)] as const);
+  const schemas = [...requestBodies, ...Object.entries(components.schemas)]
     .map(([name, schema]) => schemaBlock(name, schema, 'schema'))
     .join('\n');
   return `<h2 id="rest">REST API <small>OpenAPI ${escapeHtml(openApi.openapi)}</small></h2>

@@ -24,6 +24,9 @@ interface RouteSchemas {
 }
 
 const SCHEMAS = '#/components/schemas/';
+const REQUEST_BODIES = '#/components/requestBodies/';
+/** The request body of a POST, PUT or DELETE that takes none: nothing, or `{}` (route.ts accepts both). */
+const NO_BODY = 'NoBody';
 
 /** The schemas the route's handler validates with (`httpRoute` attaches them to the handler). */
 const handlerSchemas = async (route: HttpRoute): Promise<RouteSchemas> => {
@@ -212,6 +215,31 @@ const INFO_DESCRIPTION = [
   'described by the AsyncAPI document docs/api/asyncapi.json; the rules in full are in docs/contract.md.',
 ].join('');
 
+/**
+ * Request bodies are `requestBodies` components, each with its schema inline: what a client may send (the input
+ * side of the zod schema: a field with a default is optional). Generators read a `default` under
+ * `components/schemas` as "always present", which holds for responses only (openapi-typescript makes such
+ * fields required), and a request body's schema is never a response's.
+ */
+const requestBodyComponents = (requestBodies: Record<string, z.core.$ZodType>): Record<string, Json> => {
+  const schemas = componentSchemas(requestBodies, 'input', REQUEST_BODIES);
+  if (JSON.stringify(schemas).includes(REQUEST_BODIES))
+    throw new Error('A request body schema uses another one: give the shared part a component of its own');
+  return {
+    ...Object.fromEntries(
+      Object.entries(schemas).map(([name, schema]) => [
+        name,
+        { required: true, content: jsonContent(schema) },
+      ]),
+    ),
+    [NO_BODY]: {
+      description: 'This request takes no body: send none, or `{}` (any other body is a 400)',
+      required: false,
+      content: jsonContent({ type: 'object', maxProperties: 0 }),
+    },
+  };
+};
+
 export const buildOpenApi = async (): Promise<Json> => {
   const routes = wiring.httpRoutes.filter((route) => route.path !== DEFAULT_ROUTE_PATH);
   const requestBodies: Record<string, z.core.$ZodType> = {};
@@ -222,6 +250,7 @@ export const buildOpenApi = async (): Promise<Json> => {
     const schemas = await handlerSchemas(route);
     const bodyName = `${pascal(route.id)}Request`;
     if (schemas.body) requestBodies[bodyName] = schemas.body;
+    const takesNoBody = !schemas.body && route.method !== 'GET' && route.method !== 'ANY';
     const operation: Json = {
       operationId: route.id,
       tags: [doc.tag],
@@ -230,13 +259,10 @@ export const buildOpenApi = async (): Promise<Json> => {
       security: security(route.access),
       parameters: parametersOf(route, schemas, doc),
       ...(schemas.body
-        ? {
-            requestBody: {
-              required: true,
-              content: jsonContent({ $ref: `${SCHEMAS}${nameOf(requestBodies, schemas.body)}` }),
-            },
-          }
-        : {}),
+        ? { requestBody: { $ref: `${REQUEST_BODIES}${nameOf(requestBodies, schemas.body)}` } }
+        : takesNoBody
+          ? { requestBody: { $ref: `${REQUEST_BODIES}${NO_BODY}` } }
+          : {}),
       responses: responsesOf(route, schemas, doc),
     };
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation };
@@ -266,7 +292,6 @@ export const buildOpenApi = async (): Promise<Json> => {
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
     components: {
       schemas: {
-        ...componentSchemas(requestBodies, 'input', SCHEMAS),
         ...componentSchemas(
           { ErrorBody: errorBodySchema, Timestamp: timestamp, ...RESPONSE_COMPONENTS },
           'output',
@@ -275,6 +300,7 @@ export const buildOpenApi = async (): Promise<Json> => {
         ...errors.schemas,
       },
       responses: errors.responses,
+      requestBodies: requestBodyComponents(requestBodies),
       parameters: {
         XRequestId: {
           name: 'X-Request-Id',

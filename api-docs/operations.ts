@@ -148,7 +148,9 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       },
     },
     errors: {
-      forbidden: 'a user naming recipients other than itself',
+      validation: 'neither `recipient_ids` nor `topics`',
+      forbidden:
+        'a user naming recipients other than itself, or naming topics; a `source` that is not the caller’s own',
       not_found: 'a named topic does not exist',
       conflict: 'the Idempotency-Key was used with a different body',
     },
@@ -212,7 +214,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       'An accepted event is pushed as an `event` frame to WebSocket subscribers of `topic:<event_type>` and ' +
       `delivered to every webhook whose filters match; \`archive: true\` keeps it for replay. ${IDEMPOTENCY}`,
     success: { 202: { description: 'On the bus', schema: eventAcceptedSchema } },
-    errors: { conflict: 'the Idempotency-Key was used with a different body' },
+    errors: {
+      forbidden: 'a `source` that is not the calling service’s name or a dotted sub-source of it',
+      conflict: 'the Idempotency-Key was used with a different body',
+    },
     idempotent: true,
   },
   'topics.create': {
@@ -237,7 +242,11 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       201: { description: 'Subscribed', schema: subscriptionSchema },
       200: { description: 'Already subscribed: the existing subscription', schema: subscriptionSchema },
     },
-    errors: { forbidden: 'a user naming another user', not_found: 'no such topic' },
+    errors: {
+      forbidden: 'a user naming another user',
+      validation: 'a service token without `user_id`',
+      not_found: 'no such topic',
+    },
   },
   'subscriptions.list': {
     tag: 'topics',
@@ -247,6 +256,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'subscriptions.delete': {
     tag: 'topics',
     summary: 'Unsubscribe',
+    description: 'A user removes its own subscriptions; a service with `notifications:write` any.',
     success: { 204: { description: 'Unsubscribed' } },
     errors: { not_found: 'no such subscription, or another user’s' },
   },
@@ -299,6 +309,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       'returned; a `whsec_<base64>` secret must be standard base64 decoding to at least 16 bytes. Deliveries ' +
       'follow Standard Webhooks (docs/webhooks.md).',
     success: { 201: { description: 'Created', schema: webhookSchema } },
+    errors: {
+      validation:
+        'a `url` that is not https (loopback http on the local runtime), carries credentials, or (on AWS) resolves to a refused address; a malformed `whsec_` secret',
+    },
   },
   'webhooks.list': {
     tag: 'webhooks',

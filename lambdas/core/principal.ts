@@ -28,6 +28,20 @@ export interface ServicePrincipal {
 }
 
 /**
+ * The rule `sourceOf` enforces, in the words of the API documents: the request schemas describe `source` with it,
+ * so the description and the check cannot drift apart.
+ */
+export const SOURCE_RULE =
+  "the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service " +
+  "`billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403";
+
+/**
+ * Whose data a request with a `user_id` names (preferences, subscriptions), in the words of the API documents.
+ */
+export const NAMED_USER_RULE =
+  'A user leaves it out or names itself (another user is a 403); a service names the user (without it, a 400).';
+
+/**
  * The `source` a caller may state (notifications and events): a service its own name or a dotted sub-source of it
  * (`billing`, `billing.invoices`), a user `user`; absent, that name. Anything else would let one caller speak as
  * another, so it is a 403 (docs/notifications.md, "source").

@@ -26,6 +26,9 @@ const withFormats = <T extends Ajv>(ajv: T): T => {
 // OpenAPI 3.1 schemas are JSON Schema 2020-12; AsyncAPI 3.0's default schema format builds on draft-07.
 const openApiAjv = withFormats(new Ajv2020({ strict: false, allErrors: true }));
 openApiAjv.addSchema({ $id: OPENAPI_ID, components: { schemas: openApi.components.schemas } });
+// Query, path and header values are strings on the wire: their schemas are checked with coercion, as servers do.
+const parameterAjv = withFormats(new Ajv2020({ strict: false, allErrors: true, coerceTypes: true }));
+parameterAjv.addSchema({ $id: OPENAPI_ID, components: { schemas: openApi.components.schemas } });
 const asyncApiAjv = withFormats(new Ajv({ strict: false, allErrors: true }));
 asyncApiAjv.addSchema({ $id: ASYNCAPI_ID, components: { schemas: asyncApi.components.schemas } });
 
@@ -133,6 +136,107 @@ export const openApiProblems = (response: ReceivedResponse): string[] => {
     problems.push(
       `content type ${response.headers.get('content-type')} is not one of ${Object.keys(content)}`,
     );
+  }
+  return problems.map((problem) => `${where}: ${problem}`);
+};
+
+// Coercion rewrites the value in its container, so a parameter is checked as the `value` of an object.
+const parameterSchemas = new Map<unknown, Json>();
+const parameterValidator = (schema: Json): ValidateFunction => {
+  let wrapped = parameterSchemas.get(schema);
+  if (!wrapped) {
+    wrapped = { type: 'object', properties: { value: schema } };
+    parameterSchemas.set(schema, wrapped);
+  }
+  return validatorFor(parameterAjv, wrapped, OPENAPI_ID);
+};
+
+export interface SentRequest {
+  readonly method: string;
+  /** Relative to /api/v1, with its query string. */
+  readonly path: string;
+  readonly headers: Headers;
+  /** The body as text ('' when none). */
+  readonly text: string;
+}
+
+interface Parameter {
+  readonly name: string;
+  readonly in: string;
+  readonly required?: boolean;
+  readonly schema: Json;
+}
+
+/**
+ * What is wrong with a request according to docs/api/openapi.json (what a validating proxy checks): an operation
+ * for its method and path, its path, query and header parameters (no undeclared query parameter), a token where
+ * the operation needs one, and its body against the operation's request body (none where it declares none).
+ */
+export const openApiRequestProblems = (request: SentRequest): string[] => {
+  const url = new URL(request.path, 'http://request.invalid');
+  const where = `${request.method} ${request.path}`;
+  const template = templateOf(url.pathname);
+  const operation = template
+    ? ((openApi.paths as Record<string, Record<string, Json>>)[template]?.[request.method.toLowerCase()] as
+        | Json
+        | undefined)
+    : undefined;
+  if (!template || !operation) return [`${where}: no operation serves this method and path`];
+  const problems: string[] = [];
+  const check = (what: string, schema: Json, value: string) => {
+    problems.push(
+      ...problemsOf(parameterValidator(schema), { value }).map((problem) => `${what}: ${problem}`),
+    );
+  };
+  const parameters = ((operation.parameters as Json[]) ?? []).map(
+    (parameter) =>
+      (typeof parameter.$ref === 'string'
+        ? (openApi.components.parameters as Record<string, Json>)[parameter.$ref.split('/').pop() ?? '']
+        : parameter) as unknown as Parameter,
+  );
+  const actualSegments = segments(url.pathname);
+  segments(template).forEach((segment, index) => {
+    const name = /^\{(\w+)\}$/.exec(segment)?.[1];
+    const parameter = parameters.find((candidate) => candidate.in === 'path' && candidate.name === name);
+    if (parameter)
+      check(`path parameter ${name}`, parameter.schema, decodeURIComponent(actualSegments[index] ?? ''));
+  });
+  for (const parameter of parameters.filter((candidate) => candidate.in !== 'path')) {
+    const value =
+      parameter.in === 'query' ? url.searchParams.get(parameter.name) : request.headers.get(parameter.name);
+    if (value === null) {
+      if (parameter.required) problems.push(`${parameter.in} parameter ${parameter.name} is required`);
+    } else check(`${parameter.in} parameter ${parameter.name}`, parameter.schema, value);
+  }
+  for (const name of url.searchParams.keys()) {
+    if (!parameters.some((parameter) => parameter.in === 'query' && parameter.name === name))
+      problems.push(`query parameter ${name} is not declared`);
+  }
+  if (
+    (operation.security as Json[] | undefined)?.length &&
+    !/^Bearer \S+$/.test(request.headers.get('authorization') ?? '')
+  )
+    problems.push('no bearer token, which the operation requires');
+  const bodyRef = (operation.requestBody as Json | undefined)?.$ref;
+  const body =
+    typeof bodyRef === 'string'
+      ? ((openApi.components as unknown as { requestBodies: Record<string, Json> }).requestBodies[
+          bodyRef.split('/').pop() ?? ''
+        ] as { required?: boolean; content: Record<string, { schema: Json }> })
+      : undefined;
+  if (request.text === '') {
+    if (body?.required) problems.push('no body, which the operation requires');
+  } else if (!body) {
+    problems.push('a body, where the operation declares none');
+  } else if (!/^application\/json/.test(request.headers.get('content-type') ?? '')) {
+    problems.push(`content type ${request.headers.get('content-type')} is not JSON`);
+  } else {
+    const schema = body.content['application/json']?.schema ?? {};
+    try {
+      problems.push(...problemsOf(validatorFor(openApiAjv, schema, OPENAPI_ID), JSON.parse(request.text)));
+    } catch {
+      problems.push('a body that is not JSON');
+    }
   }
   return problems.map((problem) => `${where}: ${problem}`);
 };

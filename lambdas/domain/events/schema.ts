@@ -1,4 +1,5 @@
 import { jsonLimits } from '../../core/json-limits';
+import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { eventTypeSchema, PRIORITIES } from '../notifications/shared-fields';
 
@@ -14,6 +15,8 @@ export const publishEventSchema = z.strictObject({
     z.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
     // EventBridge refuses sources starting with `aws.` (they belong to AWS services).
     z.refine((source) => !source.toLowerCase().startsWith('aws.'), { message: 'must not start with aws.' }),
+    // Checked by the handler against the token (sourceOf), stated here for the API documents.
+    z.describe(`Printable ASCII without spaces, not starting with \`aws.\`; ${SOURCE_RULE}.`),
   ),
   version: z.number().check(z.int(), z.gte(1), z.lte(Number.MAX_SAFE_INTEGER)),
   data: z.record(z.string(), z.unknown()).check(...jsonLimits<Record<string, unknown>>(MAX_EVENT_DATA_BYTES)),

@@ -1,5 +1,6 @@
 import { jsonLimits } from '../../core/json-limits';
 import { pageLimit } from '../../core/page-limit';
+import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
 import { eventTypeSchema, PRIORITIES } from './shared-fields';
@@ -38,7 +39,16 @@ const uniqueStrings = <T extends string>(
 };
 
 const fields = z.strictObject({
-  source: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  // The rules stated in descriptions are checked against the caller by createNotification (create.ts).
+  source: z.optional(
+    z
+      .string()
+      .check(
+        z.minLength(1),
+        z.maxLength(128),
+        z.describe(`Default: the caller's own (the service's name, or \`user\`); given, ${SOURCE_RULE}.`),
+      ),
+  ),
   event_type: eventTypeSchema,
   title: z.string().check(z.minLength(1), z.maxLength(256)),
   body: z._default(z.string().check(z.maxLength(4096)), ''),
@@ -51,6 +61,7 @@ const fields = z.strictObject({
     z.array(z.enum(CHANNELS)).check(
       z.minLength(1),
       z.superRefine((items, context) => uniqueStrings(items, context, 'channel')),
+      z.meta({ uniqueItems: true }),
     ),
     ['in_app'],
   ),
@@ -59,6 +70,11 @@ const fields = z.strictObject({
     z.array(z.string().check(z.minLength(1), z.maxLength(256))).check(
       z.maxLength(MAX_RECIPIENTS),
       z.superRefine((items, context) => uniqueStrings(items, context, 'recipient')),
+      z.meta({ uniqueItems: true }),
+      z.describe(
+        'Unique user ids; required (non-empty) unless `topics` is given. A user may name only itself (another ' +
+          'id is a 403).',
+      ),
     ),
   ),
   topics: z.optional(
@@ -66,10 +82,21 @@ const fields = z.strictObject({
       z.minLength(1),
       z.maxLength(MAX_TOPICS),
       z.superRefine((items, context) => uniqueStrings(items, context, 'topic')),
+      z.meta({ uniqueItems: true }),
+      z.describe(
+        'Unique names of existing topics (an unknown one is a 404): every subscriber is reached, each user ' +
+          'once. Services only (a user naming topics is a 403).',
+      ),
     ),
   ),
-  scheduled_at: z._default(z.nullable(timestamp), null),
-  expires_at: z._default(z.nullable(timestamp), null),
+  scheduled_at: z._default(
+    z.nullable(timestamp).check(z.describe('At most 365 days ahead; null or absent: now.')),
+    null,
+  ),
+  expires_at: z._default(
+    z.nullable(timestamp).check(z.describe('After now and after `scheduled_at`; null or absent: never.')),
+    null,
+  ),
 });
 
 export const createNotificationSchema = z.pipe(

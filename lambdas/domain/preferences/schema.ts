@@ -1,3 +1,4 @@
+import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { CHANNELS } from '../notifications/schema';
 import { TOPIC_NAME } from '../topics/names';
@@ -42,6 +43,7 @@ export const putPreferencesSchema = z.strictObject({
     z.array(z.string().check(z.regex(TOPIC_NAME, 'must be a topic name'))).check(
       z.maxLength(MAX_MUTED_TOPICS),
       z.refine((topics) => new Set(topics).size === topics.length, { message: 'must not repeat a topic' }),
+      z.meta({ uniqueItems: true }),
     ),
     [],
   ),
@@ -59,7 +61,8 @@ export const putDefaultsSchema = z.strictObject({
 
 /** `user_id`: whose preferences a service reads or sets; a user may leave it out or name itself. */
 export const preferencesQuerySchema = z.strictObject({
-  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  // Checked against the caller by preferencesOwner (preferences.ts).
+  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256), z.describe(NAMED_USER_RULE))),
 });
 
 export type PutPreferencesInput = z.output<typeof putPreferencesSchema>;

@@ -1,3 +1,4 @@
+import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from './names';
 
@@ -12,9 +13,10 @@ export const createTopicSchema = z.strictObject({
   description: z.optional(z.nullable(z.string().check(z.maxLength(MAX_DESCRIPTION_LENGTH)))),
 });
 
+// The rules stated in descriptions are checked against the caller and the table by subscribe() (subscriptions.ts).
 export const createSubscriptionSchema = z.strictObject({
-  topic: topicNameSchema,
-  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  topic: topicNameSchema.check(z.describe('An existing topic (an unknown one is a 404).')),
+  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256), z.describe(NAMED_USER_RULE))),
 });
 
 export type CreateTopicInput = z.output<typeof createTopicSchema>;

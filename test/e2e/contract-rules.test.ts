@@ -1,0 +1,436 @@
+/**
+ * The rules the service enforces beyond a route's declared access and its schemas' JSON Schema keywords (fields
+ * checked against the caller, fields that must name something that exists, cross-field rules): each is stated in
+ * docs/contract.md and in the operation's part of docs/api/openapi.json, and the running service enforces it as
+ * stated. A rule row holds a request that breaks the rule and the same request keeping it; the documents' words are
+ * matched as they are written, so rewording a rule means looking at this table again.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../../api-docs/operations';
+import openApi from '../../docs/api/openapi.json' with { type: 'json' };
+import { repoRoot } from '../../lib/paths';
+import { wiring } from '../../lib/wiring';
+import { apiClient } from '../support/api';
+import { type Runtime, startTestRuntime } from '../support/runtime';
+
+type Json = Record<string, unknown>;
+
+interface Tokens {
+  readonly alice: string;
+  /** A service named `billing` holding every scope these rules need. */
+  readonly billing: string;
+}
+
+interface Call {
+  readonly method: string;
+  readonly path: string;
+  readonly token: (tokens: Tokens) => string;
+  readonly body?: unknown;
+}
+
+interface Rule {
+  /** The operation (lib/wiring id) that enforces the rule. */
+  readonly operation: string;
+  readonly rule: string;
+  /** How docs/contract.md states it. */
+  readonly contract: RegExp;
+  /** How the operation's part of docs/api/openapi.json states it (descriptions of the route, its fields, errors). */
+  readonly openApi: RegExp;
+  readonly broken: Call & { readonly status: number; readonly code: string; readonly field?: string };
+  readonly kept: Call & { readonly status: number };
+}
+
+const run = Date.now().toString(36);
+const topic = `rules-${run}`;
+const alice = (tokens: Tokens) => tokens.alice;
+const billing = (tokens: Tokens) => tokens.billing;
+
+/** POST /notifications by `token` with `extra` fields. */
+const notify = (token: (tokens: Tokens) => string, extra: Json): Call => ({
+  method: 'POST',
+  path: '/notifications',
+  token,
+  body: { event_type: 'rules.check', title: 'Rule check', ...extra },
+});
+/** POST /webhooks with a `url` and a `secret` (loopback: the local runtime allows plain http there). */
+const createWebhook = (url: string, secret: string): Call => ({
+  method: 'POST',
+  path: '/webhooks',
+  token: (tokens) => tokens.billing,
+  body: { name: 'rules', url, secret, event_filters: ['rules.none'] },
+});
+const event = (source: string) => ({ event_type: 'rules.checked', source, version: 1, data: {} });
+
+/** Rows run in order: a later one may rely on an earlier one's `kept` request (the required default that the
+ * preferences rule meets). */
+const RULES: readonly Rule[] = [
+  {
+    operation: 'events.publish',
+    rule: 'a service publishes only as itself or a dotted sub-source of itself',
+    contract:
+      /`source`\s+\(printable ASCII, not starting with `aws\.`, and the calling service's name or `<name>\.\*`/,
+    openApi: /calling service's own name or a dotted sub-source of it.*any other value is a 403/,
+    broken: {
+      method: 'POST',
+      path: '/events',
+      token: billing,
+      body: event('shop'),
+      status: 403,
+      code: 'forbidden',
+    },
+    kept: { method: 'POST', path: '/events', token: billing, body: event('billing.invoices'), status: 202 },
+  },
+  {
+    operation: 'notifications.create',
+    rule: 'a service states only its own source',
+    contract: /A `source`\s+given must be the caller's own or, for a service, `<name>\.\*` \(§2; else 403\)/,
+    openApi: /given, the calling service's own name or a dotted sub-source of it/,
+    broken: {
+      ...notify(billing, { recipient_ids: ['alice'], source: 'shop' }),
+      status: 403,
+      code: 'forbidden',
+    },
+    kept: {
+      ...notify(billing, { recipient_ids: ['alice'], source: 'billing.invoices' }),
+      status: 202,
+    },
+  },
+  {
+    operation: 'notifications.create',
+    rule: 'a user’s source is `user`',
+    contract: /`user` for a user/,
+    openApi: /`user` for a user; any other value is a 403/,
+    broken: {
+      ...notify(alice, { recipient_ids: ['alice'], source: 'billing' }),
+      status: 403,
+      code: 'forbidden',
+    },
+    kept: {
+      ...notify(alice, { recipient_ids: ['alice'], source: 'user' }),
+      status: 202,
+    },
+  },
+  {
+    operation: 'notifications.create',
+    rule: 'a user notifies only itself',
+    contract: /A user names only itself in `recipient_ids` and no `topics` \(else 403\)/,
+    openApi: /A user may name only itself \(another id is a 403\)/,
+    broken: {
+      ...notify(alice, { recipient_ids: ['alice', 'bob'] }),
+      status: 403,
+      code: 'forbidden',
+    },
+    kept: {
+      ...notify(alice, { recipient_ids: ['alice'] }),
+      status: 202,
+    },
+  },
+  {
+    operation: 'notifications.create',
+    rule: 'only services name topics',
+    contract: /A user names only itself in `recipient_ids` and no `topics` \(else 403\)/,
+    openApi: /Services only \(a user naming topics is a 403\)/,
+    broken: {
+      ...notify(alice, { topics: [topic] }),
+      status: 403,
+      code: 'forbidden',
+    },
+    kept: {
+      ...notify(billing, { topics: [topic] }),
+      status: 202,
+    },
+  },
+  {
+    operation: 'notifications.create',
+    rule: 'named topics exist',
+    contract: /a topic that does not exist → 404/,
+    openApi: /existing topics \(an unknown one is a 404\)/,
+    broken: {
+      ...notify(billing, { topics: [`${topic}-missing`] }),
+      status: 404,
+      code: 'not_found',
+    },
+    kept: {
+      ...notify(billing, { topics: [topic] }),
+      status: 202,
+    },
+  },
+  {
+    operation: 'notifications.create',
+    rule: 'recipients or topics name the audience',
+    contract: /`recipient_ids` \(1–1000 unique non-empty strings[^)]*\) unless `topics`/,
+    openApi: /required \(non-empty\) unless `topics` is given/,
+    broken: {
+      ...notify(billing, {}),
+      status: 400,
+      code: 'validation',
+      field: 'recipient_ids',
+    },
+    kept: {
+      ...notify(billing, { recipient_ids: ['alice'] }),
+      status: 202,
+    },
+  },
+  {
+    operation: 'subscriptions.create',
+    rule: 'a user subscribes only itself',
+    contract: /a user subscribes\s+itself: another `user_id` → 403/,
+    openApi: /A user leaves it out or names itself \(another user is a 403\)/,
+    broken: {
+      method: 'POST',
+      path: '/subscriptions',
+      token: alice,
+      body: { topic, user_id: 'bob' },
+      status: 403,
+      code: 'forbidden',
+    },
+    kept: {
+      method: 'POST',
+      path: '/subscriptions',
+      token: alice,
+      body: { topic, user_id: 'alice' },
+      status: 201,
+    },
+  },
+  {
+    operation: 'subscriptions.create',
+    rule: 'a service names the subscriber',
+    contract: /a service with `notifications:write` names the user: without `user_id` → 400/,
+    openApi: /a service names the user \(without it, a 400\)/,
+    broken: {
+      method: 'POST',
+      path: '/subscriptions',
+      token: billing,
+      body: { topic },
+      status: 400,
+      code: 'validation',
+      field: 'user_id',
+    },
+    kept: {
+      method: 'POST',
+      path: '/subscriptions',
+      token: billing,
+      body: { topic, user_id: 'carol' },
+      status: 201,
+    },
+  },
+  {
+    operation: 'subscriptions.create',
+    rule: 'the topic exists',
+    contract: /without `user_id` → 400\);\s+unknown topic → 404/,
+    openApi: /An existing topic \(an unknown one is a 404\)/,
+    broken: {
+      method: 'POST',
+      path: '/subscriptions',
+      token: billing,
+      body: { topic: `${topic}-missing`, user_id: 'dave' },
+      status: 404,
+      code: 'not_found',
+    },
+    kept: {
+      method: 'POST',
+      path: '/subscriptions',
+      token: billing,
+      body: { topic, user_id: 'dave' },
+      status: 201,
+    },
+  },
+  {
+    operation: 'preferences.get',
+    rule: 'a user reads only its own preferences',
+    contract: /A user reads and sets its own \(`\?user_id=`\s+left out or its own id; another → 403\)/,
+    openApi: /A user leaves it out or names itself \(another user is a 403\)/,
+    broken: { method: 'GET', path: '/preferences?user_id=bob', token: alice, status: 403, code: 'forbidden' },
+    kept: { method: 'GET', path: '/preferences?user_id=alice', token: alice, status: 200 },
+  },
+  {
+    operation: 'preferences.get',
+    rule: 'a service names the user whose preferences it reads',
+    contract: /a service with `notifications:write` names the user in `\?user_id=`\s+\(required, else 400\)/,
+    openApi: /a service names the user \(without it, a 400\)/,
+    broken: {
+      method: 'GET',
+      path: '/preferences',
+      token: billing,
+      status: 400,
+      code: 'validation',
+      field: 'user_id',
+    },
+    kept: { method: 'GET', path: '/preferences?user_id=alice', token: billing, status: 200 },
+  },
+  {
+    operation: 'preferences.put',
+    rule: 'a user sets only its own preferences',
+    contract: /A user reads and sets its own \(`\?user_id=`\s+left out or its own id; another → 403\)/,
+    openApi: /A user leaves it out or names itself \(another user is a 403\)/,
+    broken: {
+      method: 'PUT',
+      path: '/preferences?user_id=bob',
+      token: alice,
+      body: { rules: [] },
+      status: 403,
+      code: 'forbidden',
+    },
+    kept: { method: 'PUT', path: '/preferences', token: alice, body: { rules: [] }, status: 200 },
+  },
+  {
+    operation: 'preferences.defaults.put',
+    rule: 'defaults switch only known channels',
+    contract: /`channels` a subset of `in_app`, `toast`, `realtime`/,
+    openApi: /unknown channels/,
+    broken: {
+      method: 'PUT',
+      path: '/preferences/defaults',
+      token: billing,
+      body: { rules: [{ event_type: `${topic}.security.*`, required: true, channels: { email: true } }] },
+      status: 400,
+      code: 'validation',
+      field: 'rules[0].channels.email',
+    },
+    kept: {
+      method: 'PUT',
+      path: '/preferences/defaults',
+      token: billing,
+      body: { rules: [{ event_type: `${topic}.security.*`, required: true }] },
+      status: 200,
+    },
+  },
+  {
+    operation: 'preferences.put',
+    rule: 'a user cannot turn off what a default requires',
+    contract: /a user rule that turns a channel off for types a `required` default covers → 400/,
+    openApi: /a rule turning a channel off for types a required default covers/,
+    broken: {
+      method: 'PUT',
+      path: '/preferences',
+      token: alice,
+      body: { rules: [{ event_type: `${topic}.security.login`, channels: { in_app: false } }] },
+      status: 400,
+      code: 'validation',
+      field: 'rules[0].event_type',
+    },
+    kept: {
+      method: 'PUT',
+      path: '/preferences',
+      token: alice,
+      body: { rules: [{ event_type: `${topic}.security.login`, channels: { in_app: true } }] },
+      status: 200,
+    },
+  },
+  {
+    operation: 'webhooks.create',
+    rule: 'a webhook URL is https (plain http only to loopback, locally)',
+    contract: /`url` must be `https:\/\/` \(plain `http:\/\/` only\s+for loopback in local mode\)/,
+    openApi:
+      /An absolute `https:\/\/` URL.*plain `http:\/\/` only to a loopback address on the local runtime/,
+    broken: {
+      ...createWebhook('http://example.com/hook', 'a-secret-of-16-chars'),
+      status: 400,
+      code: 'validation',
+      field: 'url',
+    },
+    kept: {
+      ...createWebhook('http://127.0.0.1:9/hook', 'a-secret-of-16-chars'),
+      status: 201,
+    },
+  },
+  {
+    operation: 'webhooks.create',
+    rule: 'a whsec_ secret is standard base64 of at least 16 bytes',
+    contract:
+      /a secret written\s+`whsec_<base64>` is base64-decoded first.*it must be standard base64\s+decoding to at least 16 bytes/s,
+    openApi: /written `whsec_<base64>`, the decoded bytes \(standard base64, at least 16 bytes\)/,
+    broken: {
+      ...createWebhook('http://127.0.0.1:9/hook', `whsec_${Buffer.alloc(8, 1).toString('base64')}`),
+      status: 400,
+      code: 'validation',
+      field: 'secret',
+    },
+    kept: {
+      ...createWebhook('http://127.0.0.1:9/hook', `whsec_${Buffer.alloc(24, 1).toString('base64')}`),
+      status: 201,
+    },
+  },
+];
+
+/** The operation's whole part of the OpenAPI document: route, parameters, responses and request body schema. */
+const operationText = (operationId: string): string => {
+  const paths = openApi.paths as Record<string, Record<string, Json>>;
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      if (operation.operationId !== operationId) continue;
+      const body = JSON.stringify(operation.requestBody ?? {}).match(
+        /#\/components\/requestBodies\/(\w+)/,
+      )?.[1];
+      const bodies = openApi.components.requestBodies as Record<string, unknown>;
+      return JSON.stringify([operation, body ? bodies[body] : undefined]).replaceAll('\\"', '"');
+    }
+  }
+  throw new Error(`docs/api/openapi.json has no operation ${operationId}`);
+};
+
+const contract = readFileSync(join(repoRoot, 'docs/contract.md'), 'utf8');
+
+describe('every rule checked beyond access and schema keywords is documented (docs/contract.md, openapi.json)', () => {
+  it.each(RULES.map((rule) => [`${rule.operation}: ${rule.rule}`, rule] as const))('%s', (_name, rule) => {
+    expect(contract).toMatch(rule.contract);
+    expect(operationText(rule.operation)).toMatch(rule.openApi);
+  });
+
+  it('lists a rule for every route-specific 400 and 403 the API description names', () => {
+    const documented = Object.entries(OPERATIONS).flatMap(([operation, doc]) =>
+      (['validation', 'forbidden'] as const)
+        .filter((code) => doc.errors?.[code] !== undefined)
+        // A cursor the listing did not issue is the paging helper's rule, tested with paging.
+        .filter((code) => !/^a cursor /.test(doc.errors?.[code] ?? ''))
+        .map((code) => `${operation} ${code}`),
+    );
+    const covered = new Set(RULES.map((rule) => `${rule.operation} ${rule.broken.code}`));
+    expect(documented.filter((entry) => !covered.has(entry))).toEqual([]);
+  });
+
+  it('names only declared operations', () => {
+    const declared = new Set(wiring.httpRoutes.map((route) => route.id));
+    expect(RULES.map((rule) => rule.operation).filter((operation) => !declared.has(operation))).toEqual([]);
+  });
+});
+
+describe('the service enforces each documented rule as documented', () => {
+  let runtime: Runtime;
+  let tokens: Tokens;
+  const api = apiClient(() => runtime.httpUrl);
+  const send = (call: Call) => api(call.method, call.path, call.token(tokens), call.body);
+
+  beforeAll(async () => {
+    runtime = await startTestRuntime();
+    tokens = {
+      alice: await runtime.mintUserToken('alice'),
+      billing: await runtime.mintServiceToken('billing', [
+        'events:publish',
+        'notifications:write',
+        'webhooks:admin',
+      ]),
+    };
+    expect((await api('POST', '/topics', tokens.billing, { name: topic })).status).toBe(201);
+  });
+  afterAll(() => runtime?.stop());
+
+  it.each(RULES.map((rule) => [`${rule.operation}: ${rule.rule}`, rule] as const))(
+    '%s',
+    async (_name, rule) => {
+      const broken = await send(rule.broken);
+      expect({ status: broken.status, code: broken.body?.code }).toEqual({
+        status: rule.broken.status,
+        code: rule.broken.code,
+      });
+      if (rule.broken.field) {
+        expect(broken.body.details.map((detail: { field: string }) => detail.field)).toContain(
+          rule.broken.field,
+        );
+      }
+      expect((await send(rule.kept)).status).toBe(rule.kept.status);
+    },
+  );
+});
