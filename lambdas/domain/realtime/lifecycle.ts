@@ -1,14 +1,16 @@
+import { DeleteConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
+import { connectionsApi } from '../../core/clients-connections';
 import { forEachLimited } from '../../core/concurrency';
 import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import type { UserPrincipal } from '../../core/principal';
 import { userChannel } from './channel-names';
 import { realtimeSettings, shardOf } from './config';
-import type { GoneConnection } from './deliver';
-import type { PresenceStatus, SessionFrame } from './frames';
+import { type GoneConnection, isGone, postFrame } from './deliver';
+import type { ErrorFrame, PresenceStatus, SessionFrame } from './frames';
 import { presenceOnConnect, presenceOnDisconnect } from './presence';
 import { liveItemTtl, nowSecs, SESSION_META, table } from './tables';
 
@@ -40,7 +42,7 @@ export interface ConnectionRecord {
   readonly auth_closed?: boolean;
 }
 
-export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired';
+export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired' | 'taken_over';
 
 export const getConnection = async (connectionId: string): Promise<ConnectionRecord | undefined> => {
   const result = await documentClient().send(
@@ -363,6 +365,25 @@ export const endConnection = async (
   await detachSession({ sessionId, connectionId, userId, channels, rooms });
   await endGoneConnections(await presenceOnDisconnect(userId, connectionId, rooms));
   return connection;
+};
+
+/**
+ * A close the server starts: tells the client why (when there is something to tell; contract §4 — the close
+ * code cannot say it), closes the socket (`@connections` DELETE), then cleans up without waiting for
+ * `$disconnect`, which may never arrive on AWS (the clean-up is idempotent).
+ */
+export const closeConnection = async (
+  connectionId: string,
+  reason: EndReason,
+  frame?: ErrorFrame,
+): Promise<void> => {
+  try {
+    if (frame) await postFrame(connectionId, frame);
+    await connectionsApi().send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+  } catch (error) {
+    if (!isGone(error)) throw error;
+  }
+  await endConnection(connectionId, reason);
 };
 
 /** Connections ended at once while ending the ones a delivery found gone. */
