@@ -6,7 +6,14 @@ import type { Authenticated } from './channels';
 import { MAX_CHANNELS_PER_CONNECTION, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
 import { errorFrame } from './frames';
-import { closeConnection, detachSession, endGoneConnections, putMembership } from './lifecycle';
+import {
+  type ConnectionRecord,
+  closeConnection,
+  connectionStatusOf,
+  detachSession,
+  endGoneConnections,
+  putMembership,
+} from './lifecycle';
 import { joinRoomPresence } from './presence';
 import { readSessionMeta, type SessionMeta } from './session-meta';
 import { FRAME_PREFIX, liveItemTtl, nowSecs, SESSION_META, table } from './tables';
@@ -201,8 +208,9 @@ export const resumeSession = async (
       ),
     ),
   );
+  let attached: ConnectionRecord;
   try {
-    await documentClient().send(
+    const result = await documentClient().send(
       new UpdateCommand({
         TableName: table('connections'),
         Key: { connection_id: connection.connection_id },
@@ -216,8 +224,11 @@ export const resumeSession = async (
           ':channels': channels,
           ...(rooms.length > 0 ? { ':rooms': new Set(rooms) } : {}),
         },
+        // The status the restored rooms' presence rows start from, as of their registration (as join.room).
+        ReturnValues: 'ALL_NEW',
       }),
     );
+    attached = result.Attributes as ConnectionRecord;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     // The connection ended meanwhile (its clean-up saw only its fresh session): the resumed session becomes
@@ -237,14 +248,10 @@ export const resumeSession = async (
       Key: { session_id: connection.session_id, item: SESSION_META },
     }),
   );
+  const { status, version } = connectionStatusOf(attached);
   for (const room of rooms) {
     await endGoneConnections(
-      await joinRoomPresence(
-        room,
-        connection.user_id,
-        connection.connection_id,
-        connection.status ?? 'online',
-      ),
+      await joinRoomPresence(room, connection.user_id, connection.connection_id, status, version),
     );
   }
   const { keys, frames, floor } = await bufferedFrames(sessionId, meta.replay_floor);
