@@ -5,38 +5,21 @@
  * all saying the same status. Over real WebSockets on the local runtime (AWS-like delivery: frames of one
  * connection handled concurrently, in any order).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createNotify, type Notify } from '../../client/src/index';
-import { apiClient, eventually } from '../support/api';
+import { eventually } from '../support/api';
 import { LONG } from '../support/reliability';
-import { type Runtime, startTestRuntime } from '../support/runtime';
-import { type Frame, TestClient } from '../support/ws-client';
+import type { Frame, TestClient } from '../support/ws-client';
+import { realtimeRuntime } from '../support/ws-runtime';
 
 const REPETITIONS = LONG ? 40 : 10;
 const STATUSES = ['busy', 'away'] as const;
 
-let runtime: Runtime;
-let run = 0;
-const open: TestClient[] = [];
-const api = apiClient(() => runtime.httpUrl);
+const realtime = realtimeRuntime();
+const { api, run } = realtime;
 
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-  run = Date.now();
-}, 60_000);
-afterEach(() => {
-  for (const client of open.splice(0)) client.socket.terminate();
-});
-afterAll(() => runtime?.stop());
-
-const connectAs = async (userId: string): Promise<TestClient> => {
-  const client = await TestClient.open(`${runtime.wsUrl}?token=${await runtime.mintUserToken(userId)}`);
-  open.push(client);
-  // Generous: the shared machine can be loaded many times over (no timing is asserted).
-  await client.nextOfType('session', 30_000);
-  return client;
-};
+const connectAs = async (userId: string): Promise<TestClient> => (await realtime.connectAs(userId)).client;
 
 /** Sends every frame at once (each with an id), then waits for all their answers. */
 const sendTogether = async (client: TestClient, frames: readonly Record<string, unknown>[]) => {
@@ -56,7 +39,7 @@ interface Views {
 
 /** What each view says about the user's status: GET /presence/{user}, each room's list, each room's last frame. */
 const views = async (observer: Frame[], userId: string, rooms: readonly string[]): Promise<Views> => {
-  const token = await runtime.mintUserToken('presence-observer');
+  const token = await realtime.runtime.mintUserToken('presence-observer');
   const user = (await api('GET', `/presence/${encodeURIComponent(userId)}`, token)).body.status as string;
   const listed = await Promise.all(
     rooms.map(async (room) => {
@@ -115,7 +98,7 @@ describe('presence under frames handled in any order', () => {
       );
       if (!agreeOn(status, rooms.length)(seen))
         diverged.push(`${repetition} (${status}): ${JSON.stringify(seen)}`);
-      for (const socket of open.splice(0)) socket.socket.terminate();
+      realtime.closeAll();
     }
     expect(diverged).toEqual([]);
   }, 600_000);
@@ -129,10 +112,10 @@ describe('presence under frames handled in any order', () => {
         const room = `sdk-race-${run}-${repetition}`;
         const observer = await observe([room]);
         const notify = createNotify({
-          apiUrl: runtime.httpUrl,
-          wsUrl: runtime.wsUrl,
+          apiUrl: realtime.runtime.httpUrl,
+          wsUrl: realtime.runtime.wsUrl,
           WebSocket: WebSocket as never,
-          getToken: () => runtime.mintUserToken(userId),
+          getToken: () => realtime.runtime.mintUserToken(userId),
         });
         started.push(notify);
         void notify.realtime.setPresence('busy');
@@ -142,7 +125,7 @@ describe('presence under frames handled in any order', () => {
         const seen = await eventually(() => views(observer, userId, [room]), agreeOn('busy', 1), 10_000);
         if (!agreeOn('busy', 1)(seen)) diverged.push(`${repetition}: ${JSON.stringify(seen)}`);
         notify.stop();
-        for (const socket of open.splice(0)) socket.socket.terminate();
+        realtime.closeAll();
       }
       expect(diverged).toEqual([]);
     } finally {

@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, eventually } from '../support/api';
+import { describe, expect, it } from 'vitest';
+import { eventually } from '../support/api';
 import { LONG } from '../support/reliability';
-import { type Runtime, startTestRuntime } from '../support/runtime';
-import { type Frame, TestClient } from '../support/ws-client';
+import type { Frame, TestClient } from '../support/ws-client';
+import { realtimeRuntime } from '../support/ws-runtime';
 
 /**
  * A `reconnect` that names a session whose connection is still open takes the session over. The connection
@@ -13,25 +13,13 @@ import { type Frame, TestClient } from '../support/ws-client';
 const RACERS = 10;
 const RACES = LONG ? 10 : 2;
 
-let runtime: Runtime;
-let run = 0;
-const open: TestClient[] = [];
-const api = apiClient(() => runtime.httpUrl);
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-  run = Date.now();
-}, 60_000);
-afterEach(() => {
-  for (const client of open.splice(0)) client.socket.terminate();
-});
-afterAll(() => runtime?.stop());
+const realtime = realtimeRuntime();
+const { api, run } = realtime;
 
 const connectAs = async (userId: string): Promise<{ client: TestClient; session: Frame }> => {
-  const client = await TestClient.open(`${runtime.wsUrl}?token=${await runtime.mintUserToken(userId)}`);
-  open.push(client);
-  watch(client);
-  return { client, session: await client.nextOfType('session') };
+  const connected = await realtime.connectAs(userId);
+  watch(connected.client);
+  return connected;
 };
 
 const isTakeover = (frame: Frame) => frame.type === 'error' && frame.code === 'session_taken_over';
@@ -91,7 +79,7 @@ const fate = async (client: TestClient, room: string): Promise<'served' | 'taken
 };
 
 const presenceOf = async (userId: string) => {
-  const { body } = await api('GET', `/presence/${userId}`, await runtime.mintUserToken('observer'));
+  const { body } = await api('GET', `/presence/${userId}`, await realtime.runtime.mintUserToken('observer'));
   return body as { status: string; connections: number };
 };
 
