@@ -27,6 +27,9 @@ export interface InboxOptions {
   readonly pageSize?: number;
 }
 
+/** The most pages a refresh reads to meet the items already loaded (at 20 a page, a gap of 200 items). */
+const MAX_CATCH_UP_PAGES = 10;
+
 /** Receiver ids are UUID v7 (time-ordered): their text order is their age order. */
 const olderThan = (id: string, than: string) => id < than;
 
@@ -165,17 +168,37 @@ export class InboxStore {
     return this.options.pageSize ?? 20;
   }
 
+  /**
+   * Reads the feed's head, and on until it meets the items already loaded: more than a page may have arrived
+   * (a burst, or a resume after time away), and the items between the head's first page and the loaded ones
+   * must not go missing. At most `MAX_CATCH_UP_PAGES` pages: past that, the store restarts from the head read
+   * (its cursor, so `loadMore()` brings the rest).
+   */
   private async fetchHead(): Promise<void> {
     try {
-      const [page, count] = await Promise.all([
+      const newestLoaded = this.items[0]?.id;
+      const [first, count] = await Promise.all([
         this.options.api.getFeed({ limit: this.pageSize() }),
         this.options.api.getUnreadCount(),
       ]);
-      const oldest = page.items[page.items.length - 1];
-      // Keep older pages already loaded; anything else the head no longer lists has expired.
-      const older = oldest ? this.items.filter((item) => olderThan(item.id, oldest.id)) : [];
-      this.items = [...page.items, ...older];
-      if (older.length === 0) this.cursor = page.next_cursor;
+      const head = [...first.items];
+      let cursor = first.next_cursor;
+      const meetsLoaded = () => {
+        const oldest = head[head.length - 1];
+        return newestLoaded === undefined || (oldest !== undefined && !olderThan(newestLoaded, oldest.id));
+      };
+      for (let pages = 1; cursor && !meetsLoaded() && pages < MAX_CATCH_UP_PAGES; pages++) {
+        const page = await this.options.api.getFeed({ cursor, limit: this.pageSize() });
+        const known = new Set(head.map((item) => item.id));
+        head.push(...page.items.filter((item) => !known.has(item.id)));
+        cursor = page.next_cursor;
+      }
+      const oldest = head[head.length - 1];
+      // Keep older pages already loaded when the head reaches them; anything else the head no longer lists has
+      // expired.
+      const older = oldest && meetsLoaded() ? this.items.filter((item) => olderThan(item.id, oldest.id)) : [];
+      this.items = [...head, ...older];
+      if (older.length === 0) this.cursor = cursor;
       this.serverUnread = count;
       this.status = 'ready';
       this.error = undefined;

@@ -382,10 +382,14 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
           if (frame.type === 'ack') pending.resolve(frame);
           else pending.reject(new NotifyError(frame.code, frame.message));
         } else if (frame.type === 'error') {
-          // Unasked errors announce the server's close (unauthorized, token_expired, idle_timeout).
+          // Unasked errors announce the server's close (unauthorized, token_expired, idle_timeout,
+          // session_taken_over).
           const error = new NotifyError(frame.code, frame.message);
           this.closeReason = error;
           if (frame.code === 'token_expired') this.forceToken = true;
+          // Another connection resumed the session: taking it back would close that one, which would take it
+          // back in turn. The next connection starts a session of its own.
+          if (frame.code === 'session_taken_over') this.sessionId = undefined;
           this.emit('error', error);
         }
         return;

@@ -23,6 +23,7 @@ import {
   SocketControl,
 } from '../support/client-sdk';
 import { type Runtime, startTestRuntime } from '../support/runtime';
+import { TestClient } from '../support/ws-client';
 
 /**
  * Shortened (docs/realtime.md): heartbeats every half second, silence closes after 3 s, sweeps run by the tests
@@ -337,6 +338,30 @@ describe('reconnecting', () => {
     );
     await sleep(300);
     expect(client.notifications.map((received) => received.title)).toEqual(['twice', 'other']);
+  });
+
+  it('after session_taken_over: starts a new session instead of taking its old one back', async () => {
+    const client = await startClient('sdk-taken');
+    client.notify.realtime.connect();
+    await connected(client);
+    const taken = client.sessions[0]?.sessionId;
+    // Another connection of the user resumes the SDK's session (say, a copy of the app that kept its id).
+    const other = await TestClient.open(`${runtime.wsUrl}?token=${await runtime.mintUserToken('sdk-taken')}`);
+    try {
+      await other.nextOfType('session');
+      expect(await other.request({ type: 'reconnect', session_id: taken })).toMatchObject({ type: 'ack' });
+      await connected(client, 2);
+      expect(client.errors.map((error) => error.code)).toContain('session_taken_over');
+      expect(client.sessions[1]).toMatchObject({ resumed: false });
+      expect(client.sessions[1]?.sessionId).not.toBe(taken);
+      // Taking it back would close the other connection, which would take it back again, and so on.
+      expect(await other.request({ type: 'subscribe', channel: 'room:sdk-taken' })).toMatchObject({
+        type: 'ack',
+      });
+      expect(other.closed).toBeUndefined();
+    } finally {
+      await other.close();
+    }
   });
 
   it('after session_expired: rejoins rooms and topics on the new session and the inbox refetches the feed', async () => {

@@ -335,7 +335,7 @@ export type ErrorFrame = {
   readonly type: 'error';
   /** the client frame’s `id`, when it had one */
   readonly id?: string;
-  readonly code: 'validation' | 'unauthorized' | 'forbidden' | 'not_found' | 'payload_too_large' | 'session_expired' | 'rate_limited' | 'internal' | 'unavailable' | 'token_expired' | 'idle_timeout';
+  readonly code: 'validation' | 'unauthorized' | 'forbidden' | 'not_found' | 'payload_too_large' | 'session_expired' | 'rate_limited' | 'internal' | 'unavailable' | 'token_expired' | 'idle_timeout' | 'session_taken_over';
   readonly message: string;
 };
 

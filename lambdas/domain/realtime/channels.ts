@@ -5,7 +5,13 @@ import { ServiceError, unauthorized, validationError } from '../../core/errors';
 import { checkChannelAccess } from './channel-access';
 import { parseChannel, roomChannel } from './channel-names';
 import { MAX_CHANNELS_PER_CONNECTION } from './config';
-import { type ConnectionRecord, endGoneConnections, getConnection, putMembership } from './lifecycle';
+import {
+  type ConnectionRecord,
+  connectionStatusOf,
+  endGoneConnections,
+  getConnection,
+  putMembership,
+} from './lifecycle';
 import { joinRoomPresence, leaveRoomPresence } from './presence';
 import { table } from './tables';
 
@@ -74,8 +80,9 @@ export const unsubscribe = async (connection: Authenticated, channel: string): P
 export const joinRoom = async (connection: Authenticated, roomId: string): Promise<string> => {
   const room = roomChannel(roomId);
   await subscribe(connection, room);
+  let joined: ConnectionRecord;
   try {
-    await documentClient().send(
+    const result = await documentClient().send(
       new UpdateCommand({
         TableName: table('connections'),
         Key: { connection_id: connection.connection_id },
@@ -83,8 +90,12 @@ export const joinRoom = async (connection: Authenticated, roomId: string): Promi
         // An unsubscribe racing the join may have removed the channel: rooms stay a subset of channels.
         ConditionExpression: 'attribute_exists(connection_id) AND contains(channels, :name)',
         ExpressionAttributeValues: { ':room': new Set([room]), ':name': room },
+        // The status as of the room's registration: a `presence.update` handled at the same time either set
+        // its status before (read here) or lists this room after (and writes its row).
+        ReturnValues: 'ALL_NEW',
       }),
     );
+    joined = result.Attributes as ConnectionRecord;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
       throw validationError('The room was left while it was being joined', [
@@ -93,8 +104,9 @@ export const joinRoom = async (connection: Authenticated, roomId: string): Promi
     }
     throw error;
   }
+  const { status, version } = connectionStatusOf(joined);
   await endGoneConnections(
-    await joinRoomPresence(room, connection.user_id, connection.connection_id, connection.status ?? 'online'),
+    await joinRoomPresence(room, connection.user_id, connection.connection_id, status, version),
   );
   return room;
 };

@@ -47,7 +47,8 @@ export const MEMBERS_PAGE = 500;
 
 const encoder = new TextEncoder();
 
-const isGone = (error: unknown): boolean =>
+/** API Gateway's answer for a connection that is closed (410 GoneException). */
+export const isGone = (error: unknown): boolean =>
   error instanceof Error &&
   (error.name === 'GoneException' ||
     (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410);

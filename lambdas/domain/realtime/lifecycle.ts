@@ -1,15 +1,17 @@
+import { DeleteConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
+import { connectionsApi } from '../../core/clients-connections';
 import { forEachLimited } from '../../core/concurrency';
 import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import type { UserPrincipal } from '../../core/principal';
 import { userChannel } from './channel-names';
 import { realtimeSettings, shardOf } from './config';
-import type { GoneConnection } from './deliver';
-import type { PresenceStatus, SessionFrame } from './frames';
-import { presenceOnConnect, presenceOnDisconnect } from './presence';
+import { type GoneConnection, isGone, postFrame } from './deliver';
+import type { ErrorFrame, PresenceStatus, SessionFrame } from './frames';
+import { type ConnectionStatus, presenceOnConnect, presenceOnDisconnect } from './presence';
 import { liveItemTtl, nowSecs, SESSION_META, table } from './tables';
 
 /** A row of the connections table. */
@@ -34,13 +36,15 @@ export interface ConnectionRecord {
   readonly channels?: Set<string>;
   readonly rooms?: Set<string>;
   readonly status?: PresenceStatus;
+  /** How many `presence.update`s set `status` (none: 0); presence rows carry it (presence.ts). */
+  readonly status_version?: number;
   /** Whether the `session` frame went out. */
   readonly welcomed?: boolean;
   /** Set when the auth deadline closes it: a racing `auth` frame can no longer authenticate it. */
   readonly auth_closed?: boolean;
 }
 
-export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired';
+export type EndReason = 'disconnect' | 'gone' | 'idle' | 'auth_timeout' | 'token_expired' | 'taken_over';
 
 export const getConnection = async (connectionId: string): Promise<ConnectionRecord | undefined> => {
   const result = await documentClient().send(
@@ -365,6 +369,25 @@ export const endConnection = async (
   return connection;
 };
 
+/**
+ * A close the server starts: tells the client why (when there is something to tell; contract §4 — the close
+ * code cannot say it), closes the socket (`@connections` DELETE), then cleans up without waiting for
+ * `$disconnect`, which may never arrive on AWS (the clean-up is idempotent).
+ */
+export const closeConnection = async (
+  connectionId: string,
+  reason: EndReason,
+  frame?: ErrorFrame,
+): Promise<void> => {
+  try {
+    if (frame) await postFrame(connectionId, frame);
+    await connectionsApi().send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+  } catch (error) {
+    if (!isGone(error)) throw error;
+  }
+  await endConnection(connectionId, reason);
+};
+
 /** Connections ended at once while ending the ones a delivery found gone. */
 const GONE_CONCURRENCY = 16;
 
@@ -392,16 +415,34 @@ export const endGoneConnections = async (gone: readonly GoneConnection[]): Promi
   });
 };
 
-/** `presence.update`: the status the connection's presence rows start from in rooms it joins later. */
-export const setConnectionStatus = async (connectionId: string, status: PresenceStatus): Promise<void> => {
-  await documentClient().send(
+/** The connection's status as its item holds it (an item written before any `presence.update`: version 0). */
+export const connectionStatusOf = (
+  connection: Pick<ConnectionRecord, 'status' | 'status_version'>,
+): ConnectionStatus => ({
+  status: connection.status ?? 'online',
+  version: connection.status_version ?? 0,
+});
+
+/**
+ * `presence.update`: the connection's status, with its next version, and the rooms it is in once the status is
+ * set (a `join.room` handled at the same time either adds its room before this write, and is listed, or reads
+ * this status after it).
+ */
+export const setConnectionStatus = async (
+  connectionId: string,
+  status: PresenceStatus,
+): Promise<{ status: ConnectionStatus; rooms: string[] }> => {
+  const result = await documentClient().send(
     new UpdateCommand({
       TableName: table('connections'),
       Key: { connection_id: connectionId },
-      UpdateExpression: 'SET #status = :status',
+      UpdateExpression: 'SET #status = :status ADD status_version :one',
       ConditionExpression: 'attribute_exists(connection_id)',
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':status': status },
+      ExpressionAttributeValues: { ':status': status, ':one': 1 },
+      ReturnValues: 'ALL_NEW',
     }),
   );
+  const connection = result.Attributes as ConnectionRecord;
+  return { status: connectionStatusOf(connection), rooms: [...(connection.rooms ?? [])] };
 };

@@ -96,15 +96,8 @@ export const joinTopicOperation: FrameOperation<'join.topic'> = async (ctx, fram
 
 export const presenceUpdateOperation: FrameOperation<'presence.update'> = async (ctx, frame) => {
   const connection = await requireAuthenticated(ctx);
-  await setConnectionStatus(connection.connection_id, frame.status);
-  await endGoneConnections(
-    await updatePresence(
-      connection.user_id,
-      connection.connection_id,
-      [...(connection.rooms ?? [])],
-      frame.status,
-    ),
-  );
+  const { status, rooms } = await setConnectionStatus(connection.connection_id, frame.status);
+  await endGoneConnections(await updatePresence(connection.user_id, connection.connection_id, rooms, status));
   await ctx.send(ackFrame('presence.update', frame.id));
 };
 

@@ -1,3 +1,4 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import { validationError } from '../../core/errors';
@@ -18,6 +19,10 @@ import { LAST_SEEN_MEMBER, liveItemTtl, NOT_EXPIRED, notExpiredNames, nowSecs, t
  * - `room:<id>` / `<user id>#<connection id>`: one per connection that joined the room.
  * A user's status aggregates its rows: `busy` if any connection says busy (a deliberate choice wins),
  * else `online` if any is online, else `away`; no rows → `offline`.
+ *
+ * A connection's rows carry the `status_version` of the connection's status they hold (its item counts its
+ * `presence.update`s): a row is written only over an older version, so frames of one connection handled at
+ * once, in any order (API Gateway invokes them concurrently), leave every row with the connection's last status.
  */
 interface PresenceRow {
   readonly scope: string;
@@ -25,7 +30,58 @@ interface PresenceRow {
   readonly user_id: string;
   readonly connection_id: string;
   readonly status: PresenceStatus;
+  readonly status_version?: number;
 }
+
+/** A connection's status as its item holds it: the status and how many `presence.update`s set it. */
+export interface ConnectionStatus {
+  readonly status: PresenceStatus;
+  readonly version: number;
+}
+
+/** The condition of every write of a connection's presence row: no newer status is there. */
+const NOT_NEWER = 'attribute_not_exists(status_version) OR status_version <= :version';
+
+/**
+ * Writes a connection's row in a scope with its status, unless the row holds a newer one (or, `existing`, is
+ * gone: the connection ended); false then.
+ */
+const writeStatusRow = async (
+  scope: string,
+  member: string,
+  userId: string,
+  connectionId: string,
+  { status, version }: ConnectionStatus,
+  existing = false,
+): Promise<boolean> => {
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: table('presence'),
+        Key: { scope, member },
+        UpdateExpression:
+          'SET #status = :status, status_version = :version, user_id = :user, connection_id = :connection, #ttl = :ttl',
+        ConditionExpression: existing ? `attribute_exists(#member) AND (${NOT_NEWER})` : NOT_NEWER,
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          '#ttl': 'ttl',
+          ...(existing ? { '#member': 'member' } : {}),
+        },
+        ExpressionAttributeValues: {
+          ':status': status,
+          ':version': version,
+          ':user': userId,
+          ':connection': connectionId,
+          ':ttl': liveItemTtl(),
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+};
 
 /** Last-seen times are kept a month after a user's last connection. */
 const LAST_SEEN_SECS = 30 * 24 * 3600;
@@ -98,12 +154,51 @@ const frame = (
  * `scale.presence.announce_max` subscribers gets the change counted for its next `presence.summary` instead
  * (presence-summary.ts): the request then costs a few writes, whatever the room's size.
  */
-const announce = async (room: string, change: PresenceFrame): Promise<GoneConnection[]> => {
+const announce = async (
+  room: string,
+  change: PresenceFrame,
+): Promise<{ gone: GoneConnection[]; counted: boolean }> => {
   if (await audienceAbove(room, presenceSettings().announceMax)) {
     await recordPresenceChange(room, change.change);
-    return [];
+    return { gone: [], counted: true };
   }
-  return (await deliverToChannel(room, change)).gone;
+  return { gone: (await deliverToChannel(room, change)).gone, counted: false };
+};
+
+/** Rounds of re-reading after an announcement before a change is left to the writer that made it. */
+const MAX_ANNOUNCE_ROUNDS = 3;
+
+/**
+ * Tells a room what changed for a user since `before` (the user's rows in the room before this request's
+ * write), as the rows are now: `join` (first connection), `leave` (none left; the user's global status), or
+ * `update` (the aggregate changed). The rows are read after the write, and again after each frame: a frame
+ * of a concurrent change of the same user (another frame of the connection, handled at once) may have been
+ * posted before this one with the later state, so a state that moved meanwhile is announced again and the
+ * room's last frame about the user says what the rows say. A change counted for a summary is counted once.
+ */
+const announceChange = async (
+  room: string,
+  userId: string,
+  before: readonly PresenceRow[],
+): Promise<GoneConnection[]> => {
+  const gone: GoneConnection[] = [];
+  let told = { members: before.length, status: aggregateStatus(before.map((row) => row.status)) };
+  for (let round = 0; round < MAX_ANNOUNCE_ROUNDS; round += 1) {
+    const rows = await userRowsInRoom(room, userId);
+    const status = aggregateStatus(rows.map((row) => row.status));
+    let change: PresenceFrame | undefined;
+    if (told.members === 0 && rows.length > 0) change = frame(room, userId, status, 'join');
+    else if (told.members > 0 && rows.length === 0) {
+      const global = aggregateStatus((await userConnectionRows(userId)).map((row) => row.status));
+      change = frame(room, userId, global, 'leave');
+    } else if (rows.length > 0 && status !== told.status) change = frame(room, userId, status, 'update');
+    if (!change) break;
+    const outcome = await announce(room, change);
+    gone.push(...outcome.gone);
+    if (outcome.counted) break;
+    told = { members: rows.length, status };
+  }
+  return gone;
 };
 
 export const presenceOnConnect = async (userId: string, connectionId: string): Promise<void> => {
@@ -132,27 +227,12 @@ export const joinRoomPresence = async (
   userId: string,
   connectionId: string,
   status: PresenceStatus,
+  version = 0,
 ): Promise<GoneConnection[]> => {
   const before = await userRowsInRoom(room, userId);
   if (before.some((row) => row.connection_id === connectionId)) return [];
-  await documentClient().send(
-    new PutCommand({
-      TableName: table('presence'),
-      Item: {
-        scope: room,
-        member: roomMember(userId, connectionId),
-        user_id: userId,
-        connection_id: connectionId,
-        status,
-        ttl: liveItemTtl(),
-      },
-    }),
-  );
-  const previous = aggregateStatus(before.map((row) => row.status));
-  const current = aggregateStatus([...before.map((row) => row.status), status]);
-  if (before.length === 0) return announce(room, frame(room, userId, current, 'join'));
-  if (previous !== current) return announce(room, frame(room, userId, current, 'update'));
-  return [];
+  await writeStatusRow(room, roomMember(userId, connectionId), userId, connectionId, { status, version });
+  return announceChange(room, userId, before);
 };
 
 /** Removes the connection from the room; `leave` when it was the user's last connection there. */
@@ -169,15 +249,7 @@ export const leaveRoomPresence = async (
       Key: { scope: room, member: roomMember(userId, connectionId) },
     }),
   );
-  const remaining = before.filter((row) => row.connection_id !== connectionId);
-  const previous = aggregateStatus(before.map((row) => row.status));
-  const current = aggregateStatus(remaining.map((row) => row.status));
-  if (remaining.length === 0) {
-    const global = aggregateStatus((await userConnectionRows(userId)).map((row) => row.status));
-    return announce(room, frame(room, userId, global, 'leave'));
-  }
-  if (previous !== current) return announce(room, frame(room, userId, current, 'update'));
-  return [];
+  return announceChange(room, userId, before);
 };
 
 /** `presence.update`: the connection's status changes everywhere; rooms whose aggregate changed get `update`. */
@@ -185,34 +257,17 @@ export const updatePresence = async (
   userId: string,
   connectionId: string,
   rooms: readonly string[],
-  status: PresenceStatus,
+  status: ConnectionStatus,
 ): Promise<GoneConnection[]> => {
   const gone: GoneConnection[] = [];
-  const set = (scope: string, member: string) =>
-    documentClient().send(
-      new UpdateCommand({
-        TableName: table('presence'),
-        Key: { scope, member },
-        UpdateExpression: 'SET #status = :status, user_id = :user, connection_id = :connection, #ttl = :ttl',
-        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':status': status,
-          ':user': userId,
-          ':connection': connectionId,
-          ':ttl': liveItemTtl(),
-        },
-      }),
-    );
-  await set(userChannel(userId), connectionId);
+  // The user's row of the connection exists from its connect on; gone, the connection ended.
+  await writeStatusRow(userChannel(userId), connectionId, userId, connectionId, status, true);
   for (const room of rooms) {
     const before = await userRowsInRoom(room, userId);
-    await set(room, roomMember(userId, connectionId));
-    const previous = aggregateStatus(before.map((row) => row.status));
-    const current = aggregateStatus([
-      ...before.filter((row) => row.connection_id !== connectionId).map((row) => row.status),
-      status,
-    ]);
-    if (previous !== current) gone.push(...(await announce(room, frame(room, userId, current, 'update'))));
+    // A newer status is there already: its own writer announces it.
+    if (!(await writeStatusRow(room, roomMember(userId, connectionId), userId, connectionId, status)))
+      continue;
+    gone.push(...(await announceChange(room, userId, before)));
   }
   return gone;
 };

@@ -13,7 +13,7 @@ export const PRESENCE_STATUSES = ['online', 'away', 'busy'] as const;
 /** What presence answers: a user with no live connection is `offline`. */
 export const PRESENCE_STATES = [...PRESENCE_STATUSES, 'offline'] as const;
 
-/** Codes of `error` frames; the last three announce a close the server starts. */
+/** Codes of `error` frames; `unauthorized` (unasked) and the last three announce a close the server starts. */
 export const WS_ERROR_CODES = [
   'validation',
   'unauthorized',
@@ -26,6 +26,7 @@ export const WS_ERROR_CODES = [
   'unavailable',
   'token_expired',
   'idle_timeout',
+  'session_taken_over',
 ] as const;
 
 const frameId = z.optional(

@@ -5,9 +5,17 @@ import { queryPages } from '../../core/paging';
 import type { Authenticated } from './channels';
 import { MAX_CHANNELS_PER_CONNECTION, MAX_REPLAYED_FRAMES } from './config';
 import type { OutboundFrame } from './frames';
-import { detachSession, endConnection, endGoneConnections, putMembership } from './lifecycle';
+import { errorFrame } from './frames';
+import {
+  type ConnectionRecord,
+  closeConnection,
+  connectionStatusOf,
+  detachSession,
+  endGoneConnections,
+  putMembership,
+} from './lifecycle';
 import { joinRoomPresence } from './presence';
-import { readSessionMeta } from './session-meta';
+import { readSessionMeta, type SessionMeta } from './session-meta';
 import { FRAME_PREFIX, liveItemTtl, nowSecs, SESSION_META, table } from './tables';
 
 export class SessionExpiredError extends Error {
@@ -109,9 +117,35 @@ const deleteFrames = async (sessionId: string, keys: readonly string[]): Promise
   }
 };
 
+/** How long a takeover waits for the end of the connection it closed to be recorded on the session. */
+const TAKEOVER_WAIT_MS = 3000;
+const TAKEOVER_POLL_MS = 50;
+
+/**
+ * The session's connection is still open: it is told why (`session_taken_over`) and closed, never left open
+ * without a session. Its end is recorded on the session by whoever cleans it up: this request, a racing
+ * takeover of the same connection, or, for a connection closed in the middle of its own resume of this session,
+ * that resume (which puts the session back as it was). The session as it is once that is recorded, or as it is
+ * when the session moved on to another connection (the caller then answers `session_expired`).
+ */
+const takeOver = async (sessionId: string, holder: string): Promise<SessionMeta | undefined> => {
+  await closeConnection(
+    holder,
+    'taken_over',
+    errorFrame('session_taken_over', 'Another connection resumed this session; closing this one'),
+  );
+  const deadline = Date.now() + TAKEOVER_WAIT_MS;
+  for (;;) {
+    const meta = await readSessionMeta(sessionId);
+    if (!meta || meta.connection_id !== holder || meta.ended_at !== undefined || Date.now() >= deadline)
+      return meta;
+    await new Promise((resolve) => setTimeout(resolve, TAKEOVER_POLL_MS));
+  }
+};
+
 /**
  * `reconnect {session_id}`: the connection takes over a session that ended less than the session TTL ago
- * (or whose old connection is still recorded as open: that one is ended first). Its channels and rooms are
+ * (or whose old connection is still open: that one is told and closed first). Its channels and rooms are
  * restored, then `sendAck(n)` and the up to 100 frames sent to them meanwhile, in order.
  * Only the session's own user may resume it; anything else is `session_expired` (existence is not leaked).
  */
@@ -128,8 +162,7 @@ export const resumeSession = async (
   let meta = await readSessionMeta(sessionId);
   if (!meta || meta.user_id !== connection.user_id) throw new SessionExpiredError();
   if (meta.ended_at === undefined) {
-    await endConnection(meta.connection_id, 'gone');
-    meta = await readSessionMeta(sessionId);
+    meta = await takeOver(sessionId, meta.connection_id);
     if (!meta || meta.ended_at === undefined) throw new SessionExpiredError();
   }
   try {
@@ -175,8 +208,9 @@ export const resumeSession = async (
       ),
     ),
   );
+  let attached: ConnectionRecord;
   try {
-    await documentClient().send(
+    const result = await documentClient().send(
       new UpdateCommand({
         TableName: table('connections'),
         Key: { connection_id: connection.connection_id },
@@ -190,8 +224,11 @@ export const resumeSession = async (
           ':channels': channels,
           ...(rooms.length > 0 ? { ':rooms': new Set(rooms) } : {}),
         },
+        // The status the restored rooms' presence rows start from, as of their registration (as join.room).
+        ReturnValues: 'ALL_NEW',
       }),
     );
+    attached = result.Attributes as ConnectionRecord;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     // The connection ended meanwhile (its clean-up saw only its fresh session): the resumed session becomes
@@ -211,14 +248,10 @@ export const resumeSession = async (
       Key: { session_id: connection.session_id, item: SESSION_META },
     }),
   );
+  const { status, version } = connectionStatusOf(attached);
   for (const room of rooms) {
     await endGoneConnections(
-      await joinRoomPresence(
-        room,
-        connection.user_id,
-        connection.connection_id,
-        connection.status ?? 'online',
-      ),
+      await joinRoomPresence(room, connection.user_id, connection.connection_id, status, version),
     );
   }
   const { keys, frames, floor } = await bufferedFrames(sessionId, meta.replay_floor);

@@ -1,4 +1,4 @@
-import { DeleteConnectionCommand, GetConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { GetConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { queueUrl } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
 import { forEachLimited } from '../../core/concurrency';
@@ -6,22 +6,17 @@ import { logger } from '../../core/logger';
 import { queryAll } from '../../core/paging';
 import { sendAll } from '../../core/sqs-send';
 import { realtimeSettings, shardNames } from './config';
-import { postFrame } from './deliver';
-import { type ErrorFrame, errorFrame } from './frames';
+import { isGone } from './deliver';
+import { errorFrame } from './frames';
 import {
   type ConnectionRecord,
   claimAuthDeadline,
-  type EndReason,
+  closeConnection,
   endConnection,
   getConnection,
 } from './lifecycle';
 import type { AliveUntil } from './sweep-schedule';
 import { BY_SHARD_INDEX, table } from './tables';
-
-const isGone = (error: unknown) =>
-  error instanceof Error &&
-  (error.name === 'GoneException' ||
-    (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410);
 
 /** What the `byShard` index projects: enough to judge a connection without reading its item. */
 type IndexRow = Pick<
@@ -38,22 +33,6 @@ const dueInShard = (shard: string, nowSecs: number): Promise<IndexRow[]> =>
     ExpressionAttributeNames: { '#shard': 'shard' },
     ExpressionAttributeValues: { ':shard': shard, ':now': nowSecs },
   });
-
-/** Tells the client why (when there is something to tell), closes the socket, then cleans up ourselves. */
-export const closeConnection = async (
-  connectionId: string,
-  reason: EndReason,
-  frame?: ErrorFrame,
-): Promise<void> => {
-  try {
-    if (frame) await postFrame(connectionId, frame);
-    await connectionsApi().send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
-  } catch (error) {
-    if (!isGone(error)) throw error;
-  }
-  // $disconnect may never arrive on AWS: the clean-up does not wait for it (it is idempotent).
-  await endConnection(connectionId, reason);
-};
 
 /** When API Gateway last saw traffic from the client; undefined when the connection is gone. */
 const lastActiveAt = async (connectionId: string): Promise<number | undefined> => {
