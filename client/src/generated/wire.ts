@@ -43,6 +43,7 @@ export type PreferencesDefaultsPutRequest = {
 };
 
 export type BroadcastSendRequest = {
+  /** user:<id>, room:<id> or topic:<name>: the name after the kind must be 1 to 512 bytes in UTF-8 */
   readonly channel?: string;
   /** Free-form JSON object: at most 32768 bytes serialized, nested at most 16 levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly payload: {
@@ -69,6 +70,7 @@ export type TopicsCreateRequest = {
 
 export type SubscriptionsCreateRequest = {
   readonly topic: string;
+  /** 1 to 512 bytes in UTF-8 (a 4-byte character such as an emoji counts 4) */
   readonly user_id?: string;
 };
 
@@ -435,12 +437,14 @@ export type UnsubscribeFrame = {
 export type JoinRoomFrame = {
   readonly type: 'join.room';
   readonly id?: string;
+  /** 1 to 512 bytes in UTF-8 (a 4-byte character such as an emoji counts 4) */
   readonly room_id: string;
 };
 
 export type JoinTopicFrame = {
   readonly type: 'join.topic';
   readonly id?: string;
+  /** 1 to 512 bytes in UTF-8 (a 4-byte character such as an emoji counts 4) */
   readonly topic: string;
 };
 

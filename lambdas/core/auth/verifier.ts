@@ -8,6 +8,7 @@ import {
 } from 'jose';
 import type { AuthConfig } from '../config';
 import { ServiceError, unauthorized, unavailable } from '../errors';
+import { describeBound, withinBound } from '../identifiers';
 import type { Principal, ServicePrincipal, UserPrincipal } from '../principal';
 import type { TokenReplayStore } from './token-replay-store';
 
@@ -105,6 +106,9 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
     const subject = payload.sub as string;
     const expiresAt = payload.exp as number;
     if (forUser) {
+      // The user id becomes part of keys (lambdas/core/identifiers.ts): past its bound no key could hold it.
+      if (!withinBound('userId', subject))
+        throw unauthorized(`The token "sub" must be ${describeBound('userId')}`);
       const roles = stringsOf(payload.roles);
       const user: UserPrincipal = {
         kind: 'user',
@@ -119,6 +123,8 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
     if (forService) {
       const serviceName =
         typeof payload.service === 'string' && payload.service !== '' ? payload.service : subject;
+      if (!withinBound('serviceName', serviceName))
+        throw unauthorized(`The token's service name must be ${describeBound('serviceName')}`);
       const scopes = [
         ...new Set([...stringsOf(payload.scope), ...stringsOf(payload.scp), ...stringsOf(payload.roles)]),
       ];

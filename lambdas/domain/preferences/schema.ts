@@ -1,3 +1,4 @@
+import { identifierSchema } from '../../core/identifier-schema';
 import * as z from '../../core/zod';
 import { CHANNELS } from '../notifications/schema';
 import { TOPIC_NAME } from '../topics/names';
@@ -59,7 +60,7 @@ export const putDefaultsSchema = z.strictObject({
 
 /** `user_id`: whose preferences a service reads or sets; a user may leave it out or name itself. */
 export const preferencesQuerySchema = z.strictObject({
-  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  user_id: z.optional(identifierSchema('userId')),
 });
 
 export type PutPreferencesInput = z.output<typeof putPreferencesSchema>;

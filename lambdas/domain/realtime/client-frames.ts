@@ -1,19 +1,17 @@
+import { identifierSchema } from '../../core/identifier-schema';
 import * as z from '../../core/zod';
-import { CHANNEL_NAME_CHARACTERS, MAX_CHANNEL_NAME_LENGTH } from './channel-names';
+import { CHANNEL_NAME_CHARACTERS, MAX_CHANNEL_LENGTH } from './channel-names';
 import { type ErrorFrame, errorFrame, type WsErrorCode } from './frames';
 
 /** API Gateway's frame limit; a larger message can still reach a handler when sent in fragments. */
 export const MAX_CLIENT_FRAME_BYTES = 32 * 1024;
 
 const frameId = z.optional(z.string().check(z.maxLength(64)));
-const name = z
-  .string()
-  .check(
-    z.minLength(1),
-    z.maxLength(MAX_CHANNEL_NAME_LENGTH),
-    z.regex(CHANNEL_NAME_CHARACTERS, 'must not contain whitespace'),
-  );
-const channel = z.string().check(z.minLength(1), z.maxLength(300));
+const name = identifierSchema('channelName').check(
+  z.regex(CHANNEL_NAME_CHARACTERS, 'must not contain whitespace'),
+);
+// Its shape and the name's byte bound are parseChannel's to check, with one message for each.
+const channel = z.string().check(z.minLength(1), z.maxLength(MAX_CHANNEL_LENGTH));
 
 /** Client frames (contract §4); unknown extra fields are ignored, as clients evolve faster than servers. */
 export const CLIENT_FRAMES = {

@@ -1,3 +1,4 @@
+import { identifierSchema } from '../../core/identifier-schema';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from './names';
 
@@ -14,7 +15,7 @@ export const createTopicSchema = z.strictObject({
 
 export const createSubscriptionSchema = z.strictObject({
   topic: topicNameSchema,
-  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  user_id: z.optional(identifierSchema('userId')),
 });
 
 export type CreateTopicInput = z.output<typeof createTopicSchema>;

@@ -1,0 +1,41 @@
+/**
+ * The bounds of the identifiers the service takes, the one place they are declared (contract §5,
+ * "Identifiers"). Where an identifier becomes part of a DynamoDB key the bound is in UTF-8 bytes, what DynamoDB
+ * counts: a partition key holds at most 2,048 bytes, a sort key 1,024. The bounds keep every key legal:
+ *
+ * | key | built from | bytes at most |
+ * |---|---|---|
+ * | `user:<id>`, `room:<id>`, `topic:<name>` (presence and channel partition keys, preferences) | 6 + 512 | 518 of 2,048 |
+ * | presence sort key `<user id>#<connection id>` (and its paging bound `…#U+10FFFF`) | 512 + 1 + 4 + connection id | 517 + 16 of 1,024 |
+ * | `user_id` as a sort key (subscriptions, receipts) or partition key (feeds, devices, byUser indexes) | 512 | 512 of 1,024 |
+ * | idempotency record `<operation>\n<kind>:<principal>\n<Idempotency-Key>` | 32 + 9 + 512 + 1 + 3 × 128 | 938 of 2,048 |
+ * | subscription id (a path parameter, ≤ 1,024): base64url of `<topic>\n<user id>` | ⌈(128 + 1 + 512) / 3⌉ × 4 | 856 of 1,024 |
+ *
+ * (API Gateway's connection ids are 16 characters; the presence sort key leaves them 507 bytes.) A token
+ * whose subject or service name is past its bound is invalid (401); any other identifier past its bound is a
+ * `validation` error (400, or an error frame on the WebSocket).
+ */
+export const IDENTIFIER_BYTES = {
+  /** User ids: a user token's `sub`, `recipient_ids`, every `user_id` field, parameter and path. */
+  userId: 512,
+  /**
+   * A service token's name (`service`, else `sub`). It is the default `source` of what the service sends, and
+   * a stated `source` is at most 128 characters: a longer name could not state its own.
+   */
+  serviceName: 128,
+  /** The name in a channel, `user:<id>`, `room:<id>` or `topic:<name>`: room ids, `join.topic` names. */
+  channelName: 512,
+} as const;
+
+export type BoundedIdentifier = keyof typeof IDENTIFIER_BYTES;
+
+/** UTF-8 bytes of a string, as DynamoDB counts them (a lone surrogate counts 3, as its replacement). */
+export const utf8Bytes = (value: string): number => Buffer.byteLength(value, 'utf8');
+
+/** Whether `value` is a non-empty identifier of `kind` within its bound. */
+export const withinBound = (kind: BoundedIdentifier, value: string): boolean =>
+  value.length > 0 && utf8Bytes(value) <= IDENTIFIER_BYTES[kind];
+
+/** The rule as clients read it, for error messages and the API documents. */
+export const describeBound = (kind: BoundedIdentifier): string =>
+  `1 to ${IDENTIFIER_BYTES[kind]} bytes in UTF-8`;
