@@ -1,5 +1,5 @@
 import { validationError } from '../../core/errors';
-import { describeBound, IDENTIFIER_BYTES, withinBound } from '../../core/identifiers';
+import { describeBound, IDENTIFIER_BYTES, utf8Bytes } from '../../core/identifiers';
 
 /**
  * The one module that knows the channel kinds (contract §4): `user:<id>`, `room:<id>` and `topic:<name>`, and the
@@ -18,9 +18,12 @@ export const MAX_CHANNEL_NAME_LENGTH = IDENTIFIER_BYTES.channelName;
 export const MAX_CHANNEL_LENGTH =
   Math.max(...CHANNEL_KINDS.map((kind) => kind.length)) + 1 + MAX_CHANNEL_NAME_LENGTH;
 
-/** Whether the name in `channel` (after its kind) is within the byte bound; its shape is the pattern's to check. */
-export const channelNameWithinBound = (channel: string): boolean =>
-  withinBound('channelName', channel.slice(channel.indexOf(':') + 1));
+/**
+ * Whether the name in `channel` (after its kind) is over the byte bound. Checked before the shape, so that a
+ * long name is told it is too long, not that it is no channel; an empty name is the pattern's to refuse.
+ */
+export const channelNameOverBound = (channel: string): boolean =>
+  utf8Bytes(channel.slice(channel.indexOf(':') + 1)) > IDENTIFIER_BYTES.channelName;
 
 /** The byte rule of channel names, for error messages. */
 export const CHANNEL_NAME_BOUND = `the name after the kind must be ${describeBound('channelName')}`;
@@ -49,14 +52,14 @@ export const topicChannel = (topic: string): string => channelOf('topic', topic)
 
 /** The kind and name of a channel; a `validation` error when it has no known kind or breaks the name rule. */
 export const parseChannel = (channel: string): { kind: ChannelKind; name: string } => {
+  if (channelNameOverBound(channel)) {
+    throw validationError(`channel is too long: ${CHANNEL_NAME_BOUND}`, [
+      { field: 'channel', issue: CHANNEL_NAME_BOUND },
+    ]);
+  }
   if (!ANY_CHANNEL.test(channel)) {
     throw validationError(`channel must be ${describeChannels()}`, [
       { field: 'channel', issue: 'unknown channel shape' },
-    ]);
-  }
-  if (!channelNameWithinBound(channel)) {
-    throw validationError(`channel is too long: ${CHANNEL_NAME_BOUND}`, [
-      { field: 'channel', issue: CHANNEL_NAME_BOUND },
     ]);
   }
   const colon = channel.indexOf(':');

@@ -3,17 +3,15 @@ import * as z from '../../core/zod';
 import {
   CHANNEL_NAME_BOUND,
   type ChannelKind,
-  channelNameWithinBound,
+  channelNameOverBound,
   channelPattern,
   describeChannels,
 } from './channel-names';
 
 /** A whole channel of one of `kinds` (`room:<id>`…): the pattern the API documents show, and the byte bound. */
 export const channelSchema = (kinds?: readonly ChannelKind[]) =>
-  z
-    .string()
-    .check(
-      z.regex(channelPattern(kinds), { error: `must be ${describeChannels(kinds)}`, abort: true }),
-      z.refine(channelNameWithinBound, { error: CHANNEL_NAME_BOUND }),
-      z.describe(`${describeChannels(kinds)}: ${CHANNEL_NAME_BOUND}`),
-    );
+  z.string().check(
+    z.refine((channel) => !channelNameOverBound(channel), { error: CHANNEL_NAME_BOUND, abort: true }),
+    z.regex(channelPattern(kinds), `must be ${describeChannels(kinds)}`),
+    z.describe(`${describeChannels(kinds)}: ${CHANNEL_NAME_BOUND}`),
+  );
