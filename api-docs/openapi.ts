@@ -5,11 +5,11 @@
  */
 import { pathToFileURL } from 'node:url';
 import { type ErrorCode, STATUS_OF } from '../lambdas/core/errors';
-import { MAX_BODY_BYTES, MAX_PATH_PARAMETER_BYTES } from '../lambdas/core/http/route';
+import { MAX_BODY_BYTES } from '../lambdas/core/http/route';
+import { IDENTIFIER_CHARACTERS, MAX_PATH_PARAMETER_BYTES } from '../lambdas/core/identifiers';
 import { errorBodySchema, timestamp } from '../lambdas/core/response-schemas';
 import type { Schema } from '../lambdas/core/validation';
 import type * as z from '../lambdas/core/zod';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../lambdas/domain/idempotency';
 import { repoRoot } from '../lib/paths';
 import { type Access, DEFAULT_ROUTE_PATH, type HttpRoute, wiring } from '../lib/wiring';
 import { ROUTES_BASE_PATH } from '../lib/wiring/route-match';
@@ -288,7 +288,7 @@ export const buildOpenApi = async (): Promise<Json> => {
           in: 'header',
           required: false,
           description: 'Makes retries safe: the first response of this key and principal is kept 24 h',
-          schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+          schema: { type: 'string', minLength: 1, maxLength: IDENTIFIER_CHARACTERS.idempotencyKey },
         },
       },
       headers: {

@@ -10,6 +10,9 @@
  * | `user_id` as a sort key (subscriptions, receipts) or partition key (feeds, devices, byUser indexes) | 512 | 512 of 1,024 |
  * | idempotency record `<operation>\n<kind>:<principal>\n<Idempotency-Key>` | 32 + 9 + 512 + 1 + 3 × 128 | 938 of 2,048 |
  * | subscription id (a path parameter, ≤ 1,024): base64url of `<topic>\n<user id>` | ⌈(128 + 1 + 512) / 3⌉ × 4 | 856 of 1,024 |
+ * | topic name (topics, subscriptions), webhook filter (`<event type>` or `<prefix>.*`) | ASCII, 128 / 130 | 130 of 1,024 |
+ * | `jti` (token replay set), `session_id` (sessions) | 3 × 256 / 3 × 64 | 768 of 2,048 |
+ * | any id in a path (receiver, webhook, delivery ids…): GetItem / Query before any other check | 1,024 | 1,024 of 1,024 |
  *
  * (API Gateway's connection ids are 16 characters; the presence sort key leaves them 507 bytes.) A token
  * whose subject or service name is past its bound is invalid (401); any other identifier past its bound is a
@@ -28,6 +31,36 @@ export const IDENTIFIER_BYTES = {
 } as const;
 
 export type BoundedIdentifier = keyof typeof IDENTIFIER_BYTES;
+
+/**
+ * Identifiers bounded in characters: ASCII by their own rule (a character is a byte), or never a key as given (a
+ * device token is hashed first). Their worst case in bytes is in the table above.
+ */
+export const IDENTIFIER_CHARACTERS = {
+  /** `[a-z0-9][a-z0-9._-]*` (contract §3, topics). */
+  topicName: 128,
+  /** A dotted name of `[A-Za-z0-9_-]` segments. */
+  eventType: 128,
+  /** A webhook filter or preference rule: an event type, `<prefix>.*` (the longest event type and `.*`) or `*`. */
+  eventPattern: 128 + 2,
+  /** Contract §3: kept 24 h per principal, part of the idempotency record's key. */
+  idempotencyKey: 128,
+  /** A single-use token's id (token replay protection), the replay set's key. */
+  jti: 256,
+  /** `reconnect {session_id}`: the service issues UUIDs, so anything longer names no session. */
+  sessionId: 64,
+  /** A client frame's `id`, echoed in its answer. */
+  frameId: 64,
+  /** Push tokens: APNs 64 hex, FCM ~160 characters, a Web Push endpoint URL; hashed before it is a key. */
+  deviceToken: 4096,
+  appId: 256,
+} as const;
+
+/**
+ * Every DynamoDB key is at most 1,024 bytes (sort keys; partition keys 2,048): a longer path parameter names
+ * nothing that can exist, so it is a 404 before any handler turns it into a key (and DynamoDB into a 500).
+ */
+export const MAX_PATH_PARAMETER_BYTES = 1024;
 
 /** UTF-8 bytes of a string, as DynamoDB counts them (a lone surrogate counts 3, as its replacement). */
 export const utf8Bytes = (value: string): number => Buffer.byteLength(value, 'utf8');

@@ -8,7 +8,7 @@ import {
 } from 'jose';
 import type { AuthConfig } from '../config';
 import { ServiceError, unauthorized, unavailable } from '../errors';
-import { describeBound, withinBound } from '../identifiers';
+import { describeBound, IDENTIFIER_CHARACTERS, withinBound } from '../identifiers';
 import type { Principal, ServicePrincipal, UserPrincipal } from '../principal';
 import type { TokenReplayStore } from './token-replay-store';
 
@@ -32,7 +32,7 @@ const JWKS_TIMEOUT_MS = 5_000;
 /** Far above any real access token; refuses absurd input before any parsing. */
 const MAX_TOKEN_LENGTH = 16 * 1024;
 /** Bounded so a jti fits a DynamoDB key with room to spare. */
-const MAX_JTI_LENGTH = 256;
+const MAX_JTI_LENGTH = IDENTIFIER_CHARACTERS.jti;
 
 const ASYMMETRIC_ALGS = ['RS256', 'ES256'] as const;
 

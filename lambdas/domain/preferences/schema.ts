@@ -1,4 +1,5 @@
 import { identifierSchema } from '../../core/identifier-schema';
+import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import * as z from '../../core/zod';
 import { CHANNELS } from '../notifications/schema';
 import { TOPIC_NAME } from '../topics/names';
@@ -12,7 +13,7 @@ const pattern = z
   .string()
   .check(
     z.minLength(1),
-    z.maxLength(130),
+    z.maxLength(IDENTIFIER_CHARACTERS.eventPattern),
     z.regex(EVENT_TYPE_PATTERN, 'must be an event type, `prefix.*` or `*`'),
   );
 

@@ -1,4 +1,5 @@
 import { identifierSchema } from '../../core/identifier-schema';
+import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import * as z from '../../core/zod';
 import { CHANNEL_NAME_CHARACTERS, MAX_CHANNEL_LENGTH } from './channel-names';
 import { type ErrorFrame, errorFrame, type WsErrorCode } from './frames';
@@ -6,7 +7,7 @@ import { type ErrorFrame, errorFrame, type WsErrorCode } from './frames';
 /** API Gateway's frame limit; a larger message can still reach a handler when sent in fragments. */
 export const MAX_CLIENT_FRAME_BYTES = 32 * 1024;
 
-const frameId = z.optional(z.string().check(z.maxLength(64)));
+const frameId = z.optional(z.string().check(z.maxLength(IDENTIFIER_CHARACTERS.frameId)));
 const name = identifierSchema('channelName').check(
   z.regex(CHANNEL_NAME_CHARACTERS, 'must not contain whitespace'),
 );
@@ -21,7 +22,10 @@ export const CLIENT_FRAMES = {
   'join.room': z.object({ id: frameId, room_id: name }),
   'join.topic': z.object({ id: frameId, topic: name }),
   'presence.update': z.object({ id: frameId, status: z.enum(['online', 'away', 'busy']) }),
-  reconnect: z.object({ id: frameId, session_id: z.string().check(z.minLength(1), z.maxLength(64)) }),
+  reconnect: z.object({
+    id: frameId,
+    session_id: z.string().check(z.minLength(1), z.maxLength(IDENTIFIER_CHARACTERS.sessionId)),
+  }),
   heartbeat: z.object({ id: frameId }),
 } as const;
 
@@ -45,7 +49,7 @@ export class FrameError extends Error {
 const idOf = (value: unknown): string | undefined => {
   if (typeof value !== 'object' || value === null) return undefined;
   const id = (value as { id?: unknown }).id;
-  return typeof id === 'string' && id.length <= 64 ? id : undefined;
+  return typeof id === 'string' && id.length <= IDENTIFIER_CHARACTERS.frameId ? id : undefined;
 };
 
 const describeIssues = (error: z.core.$ZodError): string =>

@@ -4,9 +4,7 @@ import { TOPIC_NAME } from './names';
 
 export const MAX_DESCRIPTION_LENGTH = 1024;
 
-export const topicNameSchema = z
-  .string()
-  .check(z.regex(TOPIC_NAME, 'must match ^[a-z0-9][a-z0-9._-]{0,127}$'));
+export const topicNameSchema = z.string().check(z.regex(TOPIC_NAME, `must match ${TOPIC_NAME.source}`));
 
 export const createTopicSchema = z.strictObject({
   name: topicNameSchema,
