@@ -13,6 +13,7 @@
  * | topic name (topics, subscriptions), webhook filter (`<event type>` or `<prefix>.*`) | ASCII, 128 / 130 | 130 of 1,024 |
  * | `jti` (token replay set), `session_id` (sessions) | 3 × 256 / 3 × 64 | 768 of 2,048 |
  * | any id in a path (receiver, webhook, delivery ids…): GetItem / Query before any other check | 1,024 | 1,024 of 1,024 |
+ * | a connection's or session's channel set (an attribute, not a key) | 100 × (6 + 512) | 52 KB of the item's 400 KB |
  *
  * (API Gateway's connection ids are 16 characters; the presence sort key leaves them 507 bytes.) A token
  * whose subject or service name is past its bound is invalid (401); any other identifier past its bound is a
