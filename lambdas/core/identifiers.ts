@@ -6,16 +6,16 @@
  * | key | built from | bytes at most |
  * |---|---|---|
  * | `user:<id>`, `room:<id>`, `topic:<name>` (presence and channel partition keys, preferences) | 6 + 512 | 518 of 2,048 |
- * | presence sort key `<user id>#<connection id>` (and its paging bound `…#U+10FFFF`) | 512 + 1 + 4 + connection id | 517 + 16 of 1,024 |
+ * | presence sort key `<user id>#<connection id>`; its paging bound `<user id>#U+10FFFF` | 512 + 1 + 16; 512 + 1 + 4 | 529 of 1,024 |
  * | `user_id` as a sort key (subscriptions, receipts) or partition key (feeds, devices, byUser indexes) | 512 | 512 of 1,024 |
- * | idempotency record `<operation>\n<kind>:<principal>\n<Idempotency-Key>` | 32 + 9 + 512 + 1 + 3 × 128 | 938 of 2,048 |
+ * | idempotency record `<operation>\n<kind>:<principal id>\n<Idempotency-Key>` | 20 + 1 + 5 + 512 + 1 + 3 × 128 | 923 of 2,048 |
  * | subscription id (a path parameter, ≤ 1,024): base64url of `<topic>\n<user id>` | ⌈(128 + 1 + 512) / 3⌉ × 4 | 856 of 1,024 |
  * | topic name (topics, subscriptions), webhook filter (`<event type>` or `<prefix>.*`) | ASCII, 128 / 130 | 130 of 1,024 |
  * | `jti` (token replay set), `session_id` (sessions) | 3 × 256 / 3 × 64 | 768 of 2,048 |
  * | any id in a path (receiver, webhook, delivery ids…): GetItem / Query before any other check | 1,024 | 1,024 of 1,024 |
  * | a connection's or session's channel set (an attribute, not a key) | 100 × (6 + 512) | 52 KB of the item's 400 KB |
  *
- * (API Gateway's connection ids are 16 characters; the presence sort key leaves them 507 bytes.) A token
+ * (API Gateway's connection ids are 16 characters; the presence sort key would leave them 511 bytes.) A token
  * whose subject or service name is past its bound is invalid (401); any other identifier past its bound is a
  * `validation` error (400, or an error frame on the WebSocket).
  */
