@@ -425,12 +425,14 @@ export type AuthFrame = {
 export type SubscribeFrame = {
   readonly type: 'subscribe';
   readonly id?: string;
+  /** user:<id>, room:<id> or topic:<name>: the name after the kind must be 1 to 512 bytes in UTF-8 */
   readonly channel: string;
 };
 
 export type UnsubscribeFrame = {
   readonly type: 'unsubscribe';
   readonly id?: string;
+  /** user:<id>, room:<id> or topic:<name>: the name after the kind must be 1 to 512 bytes in UTF-8 */
   readonly channel: string;
 };
 

@@ -1,7 +1,12 @@
 import { identifierSchema } from '../../core/identifier-schema';
 import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import * as z from '../../core/zod';
-import { CHANNEL_NAME_CHARACTERS, MAX_CHANNEL_LENGTH } from './channel-names';
+import {
+  CHANNEL_NAME_BOUND,
+  CHANNEL_NAME_CHARACTERS,
+  describeChannels,
+  MAX_CHANNEL_LENGTH,
+} from './channel-names';
 import { type ErrorFrame, errorFrame, type WsErrorCode } from './frames';
 
 /** API Gateway's frame limit; a larger message can still reach a handler when sent in fragments. */
@@ -12,7 +17,13 @@ const name = identifierSchema('channelName').check(
   z.regex(CHANNEL_NAME_CHARACTERS, 'must not contain whitespace'),
 );
 // Its shape and the name's byte bound are parseChannel's to check, with one message for each.
-const channel = z.string().check(z.minLength(1), z.maxLength(MAX_CHANNEL_LENGTH));
+const channel = z
+  .string()
+  .check(
+    z.minLength(1),
+    z.maxLength(MAX_CHANNEL_LENGTH),
+    z.describe(`${describeChannels()}: ${CHANNEL_NAME_BOUND}`),
+  );
 
 /** Client frames (contract §4); unknown extra fields are ignored, as clients evolve faster than servers. */
 export const CLIENT_FRAMES = {
