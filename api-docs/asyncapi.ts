@@ -128,7 +128,7 @@ const clientFramePayload = (type: ClientFrameType): Json => {
 
 const CONNECTION_DESCRIPTION = `One WebSocket connection per client, at \`/ws\`. Every frame, both ways, is a JSON object with a string \`type\`; every client frame may carry an \`id\` (string of at most 64 characters) that its answer repeats (except \`heartbeat.ack\`, which API Gateway itself sends from a fixed template).
 
-**Authentication.** Only user tokens (the REST API's user access JWT) may connect. Either give the token on the handshake, \`/ws?token=<JWT>\` (an invalid token fails the handshake with HTTP 401, a service token with 403), or open without one and send \`{"type": "auth", "token": "<JWT>"}\` within ${settings.authTimeoutSecs} s: otherwise the server sends error \`unauthorized\` and closes the connection, no later than ${settings.authTimeoutSecs + 5} s after it opened. Frames other than \`auth\` and \`heartbeat\` before authentication are answered by error \`unauthorized\`. When the token expires the server sends error \`token_expired\` and closes; send a fresh \`auth\` frame before it does.
+**Authentication.** Only user tokens (the REST API's user access token: a JWT, or an opaque token where the deployment introspects them) may connect. Either give the token on the handshake, \`/ws?token=<token>\` (an invalid token fails the handshake with HTTP 401, a service token with 403), or open without one and send \`{"type": "auth", "token": "<token>"}\` within ${settings.authTimeoutSecs} s: otherwise the server sends error \`unauthorized\` and closes the connection, no later than ${settings.authTimeoutSecs + 5} s after it opened. Frames other than \`auth\` and \`heartbeat\` before authentication are answered by error \`unauthorized\`. When the token expires the server sends error \`token_expired\` and closes; send a fresh \`auth\` frame before it does.
 
 **Channels** are named \`<kind>:<name>\` (at most 300 characters, no whitespace in the name):
 - \`user:<user id>\`: one's own only (error \`forbidden\` otherwise); every connection is subscribed to its own after authentication, and notifications arrive there.
@@ -239,7 +239,7 @@ export const buildAsyncApi = (): Json => {
               properties: {
                 token: {
                   type: 'string',
-                  description: 'a user access JWT; or authenticate with an `auth` frame',
+                  description: 'a user access token; or authenticate with an `auth` frame',
                 },
               },
             },
@@ -258,7 +258,7 @@ export const buildAsyncApi = (): Json => {
           in: 'query',
           name: 'token',
           description:
-            'A user access JWT on the handshake (`?token=`); or none, then an `auth` frame within ' +
+            'A user access token on the handshake (`?token=`); or none, then an `auth` frame within ' +
             `${settings.authTimeoutSecs} s. Service tokens are refused (403).`,
         },
       },

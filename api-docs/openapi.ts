@@ -318,9 +318,10 @@ export const buildOpenApi = async (): Promise<Json> => {
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            'A user access JWT from the identity provider: `aud` contains the user audience, `sub` is the user ' +
-            'id; a user whose `roles` contain the admin role (`admin` by default) is an admin. The listed ' +
-            'role (`admin`) is required where a route names it.',
+            'A user access JWT from the identity provider (or, where `auth.introspection_url` is set, an opaque ' +
+            'access token the IdP vouches for through RFC 7662 introspection): `aud` contains the user audience, ' +
+            '`sub` is the user id; a user whose `roles` contain the admin role (`admin` by default) is an admin. ' +
+            'The listed role (`admin`) is required where a route names it. Refresh tokens are refused (401).',
         },
         serviceBearer: {
           type: 'http',
@@ -328,7 +329,8 @@ export const buildOpenApi = async (): Promise<Json> => {
           bearerFormat: 'JWT',
           description:
             'A service JWT: `aud` contains the service audience; name from `service`, else `sub`; scopes from ' +
-            '`scope` (space-separated) or `scp`/`roles` (array). The listed scope is required where a route ' +
+            '`scope` (space-separated) or `scp`/`roles` (array). Or an opaque access token, introspected: name ' +
+            'from `client_id`, scopes from `scope`. The listed scope is required where a route ' +
             'names one: `events:publish`, `notifications:write`, `webhooks:admin`, `broadcast:write`.',
         },
       },

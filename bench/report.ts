@@ -2,6 +2,7 @@ import type { ClientSizeRow } from './client-size';
 import type { ColdStartReport } from './cold-start';
 import type { ServiceUnits } from './cost';
 import type { IdleCost } from './idle-cost';
+import type { IntrospectionCost } from './introspection';
 import type { LatencyResult } from './latency';
 import type { LoadResult } from './load';
 import { PRICES } from './prices';
@@ -194,6 +195,25 @@ export const printResults = (results: Record<string, unknown>): void => {
       ),
     );
     for (const sample of load.errorSamples) out.push(`  error: ${sample}`);
+  }
+  const introspection = results.introspection as IntrospectionCost | undefined;
+  if (introspection) {
+    out.push(
+      `\nOpaque tokens: IdP introspection calls per 1,000 requests of one user (cache ${introspection.cacheTtlSecs} s)\n`,
+    );
+    out.push(
+      table(
+        ['token', 'requests', 'IdP calls', 'per 1,000', 'ms/request', 'λ ms/request'],
+        introspection.rows.map((row) => [
+          row.token,
+          String(row.requests),
+          String(row.idpCalls),
+          n(row.idpCallsPer1000Requests),
+          row.meanRequestMs.toFixed(1),
+          row.meanFunctionMs.toFixed(1),
+        ]),
+      ),
+    );
   }
   const idle = results.idleCost as IdleCost[] | undefined;
   if (idle) {

@@ -7,6 +7,7 @@ import { measureColdStarts } from './cold-start';
 import type { ServiceUnits } from './cost';
 import { machineLoad, startMeteredRuntime, waitForQuiet } from './harness';
 import { idleCost } from './idle-cost';
+import { measureIntrospectionCost } from './introspection';
 import { measureLatency, openClients, thousandConnectedCost } from './latency';
 import { runLoad } from './load';
 import { steadyConnectedRecipients } from './notification-scenarios';
@@ -191,6 +192,11 @@ const main = async () => {
     } finally {
       await bench.runtime.stop();
     }
+  }
+  if (wanted('introspection')) {
+    console.error('bench: IdP introspection calls per 1,000 requests of one user…');
+    process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+    results.introspection = await measureIntrospectionCost(quick ? 200 : 1000);
   }
   if (wanted('idle')) {
     console.error('bench: idle deployment cost (synthesizing the dev and prod stacks)…');

@@ -78,6 +78,8 @@ export class NotifyStack extends Stack {
   private readonly authEnv: Readonly<Record<string, string>>;
   /** The HS256 key of a development stage (Secrets Manager); undefined on other stages. */
   readonly hs256Secret: secretsmanager.ISecret | undefined;
+  /** The IdP client secret for token introspection (stage setting `auth.introspection_client_secret`). */
+  readonly introspectionClientSecret: secretsmanager.ISecret | undefined;
 
   constructor(scope: Construct, id: string, props: NotifyStackProps) {
     super(scope, id, {
@@ -170,6 +172,9 @@ export class NotifyStack extends Stack {
         : undefined;
     this.authEnv = settings.authEnv;
     this.hs256Secret = this.developmentHs256Secret(removalPolicy);
+    this.introspectionClientSecret =
+      settings.introspectionClientSecret &&
+      this.existingSecret('IntrospectionClientSecret', settings.introspectionClientSecret.secretId);
     this.webhookSecretKey = allSpecs.some((spec) => spec.webhookSecretKey)
       ? new kms.Key(this, 'WebhookSecretKey', {
           description: 'Notify: envelope encryption of webhook signing secrets',
@@ -393,11 +398,7 @@ export class NotifyStack extends Stack {
   private developmentHs256Secret(removalPolicy: RemovalPolicy): secretsmanager.ISecret | undefined {
     const source = this.settings.hs256Secret;
     if (source === undefined) return undefined;
-    if (source.kind === 'existing') {
-      return source.secretId.startsWith('arn:')
-        ? secretsmanager.Secret.fromSecretCompleteArn(this, 'Hs256DevelopmentSecret', source.secretId)
-        : secretsmanager.Secret.fromSecretNameV2(this, 'Hs256DevelopmentSecret', source.secretId);
-    }
+    if (source.kind === 'existing') return this.existingSecret('Hs256DevelopmentSecret', source.secretId);
     const secret = this.generatedKey(
       'Hs256DevelopmentSecret',
       'HS256 key for development tokens',
@@ -411,6 +412,13 @@ export class NotifyStack extends Stack {
       description: 'Secrets Manager secret holding the HS256 key that signs development tokens',
     });
     return secret;
+  }
+
+  /** A Secrets Manager secret the stack does not own, by ARN or name (`secretId` of a stage file). */
+  private existingSecret(constructId: string, secretId: string): secretsmanager.ISecret {
+    return secretId.startsWith('arn:')
+      ? secretsmanager.Secret.fromSecretCompleteArn(this, constructId, secretId)
+      : secretsmanager.Secret.fromSecretNameV2(this, constructId, secretId);
   }
 
   /** Where this stack's resources are, for the variables of functionEnvironment (lib/wiring/function-env.ts). */
@@ -441,6 +449,9 @@ export class NotifyStack extends Stack {
       auth: {
         ...this.authEnv,
         ...(this.hs256Secret ? { [envNames.hs256SecretArn]: this.hs256Secret.secretArn } : {}),
+        ...(this.introspectionClientSecret
+          ? { [envNames.introspectionClientSecretArn]: this.introspectionClientSecret.secretArn }
+          : {}),
       },
     };
   }
@@ -470,7 +481,10 @@ export class NotifyStack extends Stack {
       busyAfterSecs: options.busyAfterSecs,
     });
     const lambdaFn = fn.function;
-    if (options.withAuth && this.hs256Secret) this.hs256Secret.grantRead(lambdaFn);
+    if (options.withAuth) {
+      this.hs256Secret?.grantRead(lambdaFn);
+      this.introspectionClientSecret?.grantRead(lambdaFn);
+    }
     const grants = functionGrants(
       deployedSpec(spec, this.functionResources(usedBy).auth, { withAuth: options.withAuth }),
     );

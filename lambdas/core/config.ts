@@ -34,6 +34,21 @@ export interface AuthConfig {
   readonly adminRole: string;
   /** Which tokens must carry a `jti` accepted only once (single-use): none, service tokens, or every token. */
   readonly replayProtection: ReplayProtection;
+  /** The IdP's RFC 7662 endpoint that checks tokens which are not JWTs; undefined: such tokens are refused. */
+  readonly introspection: IntrospectionConfig | undefined;
+}
+
+/** How opaque tokens are checked (RFC 7662); set when `SERVICE__AUTH__INTROSPECTION_URL` is. */
+export interface IntrospectionConfig {
+  readonly url: string;
+  /** Client credentials the service authenticates with at the endpoint (HTTP Basic). */
+  readonly clientId: string;
+  /** Undefined only while it is still to be read from Secrets Manager (deployed stages). */
+  readonly clientSecret: string | undefined;
+  /** Longest time an active answer is reused, in seconds (never beyond the token's `exp`). */
+  readonly cacheTtlSecs: number;
+  /** Introspection calls one process (Lambda instance) makes per second at most; the excess is a 503. */
+  readonly callsPerSec: number;
 }
 
 /**
@@ -57,6 +72,11 @@ const AUTH_KEYS = [
   'HS256_SECRET',
   'ADMIN_ROLE',
   'REPLAY_PROTECTION',
+  'INTROSPECTION_URL',
+  'INTROSPECTION_CLIENT_ID',
+  'INTROSPECTION_CLIENT_SECRET',
+  'INTROSPECTION_CACHE_TTL',
+  'INTROSPECTION_CALLS_PER_SEC',
 ] as const;
 type AuthKey = (typeof AUTH_KEYS)[number];
 
@@ -82,6 +102,8 @@ export const DEFAULT_JWKS_CACHE_TTL_SECS = 300;
 export const DEFAULT_CLOCK_SKEW_SECS = 30;
 export const DEFAULT_ADMIN_ROLE = 'admin';
 export const MIN_HS256_SECRET_BYTES = 32;
+export const DEFAULT_INTROSPECTION_CACHE_TTL_SECS = 60;
+export const DEFAULT_INTROSPECTION_CALLS_PER_SEC = 20;
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 
@@ -105,14 +127,15 @@ type ParseSetting<T> = (text: string) => T | Invalid;
 
 const asText: ParseSetting<string> = (text) => text;
 
-const jwksUrl: ParseSetting<string> = (text) => {
+/** An address the service sends requests to that must not be read or altered on the way. */
+const secureUrl: ParseSetting<string> = (text) => {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     return new Invalid(`expected an https:// URL, got "${text}"`);
   }
-  // Plain http would let anyone on the path swap the keys; allowed only for a key server on this machine.
+  // Plain http would let anyone on the path swap the keys or read the tokens; allowed only on this machine.
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
     return new Invalid(`expected an https:// URL (http:// only on loopback), got "${text}"`);
   }
@@ -130,6 +153,11 @@ const wholeSecs: ParseSetting<number> = (text) =>
   /^\d{1,6}$/.test(text)
     ? Number(text)
     : new Invalid(`expected a whole number of seconds >= 0, got "${text}"`);
+
+const positiveCount: ParseSetting<number> = (text) =>
+  /^\d{1,6}$/.test(text) && Number(text) >= 1
+    ? Number(text)
+    : new Invalid(`expected a whole number >= 1, got "${text}"`);
 
 // Never echo the secret's value in an error.
 const hs256Secret: ParseSetting<string> = (text) => {
@@ -164,6 +192,11 @@ export const replayProtectionIn = (env: Readonly<Record<string, string | undefin
 export interface ParseAuthConfigOptions {
   /** False for a deployed stage that is not marked as development (contract §1): HS256 is then refused. */
   readonly allowHs256?: boolean;
+  /**
+   * True where the introspection client secret is read from Secrets Manager after this check (a deployed
+   * stage): it is then not required in `env`.
+   */
+  readonly introspectionSecretElsewhere?: boolean;
 }
 
 /**
@@ -191,21 +224,54 @@ export const parseAuthConfig = (
   // Read in AUTH_KEYS order, so the message lists the problems in that order.
   const issuer = read('ISSUER', asText, undefined);
   if (issuer === undefined) problems.push({ key: 'ISSUER', message: 'is required' });
-  const config: AuthConfig = {
+  let config: AuthConfig = {
     issuer: issuer ?? '',
     audience: read('AUDIENCE', asText, DEFAULT_AUDIENCE),
     serviceAudience: read('SERVICE_AUDIENCE', asText, DEFAULT_SERVICE_AUDIENCE),
-    jwksUrl: read('JWKS_URL', jwksUrl, undefined),
+    jwksUrl: read('JWKS_URL', secureUrl, undefined),
     jwksCacheTtlSecs: read('JWKS_CACHE_TTL', durationSecs, DEFAULT_JWKS_CACHE_TTL_SECS),
     clockSkewSecs: read('CLOCK_SKEW_SECS', wholeSecs, DEFAULT_CLOCK_SKEW_SECS),
     hs256Secret: read('HS256_SECRET', hs256Secret, undefined),
     adminRole: read('ADMIN_ROLE', asText, DEFAULT_ADMIN_ROLE),
     replayProtection: read('REPLAY_PROTECTION', replayProtection, 'off'),
+    introspection: undefined,
   };
-  if (textOf('JWKS_URL') === undefined && textOf('HS256_SECRET') === undefined) {
+  const introspectionUrl = read('INTROSPECTION_URL', secureUrl, undefined);
+  const clientId = read('INTROSPECTION_CLIENT_ID', asText, undefined);
+  // Read like any other setting but never echoed: asText's only failure would be blank, which reads as unset.
+  const clientSecret = read('INTROSPECTION_CLIENT_SECRET', asText, undefined);
+  const cacheTtlSecs = read('INTROSPECTION_CACHE_TTL', durationSecs, DEFAULT_INTROSPECTION_CACHE_TTL_SECS);
+  const callsPerSec = read('INTROSPECTION_CALLS_PER_SEC', positiveCount, DEFAULT_INTROSPECTION_CALLS_PER_SEC);
+  if (introspectionUrl !== undefined) {
+    if (clientId === undefined)
+      problems.push({
+        key: 'INTROSPECTION_CLIENT_ID',
+        message: `is required with ${AUTH_PREFIX}INTROSPECTION_URL`,
+      });
+    if (clientSecret === undefined && !options.introspectionSecretElsewhere)
+      problems.push({
+        key: 'INTROSPECTION_CLIENT_SECRET',
+        message: `is required with ${AUTH_PREFIX}INTROSPECTION_URL`,
+      });
+    config = {
+      ...config,
+      introspection: {
+        url: introspectionUrl,
+        clientId: clientId ?? '',
+        clientSecret,
+        cacheTtlSecs,
+        callsPerSec,
+      },
+    };
+  }
+  if (
+    textOf('JWKS_URL') === undefined &&
+    textOf('HS256_SECRET') === undefined &&
+    textOf('INTROSPECTION_URL') === undefined
+  ) {
     problems.push({
       key: 'JWKS_URL',
-      message: `set it (or ${AUTH_PREFIX}HS256_SECRET for local development): no way to check token signatures`,
+      message: `set it (or ${AUTH_PREFIX}INTROSPECTION_URL, or ${AUTH_PREFIX}HS256_SECRET for local development): no way to check tokens`,
     });
   }
   if (config.audience === config.serviceAudience) {

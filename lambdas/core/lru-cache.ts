@@ -5,7 +5,7 @@
  * its iterator helpers was 7 KiB of every bundle with DynamoDB. Same behaviour on a `Map`, whose insertion
  * order is the recency order: `get` and `set` make a key the most recent, `has` and `peek` do not, and a
  * `set` of a new key into a full cache drops the least recent. test/unit/lambda-bundle.test.ts compares it with
- * mnemonist's on random operations.
+ * mnemonist's on random operations. The token introspection cache (auth/introspection.ts) uses it too.
  */
 export default class LruCache<K, V> {
   private readonly items = new Map<K, V>();

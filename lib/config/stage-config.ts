@@ -177,6 +177,8 @@ export interface StageSettings {
   /** `SERVICE__AUTH__*` variables for the functions, without the HS256 secret. */
   readonly authEnv: Readonly<Record<string, string>>;
   readonly hs256Secret: Hs256SecretSource | undefined;
+  /** The Secrets Manager secret (name or ARN) holding the client secret for token introspection. */
+  readonly introspectionClientSecret: { readonly secretId: string } | undefined;
   readonly scale: ScaleSettings;
 }
 
@@ -202,6 +204,14 @@ const authSchema = z
       })
       .optional(),
     hs256_secret: z.union([z.string(), z.strictObject({ secrets_manager: z.string().min(1) })]).optional(),
+    introspection_url: z.string().optional(),
+    introspection_client_id: z.string().optional(),
+    // The IdP issues this secret, so there is nothing to generate: only an existing secret's name or ARN.
+    introspection_client_secret: z
+      .union([z.string(), z.strictObject({ secrets_manager: z.string().min(1) })])
+      .optional(),
+    introspection_cache_ttl: z.union([z.string(), z.number().int()]).optional(),
+    introspection_calls_per_sec: z.number().int().optional(),
   })
   .strict();
 
@@ -428,7 +438,9 @@ const settingsAStageNeeds = (raw: unknown): string[] => {
     text(valueAt(raw, ['auth', 'issuer']))
       ? undefined
       : `${configKeyOf('SERVICE__AUTH__ISSUER')} [SERVICE__AUTH__ISSUER]`,
-    development || text(valueAt(raw, ['auth', 'jwks_url']))
+    development ||
+    text(valueAt(raw, ['auth', 'jwks_url'])) ||
+    text(valueAt(raw, ['auth', 'introspection_url']))
       ? undefined
       : `${configKeyOf('SERVICE__AUTH__JWKS_URL')} [SERVICE__AUTH__JWKS_URL] (the identity provider's key set)`,
     // Alarms that notify nobody are not operable: a deployable stage names where they go.
@@ -460,6 +472,7 @@ const placeholdersIn = (raw: unknown): string[] => {
   return [
     ['auth', 'issuer'],
     ['auth', 'jwks_url'],
+    ['auth', 'introspection_url'],
     ['alarms', 'email'],
     ['domains', 'http', 'name'],
     ['domains', 'websocket', 'name'],
@@ -546,6 +559,17 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     );
   }
 
+  if (typeof auth.introspection_client_secret === 'string') {
+    throw new StageConfigError(
+      `${source} (stage "${stage}"): auth.introspection_client_secret must not be a literal secret: it would sit in ` +
+        "plain text in the template and in every function's configuration. Store it in Secrets Manager and use " +
+        '{"secrets_manager": "<secret name or ARN>"}.',
+    );
+  }
+  const introspectionClientSecret = auth.introspection_client_secret && {
+    secretId: auth.introspection_client_secret.secrets_manager,
+  };
+
   const hs256Secret: Hs256SecretSource | undefined =
     auth.hs256_secret === undefined
       ? undefined
@@ -565,11 +589,19 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
   set('CLOCK_SKEW_SECS', auth.clock_skew_secs);
   set('ADMIN_ROLE', auth.admin_role);
   set('REPLAY_PROTECTION', auth.replay_protection);
+  set('INTROSPECTION_URL', auth.introspection_url);
+  set('INTROSPECTION_CLIENT_ID', auth.introspection_client_id);
+  set('INTROSPECTION_CACHE_TTL', auth.introspection_cache_ttl);
+  set('INTROSPECTION_CALLS_PER_SEC', auth.introspection_calls_per_sec);
 
   const secretForValidation = hs256Secret === undefined ? undefined : SECRET_PLACEHOLDER;
   try {
     parseAuthConfig(
-      { ...authEnv, SERVICE__AUTH__HS256_SECRET: secretForValidation },
+      {
+        ...authEnv,
+        SERVICE__AUTH__HS256_SECRET: secretForValidation,
+        SERVICE__AUTH__INTROSPECTION_CLIENT_SECRET: introspectionClientSecret && SECRET_PLACEHOLDER,
+      },
       { allowHs256: file.development },
     );
   } catch (error) {
@@ -603,6 +635,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     cors: file.cors && { allowedOrigins: file.cors.allowed_origins },
     authEnv,
     hs256Secret,
+    introspectionClientSecret,
     scale,
   };
 };

@@ -30,6 +30,11 @@ export const envNames = {
   /** Secrets Manager secret holding the HS256 key of a development stage, read at cold start (AWS only). */
   hs256SecretArn: 'NOTIFY_HS256_SECRET_ARN',
   /**
+   * Secrets Manager secret holding the client secret for the IdP's token introspection endpoint (stage setting
+   * `auth.introspection_client_secret`), read at cold start (AWS only).
+   */
+  introspectionClientSecretArn: 'NOTIFY_INTROSPECTION_CLIENT_SECRET_ARN',
+  /**
    * Secrets Manager secret whose value CloudFront sends in ORIGIN_VERIFY_HEADER when the HTTP API sits behind
    * CloudFront + WAF; HTTP functions then refuse requests without it (AWS only).
    */

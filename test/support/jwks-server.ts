@@ -12,8 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type CryptoKey, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { listenOnLoopback, stopServer } from './loopback-server';
 
 export type AsymmetricAlg = 'RS256' | 'ES256';
 
@@ -99,12 +99,7 @@ export const startJwksServer = async (options: JwksServerOptions = {}): Promise<
     response.writeHead(404, { 'content-type': 'application/json' });
     response.end('{"error":"not found"}');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = await listenOnLoopback(server);
 
   return {
     origin,
@@ -132,10 +127,6 @@ export const startJwksServer = async (options: JwksServerOptions = {}): Promise<
       behaviour = mode;
       if (delayMs !== undefined) slowMs = delayMs;
     },
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    stop: () => stopServer(server),
   };
 };

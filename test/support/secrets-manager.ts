@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 
 export interface SecretsManagerServer {
   readonly endpoint: string;
+  /** The variables that point an SDK client in this process at the stand-in (region, credentials, endpoint). */
+  readonly clientEnv: Readonly<Record<string, string>>;
   /** The SecretId of every GetSecretValue call, in order. */
   readonly reads: string[];
   /** The SecretString returned from now on. */
@@ -44,8 +46,16 @@ export const startSecretsManager = async (initialSecret: string): Promise<Secret
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    endpoint,
+    clientEnv: {
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_MAX_ATTEMPTS: '1',
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint,
+    },
     reads,
     setSecret: (value) => {
       secret = value;

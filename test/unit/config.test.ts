@@ -166,8 +166,8 @@ describe('parseAuthConfig', () => {
       'SERVICE__AUTH__ISSUER: is required; ' +
         'SERVICE__AUTH__CLOCK_SKEW_SECS: expected a whole number of seconds >= 0, got "1.5"; ' +
         'SERVICE__AUTH__REPLAY_PROTECTION: expected off, service or all, got "maybe"; ' +
-        'SERVICE__AUTH__JWKS_URL: set it (or SERVICE__AUTH__HS256_SECRET for local development): ' +
-        'no way to check token signatures; ' +
+        'SERVICE__AUTH__JWKS_URL: set it (or SERVICE__AUTH__INTROSPECTION_URL, or SERVICE__AUTH__HS256_SECRET ' +
+        'for local development): no way to check tokens; ' +
         'SERVICE__AUTH__SERVICE_AUDIENCE: must differ from SERVICE__AUTH__AUDIENCE, ' +
         'or a user token could pass as a service token',
     );
@@ -183,7 +183,7 @@ describe('parseAuthConfig', () => {
 describe('auth environment helpers', () => {
   it('lists every SERVICE__AUTH__ variable and picks the set ones', () => {
     expect(AUTH_ENV_NAMES).toContain('SERVICE__AUTH__JWKS_CACHE_TTL');
-    expect(AUTH_ENV_NAMES).toHaveLength(9);
+    expect(AUTH_ENV_NAMES).toHaveLength(14);
     expect(pickAuthEnv({ ...minimal, SERVICE__AUTH__AUDIENCE: '', PATH: '/bin' })).toEqual(minimal);
   });
 });

@@ -15,11 +15,7 @@ describe('HS256 key from Secrets Manager', () => {
   beforeAll(async () => {
     secretsManager = await startSecretsManager(TEST_HS256_SECRET);
     Object.assign(process.env, {
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_MAX_ATTEMPTS: '1',
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint,
+      ...secretsManager.clientEnv,
       SERVICE__AUTH__ISSUER: TEST_ISSUER,
       SERVICE__AUTH__AUDIENCE: TEST_AUDIENCE,
       NOTIFY_HS256_SECRET_ARN: SECRET_ARN,

@@ -33,16 +33,27 @@ const tokenReplayTableName = (config: AuthConfig): string | undefined => {
 };
 
 /**
- * On a development stage in AWS the HS256 key is not in the environment: NOTIFY_HS256_SECRET_ARN names the
- * Secrets Manager secret, read once per instance on the first verification.
+ * Secrets a deployed stage keeps out of the environment: the variable naming the Secrets Manager secret, and the
+ * setting its value stands for. Each is read once per instance, on the first verification.
  */
-const verifierWithSecretFromSecretsManager = (secretId: string): TokenVerifier => {
+const SECRETS_IN_SECRETS_MANAGER = [
+  // A development stage's HS256 key.
+  { arnVariable: envNames.hs256SecretArn, setting: 'SERVICE__AUTH__HS256_SECRET' },
+  // The client secret the service authenticates with at the IdP's introspection endpoint.
+  {
+    arnVariable: envNames.introspectionClientSecretArn,
+    setting: 'SERVICE__AUTH__INTROSPECTION_CLIENT_SECRET',
+  },
+] as const;
+
+const verifierWithSecretsFromSecretsManager = (
+  secrets: readonly { readonly arn: string; readonly setting: string }[],
+): TokenVerifier => {
   let loading: Promise<TokenVerifier> | undefined;
   const load = async () => {
-    const config = parseAuthConfig({
-      ...process.env,
-      SERVICE__AUTH__HS256_SECRET: await readSecretString(secretId),
-    });
+    const env: Record<string, string | undefined> = { ...process.env };
+    for (const { arn, setting } of secrets) env[setting] = await readSecretString(arn);
+    const config = parseAuthConfig(env);
     const tableName = tokenReplayTableName(config);
     return createTokenVerifier(config, {
       tokenReplayStore: tableName ? new DynamoDbTokenReplayStore(tableName) : undefined,
@@ -65,10 +76,12 @@ const verifierWithSecretFromSecretsManager = (secretId: string): TokenVerifier =
  * the Lambda instance. With replay protection on, it uses the `tokenReplay` table (NOTIFY_TABLE_TOKEN_REPLAY).
  */
 export const tokenVerifier = (): TokenVerifier => {
-  const secretArn = process.env[envNames.hs256SecretArn];
-  if (!processVerifier && secretArn && !process.env.SERVICE__AUTH__HS256_SECRET) {
-    processVerifier = verifierWithSecretFromSecretsManager(secretArn);
-  }
+  const secrets = SECRETS_IN_SECRETS_MANAGER.flatMap(({ arnVariable, setting }) => {
+    const arn = process.env[arnVariable];
+    return arn && !process.env[setting] ? [{ arn, setting }] : [];
+  });
+  if (!processVerifier && secrets.length > 0)
+    processVerifier = verifierWithSecretsFromSecretsManager(secrets);
   if (!processVerifier) {
     const config = authConfig();
     const tableName = tokenReplayTableName(config);

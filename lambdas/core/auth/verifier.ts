@@ -8,13 +8,18 @@ import {
 } from 'jose';
 import type { AuthConfig } from '../config';
 import { ServiceError, unauthorized, unavailable } from '../errors';
-import { describeBound, IDENTIFIER_CHARACTERS, withinBound } from '../identifiers';
-import type { Principal, ServicePrincipal, UserPrincipal } from '../principal';
+import { IDENTIFIER_CHARACTERS } from '../identifiers';
+import type { Principal } from '../principal';
+import { audiencesOf, principalFor, stringsOf } from './claims';
+import { createIntrospector } from './introspection';
 import type { TokenReplayStore } from './token-replay-store';
 
 /** Validates bearer tokens (docs/contract.md §2) and turns them into principals. */
 export interface TokenVerifier {
-  /** Resolves the token's principal; throws `unauthorized` (401), or `unavailable` (503) when the key set or replay store is down. */
+  /**
+   * Resolves the token's principal; throws `unauthorized` (401), or `unavailable` (503) when the key set, the
+   * introspection endpoint or the replay store is down (or too many new opaque tokens arrive: introspection.ts).
+   */
   verify(token: string): Promise<Principal>;
 }
 
@@ -35,16 +40,6 @@ const MAX_TOKEN_LENGTH = 16 * 1024;
 const MAX_JTI_LENGTH = IDENTIFIER_CHARACTERS.jti;
 
 const ASYMMETRIC_ALGS = ['RS256', 'ES256'] as const;
-
-const stringsOf = (value: unknown): string[] => {
-  if (typeof value === 'string') return value.split(/\s+/).filter((part) => part !== '');
-  if (Array.isArray(value))
-    return value.filter((item): item is string => typeof item === 'string' && item !== '');
-  return [];
-};
-
-const audiencesOf = (payload: JWTPayload): string[] =>
-  typeof payload.aud === 'string' ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud : [];
 
 /** Maps a jose failure to a client message that says what is wrong without echoing keys or internals. */
 const toServiceError = (error: unknown): ServiceError => {
@@ -98,53 +93,29 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
   };
 
   const principalOf = (payload: JWTPayload): Principal => {
-    const audiences = audiencesOf(payload);
-    const forUser = audiences.includes(config.audience);
-    const forService = audiences.includes(config.serviceAudience);
-    // A token minted for both would be a user token that can also act as a service: refuse the ambiguity.
-    if (forUser && forService) throw unauthorized('The token audience is not accepted');
     const subject = payload.sub as string;
-    const expiresAt = payload.exp as number;
-    if (forUser) {
-      // The user id becomes part of keys (lambdas/core/identifiers.ts): past its bound no key could hold it.
-      if (!withinBound('userId', subject))
-        throw unauthorized(`The token "sub" must be ${describeBound('userId')}`);
-      const roles = stringsOf(payload.roles);
-      const user: UserPrincipal = {
-        kind: 'user',
-        id: subject,
-        roles,
-        isAdmin: roles.includes(config.adminRole),
-        expiresAt,
-        acceptedUntil: expiresAt + config.clockSkewSecs,
-      };
-      return user;
-    }
-    if (forService) {
-      const serviceName =
-        typeof payload.service === 'string' && payload.service !== '' ? payload.service : subject;
-      if (!withinBound('serviceName', serviceName))
-        throw unauthorized(`The token's service name must be ${describeBound('serviceName')}`);
-      const scopes = [
+    return principalFor(config, {
+      audiences: audiencesOf(payload.aud),
+      userId: subject,
+      serviceId: typeof payload.service === 'string' && payload.service !== '' ? payload.service : subject,
+      roles: stringsOf(payload.roles),
+      scopes: [
         ...new Set([...stringsOf(payload.scope), ...stringsOf(payload.scp), ...stringsOf(payload.roles)]),
-      ];
-      const service: ServicePrincipal = { kind: 'service', id: serviceName, scopes, expiresAt };
-      return service;
-    }
-    throw unauthorized('The token audience is not accepted');
+      ],
+      expiresAt: payload.exp as number,
+    });
   };
 
-  const checkReplay = async (payload: JWTPayload, principal: Principal): Promise<void> => {
+  const checkReplay = async (jti: unknown, expiresAt: number, principal: Principal): Promise<void> => {
     const singleUse =
       config.replayProtection === 'all' ||
       (config.replayProtection === 'service' && principal.kind === 'service');
     if (!singleUse || !deps.tokenReplayStore) return;
-    const jti = payload.jti;
     if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
       throw unauthorized('The token has no valid "jti" claim');
     }
     // Kept until the token can no longer pass the exp check, skew included.
-    const keepUntil = (payload.exp as number) + config.clockSkewSecs;
+    const keepUntil = expiresAt + config.clockSkewSecs;
     let first: boolean;
     try {
       first = await deps.tokenReplayStore.firstUse(jti, keepUntil);
@@ -152,6 +123,22 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
       throw unavailable('The token could not be checked, try again later');
     }
     if (!first) throw unauthorized('The token has already been used');
+  };
+
+  const { introspection } = config;
+  if (introspection && introspection.clientSecret === undefined) {
+    throw new Error('token introspection is configured but its client secret was not given');
+  }
+  // Only tokens that are not JWTs go there: a JWT is always checked here, against the configured keys.
+  const introspect = introspection?.clientSecret
+    ? createIntrospector(config, { ...introspection, clientSecret: introspection.clientSecret }, now)
+    : undefined;
+
+  const verifyOpaque = async (token: string): Promise<Principal> => {
+    if (!introspect) throw unauthorized('The token is malformed');
+    const { principal, jti, expiresAt } = await introspect(token);
+    await checkReplay(jti, expiresAt, principal);
+    return principal;
   };
 
   return {
@@ -164,7 +151,7 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
         try {
           alg = decodeProtectedHeader(token).alg;
         } catch {
-          throw unauthorized('The token is malformed');
+          return await verifyOpaque(token);
         }
         if (typeof alg !== 'string') throw unauthorized('The token is malformed');
         if (alg.toLowerCase() === 'none') throw unauthorized('Unsigned tokens are not accepted');
@@ -183,7 +170,7 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
         if (typeof payload.iat === 'number' && payload.iat > now() / 1000 + config.clockSkewSecs)
           throw unauthorized('The token was issued in the future');
         const principal = principalOf(payload);
-        await checkReplay(payload, principal);
+        await checkReplay(payload.jti, payload.exp as number, principal);
         return principal;
       } catch (error) {
         throw toServiceError(error);

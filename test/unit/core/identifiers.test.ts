@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '../../../lambdas/core/auth';
+import { principalFor } from '../../../lambdas/core/auth/claims';
 import { parseAuthConfig } from '../../../lambdas/core/config';
 import { ServiceError } from '../../../lambdas/core/errors';
 import { identifierSchema } from '../../../lambdas/core/identifier-schema';
@@ -86,6 +87,41 @@ describe('identifier bounds', () => {
         }
       }),
       { numRuns: 50 },
+    );
+  });
+
+  it('the principal of an introspected token is bounded the same way (one rule for JWTs and opaque tokens)', () => {
+    const config = parseAuthConfig(authEnvFor(undefined));
+    const identity = { roles: [], scopes: [], expiresAt: Math.floor(Date.now() / 1000) + 60 };
+    const outcome = (build: () => { id: string }) => {
+      try {
+        return build().id;
+      } catch (error) {
+        return error instanceof ServiceError ? error.status : error;
+      }
+    };
+    fc.assert(
+      fc.property(nearBound('userId'), nearBound('serviceName'), (user, service) => {
+        const asUser = outcome(() =>
+          principalFor(config, {
+            ...identity,
+            audiences: [config.audience],
+            userId: user.value,
+            serviceId: undefined,
+          }),
+        );
+        expect(asUser).toBe(user.within ? user.value : 401);
+        const asService = outcome(() =>
+          principalFor(config, {
+            ...identity,
+            audiences: [config.serviceAudience],
+            userId: undefined,
+            serviceId: service.value,
+          }),
+        );
+        expect(asService).toBe(service.within ? service.value : 401);
+      }),
+      { numRuns: RUNS },
     );
   });
 

@@ -1,0 +1,59 @@
+import type { AuthConfig } from '../config';
+import { unauthorized } from '../errors';
+import { describeBound, withinBound } from '../identifiers';
+import type { Principal } from '../principal';
+
+/** A claim that is a space-separated string or an array of strings, as its list of non-empty strings. */
+export const stringsOf = (value: unknown): string[] => {
+  if (typeof value === 'string') return value.split(/\s+/).filter((part) => part !== '');
+  if (Array.isArray(value))
+    return value.filter((item): item is string => typeof item === 'string' && item !== '');
+  return [];
+};
+
+/** `aud` as a list: a string or an array (RFC 7519 and RFC 7662 allow both). */
+export const audiencesOf = (aud: unknown): string[] =>
+  typeof aud === 'string' ? [aud] : Array.isArray(aud) ? stringsOf(aud) : [];
+
+/** Who a checked token names, however it was checked (a JWT's claims or an introspection answer). */
+export interface TokenIdentity {
+  readonly audiences: readonly string[];
+  /** The user id when the audience is the user audience. */
+  readonly userId: string | undefined;
+  /** The service name when the audience is the service audience. */
+  readonly serviceId: string | undefined;
+  readonly roles: readonly string[];
+  readonly scopes: readonly string[];
+  /** `exp`, seconds since the epoch. */
+  readonly expiresAt: number;
+}
+
+/** The audience decides the principal (docs/auth.md, validation rules); neither or both is a 401. */
+export const principalFor = (config: AuthConfig, identity: TokenIdentity): Principal => {
+  const forUser = identity.audiences.includes(config.audience);
+  const forService = identity.audiences.includes(config.serviceAudience);
+  // A token minted for both would be a user token that can also act as a service: refuse the ambiguity.
+  if (forUser && forService) throw unauthorized('The token audience is not accepted');
+  const { expiresAt } = identity;
+  if (forUser) {
+    if (!identity.userId) throw unauthorized('The token has no "sub" claim');
+    // The user id becomes part of keys (lambdas/core/identifiers.ts): past its bound no key could hold it.
+    if (!withinBound('userId', identity.userId))
+      throw unauthorized(`The token "sub" must be ${describeBound('userId')}`);
+    return {
+      kind: 'user',
+      id: identity.userId,
+      roles: identity.roles,
+      isAdmin: identity.roles.includes(config.adminRole),
+      expiresAt,
+      acceptedUntil: expiresAt + config.clockSkewSecs,
+    };
+  }
+  if (forService) {
+    if (!identity.serviceId) throw unauthorized('The token names no service');
+    if (!withinBound('serviceName', identity.serviceId))
+      throw unauthorized(`The token's service name must be ${describeBound('serviceName')}`);
+    return { kind: 'service', id: identity.serviceId, scopes: identity.scopes, expiresAt };
+  }
+  throw unauthorized('The token audience is not accepted');
+};
