@@ -5,11 +5,17 @@
  */
 import { pathToFileURL } from 'node:url';
 import { type ErrorCode, STATUS_OF } from '../lambdas/core/errors';
-import { MAX_BODY_BYTES, MAX_PATH_PARAMETER_BYTES } from '../lambdas/core/http/route';
+import { MAX_BODY_BYTES } from '../lambdas/core/http/route';
+import { identifierSchema } from '../lambdas/core/identifier-schema';
+import {
+  type BoundedIdentifier,
+  describeBound,
+  IDENTIFIER_CHARACTERS,
+  MAX_PATH_PARAMETER_BYTES,
+} from '../lambdas/core/identifiers';
 import { errorBodySchema, timestamp } from '../lambdas/core/response-schemas';
 import type { Schema } from '../lambdas/core/validation';
 import type * as z from '../lambdas/core/zod';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../lambdas/domain/idempotency';
 import { repoRoot } from '../lib/paths';
 import { type Access, DEFAULT_ROUTE_PATH, type HttpRoute, wiring } from '../lib/wiring';
 import { ROUTES_BASE_PATH } from '../lib/wiring/route-match';
@@ -186,14 +192,24 @@ const responsesOf = (route: HttpRoute, schemas: RouteSchemas, doc: OperationDoc)
   return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 };
 
+/** Path parameters that are identifiers with a bound of their own (lambdas/core/identifiers.ts). */
+const PATH_IDENTIFIERS: Readonly<Record<string, BoundedIdentifier>> = { user_id: 'userId' };
+
 const parametersOf = (route: HttpRoute, schemas: RouteSchemas, doc: OperationDoc): Json[] => {
-  const parameters: Json[] = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
-    name,
-    in: 'path',
-    required: true,
-    description: `at most ${MAX_PATH_PARAMETER_BYTES} bytes (UTF-8)`,
-    schema: { type: 'string', minLength: 1 },
-  }));
+  const parameters: Json[] = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => {
+    const identifier = name === undefined ? undefined : PATH_IDENTIFIERS[name];
+    return {
+      name,
+      in: 'path',
+      required: true,
+      description: identifier
+        ? `${describeBound(identifier)} (over ${MAX_PATH_PARAMETER_BYTES} bytes: 404, as on every route)`
+        : `at most ${MAX_PATH_PARAMETER_BYTES} bytes (UTF-8)`,
+      schema: identifier
+        ? jsonSchemaOf(identifierSchema(identifier), 'input')
+        : { type: 'string', minLength: 1 },
+    };
+  });
   if (schemas.query) {
     const query = jsonSchemaOf(schemas.query, 'input') as { properties?: Json; required?: string[] };
     for (const [name, schema] of Object.entries(query.properties ?? {})) {
@@ -314,7 +330,7 @@ export const buildOpenApi = async (): Promise<Json> => {
           in: 'header',
           required: false,
           description: 'Makes retries safe: the first response of this key and principal is kept 24 h',
-          schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+          schema: { type: 'string', minLength: 1, maxLength: IDENTIFIER_CHARACTERS.idempotencyKey },
         },
       },
       headers: {

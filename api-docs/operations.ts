@@ -4,6 +4,7 @@
  * error conditions. Errors every route shares (auth, body checks, rate limit, 5xx) are added by openapi.ts.
  */
 import type { ErrorCode } from '../lambdas/core/errors';
+import { describeBound } from '../lambdas/core/identifiers';
 import type * as z from '../lambdas/core/zod';
 import { deviceListSchema, deviceSchema } from '../lambdas/domain/devices/responses';
 import { MAX_DEVICES_PER_USER } from '../lambdas/domain/devices/schema';
@@ -288,11 +289,13 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
         schema: userPresenceSchema,
       },
     },
+    errors: { validation: `a \`user_id\` that is not ${describeBound('userId')}` },
   },
   'presence.scope': {
     tag: 'presence',
     summary: 'Members of a room',
     success: { 200: { description: 'Users with a connection in the room', schema: scopePresenceSchema } },
+    errors: { validation: 'a cursor this listing did not issue' },
   },
   'broadcast.send': {
     tag: 'realtime',

@@ -5,11 +5,12 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { canonical } from '../core/canonical-json';
 import { documentClient, tableName } from '../core/clients';
 import { conflict, ServiceError, validationError } from '../core/errors';
+import { IDENTIFIER_CHARACTERS } from '../core/identifiers';
 import { newId } from '../core/ids';
 import type { Principal } from '../core/principal';
 
 /** Contract §3: keys up to 128 characters, remembered 24 h per principal. */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 128;
+const MAX_IDEMPOTENCY_KEY_LENGTH = IDENTIFIER_CHARACTERS.idempotencyKey;
 const RETENTION_SECS = 24 * 3600;
 
 export interface StoredResponse {

@@ -8,6 +8,7 @@
  * `--data DIR` it was given, else .data/). Prints only the token, so `TOKEN=$(npm run -s token -- --user alice)`
  * works; without `-s` npm prints its own header into that output first, so the command refuses instead.
  */
+import { describeBound, withinBound } from '../../lambdas/core/identifiers';
 import {
   AUTH_ENV_PREFIX,
   DEV_AUDIENCE,
@@ -51,6 +52,10 @@ if (npmHeaderInCapturedOutput('token')) {
 const user = args.user as string | undefined;
 const service = args.service as string | undefined;
 if (Boolean(user) === Boolean(service)) fail(`give exactly one of --user or --service\nusage: ${USAGE}`);
+// A token the service would refuse (401) is no use: say so here, with the rule.
+if (user !== undefined && !withinBound('userId', user)) fail(`--user must be ${describeBound('userId')}`);
+if (service !== undefined && !withinBound('serviceName', service))
+  fail(`--service must be ${describeBound('serviceName')}`);
 const ttlText = (args.ttl as string | undefined) ?? '3600';
 if (!/^\d{1,7}$/.test(ttlText) || Number(ttlText) < 1)
   fail(`--ttl must be a number of seconds, got ${ttlText}`);

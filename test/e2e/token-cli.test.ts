@@ -83,6 +83,20 @@ describe('npm run token', () => {
     expect(result.stderr).toContain('run `npm run -s token -- …`');
   }, 90_000);
 
+  it('refuses a user id or service name the service would refuse (past its bound in UTF-8 bytes)', async () => {
+    for (const [flag, value, rule] of [
+      ['--user', '😀'.repeat(129), '--user must be 1 to 512 bytes in UTF-8'],
+      ['--service', 'é'.repeat(65), '--service must be 1 to 128 bytes in UTF-8'],
+    ] as const) {
+      const result = await npm(['run', '-s', 'token', '--', '--data', dataDir, flag, value]);
+      expect(result.code, flag).toBe(1);
+      expect(result.stdout, flag).toBe('');
+      expect(result.stderr, flag).toContain(rule);
+    }
+    const atBound = await npm(['run', '-s', 'token', '--', '--data', dataDir, '--user', '😀'.repeat(128)]);
+    expect(decodeJwt(atBound.stdout.trim())).toMatchObject({ sub: '😀'.repeat(128) });
+  }, 90_000);
+
   it('answers --help with its usage and exit code 0, as the other CLIs do', async () => {
     for (const script of ['token', 'replay', 'start']) {
       const result = await npm(['run', '-s', script, '--', '--help']);

@@ -48,6 +48,7 @@ export type PreferencesDefaultsPutRequest = {
 };
 
 export type BroadcastSendRequest = {
+  /** user:<id>, room:<id> or topic:<name>: the name after the kind must be 1 to 512 bytes in UTF-8 */
   readonly channel?: string;
   /** Free-form JSON object: at most 32768 bytes serialized, nested at most 16 levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly payload: {
@@ -76,7 +77,7 @@ export type TopicsCreateRequest = {
 export type SubscriptionsCreateRequest = {
   /** An existing topic (an unknown one is a 404). */
   readonly topic: string;
-  /** A user leaves it out or names itself (another user is a 403); a service names the user (without it, a 400). */
+  /** A user leaves it out or names itself (another user is a 403); a service names the user (without it, a 400). 1 to 512 bytes in UTF-8 (a 4-byte character such as an emoji counts 4) */
   readonly user_id?: string;
 };
 
@@ -435,24 +436,28 @@ export type AuthFrame = {
 export type SubscribeFrame = {
   readonly type: 'subscribe';
   readonly id?: string;
+  /** user:<id>, room:<id> or topic:<name>: the name after the kind must be 1 to 512 bytes in UTF-8 */
   readonly channel: string;
 };
 
 export type UnsubscribeFrame = {
   readonly type: 'unsubscribe';
   readonly id?: string;
+  /** user:<id>, room:<id> or topic:<name>: the name after the kind must be 1 to 512 bytes in UTF-8 */
   readonly channel: string;
 };
 
 export type JoinRoomFrame = {
   readonly type: 'join.room';
   readonly id?: string;
+  /** 1 to 512 bytes in UTF-8 (a 4-byte character such as an emoji counts 4) */
   readonly room_id: string;
 };
 
 export type JoinTopicFrame = {
   readonly type: 'join.topic';
   readonly id?: string;
+  /** 1 to 512 bytes in UTF-8 (a 4-byte character such as an emoji counts 4) */
   readonly topic: string;
 };
 

@@ -1,5 +1,6 @@
 import type { AuthConfig } from '../config';
 import { unauthorized } from '../errors';
+import { describeBound, withinBound } from '../identifiers';
 import type { Principal } from '../principal';
 
 /** A claim that is a space-separated string or an array of strings, as its list of non-empty strings. */
@@ -36,6 +37,9 @@ export const principalFor = (config: AuthConfig, identity: TokenIdentity): Princ
   const { expiresAt } = identity;
   if (forUser) {
     if (!identity.userId) throw unauthorized('The token has no "sub" claim');
+    // The user id becomes part of keys (lambdas/core/identifiers.ts): past its bound no key could hold it.
+    if (!withinBound('userId', identity.userId))
+      throw unauthorized(`The token "sub" must be ${describeBound('userId')}`);
     return {
       kind: 'user',
       id: identity.userId,
@@ -47,6 +51,8 @@ export const principalFor = (config: AuthConfig, identity: TokenIdentity): Princ
   }
   if (forService) {
     if (!identity.serviceId) throw unauthorized('The token names no service');
+    if (!withinBound('serviceName', identity.serviceId))
+      throw unauthorized(`The token's service name must be ${describeBound('serviceName')}`);
     return { kind: 'service', id: identity.serviceId, scopes: identity.scopes, expiresAt };
   }
   throw unauthorized('The token audience is not accepted');

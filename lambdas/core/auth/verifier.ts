@@ -8,6 +8,7 @@ import {
 } from 'jose';
 import type { AuthConfig } from '../config';
 import { ServiceError, unauthorized, unavailable } from '../errors';
+import { IDENTIFIER_CHARACTERS } from '../identifiers';
 import type { Principal } from '../principal';
 import { audiencesOf, principalFor, stringsOf } from './claims';
 import { createIntrospector } from './introspection';
@@ -36,7 +37,7 @@ const JWKS_TIMEOUT_MS = 5_000;
 /** Far above any real access token; refuses absurd input before any parsing. */
 const MAX_TOKEN_LENGTH = 16 * 1024;
 /** Bounded so a jti fits a DynamoDB key with room to spare. */
-const MAX_JTI_LENGTH = 256;
+const MAX_JTI_LENGTH = IDENTIFIER_CHARACTERS.jti;
 
 const ASYMMETRIC_ALGS = ['RS256', 'ES256'] as const;
 

@@ -5,6 +5,7 @@ import { envNames, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring/env';
 import type { HttpRoute } from '../../../lib/wiring/types';
 import { bearerToken, tokenVerifier } from '../auth';
 import { notFound, ServiceError, unauthorized, validationError } from '../errors';
+import { MAX_PATH_PARAMETER_BYTES, utf8Bytes } from '../identifiers';
 import { newId } from '../ids';
 import { logger } from '../logger';
 import { flushMetrics } from '../metrics';
@@ -156,16 +157,10 @@ const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const CHARSET_PARAMETER = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/**
- * Every DynamoDB key is at most 1,024 bytes (sort keys; partition keys 2,048): a longer path parameter names
- * nothing that can exist, so it is a 404 before any handler turns it into a key (and DynamoDB into a 500).
- */
-export const MAX_PATH_PARAMETER_BYTES = 1024;
-
 const pathParameterBounds = (): MiddlewareObj<Event, Result, Error, RouteContext> => ({
   before: ({ event }) => {
     for (const value of Object.values(event.pathParameters ?? {})) {
-      if (value !== undefined && Buffer.byteLength(value) > MAX_PATH_PARAMETER_BYTES) throw notFound();
+      if (value !== undefined && utf8Bytes(value) > MAX_PATH_PARAMETER_BYTES) throw notFound();
     }
   },
 });

@@ -1,5 +1,6 @@
 // Apart from devices.ts so that the routes that validate no body (GET /devices) do not load zod.
 
+import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { pageLimit } from '../../core/page-limit';
 import * as z from '../../core/zod';
 
@@ -13,13 +14,12 @@ export type Platform = (typeof PLATFORMS)[number];
 export const MAX_DEVICES_PER_USER = 100;
 export const MAX_DEVICES_PAGE = 100;
 
-/** Push tokens: APNs 64 hex, FCM ~160 characters, a Web Push subscription endpoint URL; 4096 leaves room. */
-const deviceToken = z.string().check(z.minLength(1), z.maxLength(4096));
+const deviceToken = z.string().check(z.minLength(1), z.maxLength(IDENTIFIER_CHARACTERS.deviceToken));
 
 export const registerDeviceSchema = z.strictObject({
   token: deviceToken,
   platform: z.enum(PLATFORMS),
-  app_id: z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(256)))),
+  app_id: z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(IDENTIFIER_CHARACTERS.appId)))),
 });
 
 export const deleteDeviceSchema = z.strictObject({ token: deviceToken });

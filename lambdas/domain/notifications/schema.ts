@@ -1,3 +1,4 @@
+import { identifierSchema } from '../../core/identifier-schema';
 import { jsonLimits } from '../../core/json-limits';
 import { pageLimit } from '../../core/page-limit';
 import { SOURCE_RULE } from '../../core/principal';
@@ -67,7 +68,7 @@ const fields = z.strictObject({
   ),
   // Required unless `topics` names an audience; then it may be empty or absent.
   recipient_ids: z.optional(
-    z.array(z.string().check(z.minLength(1), z.maxLength(256))).check(
+    z.array(identifierSchema('userId')).check(
       z.maxLength(MAX_RECIPIENTS),
       z.superRefine((items, context) => uniqueStrings(items, context, 'recipient')),
       z.meta({ uniqueItems: true }),

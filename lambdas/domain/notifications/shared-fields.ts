@@ -1,3 +1,4 @@
+import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import * as z from '../../core/zod';
 
 /**
@@ -13,6 +14,6 @@ export const eventTypeSchema = z
   .string()
   .check(
     z.minLength(1),
-    z.maxLength(128),
+    z.maxLength(IDENTIFIER_CHARACTERS.eventType),
     z.regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted event name'),
   );

@@ -1,3 +1,5 @@
+import { identifierSchema } from '../../core/identifier-schema';
+import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { CHANNELS } from '../notifications/schema';
@@ -12,7 +14,7 @@ const pattern = z
   .string()
   .check(
     z.minLength(1),
-    z.maxLength(130),
+    z.maxLength(IDENTIFIER_CHARACTERS.eventPattern),
     z.regex(EVENT_TYPE_PATTERN, 'must be an event type, `prefix.*` or `*`'),
   );
 
@@ -62,7 +64,7 @@ export const putDefaultsSchema = z.strictObject({
 /** `user_id`: whose preferences a service reads or sets; a user may leave it out or name itself. */
 export const preferencesQuerySchema = z.strictObject({
   // Checked against the caller by preferencesOwner (preferences.ts).
-  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256), z.describe(NAMED_USER_RULE))),
+  user_id: z.optional(identifierSchema('userId', NAMED_USER_RULE)),
 });
 
 export type PutPreferencesInput = z.output<typeof putPreferencesSchema>;

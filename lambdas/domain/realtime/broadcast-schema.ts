@@ -1,6 +1,6 @@
 import { jsonLimits } from '../../core/json-limits';
 import * as z from '../../core/zod';
-import { channelPattern, describeChannels } from './channel-names';
+import { channelSchema } from './channel-schema';
 import { SERVER_FRAME_TYPES } from './server-frame-types';
 
 /** A broadcast frame must fit one WebSocket frame (API Gateway's 32 KiB). */
@@ -25,7 +25,7 @@ export const broadcastTypeSchema = z.string().check(
 
 /** Body of POST /broadcast. */
 export const broadcastSchema = z.strictObject({
-  channel: z.optional(z.string().check(z.regex(channelPattern(), `must be ${describeChannels()}`))),
+  channel: z.optional(channelSchema()),
   payload: z
     .looseObject({ type: broadcastTypeSchema })
     .check(...jsonLimits<{ type: string }>(MAX_BROADCAST_PAYLOAD_BYTES)),

@@ -1,8 +1,9 @@
 import { validationError } from '../../core/errors';
+import { describeBound, IDENTIFIER_BYTES, utf8Bytes } from '../../core/identifiers';
 
 /**
  * The one module that knows the channel kinds (contract §4): `user:<id>`, `room:<id>` and `topic:<name>`, and the
- * name rule: 1–256 characters, none of them whitespace. Presence scopes are channels too (`user:<id>`,
+ * name rule: 1–512 bytes in UTF-8 (lambdas/core/identifiers.ts), none of them whitespace. Presence scopes are channels too (`user:<id>`,
  * `room:<id>`). No table access, so schemas can use it in small bundles. The client SDK (client/) and the demo
  * page keep their own copy of the kinds: they ship to browsers apart from this code.
  */
@@ -10,7 +11,22 @@ export const CHANNEL_KINDS = ['user', 'room', 'topic'] as const;
 
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
 
-export const MAX_CHANNEL_NAME_LENGTH = 256;
+/** In characters, what a pattern can state; the bound itself is in bytes (`channelNameWithinBound`). */
+export const MAX_CHANNEL_NAME_LENGTH = IDENTIFIER_BYTES.channelName;
+
+/** The longest channel: the longest kind, its colon and the longest name. */
+export const MAX_CHANNEL_LENGTH =
+  Math.max(...CHANNEL_KINDS.map((kind) => kind.length)) + 1 + MAX_CHANNEL_NAME_LENGTH;
+
+/**
+ * Whether the name in `channel` (after its kind) is over the byte bound. Checked before the shape, so that a
+ * long name is told it is too long, not that it is no channel; an empty name is the pattern's to refuse.
+ */
+export const channelNameOverBound = (channel: string): boolean =>
+  utf8Bytes(channel.slice(channel.indexOf(':') + 1)) > IDENTIFIER_BYTES.channelName;
+
+/** The byte rule of channel names, for error messages. */
+export const CHANNEL_NAME_BOUND = `the name after the kind must be ${describeBound('channelName')}`;
 
 /** The characters a name may hold (its length is checked apart, so each rule has its own message). */
 export const CHANNEL_NAME_CHARACTERS = /^\S+$/;
@@ -36,6 +52,11 @@ export const topicChannel = (topic: string): string => channelOf('topic', topic)
 
 /** The kind and name of a channel; a `validation` error when it has no known kind or breaks the name rule. */
 export const parseChannel = (channel: string): { kind: ChannelKind; name: string } => {
+  if (channelNameOverBound(channel)) {
+    throw validationError(`channel is too long: ${CHANNEL_NAME_BOUND}`, [
+      { field: 'channel', issue: CHANNEL_NAME_BOUND },
+    ]);
+  }
   if (!ANY_CHANNEL.test(channel)) {
     throw validationError(`channel must be ${describeChannels()}`, [
       { field: 'channel', issue: 'unknown channel shape' },

@@ -1,19 +1,29 @@
+import { identifierSchema } from '../../core/identifier-schema';
+import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import * as z from '../../core/zod';
-import { CHANNEL_NAME_CHARACTERS, MAX_CHANNEL_NAME_LENGTH } from './channel-names';
+import {
+  CHANNEL_NAME_BOUND,
+  CHANNEL_NAME_CHARACTERS,
+  describeChannels,
+  MAX_CHANNEL_LENGTH,
+} from './channel-names';
 import { type ErrorFrame, errorFrame, type WsErrorCode } from './frames';
 
 /** API Gateway's frame limit; a larger message can still reach a handler when sent in fragments. */
 export const MAX_CLIENT_FRAME_BYTES = 32 * 1024;
 
-const frameId = z.optional(z.string().check(z.maxLength(64)));
-const name = z
+const frameId = z.optional(z.string().check(z.maxLength(IDENTIFIER_CHARACTERS.frameId)));
+const name = identifierSchema('channelName').check(
+  z.regex(CHANNEL_NAME_CHARACTERS, 'must not contain whitespace'),
+);
+// Its shape and the name's byte bound are parseChannel's to check, with one message for each.
+const channel = z
   .string()
   .check(
     z.minLength(1),
-    z.maxLength(MAX_CHANNEL_NAME_LENGTH),
-    z.regex(CHANNEL_NAME_CHARACTERS, 'must not contain whitespace'),
+    z.maxLength(MAX_CHANNEL_LENGTH),
+    z.describe(`${describeChannels()}: ${CHANNEL_NAME_BOUND}`),
   );
-const channel = z.string().check(z.minLength(1), z.maxLength(300));
 
 /** Client frames (contract §4); unknown extra fields are ignored, as clients evolve faster than servers. */
 export const CLIENT_FRAMES = {
@@ -23,7 +33,10 @@ export const CLIENT_FRAMES = {
   'join.room': z.object({ id: frameId, room_id: name }),
   'join.topic': z.object({ id: frameId, topic: name }),
   'presence.update': z.object({ id: frameId, status: z.enum(['online', 'away', 'busy']) }),
-  reconnect: z.object({ id: frameId, session_id: z.string().check(z.minLength(1), z.maxLength(64)) }),
+  reconnect: z.object({
+    id: frameId,
+    session_id: z.string().check(z.minLength(1), z.maxLength(IDENTIFIER_CHARACTERS.sessionId)),
+  }),
   heartbeat: z.object({ id: frameId }),
 } as const;
 
@@ -47,7 +60,7 @@ export class FrameError extends Error {
 const idOf = (value: unknown): string | undefined => {
   if (typeof value !== 'object' || value === null) return undefined;
   const id = (value as { id?: unknown }).id;
-  return typeof id === 'string' && id.length <= 64 ? id : undefined;
+  return typeof id === 'string' && id.length <= IDENTIFIER_CHARACTERS.frameId ? id : undefined;
 };
 
 const describeIssues = (error: z.core.$ZodError): string =>

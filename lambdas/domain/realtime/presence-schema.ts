@@ -2,11 +2,11 @@
 
 import { pageLimit } from '../../core/page-limit';
 import * as z from '../../core/zod';
-import { channelPattern, describeChannels } from './channel-names';
+import { channelSchema } from './channel-schema';
 
 /** Query of GET /presence. */
 export const presenceScopeQuerySchema = z.strictObject({
-  scope: z.string().check(z.regex(channelPattern(['room']), `must be ${describeChannels(['room'])}`)),
+  scope: channelSchema(['room']),
   // Connections read per page: a room of up to this many members answers in one page, as before paging.
   limit: pageLimit(1000, 1000),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),

@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../core/clients';
 import { validationError } from '../../core/errors';
+import { describeBound, withinBound } from '../../core/identifiers';
 import { queryAll, queryPage, queryPages } from '../../core/paging';
 import type * as z from '../../core/zod';
 import { userChannel } from './channel-names';
@@ -306,6 +307,10 @@ export type UserPresence = z.output<typeof userPresenceSchema>;
 
 /** GET /presence/{user_id}: one Query on the user's scope. A connected user is seen now. */
 export const userPresence = async (userId: string): Promise<UserPresence> => {
+  if (!withinBound('userId', userId)) {
+    const rule = `must be ${describeBound('userId')}`;
+    throw validationError(`user_id ${rule}`, [{ field: 'user_id', issue: rule }]);
+  }
   const rows = await rowsOf(userChannel(userId));
   const connections = rows.filter((row) => row.member !== LAST_SEEN_MEMBER);
   const lastSeen = rows.find((row) => row.member === LAST_SEEN_MEMBER) as
@@ -334,7 +339,10 @@ const decodeScopeCursor = (scope: string, cursor: string): string => {
       scope?: unknown;
       after?: unknown;
     };
-    if (parsed.scope === scope && typeof parsed.after === 'string') return parsed.after;
+    // Only a user id can end a page: anything else (past the bound, it would break the sort key's limit) was
+    // not issued here.
+    if (parsed.scope === scope && typeof parsed.after === 'string' && withinBound('userId', parsed.after))
+      return parsed.after;
   } catch {
     // not JSON: refused below
   }

@@ -3,6 +3,7 @@
  * them, docs/api/asyncapi.json is generated from them, and the end-to-end tests check every frame they receive
  * against that document. Not imported by handlers at run time (types only), so no bundle carries them.
  */
+import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
 import { PRIORITIES } from '../notifications/shared-fields';
@@ -30,7 +31,12 @@ export const WS_ERROR_CODES = [
 ] as const;
 
 const frameId = z.optional(
-  z.string().check(z.maxLength(64), z.describe('the client frame’s `id`, when it had one')),
+  z
+    .string()
+    .check(
+      z.maxLength(IDENTIFIER_CHARACTERS.frameId),
+      z.describe('the client frame’s `id`, when it had one'),
+    ),
 );
 
 export const notificationFrameSchema = z.strictObject({

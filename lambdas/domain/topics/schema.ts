@@ -1,12 +1,11 @@
+import { identifierSchema } from '../../core/identifier-schema';
 import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from './names';
 
 export const MAX_DESCRIPTION_LENGTH = 1024;
 
-export const topicNameSchema = z
-  .string()
-  .check(z.regex(TOPIC_NAME, 'must match ^[a-z0-9][a-z0-9._-]{0,127}$'));
+export const topicNameSchema = z.string().check(z.regex(TOPIC_NAME, `must match ${TOPIC_NAME.source}`));
 
 export const createTopicSchema = z.strictObject({
   name: topicNameSchema,
@@ -16,7 +15,7 @@ export const createTopicSchema = z.strictObject({
 // The rules stated in descriptions are checked against the caller and the table by subscribe() (subscriptions.ts).
 export const createSubscriptionSchema = z.strictObject({
   topic: topicNameSchema.check(z.describe('An existing topic (an unknown one is a 404).')),
-  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256), z.describe(NAMED_USER_RULE))),
+  user_id: z.optional(identifierSchema('userId', NAMED_USER_RULE)),
 });
 
 export type CreateTopicInput = z.output<typeof createTopicSchema>;

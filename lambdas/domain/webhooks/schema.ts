@@ -1,3 +1,4 @@
+import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import * as z from '../../core/zod';
 import { EVENT_TYPE_PATTERN as FILTER } from './filters';
 import { secretProblem } from './signature';
@@ -35,7 +36,11 @@ export const createWebhookSchema = z.strictObject({
     .array(
       z
         .string()
-        .check(z.minLength(1), z.maxLength(130), z.regex(FILTER, 'must be an event type, `prefix.*` or `*`')),
+        .check(
+          z.minLength(1),
+          z.maxLength(IDENTIFIER_CHARACTERS.eventPattern),
+          z.regex(FILTER, 'must be an event type, `prefix.*` or `*`'),
+        ),
     )
     .check(
       z.minLength(1),

@@ -48,9 +48,12 @@ describe('POST /notifications body', () => {
     expect(issuesOf({ ...valid, recipient_ids: ['a', ''] }).map((issue) => issue.field)).toEqual([
       'recipient_ids[1]',
     ]);
-    expect(issuesOf({ ...valid, recipient_ids: ['x'.repeat(257)] }).map((issue) => issue.field)).toEqual([
-      'recipient_ids[0]',
-    ]);
+    for (const tooLong of ['x'.repeat(513), 'é'.repeat(257), '😀'.repeat(129)]) {
+      expect(issuesOf({ ...valid, recipient_ids: ['a', tooLong] })).toEqual([
+        { field: 'recipient_ids[1]', issue: 'must be 1 to 512 bytes in UTF-8' },
+      ]);
+    }
+    expect(issuesOf({ ...valid, recipient_ids: ['😀'.repeat(128)] })).toEqual([]);
   });
 
   it('bounds recipients to 1..1000', () => {

@@ -15,16 +15,23 @@ describe('channel names', () => {
     expect(parseChannel(topicChannel('order.paid'))).toEqual({ kind: 'topic', name: 'order.paid' });
   });
 
-  it.each(['lobby', 'group:lobby', 'room:', 'room:two words', `room:${'x'.repeat(257)}`])(
+  it.each(['lobby', 'group:lobby', 'room:', 'room:two words'])(
     'refuse %s with a validation error',
     (channel) => {
       expect(() => parseChannel(channel)).toThrow(/channel must be user:<id>, room:<id> or topic:<name>/);
     },
   );
 
+  it('bound the name in UTF-8 bytes, however few its characters', () => {
+    expect(parseChannel(`room:${'é'.repeat(256)}`).name).toHaveLength(256);
+    expect(() => parseChannel(`room:${'é'.repeat(256)}x`)).toThrow(/1 to 512 bytes in UTF-8/);
+    expect(() => parseChannel(`room:${'x'.repeat(600)}`)).toThrow(/channel is too long/);
+    expect(() => parseChannel(`user:${'😀'.repeat(129)}`)).toThrow(/1 to 512 bytes in UTF-8/);
+  });
+
   it('give the patterns and shapes the API documents show', () => {
-    expect(channelPattern().source).toBe('^(user|room|topic):\\S{1,256}$');
-    expect(channelPattern(['room']).source).toBe('^room:\\S{1,256}$');
+    expect(channelPattern().source).toBe('^(user|room|topic):\\S{1,512}$');
+    expect(channelPattern(['room']).source).toBe('^room:\\S{1,512}$');
     expect(describeChannels(['room'])).toBe('room:<id>');
   });
 });
