@@ -160,7 +160,7 @@ const RULES: readonly Rule[] = [
   {
     operation: 'notifications.create',
     rule: 'recipients or topics name the audience',
-    contract: /`recipient_ids` \(1–1000 unique non-empty strings[^)]*\) unless `topics`/,
+    contract: /`recipient_ids` \(1–1000 unique user ids[^)]*\) unless `topics`/,
     openApi: /required \(non-empty\) unless `topics` is given/,
     broken: {
       ...notify(billing, {}),
@@ -236,6 +236,21 @@ const RULES: readonly Rule[] = [
       body: { topic, user_id: 'dave' },
       status: 201,
     },
+  },
+  {
+    operation: 'presence.user',
+    rule: 'a user id in the path is within the user-id bound',
+    contract: /user id: [^|]*path \| 1–512 bytes \| 401 for a token; else 400 on the field/,
+    openApi: /1 to 512 bytes in UTF-8/,
+    broken: {
+      method: 'GET',
+      path: `/presence/${'é'.repeat(257)}`,
+      token: alice,
+      status: 400,
+      code: 'validation',
+      field: 'user_id',
+    },
+    kept: { method: 'GET', path: `/presence/${'é'.repeat(256)}`, token: alice, status: 200 },
   },
   {
     operation: 'preferences.get',
