@@ -8,7 +8,7 @@ export type NotificationsCreateRequest = {
   readonly event_type: string;
   readonly title: string;
   readonly body?: string;
-  /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
+  /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly data?: Record<string, unknown>;
   readonly priority?: 'low' | 'normal' | 'high' | 'urgent';
   readonly channels?: readonly ('in_app' | 'toast' | 'realtime')[];
@@ -44,7 +44,7 @@ export type PreferencesDefaultsPutRequest = {
 
 export type BroadcastSendRequest = {
   readonly channel?: string;
-  /** Free-form JSON object: at most 32768 bytes serialized, nested at most 16 levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
+  /** Free-form JSON object: at most 32768 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly payload: {
     /** any type but the protocol's own: session, ack, error, heartbeat.ack, notification, event, presence, presence.summary */
     readonly type: string;
@@ -56,7 +56,7 @@ export type EventsPublishRequest = {
   readonly event_type: string;
   readonly source: string;
   readonly version: number;
-  /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
+  /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly data: Record<string, unknown>;
   readonly priority?: 'low' | 'normal' | 'high' | 'urgent';
   readonly archive?: boolean;
