@@ -33,7 +33,8 @@ const MIN_STORED_MAGNITUDE = 1e-130;
 const unstorableNumber = (value: number): string | undefined => {
   // JSON.parse turns a literal beyond the double range (1e400, -1e309) into ±Infinity, which JSON.stringify then
   // writes as null and the SDK refuses: the value would change or fail after acceptance.
-  if (!Number.isFinite(value)) return 'numbers must be within ±9007199254740991 (this one is beyond the range of a double: send it as a string)';
+  if (!Number.isFinite(value))
+    return 'numbers must be within ±9007199254740991 (this one is beyond the range of a double: send it as a string)';
   // A double beyond 2^53 is an integer that JSON parsing may already have rounded (9007199254740993), and the SDK
   // refuses it; non-integers are all smaller, but may be below DynamoDB's smallest magnitude.
   if (Number.isInteger(value)) {
