@@ -4,7 +4,7 @@
 // ---- REST bodies (OpenAPI components)
 
 export type NotificationsCreateRequest = {
-  readonly source?: string;
+  readonly source?: unknown & unknown;
   readonly event_type: string;
   readonly title: string;
   readonly body?: string;
@@ -54,7 +54,7 @@ export type BroadcastSendRequest = {
 
 export type EventsPublishRequest = {
   readonly event_type: string;
-  readonly source: string;
+  readonly source: unknown & unknown;
   readonly version: number;
   /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly data: Record<string, unknown>;

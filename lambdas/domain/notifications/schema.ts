@@ -1,8 +1,9 @@
 import { jsonLimits } from '../../core/json-limits';
 import { pageLimit } from '../../core/page-limit';
+import { NAME_BREAKING_MESSAGE, NAME_CHARACTERS } from '../../core/text-policy';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
-import { eventTypeSchema, PRIORITIES } from './shared-fields';
+import { eventTypeSchema, PRIORITIES, sourceSchema } from './shared-fields';
 
 /** Contract §3 "Notifications": sizes, enumerations and defaults of POST /notifications. */
 export const CHANNELS = ['in_app', 'toast', 'realtime'] as const;
@@ -38,7 +39,7 @@ const uniqueStrings = <T extends string>(
 };
 
 const fields = z.strictObject({
-  source: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  source: z.optional(sourceSchema),
   event_type: eventTypeSchema,
   title: z.string().check(z.minLength(1), z.maxLength(256)),
   body: z._default(z.string().check(z.maxLength(4096)), ''),
@@ -56,10 +57,14 @@ const fields = z.strictObject({
   ),
   // Required unless `topics` names an audience; then it may be empty or absent.
   recipient_ids: z.optional(
-    z.array(z.string().check(z.minLength(1), z.maxLength(256))).check(
-      z.maxLength(MAX_RECIPIENTS),
-      z.superRefine((items, context) => uniqueStrings(items, context, 'recipient')),
-    ),
+    z
+      .array(
+        z.string().check(z.minLength(1), z.maxLength(256), z.regex(NAME_CHARACTERS, NAME_BREAKING_MESSAGE)),
+      )
+      .check(
+        z.maxLength(MAX_RECIPIENTS),
+        z.superRefine((items, context) => uniqueStrings(items, context, 'recipient')),
+      ),
   ),
   topics: z.optional(
     z.array(z.string().check(z.regex(TOPIC_NAME, 'must be a topic name'))).check(

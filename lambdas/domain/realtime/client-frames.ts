@@ -1,5 +1,10 @@
+import { refusedJson } from '../../core/refused-json';
 import * as z from '../../core/zod';
-import { CHANNEL_NAME_CHARACTERS, MAX_CHANNEL_NAME_LENGTH } from './channel-names';
+import {
+  CHANNEL_NAME_CHARACTERS,
+  CHANNEL_NAME_CHARACTERS_MESSAGE,
+  MAX_CHANNEL_NAME_LENGTH,
+} from './channel-names';
 import { type ErrorFrame, errorFrame, type WsErrorCode } from './frames';
 
 /** API Gateway's frame limit; a larger message can still reach a handler when sent in fragments. */
@@ -11,7 +16,7 @@ const name = z
   .check(
     z.minLength(1),
     z.maxLength(MAX_CHANNEL_NAME_LENGTH),
-    z.regex(CHANNEL_NAME_CHARACTERS, 'must not contain whitespace'),
+    z.regex(CHANNEL_NAME_CHARACTERS, CHANNEL_NAME_CHARACTERS_MESSAGE),
   );
 const channel = z.string().check(z.minLength(1), z.maxLength(300));
 
@@ -78,6 +83,14 @@ export const parseFrameBody = (
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new FrameError('validation', 'A frame must be a JSON object with a string "type"');
+  }
+  const refused = refusedJson(value);
+  if (refused) {
+    throw new FrameError(
+      'validation',
+      `${refused.path.join('.') || '(frame)'}: ${refused.issue}`,
+      idOf(value),
+    );
   }
   return { type: (value as { type?: unknown }).type, id: idOf(value), value };
 };
