@@ -389,11 +389,16 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       demo = createDemo({
         httpUrl: `${origin}/api/v1`,
         ...(cors ? { cors } : {}),
-        minting: hs256 && {
-          mintUserToken: (sub, tokenOptions) => mintUserToken(hs256, sub, tokenOptions),
-          mintServiceToken: (name, scopes, tokenOptions) =>
-            mintServiceToken(hs256, name, scopes, tokenOptions),
-        },
+        // Only the secret generated here, which no one else holds: a configured one may be a stage's, and any
+        // page the developer opens could ask the demo for that stage's tokens.
+        minting:
+          configured || !hs256
+            ? undefined
+            : {
+                mintUserToken: (sub, tokenOptions) => mintUserToken(hs256, sub, tokenOptions),
+                mintServiceToken: (name, scopes, tokenOptions) =>
+                  mintServiceToken(hs256, name, scopes, tokenOptions),
+              },
       });
     }
     envReady();

@@ -1,5 +1,6 @@
 // Apart from identifiers.ts so that token verification, which checks bounds too, loads no zod.
 import { type BoundedIdentifier, describeBound, IDENTIFIER_BYTES, utf8Bytes } from './identifiers';
+import { NAME_BREAKING_MESSAGE, NAME_CHARACTERS } from './text-policy';
 import * as z from './zod';
 
 /**
@@ -13,6 +14,7 @@ export const identifierSchema = (kind: BoundedIdentifier, rule?: string) => {
     z.minLength(1, { error: bound, abort: true }),
     z.maxLength(IDENTIFIER_BYTES[kind], { error: bound, abort: true }),
     z.refine((value) => utf8Bytes(value) <= IDENTIFIER_BYTES[kind], { error: bound }),
+    z.regex(NAME_CHARACTERS, NAME_BREAKING_MESSAGE),
     z.describe(
       `${rule ? `${rule} ` : ''}${describeBound(kind)} (a 4-byte character such as an emoji counts 4)`,
     ),

@@ -31,6 +31,10 @@ const MIN_STORED_MAGNITUDE = 1e-130;
 
 /** Why DynamoDB (through the SDK's marshalling) cannot store `value` as sent, or undefined when it can. */
 const unstorableNumber = (value: number): string | undefined => {
+  // JSON.parse turns a literal beyond the double range (1e400, -1e309) into ±Infinity, which JSON.stringify then
+  // writes as null and the SDK refuses: the value would change or fail after acceptance.
+  if (!Number.isFinite(value))
+    return 'numbers must be within ±9007199254740991 (this one is beyond the range of a double: send it as a string)';
   // A double beyond 2^53 is an integer that JSON parsing may already have rounded (9007199254740993), and the SDK
   // refuses it; non-integers are all smaller, but may be below DynamoDB's smallest magnitude.
   if (Number.isInteger(value)) {
@@ -84,7 +88,7 @@ export const jsonLimits = <T extends object>(maxBytes: number) => [
     if (unstorable) context.addIssue({ code: 'custom', message: unstorable.issue, path: unstorable.path });
   }),
   z.meta<T>({
-    description: `Free-form JSON object: at most ${maxBytes} bytes serialized, nested at most ${MAX_JSON_DEPTH} levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys.`,
+    description: `Free-form JSON object: at most ${maxBytes} bytes serialized, nested at most ${MAX_JSON_DEPTH} levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys.`,
     'x-max-bytes': maxBytes,
     'x-max-depth': MAX_JSON_DEPTH,
   }),

@@ -27,6 +27,9 @@ export interface ServicePrincipal {
   readonly expiresAt: number;
 }
 
+/** The source of what users send themselves; no service may be named so (it would pass for a user). */
+export const USER_SOURCE = 'user';
+
 /**
  * The rule `sourceOf` enforces, in the words of the API documents: the request schemas describe `source` with it,
  * so the description and the check cannot drift apart.
@@ -44,10 +47,15 @@ export const NAMED_USER_RULE =
 /**
  * The `source` a caller may state (notifications and events): a service its own name or a dotted sub-source of it
  * (`billing`, `billing.invoices`), a user `user`; absent, that name. Anything else would let one caller speak as
- * another, so it is a 403 (docs/notifications.md, "source").
+ * another, so it is a 403 (docs/notifications.md, "source"); so is a service named `user`.
  */
 export const sourceOf = (principal: Principal, stated: string | undefined): string => {
-  const own = principal.kind === 'service' ? principal.id : 'user';
+  if (principal.kind === 'service' && principal.id === USER_SOURCE) {
+    throw forbidden(
+      `The service name "${USER_SOURCE}" is reserved: what it sends would read as a user's own (source "${USER_SOURCE}")`,
+    );
+  }
+  const own = principal.kind === 'service' ? principal.id : USER_SOURCE;
   if (stated === undefined || stated === own) return own;
   if (principal.kind === 'service' && stated.startsWith(`${own}.`)) return stated;
   throw forbidden(

@@ -126,7 +126,7 @@ const lines = [
   'Notify is running on local stand-ins',
   `  REST       ${running.httpUrl}`,
   `  WebSocket  ${running.wsUrl}`,
-  `  Demo inbox ${running.demoUrl} (local only: docs/demo.md)`,
+  `  Demo inbox ${running.demoUrl} (local only: docs/demo.md${devAuth ? '' : '; SERVICE__AUTH__* set, so it asks for a user token'})`,
   `  Data       ${dataDir ? `${dataDir} (kept across restarts)` : 'in memory'}`,
   `  CORS       ${corsOrigins.length ? corsOrigins.join(', ') : 'none (browser pages of other origins are refused)'}`,
   `  Logs       one line per record below${args['json-logs'] ? ', as JSON' : ' (--json-logs for JSON)'}`,

@@ -4,6 +4,9 @@
  * runtime's demo endpoint. Settings come from the query string, so the page also works from another origin:
  *
  *   /demo/?api=http://127.0.0.1:3000&user=alice&room=lobby&token_ttl=3600
+ *
+ * Tokens come from the runtime's demo endpoint while it mints them (its generated development secret); when it
+ * answers 404 (SERVICE__AUTH__* set) the page asks its user to paste one, and the user is that token's `sub`.
  */
 import {
   createNotify,
@@ -18,7 +21,7 @@ import {
 const params = new URLSearchParams(location.search);
 /** The runtime's origin: the page's own by default. */
 const apiBase = (params.get('api') ?? location.origin).replace(/\/+$/, '');
-const userId = params.get('user') ?? 'demo-user';
+let userId = params.get('user') ?? 'demo-user';
 const roomId = params.get('room') ?? 'lobby';
 const tokenTtlSecs = Number(params.get('token_ttl') ?? 3600);
 const TOAST_MS = 6000;
@@ -49,13 +52,86 @@ const showError = (error: unknown) => {
   activity('error', text);
 };
 
+// ---------------------------------------------------------------------------------------------------------
+// Tokens: minted by the runtime's demo endpoint, or pasted in by the user when the runtime mints none
+
+/** Where a pasted token is kept for this tab, so a reload does not ask again. */
+const PASTED_TOKEN_KEY = 'notify-demo-token';
+/** Set once the token endpoint answered 404: this runtime mints no tokens (SERVICE__AUTH__* is set). */
+let tokensFromUser = false;
+const pasteWaiters: ((token: string) => void)[] = [];
+
+/** The token's `sub`, read without verifying (the service verifies); undefined when unreadable. */
+const subjectOf = (token: string): string | undefined => {
+  try {
+    const payload = (token.split('.')[1] ?? '').replaceAll('-', '+').replaceAll('_', '/');
+    const claims = JSON.parse(atob(payload)) as { sub?: unknown };
+    return typeof claims.sub === 'string' ? claims.sub : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+const showUser = (token: string) => {
+  userId = subjectOf(token) ?? userId;
+  element('user').textContent = userId;
+};
+
+const askForToken = (reason: string): Promise<string> => {
+  element('token-reason').textContent = reason;
+  element('token-ask').hidden = false;
+  return new Promise((resolve) => pasteWaiters.push(resolve));
+};
+
+element('token-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const input = element<HTMLTextAreaElement>('token-input');
+  const token = input.value.trim();
+  if (!token) return;
+  input.value = '';
+  element('token-ask').hidden = true;
+  sessionStorage.setItem(PASTED_TOKEN_KEY, token);
+  showUser(token);
+  activity('token', 'token pasted', { refresh: 'false', pasted: 'true' });
+  for (const resolve of pasteWaiters.splice(0)) resolve(token);
+});
+
+/** A token from the user: the one pasted in this tab, or a new one when the SDK needs another. */
+const tokenFromUser = (forceRefresh: boolean): Promise<string> => {
+  const pasted = sessionStorage.getItem(PASTED_TOKEN_KEY);
+  if (pasted && !forceRefresh) {
+    showUser(pasted);
+    return Promise.resolve(pasted);
+  }
+  sessionStorage.removeItem(PASTED_TOKEN_KEY);
+  return askForToken(
+    pasted
+      ? 'The token is about to expire, or the service refused it: paste a new one.'
+      : 'This runtime mints no tokens (SERVICE__AUTH__* is set): paste a user token from your IdP, or from `npm run -s token -- --user alice` with the same settings.',
+  );
+};
+
+/** The send form needs the runtime's service token, which it only has with its generated secret. */
+const sendingUnavailable = () => {
+  element('send-unavailable').hidden = false;
+  for (const control of element('send').querySelectorAll('input, button'))
+    (control as HTMLInputElement).disabled = true;
+};
+
 /** The local runtime's token endpoint (docs/demo.md); a real app asks its own backend or IdP here. */
 const fetchToken = async (forceRefresh: boolean): Promise<string> => {
+  if (tokensFromUser) return tokenFromUser(forceRefresh);
   const response = await fetch(`${apiBase}/demo/api/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ user_id: userId, expires_in_secs: tokenTtlSecs }),
   });
+  if (response.status === 404) {
+    tokensFromUser = true;
+    sendingUnavailable();
+    activity('token', 'the runtime mints no tokens: asking for one', { refresh: String(forceRefresh) });
+    return tokenFromUser(false);
+  }
   const body = (await response.json()) as { token?: string; message?: string };
   if (!response.ok || !body.token)
     throw new Error(`token endpoint: ${response.status} ${body.message ?? ''}`);

@@ -44,7 +44,10 @@ export interface DemoOptions {
   readonly httpUrl: string;
   /** The REST API's CORS policy, applied to the demo endpoints too (the page may come from another origin). */
   readonly cors?: CorsPolicy;
-  /** Undefined when tokens come from a real IdP (SERVICE__AUTH__JWKS_URL): the endpoints then answer 404. */
+  /**
+   * Signing with the development secret the runtime generated. Undefined with any SERVICE__AUTH__* setting (a
+   * secret of one's own or an IdP's key set): the endpoints then answer 404 and the page asks for a token.
+   */
   readonly minting: DemoMinting | undefined;
 }
 
@@ -197,7 +200,7 @@ export const createDemo = (options: DemoOptions) => {
       return refuse(
         404,
         'not_found',
-        'The demo endpoints need the development auth of npm start (no SERVICE__AUTH__* settings): tokens come from your IdP',
+        'The demo endpoints mint tokens only with the development secret npm start generates (no SERVICE__AUTH__* settings): paste a token into the page instead, from your IdP or from npm run token',
       );
     }
     try {

@@ -147,7 +147,7 @@ describe('local-only demo endpoints', () => {
       expect(response.status).toBe(404);
       expect(await response.json()).toMatchObject({
         code: 'not_found',
-        message: expect.stringContaining('development auth'),
+        message: expect.stringContaining('npm run token'),
       });
     } finally {
       server.close();

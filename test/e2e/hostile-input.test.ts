@@ -7,7 +7,7 @@ import { documentClient } from '../../lambdas/core/clients';
 import { MAX_DEVICES_PER_USER } from '../../lambdas/domain/devices/schema';
 import { MAX_CHANNELS_PER_CONNECTION } from '../../lambdas/domain/realtime/config';
 import { table } from '../../lambdas/domain/realtime/tables';
-import { apiClient, eventually } from '../support/api';
+import { apiClient, eventually, postJsonText } from '../support/api';
 import { assertDocumentedResponse } from '../support/api-conformance';
 import { endAndCleanUp } from '../support/disconnect';
 import { type Runtime, startTestRuntime } from '../support/runtime';
@@ -90,22 +90,8 @@ describe('the channel cap under a subscribe burst', () => {
 const nested = (levels: number): string => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
 
 /** POSTs JSON text as is (a deep value would overflow JSON.stringify in the test itself). */
-const postText = async (path: string, token: string, text: string) => {
-  const response = await fetch(`${runtime.httpUrl}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: text,
-  });
-  const answer = await response.text();
-  assertDocumentedResponse({
-    method: 'POST',
-    path,
-    status: response.status,
-    headers: response.headers,
-    text: answer,
-  });
-  return { status: response.status, body: JSON.parse(answer) };
-};
+const postText = (path: string, token: string, text: string) =>
+  postJsonText(runtime.httpUrl, path, token, text);
 
 /** Bodies of the three routes that take free-form JSON around `data` (JSON text), under a test's own names. */
 const freeFormBodies = (name: string) => ({

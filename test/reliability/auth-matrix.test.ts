@@ -4,9 +4,11 @@
  * a 401 (or a 403 for a valid token of the wrong kind), never a 5xx or a pass; an unreachable, slow or broken
  * key set is a 503, never a 401 and never a pass.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient } from '../support/api';
-import { generateSigningKey, type JwksServer, startJwksServer } from '../support/jwks-server';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MAX_JWKS_BYTES } from '../../lambdas/core/auth/jwks-limits';
+import { logger } from '../../lambdas/core/logger';
+import { apiClient, eventually } from '../support/api';
+import { generateSigningKey, type JwksServer, startJwksServer, weakRsaKey } from '../support/jwks-server';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import {
   authEnvFor,
@@ -158,5 +160,76 @@ describe('auth attack matrix', () => {
       idp.behave('normal');
     }
     expect((await userRoute(await userToken(unseen, { sub: 'mallory' }))).status).toBe(200);
+  }, 60_000);
+});
+
+describe('what the key set may hold', () => {
+  it('refuses a token naming an RSA key under 2048 bits with 401 (it was a 503), and tells the operator which key', async () => {
+    const weak = weakRsaKey(1024);
+    idp.publishJwk(weak.publicJwk);
+    const warnings = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    try {
+      // Past the 1 s cache age, so the set with the weak key is fetched.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const token = weak.sign(userClaims({ sub: 'mallory' }));
+      expectRefused(await userRoute(token), 401, 'a 1024-bit RSA key');
+      expectRefused(
+        await serviceRoute(
+          weak.sign({
+            ...userClaims({ sub: 'publisher' }),
+            aud: TEST_SERVICE_AUDIENCE,
+            scope: 'events:publish',
+          }),
+        ),
+        401,
+        'a 1024-bit RSA key (service)',
+      );
+      await expect(TestClient.open(`${runtime.wsUrl}?token=${token}`)).rejects.toEqual(
+        new HandshakeError(401),
+      );
+      expect(warnings).toHaveBeenCalledWith(
+        expect.stringContaining('RSA key shorter than the minimum'),
+        expect.objectContaining({ kid: weak.kid, modulus_bits: 1024, min_bits: 2048 }),
+      );
+    } finally {
+      warnings.mockRestore();
+    }
+    // The set's other keys still work.
+    expect((await userRoute(await userToken(idp.key('RS256'), { sub: 'mallory' }))).status).toBe(200);
+  }, 60_000);
+
+  it('reads at most 1 MiB of the key set: a longer answer is a 503, logged, and not read to its end', async () => {
+    const unseen = await idp.addKey('ES256');
+    const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    try {
+      // Just under the limit is a key set like any other.
+      idp.behave('oversized', undefined, MAX_JWKS_BYTES - 64 * 1024);
+      const near = await eventually(
+        async () => userRoute(await userToken(unseen, { sub: 'mallory' })),
+        (response) => response.status !== 401,
+      );
+      expect(near.status).toBe(200);
+      // 70 MiB, streamed without a content-length: the reader stops after the first MiB.
+      idp.behave('oversized', undefined, 70 * 1024 * 1024);
+      const refused = await eventually(
+        async () => userRoute(await userToken(unseen, { sub: 'mallory' })),
+        (response) => response.status !== 200,
+      );
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ code: 'unavailable' });
+      expect(idp.oversizedBytesSent).toBeLessThan(16 * 1024 * 1024);
+      expect(errors).toHaveBeenCalledWith(
+        expect.stringContaining('over the size limit'),
+        expect.objectContaining({ jwks_url: idp.jwksUrl, max_bytes: MAX_JWKS_BYTES }),
+      );
+    } finally {
+      errors.mockRestore();
+      idp.behave('normal');
+    }
+    const recovered = await eventually(
+      async () => userRoute(await userToken(unseen, { sub: 'mallory' })),
+      (response) => response.status === 200,
+    );
+    expect(recovered.status).toBe(200);
   }, 60_000);
 });

@@ -49,3 +49,24 @@ export const eventually = async <T>(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 };
+
+/**
+ * POSTs JSON text as it is, for bodies JSON.stringify cannot write (a 10,000-level nesting, `1e400`, a lone
+ * surrogate escape); the answer is checked against the API document as apiClient's are.
+ */
+export const postJsonText = async (baseUrl: string, path: string, token: string, text: string) => {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: text,
+  });
+  const answer = await response.text();
+  assertDocumentedResponse({
+    method: 'POST',
+    path,
+    status: response.status,
+    headers: response.headers,
+    text: answer,
+  });
+  return { status: response.status, body: JSON.parse(answer) };
+};

@@ -8,9 +8,11 @@
  *   const next = await idp.addKey('RS256');          // rotation: publish a new key
  *   idp.removeKey(first.kid);                         // ... and retire the old one
  *   idp.fetchCount;                                   // how many times the key set was fetched
+ *   idp.publishJwk(weak.publicJwk);                   // a public key the test signs with itself (weakRsaKey)
+ *   idp.behave('oversized', 0, 8 << 20);               // the key set padded to 8 MiB, streamed without a length
  *   await idp.stop();
  */
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { type CryptoKey, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { listenOnLoopback, stopServer } from './loopback-server';
@@ -38,17 +40,22 @@ export interface JwksServer {
   key(alg?: AsymmetricAlg): SigningKey;
   /** Generates and publishes a new key (rotation). */
   addKey(alg?: AsymmetricAlg, kid?: string): Promise<SigningKey>;
+  /** Publishes a public JWK as given (keys jose will not generate or sign with, such as 1024-bit RSA). */
+  publishJwk(jwk: JWK): void;
   /** Stops publishing a key; tokens it signs are then rejected once verifiers refresh the set. */
   removeKey(kid: string): void;
   /**
    * How the key set answers from now on: `normal`; `down` (503); `slow` (answers after `slowMs`, default 6 s,
-   * beyond the verifier's 5 s timeout); `garbage` (200 with a body that is no JSON).
+   * beyond the verifier's 5 s timeout); `garbage` (200 with a body that is no JSON); `oversized` (200 with the
+   * key set padded to `oversizedBytes`, default 8 MiB, streamed in chunks without a content-length).
    */
-  behave(mode: JwksBehaviour, slowMs?: number): void;
+  behave(mode: JwksBehaviour, slowMs?: number, oversizedBytes?: number): void;
+  /** Bytes of the oversized key set written before the reader went away (a verifier must stop reading). */
+  readonly oversizedBytesSent: number;
   stop(): Promise<void>;
 }
 
-export type JwksBehaviour = 'normal' | 'down' | 'slow' | 'garbage';
+export type JwksBehaviour = 'normal' | 'down' | 'slow' | 'garbage' | 'oversized';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
 
@@ -57,6 +64,24 @@ export const generateSigningKey = async (alg: AsymmetricAlg = 'RS256', kid?: str
   const id = kid ?? `${alg.toLowerCase()}-${randomUUID()}`;
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid: id, alg, use: 'sig' };
   return { kid: id, alg, privateKey, publicJwk };
+};
+
+/**
+ * An RSA key shorter than RS256 allows (default 1024 bits), which jose will neither generate nor sign with: its
+ * public JWK is published with `publishJwk`, and `sign` writes an RS256 token with node:crypto.
+ */
+export const weakRsaKey = (bits = 1024) => {
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: bits });
+  const kid = `weak-rsa-${randomUUID()}`;
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return {
+    kid,
+    publicJwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' } as JWK,
+    sign: (claims: Record<string, unknown>): string => {
+      const input = `${encode({ alg: 'RS256', kid, typ: 'JWT' })}.${encode(claims)}`;
+      return `${input}.${sign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
+    },
+  };
 };
 
 export interface JwksServerOptions {
@@ -70,6 +95,9 @@ export const startJwksServer = async (options: JwksServerOptions = {}): Promise<
   let fetchCount = 0;
   let behaviour: JwksBehaviour = 'normal';
   let slowMs = 6_000;
+  let oversizedBytes = 8 * 1024 * 1024;
+  let oversizedBytesSent = 0;
+  const extraJwks: JWK[] = [];
 
   const server: Server = createServer((request, response) => {
     if (request.method === 'GET' && request.url === JWKS_PATH) {
@@ -84,8 +112,27 @@ export const startJwksServer = async (options: JwksServerOptions = {}): Promise<
         response.end('<html>not a key set');
         return;
       }
+      const keys = [...published.map((key) => key.publicJwk), ...extraJwks];
+      if (behaviour === 'oversized') {
+        // A valid key set with a long padding member, written chunk by chunk as the reader takes it.
+        response.writeHead(200, { 'content-type': 'application/jwk-set+json' });
+        const chunk = 'x'.repeat(64 * 1024);
+        oversizedBytesSent = 0;
+        const head = `${JSON.stringify({ keys }).slice(0, -1)},"padding":"`;
+        response.write(head);
+        const writeMore = () => {
+          while (oversizedBytesSent < oversizedBytes) {
+            if (response.destroyed) return;
+            oversizedBytesSent += chunk.length;
+            if (!response.write(chunk)) return void response.once('drain', writeMore);
+          }
+          response.end('"}');
+        };
+        writeMore();
+        return;
+      }
       const delay = behaviour === 'slow' ? slowMs : 0;
-      const body = JSON.stringify({ keys: published.map((key) => key.publicJwk) });
+      const body = JSON.stringify({ keys });
       setTimeout(() => {
         if (response.destroyed) return;
         response.writeHead(200, {
@@ -107,6 +154,12 @@ export const startJwksServer = async (options: JwksServerOptions = {}): Promise<
     get fetchCount() {
       return fetchCount;
     },
+    get oversizedBytesSent() {
+      return oversizedBytesSent;
+    },
+    publishJwk: (jwk) => {
+      extraJwks.push(jwk);
+    },
     keys: () => [...published],
     key: (alg = 'RS256') => {
       const newest = published.filter((key) => key.alg === alg).at(-1);
@@ -123,9 +176,10 @@ export const startJwksServer = async (options: JwksServerOptions = {}): Promise<
       if (index === -1) throw new Error(`key ${kid} is not published`);
       published.splice(index, 1);
     },
-    behave: (mode, delayMs) => {
+    behave: (mode, delayMs, bytes) => {
       behaviour = mode;
       if (delayMs !== undefined) slowMs = delayMs;
+      if (bytes !== undefined) oversizedBytes = bytes;
     },
     stop: () => stopServer(server),
   };

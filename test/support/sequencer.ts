@@ -13,6 +13,10 @@ const LONGEST_FIRST = [
   // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (30 s timeout + 5 s).
   'test/reliability/bus-invoke-crash.test.ts', // 50
   'test/reliability/crash.test.ts', // 47
+  // `npm start` twice, one after the other (a secret in SERVICE__AUTH__*, a JWKS): 58 s alone on a loaded machine.
+  'test/reliability/demo-minting.test.ts',
+  // `npm start` with its own secret and Chromium: 31 s alone on a loaded machine.
+  'test/e2e/demo-own-auth.test.ts',
   'test/e2e/realtime.test.ts', // 32
   // A small file, so started last by size, where its 31 s ran alone at the end of the run.
   'test/reliability/webhook-isolation.test.ts', // 31

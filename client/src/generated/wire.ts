@@ -5,11 +5,11 @@
 
 export type NotificationsCreateRequest = {
   /** Default: the caller's own (the service's name, or `user`); given, the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service `billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403. */
-  readonly source?: string;
+  readonly source?: unknown & unknown;
   readonly event_type: string;
   readonly title: string;
   readonly body?: string;
-  /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
+  /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly data?: Record<string, unknown>;
   readonly priority?: 'low' | 'normal' | 'high' | 'urgent';
   readonly channels?: readonly ('in_app' | 'toast' | 'realtime')[];
@@ -50,7 +50,7 @@ export type PreferencesDefaultsPutRequest = {
 export type BroadcastSendRequest = {
   /** user:<id>, room:<id> or topic:<name>: the name after the kind must be 1 to 512 bytes in UTF-8 */
   readonly channel?: string;
-  /** Free-form JSON object: at most 32768 bytes serialized, nested at most 16 levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
+  /** Free-form JSON object: at most 32768 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly payload: {
     /** any type but the protocol's own: session, ack, error, heartbeat.ack, notification, event, presence, presence.summary */
     readonly type: string;
@@ -60,10 +60,10 @@ export type BroadcastSendRequest = {
 
 export type EventsPublishRequest = {
   readonly event_type: string;
-  /** Printable ASCII without spaces, not starting with `aws.`; the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service `billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403. */
-  readonly source: string;
+  /** Printable ASCII without spaces, names separated by single dots, not starting with `aws.`; the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service `billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403. */
+  readonly source: unknown & unknown;
   readonly version: number;
-  /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
+  /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly data: Record<string, unknown>;
   readonly priority?: 'low' | 'normal' | 'high' | 'urgent';
   readonly archive?: boolean;
@@ -451,14 +451,14 @@ export type JoinRoomFrame = {
   readonly type: 'join.room';
   readonly id?: string;
   /** 1 to 512 bytes in UTF-8 (a 4-byte character such as an emoji counts 4) */
-  readonly room_id: string;
+  readonly room_id: string & string;
 };
 
 export type JoinTopicFrame = {
   readonly type: 'join.topic';
   readonly id?: string;
   /** 1 to 512 bytes in UTF-8 (a 4-byte character such as an emoji counts 4) */
-  readonly topic: string;
+  readonly topic: string & string;
 };
 
 export type PresenceUpdateFrame = {

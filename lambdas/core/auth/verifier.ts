@@ -1,5 +1,6 @@
 import {
   createRemoteJWKSet,
+  customFetch,
   decodeProtectedHeader,
   errors,
   type JWTPayload,
@@ -12,6 +13,7 @@ import { IDENTIFIER_CHARACTERS } from '../identifiers';
 import type { Principal } from '../principal';
 import { audiencesOf, principalFor, stringsOf } from './claims';
 import { createIntrospector } from './introspection';
+import { boundedJwksFetch, refusingWeakKeys } from './jwks-limits';
 import type { TokenReplayStore } from './token-replay-store';
 
 /** Validates bearer tokens (docs/contract.md §2) and turns them into principals. */
@@ -75,11 +77,14 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
     throw new Error('replay protection is on but no replay store was given');
   }
   const remoteKeys = config.jwksUrl
-    ? createRemoteJWKSet(new URL(config.jwksUrl), {
-        cacheMaxAge: config.jwksCacheTtlSecs * 1000,
-        cooldownDuration: JWKS_COOLDOWN_MS,
-        timeoutDuration: JWKS_TIMEOUT_MS,
-      })
+    ? refusingWeakKeys(
+        createRemoteJWKSet(new URL(config.jwksUrl), {
+          cacheMaxAge: config.jwksCacheTtlSecs * 1000,
+          cooldownDuration: JWKS_COOLDOWN_MS,
+          timeoutDuration: JWKS_TIMEOUT_MS,
+          [customFetch]: boundedJwksFetch,
+        }),
+      )
     : undefined;
   const secretKey = config.hs256Secret ? new TextEncoder().encode(config.hs256Secret) : undefined;
   const algorithms = [...(remoteKeys ? ASYMMETRIC_ALGS : []), ...(secretKey ? ['HS256'] : [])];

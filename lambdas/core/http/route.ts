@@ -10,7 +10,7 @@ import { newId } from '../ids';
 import { logger } from '../logger';
 import { flushMetrics } from '../metrics';
 import type { Principal } from '../principal';
-import { protoKeyPath } from '../proto-keys';
+import { refusedJson } from '../refused-json';
 import { fieldPath, parseOrThrow, type Schema } from '../validation';
 import { authorize } from './access';
 import { errorBody, isServerError, toServiceError } from './errors-to-response';
@@ -218,11 +218,10 @@ const jsonBody = (takesBody: boolean): MiddlewareObj<Event, Result, Error, Route
     } catch {
       throw validationError('Request body is not valid JSON', [{ field: '(body)', issue: 'malformed JSON' }]);
     }
-    const proto = protoKeyPath(context.parsedBody);
-    if (proto) {
-      throw validationError('Request body has a key named __proto__', [
-        { field: fieldPath(proto), issue: 'the key __proto__ is not accepted' },
-      ]);
+    const refused = refusedJson(context.parsedBody);
+    if (refused) {
+      const field = fieldPath(refused.path) || '(body)';
+      throw validationError(`Request body: ${field} ${refused.issue}`, [{ field, issue: refused.issue }]);
     }
   },
 });

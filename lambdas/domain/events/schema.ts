@@ -1,7 +1,7 @@
 import { jsonLimits } from '../../core/json-limits';
 import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
-import { eventTypeSchema, PRIORITIES } from '../notifications/shared-fields';
+import { eventTypeSchema, PRIORITIES, sourceSchema } from '../notifications/shared-fields';
 
 /** `data` of an event: at most 16 KiB serialized, so its `event` frame stays under API Gateway's 32 KiB frame. */
 export const MAX_EVENT_DATA_BYTES = 16 * 1024;
@@ -9,14 +9,11 @@ export const MAX_EVENT_DATA_BYTES = 16 * 1024;
 /** Contract §3 "Events": the body of POST /events. */
 export const publishEventSchema = z.strictObject({
   event_type: eventTypeSchema,
-  source: z.string().check(
-    z.minLength(1),
-    z.maxLength(128),
-    z.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
-    // EventBridge refuses sources starting with `aws.` (they belong to AWS services).
-    z.refine((source) => !source.toLowerCase().startsWith('aws.'), { message: 'must not start with aws.' }),
-    // Checked by the handler against the token (sourceOf), stated here for the API documents.
-    z.describe(`Printable ASCII without spaces, not starting with \`aws.\`; ${SOURCE_RULE}.`),
+  // Checked by the handler against the token (sourceOf), stated here for the API documents.
+  source: sourceSchema.check(
+    z.describe(
+      `Printable ASCII without spaces, names separated by single dots, not starting with \`aws.\`; ${SOURCE_RULE}.`,
+    ),
   ),
   version: z.number().check(z.int(), z.gte(1), z.lte(Number.MAX_SAFE_INTEGER)),
   data: z.record(z.string(), z.unknown()).check(...jsonLimits<Record<string, unknown>>(MAX_EVENT_DATA_BYTES)),

@@ -4,7 +4,7 @@ import { pageLimit } from '../../core/page-limit';
 import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
-import { eventTypeSchema, PRIORITIES } from './shared-fields';
+import { eventTypeSchema, PRIORITIES, sourceSchema } from './shared-fields';
 
 /** Contract §3 "Notifications": sizes, enumerations and defaults of POST /notifications. */
 export const CHANNELS = ['in_app', 'toast', 'realtime'] as const;
@@ -42,13 +42,9 @@ const uniqueStrings = <T extends string>(
 const fields = z.strictObject({
   // The rules stated in descriptions are checked against the caller by createNotification (create.ts).
   source: z.optional(
-    z
-      .string()
-      .check(
-        z.minLength(1),
-        z.maxLength(128),
-        z.describe(`Default: the caller's own (the service's name, or \`user\`); given, ${SOURCE_RULE}.`),
-      ),
+    sourceSchema.check(
+      z.describe(`Default: the caller's own (the service's name, or \`user\`); given, ${SOURCE_RULE}.`),
+    ),
   ),
   event_type: eventTypeSchema,
   title: z.string().check(z.minLength(1), z.maxLength(256)),

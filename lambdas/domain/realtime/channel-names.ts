@@ -1,9 +1,10 @@
 import { validationError } from '../../core/errors';
 import { describeBound, IDENTIFIER_BYTES, utf8Bytes } from '../../core/identifiers';
+import { NAME_BREAKING_CLASS } from '../../core/text-policy';
 
 /**
  * The one module that knows the channel kinds (contract §4): `user:<id>`, `room:<id>` and `topic:<name>`, and the
- * name rule: 1–512 bytes in UTF-8 (lambdas/core/identifiers.ts), none of them whitespace. Presence scopes are channels too (`user:<id>`,
+ * name rule: 1–512 bytes in UTF-8 (lambdas/core/identifiers.ts), none of them whitespace, control or bidirectional formatting characters. Presence scopes are channels too (`user:<id>`,
  * `room:<id>`). No table access, so schemas can use it in small bundles. The client SDK (client/) and the demo
  * page keep their own copy of the kinds: they ship to browsers apart from this code.
  */
@@ -28,12 +29,19 @@ export const channelNameOverBound = (channel: string): boolean =>
 /** The byte rule of channel names, for error messages. */
 export const CHANNEL_NAME_BOUND = `the name after the kind must be ${describeBound('channelName')}`;
 
+/** A character a name may hold: no whitespace, control or bidirectional formatting character (core/text-policy.ts). */
+const NAME_CHARACTER = `[^\\s${NAME_BREAKING_CLASS}]`;
+
 /** The characters a name may hold (its length is checked apart, so each rule has its own message). */
-export const CHANNEL_NAME_CHARACTERS = /^\S+$/;
+export const CHANNEL_NAME_CHARACTERS = new RegExp(`^${NAME_CHARACTER}+$`);
+export const CHANNEL_NAME_CHARACTERS_MESSAGE =
+  'must not contain whitespace, control or bidirectional formatting characters';
 
 /** A whole channel of one of `kinds`, as a pattern (the API documents show it). */
 export const channelPattern = (kinds: readonly ChannelKind[] = CHANNEL_KINDS): RegExp =>
-  new RegExp(`^${kinds.length === 1 ? kinds[0] : `(${kinds.join('|')})`}:\\S{1,${MAX_CHANNEL_NAME_LENGTH}}$`);
+  new RegExp(
+    `^${kinds.length === 1 ? kinds[0] : `(${kinds.join('|')})`}:${NAME_CHARACTER}{1,${MAX_CHANNEL_NAME_LENGTH}}$`,
+  );
 
 /** How the channels of `kinds` look, for error messages: `user:<id>, room:<id> or topic:<name>`. */
 export const describeChannels = (kinds: readonly ChannelKind[] = CHANNEL_KINDS): string => {

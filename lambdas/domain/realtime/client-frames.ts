@@ -1,9 +1,11 @@
 import { identifierSchema } from '../../core/identifier-schema';
 import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
+import { refusedJson } from '../../core/refused-json';
 import * as z from '../../core/zod';
 import {
   CHANNEL_NAME_BOUND,
   CHANNEL_NAME_CHARACTERS,
+  CHANNEL_NAME_CHARACTERS_MESSAGE,
   describeChannels,
   MAX_CHANNEL_LENGTH,
 } from './channel-names';
@@ -14,7 +16,7 @@ export const MAX_CLIENT_FRAME_BYTES = 32 * 1024;
 
 const frameId = z.optional(z.string().check(z.maxLength(IDENTIFIER_CHARACTERS.frameId)));
 const name = identifierSchema('channelName').check(
-  z.regex(CHANNEL_NAME_CHARACTERS, 'must not contain whitespace'),
+  z.regex(CHANNEL_NAME_CHARACTERS, CHANNEL_NAME_CHARACTERS_MESSAGE),
 );
 // Its shape and the name's byte bound are parseChannel's to check, with one message for each.
 const channel = z
@@ -91,6 +93,14 @@ export const parseFrameBody = (
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new FrameError('validation', 'A frame must be a JSON object with a string "type"');
+  }
+  const refused = refusedJson(value);
+  if (refused) {
+    throw new FrameError(
+      'validation',
+      `${refused.path.join('.') || '(frame)'}: ${refused.issue}`,
+      idOf(value),
+    );
   }
   return { type: (value as { type?: unknown }).type, id: idOf(value), value };
 };
