@@ -70,7 +70,7 @@ const RULES: readonly Rule[] = [
     operation: 'events.publish',
     rule: 'a service publishes only as itself or a dotted sub-source of itself',
     contract:
-      /`source`\s+\(printable ASCII, not starting with `aws\.`, and the calling service's name or `<name>\.\*`/,
+      /`source`\s+\(printable ASCII, names separated by single dots none of them empty, not starting with `aws\.`,\s+and the calling\s+service's name or `<name>\.\*`/,
     openApi: /calling service's own name or a dotted sub-source of it.*any other value is a 403/,
     broken: {
       method: 'POST',
