@@ -18,6 +18,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 90_000,
     reporters: ['default'],
+    // Each file's line has its duration; below it, only the tests that shape the suite's time.
+    slowTestThreshold: 10_000,
     // A green run prints the summary: what a test writes to the console (handler logs included, through
     // test/support/function-logs.ts) is printed only when that test fails.
     silent: 'passed-only',
