@@ -7,7 +7,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * where a minute-long file can leave one worker running alone at the end.
  */
 const LONGEST_FIRST = [
-  // Seconds in a run of the whole suite (3 workers, 2 cores, loaded, 2026-11-27): the order is what matters.
+  // Seconds in a run of the whole suite (3 workers, 2 cores, loaded): the order is what matters.
   // Two starts of `npm start --data` (a DynamoDB Local of its own), and the CLIs' start-up.
   'test/e2e/runtime-cli.test.ts', // 115
   'test/e2e/realtime-silence.test.ts', // 79: real scaled timers
