@@ -1,5 +1,8 @@
+// Before any SDK client: the global set-up builds DynamoDB clients in this process, where `test.env` does not
+// reach; the variable set here also reaches every worker and the processes tests spawn.
+import './local/sdk-env.ts';
 import { defineConfig } from 'vitest/config';
-import { LongestFirstSequencer } from './test/support/sequencer';
+import { LongestFirstSequencer } from './test/support/sequencer.ts';
 
 // Two cores, three workers: much of an e2e file's time is waiting (timers, child processes, sockets), so a third
 // file in flight fills it (vitest 380 s → 265 s on a clean clone, docs/testing.md). Each worker keeps one
@@ -10,12 +13,17 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 3,
     globalSetup: ['test/support/shared-dynamodb.ts'],
+    setupFiles: ['test/support/function-logs.ts'],
     sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 90_000,
     reporters: ['default'],
-    // Handlers log one JSON line per request; tests that read logs raise the level themselves. The variable that
-    // silences the AWS SDK's Node-version warning (@aws-sdk/core) also reaches the processes tests spawn.
-    env: { POWERTOOLS_LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    // Each file's line has its duration; below it, only the tests that shape the suite's time.
+    slowTestThreshold: 10_000,
+    // A green run prints the summary: what a test writes to the console (handler logs included, through
+    // test/support/function-logs.ts) is printed only when that test fails.
+    silent: 'passed-only',
+    // Handlers log one JSON line per request; tests that read logs raise the level themselves.
+    env: { POWERTOOLS_LOG_LEVEL: 'WARN' },
   },
 });

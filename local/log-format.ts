@@ -60,7 +60,7 @@ const valueText = (value: unknown): string => {
 };
 
 /** A Powertools record, or undefined when `line` is anything else (printed as it is). */
-const parseRecord = (line: string): Record<string, unknown> | undefined => {
+export const parseLogRecord = (line: string): Record<string, unknown> | undefined => {
   if (!line.startsWith('{') || !line.endsWith('}')) return undefined;
   try {
     const record = JSON.parse(line) as unknown;
@@ -76,7 +76,7 @@ const parseRecord = (line: string): Record<string, unknown> | undefined => {
 
 /** The short form of one log line, or undefined when it is not a Powertools record. */
 export const formatLogLine = (line: string, colors: boolean): string | undefined => {
-  const record = parseRecord(line.trim());
+  const record = parseLogRecord(line.trim());
   if (!record) return undefined;
   const paint = (style: Style, text: string) =>
     colors ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text;

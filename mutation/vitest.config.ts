@@ -1,5 +1,5 @@
-import base from '../vitest.config';
-import { isTargetName, type MutationTarget, targets } from './targets';
+import base from '../vitest.config.ts';
+import { isTargetName, type MutationTarget, targets } from './targets.ts';
 
 // Stryker's vitest runner loads this config; mutation/run.ts names the target in MUTATION_TARGET.
 const name = process.env.MUTATION_TARGET ?? '';

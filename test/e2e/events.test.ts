@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envNames } from '../../lib/wiring';
 import { apiClient } from '../support/api';
+import { recordFunctionLogs } from '../support/function-logs';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { type Frame, TestClient } from '../support/ws-client';
 
@@ -178,11 +179,20 @@ describe('POST /events delivery', () => {
     // Handlers run in this process and read the bus name per request: point them at a bus that does not exist.
     const busName = process.env[envNames.busName];
     process.env[envNames.busName] = 'missing-bus';
+    const logs = recordFunctionLogs();
     try {
       const response = await api('POST', '/events', publisher, event(type));
       expect(response.status).toBe(503);
       expect(response.body.code).toBe('unavailable');
       expect(JSON.stringify(response.body)).not.toMatch(/ResourceNotFound|at .*\.ts/);
+      // What the client is not shown is logged, with its request id.
+      expect(logs.at('ERROR')).toContainEqual(
+        expect.objectContaining({
+          message: 'request failed',
+          route: 'events.publish',
+          request_id: response.body.request_id,
+        }),
+      );
     } finally {
       process.env[envNames.busName] = busName;
     }

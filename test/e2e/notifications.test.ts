@@ -4,6 +4,7 @@ import { envNames } from '../../lib/wiring';
 import { apiClient, eventually } from '../support/api';
 import { assertDocumentedResponse } from '../support/api-conformance';
 import { type DynamoDbCallMatch, receiverCount } from '../support/dynamodb';
+import { recordFunctionLogs } from '../support/function-logs';
 import { queueIdle } from '../support/queues';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
@@ -305,6 +306,7 @@ describe('notifications end to end', () => {
       (operation: string, tableId: string): DynamoDbCallMatch =>
       (called, request) =>
         called === operation && request.TableName === table(tableId);
+    const logs = recordFunctionLogs();
     try {
       // The first attempt reserves the key, cannot store the notification and releases the key.
       outage = writesTo('PutItem', 'notifications');
@@ -316,6 +318,17 @@ describe('notifications end to end', () => {
       const retry = await api('POST', '/notifications', service, body, key);
       expect(retry.status).toBe(503);
       expect(retry.body.code).toBe('unavailable');
+      // Each failure is logged with its request id and the store's error.
+      for (const failed of [first, retry]) {
+        expect(logs.at('ERROR')).toContainEqual(
+          expect.objectContaining({
+            message: 'request failed',
+            route: 'notifications.create',
+            request_id: failed.body.request_id,
+            error: expect.objectContaining({ message: 'Injected outage (test)' }),
+          }),
+        );
+      }
     } finally {
       outage = undefined;
     }

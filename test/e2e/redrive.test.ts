@@ -7,6 +7,7 @@ import { wiring as declaredWiring, envNames, type Wiring } from '../../lib/wirin
 import type { InvocationRecord } from '../../local/lambda/async-invocation';
 import { apiClient, eventually } from '../support/api';
 import { recordedEvents } from '../support/fixtures/recorder';
+import { recordFunctionLogs } from '../support/function-logs';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { WebhookReceiver } from './webhook-receiver';
 
@@ -98,11 +99,20 @@ describe('redriving the matcher’s dead letters', () => {
 
     // The replay's matcher invocation fails: Lambda's record of it, with the replayed event, is in the DLQ. Every
     // copy of the event (AWS-like delivery may invoke it twice) is done before the table comes back.
+    const logs = recordFunctionLogs();
     outage = true;
     await eventBridge.replay({ name: REPLAY });
     const deadLettered = () => sqs.stats(DLQ).ApproximateNumberOfMessages > 0 && lambda.asyncBacklog() === 0;
     expect(await settled(deadLettered, (done) => done)).toBe(true);
     outage = false;
+    // Each failed invocation is logged with the event and the store's error.
+    expect(logs.at('ERROR')).toContainEqual(
+      expect.objectContaining({
+        message: 'event failed',
+        event_id: expect.any(String),
+        error: expect.objectContaining({ message: 'Injected outage (test)' }),
+      }),
+    );
     const sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials });
     const lambdaClient = new LambdaClient({
       endpoint: runtime.standIns.lambda.endpoint,

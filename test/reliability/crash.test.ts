@@ -7,7 +7,7 @@ import { mintServiceToken, mintUserToken, readDevAuth } from '../../local/dev-au
 import { freePort } from '../../local/dynamodb-local';
 import { WebhookReceiver } from '../e2e/webhook-receiver';
 import { apiClient } from '../support/api';
-import { LONG } from '../support/reliability';
+import { LONG, reportFigures } from '../support/reliability';
 import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process';
 
 /**
@@ -248,7 +248,7 @@ describe('the local runtime killed at random points', () => {
         context,
       ).toEqual([]);
       const repeats = receiver.at('/crash').length - delivered().size;
-      console.info(
+      reportFigures(
         `crash suite: ${KILLS} kill(s) (${context}), ${expectedCounts.reduce((a, b) => a + b, 0)} feed items, ` +
           `${acceptedEvents.size} events, ${repeats} repeated webhook POST(s) (at-least-once)`,
       );

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLoad } from '../../bench/load';
-import { LONG } from '../support/reliability';
+import { LONG, reportFigures } from '../support/reliability';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 /**
@@ -25,7 +25,7 @@ describe('50 concurrent clients', () => {
     'get no error and lose nothing',
     async () => {
       const result = await runLoad(runtime, { clients: 50, seconds: SECONDS, settleMs: 120_000 });
-      console.info(
+      reportFigures(
         `load: ${result.requests} requests, ${result.errors} errors (${result.timeouts} timeouts), ` +
           `${result.accepted} notifications; ` +
           result.perRequest

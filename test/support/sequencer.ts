@@ -7,26 +7,28 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * where a minute-long file can leave one worker running alone at the end.
  */
 const LONGEST_FIRST = [
-  // Seconds in a run of the whole suite (3 workers, 2 cores): the order is what matters.
-  'test/e2e/webhooks.test.ts', // 91: retries, a timeout, schedules
-  'test/e2e/realtime-silence.test.ts', // 72
+  // Seconds in a run of the whole suite (3 workers, 2 cores, loaded): the order is what matters.
+  // Two starts of `npm start --data` (a DynamoDB Local of its own), and the CLIs' start-up.
+  'test/e2e/runtime-cli.test.ts', // 115
+  'test/e2e/realtime-silence.test.ts', // 79: real scaled timers
+  'test/e2e/token-cli.test.ts', // 66: CLIs in child processes
+  'test/e2e/events.test.ts', // 63: `npm run replay`
+  'test/reliability/one-frame-per-recipient.test.ts', // 61
+  'test/reliability/webhook-claims.test.ts', // 55: claims expiring, a retry after the deadline
+  'test/reliability/crash.test.ts', // 55
   // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (30 s timeout + 5 s).
-  'test/reliability/bus-invoke-crash.test.ts', // 50
-  'test/reliability/crash.test.ts', // 47
-  // `npm start` twice, one after the other (a secret in SERVICE__AUTH__*, a JWKS): 58 s alone on a loaded machine.
+  'test/reliability/bus-invoke-crash.test.ts', // 47
+  // `npm start` twice, one after the other (a secret in SERVICE__AUTH__*, a JWKS).
   'test/reliability/demo-minting.test.ts',
-  // `npm start` with its own secret and Chromium: 31 s alone on a loaded machine.
+  // `npm start` with its own secret and Chromium.
   'test/e2e/demo-own-auth.test.ts',
-  'test/e2e/realtime.test.ts', // 32
+  'test/e2e/realtime.test.ts',
+  'test/e2e/webhooks.test.ts', // 37: retries, a timeout, schedules
   // A small file, so started last by size, where its 31 s ran alone at the end of the run.
-  'test/reliability/webhook-isolation.test.ts', // 31
-  'test/e2e/runtime-cli.test.ts', // 24
-  'test/reliability/webhook-claims.test.ts', // 22
-  // 37 s before two of its retry chains were shortened: one 14 s chain of the default retry wait is left.
-  'test/unit/local-async-invocation.test.ts', // 20
-  'test/e2e/client-realtime.test.ts', // 20
-  'test/e2e/notifications.test.ts', // 19
-  // Small files (started late by size) that wait on child processes: 14, 13 and 17 s, last to end on a clean clone.
+  'test/reliability/webhook-isolation.test.ts', // 34
+  // One 14 s retry chain of the default retry wait.
+  'test/unit/local-async-invocation.test.ts', // 27
+  // Small files (started late by size) that wait on child processes, last to end on a clean clone.
   'test/e2e/smoke.test.ts',
   'test/reliability/load.test.ts',
   'test/e2e/demo.test.ts',

@@ -9,6 +9,7 @@ import { HeldByOtherReceive } from '../../lambdas/core/receipt';
 import { busWorker, sqsWorker } from '../../lambdas/core/sqs-worker';
 import { FramesHeldByOtherReceive } from '../../lambdas/domain/notifications/fanout';
 import { AttemptHeldByOtherReceive } from '../../lambdas/domain/webhooks/deliver';
+import { recordFunctionLogs } from '../support/function-logs';
 
 const record = (id: string, body: string): SQSRecord =>
   ({
@@ -41,9 +42,25 @@ describe('sqsWorker', () => {
     const event: SQSEvent = {
       Records: [record('m1', 'ok-1'), record('m2', 'bad-2'), record('m3', 'ok-3'), record('m4', 'bad-4')],
     };
+    const logs = recordFunctionLogs();
     expect(await handler(event, context)).toEqual({
       batchItemFailures: [{ itemIdentifier: 'm2' }, { itemIdentifier: 'm4' }],
     });
+    // Each failed message is logged with its id and error (it ends in the DLQ after its last receive).
+    expect(
+      logs.at('ERROR').map(({ message, message_id, error }) => ({ message, message_id, error })),
+    ).toEqual([
+      {
+        message: 'message failed',
+        message_id: 'm2',
+        error: expect.objectContaining({ message: 'cannot process bad-2' }),
+      },
+      {
+        message: 'message failed',
+        message_id: 'm4',
+        error: expect.objectContaining({ message: 'cannot process bad-4' }),
+      },
+    ]);
     expect(seen.sort()).toEqual(['bad-2', 'bad-4', 'ok-1', 'ok-3']);
     expect(mostInFlight).toBe(4);
   });
@@ -56,9 +73,11 @@ describe('sqsWorker', () => {
     const broken = sqsWorker('test.worker', async () => {
       throw new Error('down');
     });
+    const logs = recordFunctionLogs();
     expect(await broken({ Records: [record('a', 'x'), record('b', 'y')] }, context)).toEqual({
       batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier: 'b' }],
     });
+    expect(logs.at('ERROR').map((logged) => logged.message_id)).toEqual(['a', 'b']);
   });
 
   describe('a message held by another receive of it (a duplicate handed out at once)', () => {

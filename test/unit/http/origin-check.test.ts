@@ -8,6 +8,7 @@ import { createOriginCheck, ORIGIN_SECRET_REFRESH_MS } from '../../../lambdas/co
 import { httpRoute } from '../../../lambdas/core/http/route';
 import { envNames, type HttpRoute, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring';
 import { rejection } from '../../support/await';
+import { recordFunctionLogs } from '../../support/function-logs';
 import { type SecretsManagerServer, startSecretsManager } from '../../support/secrets-manager';
 import { authEnvFor, TEST_HS256_SECRET, userToken } from '../../support/tokens';
 
@@ -53,7 +54,12 @@ describe('createOriginCheck', () => {
       if (fail) throw new Error('AccessDeniedException');
       return 'the-secret';
     });
+    const logs = recordFunctionLogs();
     expect(await rejection(check.assert('the-secret'))).toMatchObject({ code: 'unavailable' });
+    // The client gets a 503; the operator gets the reason.
+    expect(logs.at('ERROR')).toMatchObject([
+      { message: 'origin secret unreadable', error: { message: 'AccessDeniedException' } },
+    ]);
     fail = false;
     await expect(check.assert('the-secret')).resolves.toBeUndefined();
   });

@@ -5,6 +5,7 @@ import { conflict } from '../../../lambdas/core/errors';
 import { httpRoute, MAX_BODY_BYTES } from '../../../lambdas/core/http/route';
 import { logger } from '../../../lambdas/core/logger';
 import { envNames, type HttpRoute } from '../../../lib/wiring';
+import { recordFunctionLogs } from '../../support/function-logs';
 import { authEnvFor, serviceToken, TEST_HS256_SECRET, userToken } from '../../support/tokens';
 
 const route = (access: HttpRoute['access']): HttpRoute => ({
@@ -145,6 +146,7 @@ describe('HTTP plumbing', () => {
       throw conflict('already there');
     });
     expect(await call(conflicting, withAuth(userAuth, {}))).toMatchObject({ statusCode: 409 });
+    const logs = recordFunctionLogs();
     const crashing = httpRoute(route({ users: 'any' }), {}, async () => {
       throw new TypeError('secret internals at /var/task/index.js');
     });
@@ -156,12 +158,21 @@ describe('HTTP plumbing', () => {
       request_id: expect.any(String),
     });
     expect(crashed.body).not.toContain('/var/task');
+    // What the answer hides is logged, under the request id the caller was given.
+    expect(logs.at('ERROR')).toEqual([
+      expect.objectContaining({
+        message: 'request failed',
+        request_id: crashed.json.request_id,
+        error: expect.objectContaining({ message: 'secret internals at /var/task/index.js' }),
+      }),
+    ]);
     const down = httpRoute(route({ users: 'any' }), {}, async () => {
       throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     });
     const unavailable = await call(down, withAuth(userAuth, {}));
     expect(unavailable.statusCode).toBe(503);
     expect(unavailable.headers?.['Retry-After']).toBeDefined();
+    expect(logs.at('ERROR')[1]).toMatchObject({ error: { message: 'connect ECONNREFUSED' } });
   });
 
   it('logs one structured line per request with route, principal and latency, never the token', async () => {
@@ -213,11 +224,17 @@ describe('HTTP plumbing', () => {
       body: { who: req.principal.id },
     }));
     const variable = envNames.routeAccess;
+    const logs = recordFunctionLogs();
     try {
       delete process.env[variable];
       expect((await call(byId, withAuth(userAuth, {}))).statusCode).toBe(500);
       process.env[variable] = JSON.stringify({ id: 'another.route', access: { public: true } });
       expect((await call(byId, withAuth(userAuth, {}))).statusCode).toBe(500);
+      // The operator learns why from the log.
+      expect(logs.at('ERROR').map((record) => (record.error as { message?: string }).message)).toEqual([
+        `${variable} is not set: route test.byid is not wired to this function`,
+        `${variable} declares route another.route, not test.byid`,
+      ]);
       process.env[variable] = JSON.stringify({ id: 'test.byid', access: { services: 'webhooks:admin' } });
       // Read once: the rule holds for the instance's life.
       expect((await call(byId, withAuth(userAuth, {}))).statusCode).toBe(403);

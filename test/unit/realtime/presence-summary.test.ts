@@ -17,6 +17,7 @@ import { table } from '../../../lambdas/domain/realtime/tables';
 import { envNames, wiring } from '../../../lib/wiring';
 import { LocalSqs } from '../../../local/sqs/local-sqs';
 import { useDynamoDbLocal } from '../../support/dynamodb';
+import { recordFunctionLogs } from '../../support/function-logs';
 
 useDynamoDbLocal();
 let sqs: LocalSqs;
@@ -142,11 +143,13 @@ describe('large-room presence summaries', () => {
     const room = 'room:refused';
     const url = process.env[envNames.queueUrl('broadcast')] as string;
     process.env[envNames.queueUrl('broadcast')] = `${url}-missing`;
+    const logs = recordFunctionLogs();
     try {
       await expect(recordPresenceChange(room, 'join')).rejects.toThrow();
     } finally {
       process.env[envNames.queueUrl('broadcast')] = url;
     }
+    expect(logs.at('ERROR')).toMatchObject([{ message: 'presence summary not queued', room }]);
     // Counted all the same; nothing armed, so the next change arms a summary that counts both.
     await recordPresenceChange(room, 'join');
     const [message, ...others] = await queued();
