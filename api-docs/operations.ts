@@ -137,8 +137,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     description:
       '`in_app` writes one receiver record per recipient into their feed; `toast` and `realtime` send a ' +
       '`notification` frame to each recipient’s open connections. A scheduled notification does all of this at ' +
-      '`scheduled_at`; an expired one is no longer listed, counted or delivered. `recipient_ids` is required ' +
-      'unless `topics` names an audience (every subscriber of those topics, each user once). Also checked: ' +
+      '`scheduled_at`; an expired one is no longer listed, counted or delivered. A service names its audience: ' +
+      '`recipient_ids`, or `topics` (every subscriber of those topics, each user once), or both. A user token ' +
+      'notifies only its own user, who need not be named: without `recipient_ids` the recipient is the caller. ' +
+      'Also checked: ' +
       '`data` at most 16 KiB serialized, `expires_at` after now and after `scheduled_at`, `scheduled_at` at most ' +
       `365 days ahead, no duplicates in \`channels\`, \`recipient_ids\` or \`topics\`. ${IDEMPOTENCY}`,
     success: {
