@@ -25,7 +25,13 @@ import {
   scopePresenceSchema,
   userPresenceSchema,
 } from '../lambdas/domain/realtime/responses';
-import { subscriptionListSchema, subscriptionSchema, topicSchema } from '../lambdas/domain/topics/responses';
+import {
+  subscriptionListSchema,
+  subscriptionSchema,
+  topicDeletionSchema,
+  topicListSchema,
+  topicSchema,
+} from '../lambdas/domain/topics/responses';
 import {
   deliveryPageSchema,
   retryAcceptedSchema,
@@ -78,6 +84,8 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   PreferenceDefaults: defaultsSchema,
   EventAccepted: eventAcceptedSchema,
   Topic: topicSchema,
+  TopicList: topicListSchema,
+  TopicDeletion: topicDeletionSchema,
   Subscription: subscriptionSchema,
   SubscriptionList: subscriptionListSchema,
   Device: deviceSchema,
@@ -138,8 +146,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     description:
       '`in_app` writes one receiver record per recipient into their feed; `toast` and `realtime` send a ' +
       '`notification` frame to each recipient’s open connections. A scheduled notification does all of this at ' +
-      '`scheduled_at`; an expired one is no longer listed, counted or delivered. `recipient_ids` is required ' +
-      'unless `topics` names an audience (every subscriber of those topics, each user once). Also checked: ' +
+      '`scheduled_at`; an expired one is no longer listed, counted or delivered. A service names its audience: ' +
+      '`recipient_ids`, or `topics` (every subscriber of those topics, each user once), or both. A user token ' +
+      'notifies only its own user, who need not be named: without `recipient_ids` the recipient is the caller. ' +
+      'Also checked: ' +
       '`data` at most 16 KiB serialized, `expires_at` after now and after `scheduled_at`, `scheduled_at` at most ' +
       `365 days ahead, no duplicates in \`channels\`, \`recipient_ids\` or \`topics\`. ${IDEMPOTENCY}`,
     success: {
@@ -226,6 +236,24 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     summary: 'Create a topic (a service token or an admin)',
     success: { 201: { description: 'Created', schema: topicSchema } },
     errors: { conflict: 'a topic of that name exists' },
+  },
+  'topics.list': {
+    tag: 'topics',
+    summary: 'The topics with their subscriber counts (a service token or an admin)',
+    description:
+      'A page at a time, in an order that is stable from page to page (not by name); `cursor` is the ' +
+      '`next_cursor` of the previous page. A topic being deleted is not listed.',
+    success: { 200: { description: 'A page of the topics', schema: topicListSchema } },
+  },
+  'topics.delete': {
+    tag: 'topics',
+    summary: 'Delete a topic and its subscriptions (a service token or an admin)',
+    description:
+      'From the 202 on the topic is gone for every route (404; nobody can subscribe to it or notify it); its ' +
+      'subscriptions are removed in the background, 1,000 at a time, then the topic, whose name can then be ' +
+      'created again (409 until then). Repeating the request while that runs is answered 202 again.',
+    success: { 202: { description: 'Accepted: the topic is being deleted', schema: topicDeletionSchema } },
+    errors: { not_found: 'no such topic' },
   },
   'topics.get': {
     tag: 'topics',

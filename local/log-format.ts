@@ -17,7 +17,6 @@ const HIDDEN_KEYS = new Set([
   'service',
   'sampling_rate',
   'xray_trace_id',
-  'aws_request_id',
   'cold_start',
   'function_arn',
   'function_memory_size',

@@ -40,6 +40,7 @@ import {
 import { LocalEventBridge } from './eventbridge/local-eventbridge';
 import { type GatewayServer, type GatewayServerOptions, startGatewayServer, WS_PATH } from './gateway/server';
 import { installFunctionEnvScopes, withFunctionEnv } from './lambda/function-env-scope';
+import { CONCURRENT_INVOCATIONS_ENV } from './lambda/invoke-store';
 import { LocalLambda } from './lambda/local-lambda';
 import { createLambdaRunner, localFunctionName } from './lambda/runner';
 import type { FunctionRef, InvokeFunction } from './lambda/types';
@@ -372,8 +373,10 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       return {
         own: environmentOf(fn),
         hidden,
-        // What Lambda gives every function: its own name and its role's credentials.
+        // What Lambda gives every function: its own name, its role's credentials and, as where invocations
+        // run at once (Lambda Managed Instances, and this process), AWS_LAMBDA_MAX_CONCURRENCY (invoke-store.ts).
         fixed: {
+          ...CONCURRENT_INVOCATIONS_ENV,
           AWS_LAMBDA_FUNCTION_NAME: localFunctionName(fn),
           AWS_ACCESS_KEY_ID: credentials.accessKeyId,
           AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,

@@ -79,7 +79,7 @@ export class NotifyApi {
     return (await this.http.request<{ count: number }>('GET', '/notifications/unread-count')).count;
   }
 
-  /** Creates a notification (a user may only name itself); retried safely with an Idempotency-Key. */
+  /** Creates a notification (a user token notifies only its own user, named or not); retried safely with an Idempotency-Key. */
   createNotification(
     body: NotificationRequest,
     options: IdempotencyOptions = {},

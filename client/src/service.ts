@@ -17,6 +17,10 @@ import type {
   PreferenceDefaultsRequest,
   Preferences,
   PreferencesRequest,
+  Topic,
+  TopicDeletion,
+  TopicList,
+  TopicRequest,
 } from './wire.js';
 
 export interface ServiceOptions extends HttpOptions {
@@ -62,6 +66,21 @@ export class NotifyService {
   /** Replaces a user's preferences (`notifications:write`; a PUT: safe to retry). */
   setPreferences(userId: string, body: PreferencesRequest): Promise<Preferences> {
     return this.http.request('PUT', '/preferences', { query: { user_id: userId }, body, idempotent: true });
+  }
+
+  /** Creates a topic (any service token); a name that exists is a `conflict` error. */
+  createTopic(body: TopicRequest): Promise<Topic> {
+    return this.http.request('POST', '/topics', { body });
+  }
+
+  /** One page of the topics with their subscriber counts; pass `next_cursor` back for the next one. */
+  listTopics(options: { readonly cursor?: string; readonly limit?: number } = {}): Promise<TopicList> {
+    return this.http.request('GET', '/topics', { query: { cursor: options.cursor, limit: options.limit } });
+  }
+
+  /** Deletes a topic: gone at once, its subscriptions removed in the background (safe to retry). */
+  deleteTopic(name: string): Promise<TopicDeletion> {
+    return this.http.request('DELETE', `/topics/${encodeURIComponent(name)}`, { idempotent: true });
   }
 
   /** Replaces the defaults and required types for every user (`notifications:write`). docs/preferences.md. */

@@ -46,6 +46,9 @@ export type {
   SessionFrame,
   Subscription,
   Topic,
+  TopicDeletion,
+  TopicList,
+  TopicsCreateRequest as TopicRequest,
   UnreadCount,
   UserPresence,
 } from './generated/wire.js';

@@ -1,8 +1,13 @@
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  QueryCommand,
+  type QueryCommandInput,
+  ScanCommand,
+  type ScanCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { documentClient } from './clients';
 
 /**
- * Paging of DynamoDB Query, the one place that passes `LastEvaluatedKey` on as `ExclusiveStartKey`: a Query
+ * Paging of DynamoDB Query (and Scan), the one place that passes `LastEvaluatedKey` on as `ExclusiveStartKey`: a Query
  * returns at most 1 MB (or `Limit` items) at a time, and every caller that read only its first page would
  * silently miss the rest once a partition grows.
  */
@@ -57,6 +62,14 @@ export const countQuery = async (query: QueryInput): Promise<number> => {
   return count;
 };
 
+export interface PageOptions<T> {
+  readonly limit: number;
+  readonly startKey?: ItemKey | undefined;
+  /** The table's (or index's) key of an item: where the next page starts after it. */
+  readonly keyOf: (item: T) => ItemKey;
+  readonly maxReads?: number;
+}
+
 /**
  * One page of a listing: up to `limit` items after `startKey`, and the key to start the next page after —
  * undefined when nothing follows. It asks for one item more than it returns, so a full last page says "no
@@ -64,21 +77,40 @@ export const countQuery = async (query: QueryInput): Promise<number> => {
  * reads on until the page is full, the partition ends, or `maxReads` Queries were made (then the next page
  * starts where the reading stopped).
  */
-export const queryPage = async <T extends ItemKey>(
+export const queryPage = <T extends ItemKey>(
   query: Omit<QueryInput, 'Limit'>,
-  options: {
-    readonly limit: number;
-    readonly startKey?: ItemKey | undefined;
-    /** The table's (or index's) key of an item: where the next page starts after it. */
-    readonly keyOf: (item: T) => ItemKey;
-    readonly maxReads?: number;
-  },
+  options: PageOptions<T>,
+): Promise<{ items: T[]; nextKey: ItemKey | undefined }> =>
+  readPage((limit, startKey) => queryOnce<T>({ ...query, Limit: limit }, startKey), options);
+
+/** A Scan without its paging fields. */
+export type ScanInput = Omit<ScanCommandInput, 'ExclusiveStartKey' | 'Limit'>;
+
+/**
+ * One page of a whole table, as queryPage pages a partition: for a table keyed by a partition key alone, whose
+ * listing has no partition to query. The order is the table's (by hash), stable from page to page; a read costs
+ * what it returns, never the table.
+ */
+export const scanPage = <T extends ItemKey>(
+  scan: ScanInput,
+  options: PageOptions<T>,
+): Promise<{ items: T[]; nextKey: ItemKey | undefined }> =>
+  readPage(async (limit, startKey) => {
+    const out = await documentClient().send(
+      new ScanCommand({ ...scan, Limit: limit, ExclusiveStartKey: startKey }),
+    );
+    return { items: (out.Items ?? []) as T[], count: out.Count ?? 0, nextKey: out.LastEvaluatedKey };
+  }, options);
+
+const readPage = async <T extends ItemKey>(
+  readOnce: (limit: number, startKey: ItemKey | undefined) => Promise<QueryRead<T>>,
+  options: PageOptions<T>,
 ): Promise<{ items: T[]; nextKey: ItemKey | undefined }> => {
   const items: T[] = [];
   let startKey = options.startKey;
   const maxReads = options.maxReads ?? Number.POSITIVE_INFINITY;
   for (let reads = 0; reads < maxReads; reads += 1) {
-    const read = await queryOnce<T>({ ...query, Limit: options.limit - items.length + 1 }, startKey);
+    const read = await readOnce(options.limit - items.length + 1, startKey);
     items.push(...read.items);
     startKey = read.nextKey;
     if (items.length > options.limit || !startKey) break;

@@ -34,13 +34,33 @@ const WAIT_FOR_RUNNING_MS = 8_000;
 /** Polls start fast (the operation usually takes tens of ms) and back off to this. */
 const MAX_POLL_MS = 250;
 
+/**
+ * A response as kept: the body as its JSON text, since a DynamoDB map does not keep the order of its keys and
+ * a repeat must answer the identical body. (`body`: a map, as records written before kept it.)
+ */
+interface KeptResponse {
+  readonly status: number;
+  readonly body_json?: string;
+  readonly body?: unknown;
+}
+
+const kept = (response: StoredResponse): KeptResponse => ({
+  status: response.status,
+  body_json: JSON.stringify(response.body),
+});
+
+const fromKept = (response: KeptResponse): StoredResponse => ({
+  status: response.status,
+  body: response.body_json === undefined ? response.body : JSON.parse(response.body_json),
+});
+
 interface IdempotencyRecord {
   readonly key: string;
   readonly request_hash: string;
   readonly reserved_id: string;
   /** Epoch ms until which an attempt runs the operation; absent when none does. */
   readonly running_until?: number;
-  readonly response?: StoredResponse;
+  readonly response?: KeptResponse;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -150,7 +170,7 @@ export const withIdempotency = async (
       Key: { key },
       UpdateExpression: 'SET #response = :response REMOVE running_until',
       ExpressionAttributeNames: { '#response': 'response' },
-      ExpressionAttributeValues: { ':response': response },
+      ExpressionAttributeValues: { ':response': kept(response) },
     }),
   );
   return response;
@@ -174,7 +194,7 @@ const joinEarlier = async (
     if (record.request_hash !== hash) {
       throw conflict('This Idempotency-Key was already used with a different request body');
     }
-    if (record.response) return { response: record.response };
+    if (record.response) return { response: fromKept(record.response) };
     const running = record.running_until !== undefined && record.running_until >= Date.now();
     if (!running && (await takeOver(table, key))) return { reservedId: record.reserved_id };
     if (Date.now() > deadline) {

@@ -4,6 +4,7 @@ import type { Context } from 'aws-lambda';
 import { v4 as uuidv4 } from 'uuid';
 import { DEFAULT_FUNCTION } from '../../lib/wiring';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../aws-account';
+import { inInvocation } from './invoke-store';
 import type { FunctionRef, InvokeFunction } from './types';
 
 /** The repository root: handler paths in the declaration are relative to it. */
@@ -177,9 +178,12 @@ export const createLambdaRunner = (options: LambdaRunnerOptions = {}): InvokeFun
       timer = setTimeout(() => reject(new LambdaTimeoutError(fn.id, timeoutSecs)), timeoutSecs * 1000);
     });
     meter.invocations += 1;
+    const requestId = options.requestId ?? uuidv4();
     try {
       const result = await Promise.race([
-        Promise.resolve().then(() => handler(input, contextFor(fn, deadline, options.requestId ?? uuidv4()))),
+        Promise.resolve().then(() =>
+          inInvocation(requestId, () => handler(input, contextFor(fn, deadline, requestId))),
+        ),
         timedOut,
       ]);
       const text = JSON.stringify(result);

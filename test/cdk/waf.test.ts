@@ -176,7 +176,7 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
       CorsConfiguration: {
         AllowOrigins: ['https://app.example.test', 'http://localhost:5173'],
         AllowHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id'],
-        AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        AllowMethods: ['GET', 'POST', 'PUT', 'DELETE'],
         ExposeHeaders: ['x-request-id', 'retry-after'],
         MaxAge: 7200,
         AllowCredentials: false,

@@ -278,3 +278,26 @@ describe('inbox store', () => {
     expect(inbox.getSnapshot().items.map((item) => item.read_at)).toEqual([null, null]);
   });
 });
+
+describe('topics from a service', () => {
+  it('creates, lists a page at a time with subscriber counts, and deletes a topic', async () => {
+    const notifyService = service();
+    const name = `sdk-${Date.now()}`;
+    expect(await notifyService.createTopic({ name, description: 'From the SDK' })).toMatchObject({
+      name,
+      subscriber_count: 0,
+    });
+    await apiFor(`${name}-reader`).createSubscription(name);
+    const listed = new Map<string, number>();
+    let cursor: string | undefined;
+    do {
+      const page = await notifyService.listTopics({ limit: 1, ...(cursor ? { cursor } : {}) });
+      expect(page.items.length).toBeLessThanOrEqual(1);
+      for (const topic of page.items) listed.set(topic.name, topic.subscriber_count);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    expect(listed.get(name)).toBe(1);
+    expect(await notifyService.deleteTopic(name)).toEqual({ name, status: 'deleting' });
+    expect(await rejection(apiFor(`${name}-reader`).getTopic(name))).toMatchObject({ code: 'not_found' });
+  });
+});

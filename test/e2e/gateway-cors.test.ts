@@ -79,7 +79,7 @@ describe('a gateway with cors.allowed_origins', () => {
     expect(response.status).toBe(204);
     expect(response.body).toBe('');
     expect(response.headers['access-control-allow-origin']).toBe(APP);
-    expect(response.headers['access-control-allow-methods']).toBe('GET,POST,PUT,PATCH,DELETE');
+    expect(response.headers['access-control-allow-methods']).toBe('GET,POST,PUT,DELETE');
     expect(response.headers['access-control-allow-headers']).toBe(
       'authorization,content-type,idempotency-key,x-request-id',
     );

@@ -178,9 +178,10 @@ describe('npm start', () => {
       if (count === 0) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(count).toBe(1);
-    // One short line per request, no JSON record and no 9-line SDK warning. (Only status and latency are
-    // asserted: in one process, a worker running meanwhile can swap the shared logger's keys — docs/local-runtime.md.)
-    await waitFor(() => /^\d\d:\d\d:\d\d\.\d{3} INFO {2}202 (\S+ )?\d+ms/m.test(first.output()));
+    // One short line per request, naming its own route, no JSON record and no 9-line SDK warning.
+    await waitFor(() =>
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}202 notifications\.create \d+ms/m.test(first.output()),
+    );
     expect(first.output()).not.toContain('{"level"');
     expect(first.output() + first.errors()).not.toContain('NodeVersionSupportWarning');
     // The secret lives with the data it protects, not in the repository's .data/.

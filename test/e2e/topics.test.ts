@@ -1,8 +1,12 @@
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
+import { countQuery } from '../../lambdas/core/paging';
 import { SUBSCRIBERS_PAGE } from '../../lambdas/domain/topics/subscriptions';
+import { envNames } from '../../lib/wiring';
 import { apiClient, eventually } from '../support/api';
+import { queueIdle } from '../support/queues';
 import { LONG } from '../support/reliability';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
@@ -74,6 +78,146 @@ const receiversOf = async (user: string, notificationId: string) => {
   );
   return result.Count ?? 0;
 };
+
+/**
+ * Subscriptions seeded straight into the table for speed (25 per BatchWriteItem, a few batches in flight); the
+ * topic's subscriber_count is not touched.
+ */
+const seedSubscribers = async (topic: string, users: readonly string[]) => {
+  const batches: string[][] = [];
+  for (let start = 0; start < users.length; start += 25) batches.push(users.slice(start, start + 25));
+  const seedBatch = async (batch: string[]) => {
+    let requests: Record<string, unknown>[] | undefined = batch.map((user) => ({
+      PutRequest: {
+        Item: { topic, user_id: user, id: `${topic}/${user}`, created_at: new Date().toISOString() },
+      },
+    }));
+    while (requests && requests.length > 0) {
+      const result = await documentClient().send(
+        new BatchWriteCommand({ RequestItems: { [tableName('subscriptions')]: requests as never } }),
+      );
+      requests = result.UnprocessedItems?.[tableName('subscriptions')] as
+        | Record<string, unknown>[]
+        | undefined;
+    }
+  };
+  for (let index = 0; index < batches.length; index += 8) {
+    await Promise.all(batches.slice(index, index + 8).map(seedBatch));
+  }
+};
+
+/** Subscriptions stored for the topic (a Query of its partition, every page counted). */
+const storedSubscriptions = (topic: string): Promise<number> =>
+  countQuery({
+    TableName: tableName('subscriptions'),
+    KeyConditionExpression: 'topic = :topic',
+    ExpressionAttributeValues: { ':topic': topic },
+    ConsistentRead: true,
+  });
+
+/** Waits until the purge has removed every subscription of the topic. */
+const purged = async (topic: string) =>
+  expect(
+    await eventually(
+      () => storedSubscriptions(topic),
+      (count) => count === 0,
+      60_000,
+    ),
+  ).toBe(0);
+
+/** Creates the topic again once its purge has deleted it (409 until then). */
+const createdAgain = (topic: string) =>
+  eventually(
+    () => api('POST', '/topics', service, { name: topic }),
+    (answer) => answer.status === 201,
+    30_000,
+  );
+
+describe('listing and deleting topics', () => {
+  it('lists every topic with its subscriber count, a page at a time, to a service or an admin only', async () => {
+    const names = [await newTopic(), await newTopic(), await newTopic()];
+    const alice = await tokenOf('alice');
+    expect((await api('POST', '/subscriptions', alice, { topic: names[1] })).status).toBe(201);
+    const listed = new Map<string, number>();
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await api('GET', `/topics?limit=2${cursor ? `&cursor=${cursor}` : ''}`, service);
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(2);
+      for (const topic of page.body.items) {
+        expect(listed.has(topic.name)).toBe(false);
+        listed.set(topic.name, topic.subscriber_count);
+      }
+      cursor = page.body.next_cursor;
+      pages += 1;
+    } while (cursor);
+    expect(pages).toBeGreaterThanOrEqual(2);
+    expect(names.map((name) => listed.get(name))).toEqual([0, 1, 0]);
+    const admin = await runtime.mintUserToken(userId('boss'), { roles: ['admin'] });
+    expect((await api('GET', '/topics', admin)).status).toBe(200);
+    expect((await api('GET', '/topics', alice)).status).toBe(403);
+    expect((await api('GET', '/topics?cursor=Not%20A%20Topic', service)).status).toBe(400);
+  });
+
+  it('deletes a topic with its 1,200 subscriptions in the background: 404 at once, then gone, then free to reuse', async () => {
+    const topic = await newTopic();
+    const alice = await tokenOf('alice');
+    const own = await api('POST', '/subscriptions', alice, { topic });
+    expect(own.status).toBe(201);
+    // More than one page (1,000) of the purge.
+    await seedSubscribers(
+      topic,
+      Array.from({ length: 1200 }, (_, index) => `gone-${run}-${String(index).padStart(4, '0')}`),
+    );
+    expect((await api('DELETE', `/topics/${topic}`, alice)).status).toBe(403);
+    const deleted = await api('DELETE', `/topics/${topic}`, service);
+    expect(deleted).toEqual({ status: 202, body: { name: topic, status: 'deleting' } });
+    // Gone for every route from the 202 on.
+    expect((await api('GET', `/topics/${topic}`, service)).status).toBe(404);
+    expect((await api('POST', '/subscriptions', alice, { topic })).status).toBe(404);
+    const notify = { event_type: 'gone.topic', title: 'Anyone?', topics: [topic] };
+    expect((await api('POST', '/notifications', notifier, notify)).status).toBe(404);
+    const listed = await api('GET', '/topics?limit=100', service);
+    expect(listed.body.items.map((item: { name: string }) => item.name)).not.toContain(topic);
+    // A repeat while the purge runs is accepted again; once it is done, 404.
+    expect([202, 404]).toContain((await api('DELETE', `/topics/${topic}`, service)).status);
+    await purged(topic);
+    const recreated = await createdAgain(topic);
+    expect(recreated.body).toMatchObject({ name: topic, subscriber_count: 0 });
+    expect((await api('GET', '/subscriptions', alice)).body.items).not.toContainEqual(own.body);
+    expect((await api('DELETE', `/subscriptions/${own.body.id}`, alice)).status).toBe(404);
+  }, 120_000);
+
+  it('leaves a new topic of the same name alone when a purge message comes again', async () => {
+    const topic = await newTopic();
+    expect((await api('DELETE', `/topics/${topic}`, service)).status).toBe(202);
+    await createdAgain(topic);
+    const bob = await tokenOf('bob');
+    expect((await api('POST', '/subscriptions', bob, { topic })).status).toBe(201);
+    // The purge's message again, as SQS may deliver it late: the new topic keeps its subscriber.
+    const sqs = new SQSClient({});
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: process.env[envNames.queueUrl('fanout')],
+        MessageBody: JSON.stringify({ kind: 'topic-purge', topic }),
+      }),
+    );
+    sqs.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(
+      await eventually(
+        () => queueIdle('fanout'),
+        (idle) => idle,
+        30_000,
+      ),
+    ).toBe(true);
+    expect(await storedSubscriptions(topic)).toBe(1);
+    expect(await subscriberCount(topic)).toBe(1);
+    expect((await api('DELETE', `/topics/${topic}`, service)).status).toBe(202);
+    await purged(topic);
+  });
+});
 
 describe('topics', () => {
   it('a user may not create a topic (403); an admin and any service may (201)', async () => {
@@ -242,28 +386,7 @@ describe('notifications to topics', () => {
       { length: BIG_TOPIC_SUBSCRIBERS },
       (_, index) => `big-${run}-${String(index).padStart(5, '0')}`,
     );
-    // Seeded straight into the table for speed (25 per BatchWriteItem, a few batches in flight).
-    const batches: string[][] = [];
-    for (let start = 0; start < subscribers.length; start += 25)
-      batches.push(subscribers.slice(start, start + 25));
-    const seedBatch = async (users: string[]) => {
-      let requests: Record<string, unknown>[] | undefined = users.map((user) => ({
-        PutRequest: {
-          Item: { topic, user_id: user, id: `${topic}/${user}`, created_at: new Date().toISOString() },
-        },
-      }));
-      while (requests && requests.length > 0) {
-        const result = await documentClient().send(
-          new BatchWriteCommand({ RequestItems: { [tableName('subscriptions')]: requests as never } }),
-        );
-        requests = result.UnprocessedItems?.[tableName('subscriptions')] as
-          | Record<string, unknown>[]
-          | undefined;
-      }
-    };
-    for (let index = 0; index < batches.length; index += 8) {
-      await Promise.all(batches.slice(index, index + 8).map(seedBatch));
-    }
+    await seedSubscribers(topic, subscribers);
     const created = await api('POST', '/notifications', notifier, {
       event_type: 'announcement',
       title: 'Hello, everyone',

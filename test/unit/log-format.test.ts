@@ -17,7 +17,9 @@ describe('formatLogLine', () => {
     const line = record({
       request_id: '01a204bf-29a1-7050-a117-b8cd21a43c8f',
       route: 'notifications.create',
-      aws_request_id: '28e0a4f9-ca48-45ac-8671-0cc474e61871',
+      function_name: 'notify-local-notifications-create',
+      function_request_id: '28e0a4f9-ca48-45ac-8671-0cc474e61871',
+      cold_start: false,
       principal: 'service:dev-service',
       status: 202,
       latency_ms: 103.36,

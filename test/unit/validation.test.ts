@@ -1,5 +1,6 @@
-// zod/mini has no messages of its own: lambdas/core/zod.ts loads the English ones. Nothing else in this file
-// imports full zod (which would install English itself), so a lost locale shows here as "Invalid input".
+// zod/mini has no messages of its own: lambdas/core/zod.ts gives it the project's ("must be ..."), the voice
+// of the messages written by hand. Nothing else in this file imports full zod (which would install English
+// itself), so a lost error map shows here as "Invalid input".
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../lambdas/core/errors';
 import { parseOrThrow } from '../../lambdas/core/validation';
@@ -17,12 +18,20 @@ const detailsOf = (input: unknown) => {
 };
 
 describe('validation messages', () => {
-  it('are zod English texts for the built-in checks of a request body', () => {
+  it("speak in the project's voice for the built-in checks of a request body", () => {
     expect(
-      detailsOf({ event_type: 'a', title: 'x'.repeat(257), recipient_ids: ['u'], priority: 'asap' }),
+      detailsOf({
+        event_type: 'a',
+        title: 'x'.repeat(257),
+        recipient_ids: ['u', ''],
+        priority: 'asap',
+        channels: [],
+      }),
     ).toEqual([
-      { field: 'title', issue: 'Too big: expected string to have <=256 characters' },
-      { field: 'priority', issue: 'Invalid option: expected one of "low"|"normal"|"high"|"urgent"' },
+      { field: 'title', issue: 'must be at most 256 characters' },
+      { field: 'priority', issue: 'must be one of "low", "normal", "high", "urgent"' },
+      { field: 'channels', issue: 'must have at least 1 item' },
+      { field: 'recipient_ids[1]', issue: 'must be at least 1 character' },
     ]);
   });
 
@@ -31,12 +40,12 @@ describe('validation messages', () => {
       { field: 'event_type', issue: 'required' },
     ]);
     expect(detailsOf({ event_type: 5, title: 'x', recipient_ids: ['u', 7] })).toEqual([
-      { field: 'event_type', issue: 'Invalid input: expected string, received number' },
-      { field: 'recipient_ids[1]', issue: 'Invalid input: expected string, received number' },
+      { field: 'event_type', issue: 'must be a string, not a number' },
+      { field: 'recipient_ids[1]', issue: 'must be a string, not a number' },
     ]);
   });
 
-  it('are zod English texts in the error frame of an invalid client frame', async () => {
+  it('speak in the same voice in the error frame of an invalid client frame', async () => {
     const sent: OutboundFrame[] = [];
     await handleClientFrame(
       'subscribe',
@@ -53,7 +62,7 @@ describe('validation messages', () => {
         type: 'error',
         id: 'f1',
         code: 'validation',
-        message: 'Invalid subscribe frame: channel: Too small: expected string to have >=1 characters',
+        message: 'Invalid subscribe frame: channel: must be at least 1 character',
       },
     ]);
   });

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUNCTION, type FunctionSpec, wiring } from '../../lib/wiring';
+import { CORS_ALLOWED_METHODS, DEFAULT_FUNCTION, type FunctionSpec, wiring } from '../../lib/wiring';
 
 const functions = (): Array<FunctionSpec & { name: string }> => [
   ...wiring.httpRoutes.map((route) => ({ ...route, name: `route ${route.id}` })),
@@ -26,6 +26,11 @@ describe('the wiring declaration', () => {
     expect(duplicates(wiring.queues.map((queue) => queue.id))).toEqual([]);
     expect(duplicates(wiring.workers.map((worker) => worker.id))).toEqual([]);
     expect(duplicates((wiring.busFunctions ?? []).map((fn) => fn.id))).toEqual([]);
+  });
+
+  it('lets browsers use exactly the methods of the declared routes (CORS allow-methods)', () => {
+    const used = new Set(wiring.httpRoutes.map((route) => route.method).filter((method) => method !== 'ANY'));
+    expect([...CORS_ALLOWED_METHODS].sort()).toEqual([...used].sort());
   });
 
   it('references only declared tables and queues', () => {

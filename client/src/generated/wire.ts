@@ -201,6 +201,16 @@ export type Topic = {
   readonly subscriber_count: number;
 };
 
+export type TopicList = {
+  readonly items: readonly Topic[];
+  readonly next_cursor: string | null;
+};
+
+export type TopicDeletion = {
+  readonly name: string;
+  readonly status: 'deleting';
+};
+
 export type Subscription = {
   readonly id: string;
   readonly topic: string;

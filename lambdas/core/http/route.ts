@@ -7,7 +7,7 @@ import { bearerToken, tokenVerifier } from '../auth';
 import { notFound, ServiceError, unauthorized, validationError } from '../errors';
 import { MAX_PATH_PARAMETER_BYTES, utf8Bytes } from '../identifiers';
 import { newId } from '../ids';
-import { logger } from '../logger';
+import { beginInvocationLog, logger } from '../logger';
 import { flushMetrics } from '../metrics';
 import type { Principal } from '../principal';
 import { refusedJson } from '../refused-json';
@@ -94,12 +94,7 @@ const requestScope = (routeOf: () => DeclaredRoute): MiddlewareObj<Event, Result
     // Lambda reuses nothing of a context between invocations, but a test or a local runner may.
     context.principal = undefined;
     context.parsedBody = undefined;
-    logger.resetKeys();
-    logger.appendKeys({
-      request_id: context.requestId,
-      route: routeOf().id,
-      aws_request_id: context.awsRequestId,
-    });
+    beginInvocationLog(context, { request_id: context.requestId, route: routeOf().id });
   },
   after: ({ context, response }) => {
     if (response) response.headers = { ...response.headers, 'X-Request-Id': context.requestId };

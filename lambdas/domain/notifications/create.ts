@@ -4,7 +4,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../../lib/wiring/env';
 import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
-import { forbidden } from '../../core/errors';
+import { forbidden, validationError } from '../../core/errors';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { type Principal, sourceOf } from '../../core/principal';
@@ -41,12 +41,24 @@ const deliversInRequest = (scheduled: boolean, recipients: readonly string[]): b
   !scheduled && recipients.length <= REQUEST_DELIVERY_MAX_RECIPIENTS;
 
 /** Contract §2/§3: a user may notify only itself; a service needs `notifications:write` (checked by the route). */
-const assertMayNotify = (principal: Principal, input: CreateNotificationInput) => {
+/**
+ * Who the notification is for: the named recipients and topics, or — when a user token names neither — the
+ * user itself. A service names its audience; a user may notify only itself.
+ */
+const audienceOf = (principal: Principal, input: CreateNotificationInput): CreateNotificationInput => {
   sourceOf(principal, input.source);
-  if (principal.kind !== 'user') return;
+  const named = input.recipient_ids.length > 0 || input.topics.length > 0;
+  if (principal.kind !== 'user') {
+    if (!named) {
+      throw validationError('Invalid request body', [{ field: 'recipient_ids', issue: 'required' }]);
+    }
+    return input;
+  }
+  if (!named) return { ...input, recipient_ids: [principal.id] };
   if (input.recipient_ids.some((id) => id !== principal.id) || input.topics.length > 0) {
     throw forbidden('A user may create notifications only for itself');
   }
+  return input;
 };
 
 /** `at()` takes whole seconds: round up so the schedule never fires before `scheduled_at`. */
@@ -60,11 +72,11 @@ export const atExpression = (epochMs: number): string =>
  */
 export const createNotification = async (
   principal: Principal,
-  input: CreateNotificationInput,
+  request: CreateNotificationInput,
   id: string,
   deliveryBudgetMs = REQUEST_DELIVERY_BUDGET_MS,
 ): Promise<StoredResponse> => {
-  assertMayNotify(principal, input);
+  const input = audienceOf(principal, request);
   const now = Date.now();
   const deliverUntil = now + deliveryBudgetMs;
   const scheduledAt = input.scheduled_at ? Date.parse(input.scheduled_at) : null;

@@ -62,7 +62,8 @@ const fields = z.strictObject({
     ),
     ['in_app'],
   ),
-  // Required unless `topics` names an audience; then it may be empty or absent.
+  // Absent: the caller itself for a user token; a service must name recipients unless `topics` names an audience
+  // (checked with the principal: lambdas/domain/notifications/create.ts, audienceOf). Empty: only with topics.
   recipient_ids: z.optional(
     z.array(identifierSchema('userId')).check(
       z.maxLength(MAX_RECIPIENTS),
@@ -98,13 +99,11 @@ const fields = z.strictObject({
 
 export const createNotificationSchema = z.pipe(
   fields.check(
-    // Runs even when other fields failed, so a body missing everything hears about recipient_ids too.
+    // Runs even when other fields failed, so a body with other mistakes hears about recipient_ids too.
     z.superRefine(
       (input, context) => {
         const { recipient_ids: recipients, topics } = input as { recipient_ids?: unknown; topics?: unknown };
-        if (recipients === undefined && topics === undefined) {
-          context.addIssue({ code: 'custom', path: ['recipient_ids'], message: 'required' });
-        } else if (Array.isArray(recipients) && recipients.length === 0 && topics === undefined) {
+        if (Array.isArray(recipients) && recipients.length === 0 && topics === undefined) {
           context.addIssue({
             code: 'custom',
             path: ['recipient_ids'],

@@ -1,7 +1,11 @@
 import { identifierSchema } from '../../core/identifier-schema';
+import { pageLimit } from '../../core/page-limit';
 import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from './names';
+
+/** Topics a page of GET /topics lists at most. */
+export const MAX_TOPICS_PAGE = 100;
 
 export const MAX_DESCRIPTION_LENGTH = 1024;
 
@@ -18,5 +22,12 @@ export const createSubscriptionSchema = z.strictObject({
   user_id: z.optional(identifierSchema('userId', NAMED_USER_RULE)),
 });
 
+/** The cursor is the last topic name of the previous page. */
+export const listTopicsQuerySchema = z.strictObject({
+  limit: pageLimit(MAX_TOPICS_PAGE, 50),
+  cursor: z.optional(topicNameSchema),
+});
+
+export type ListTopicsQuery = z.output<typeof listTopicsQuerySchema>;
 export type CreateTopicInput = z.output<typeof createTopicSchema>;
 export type CreateSubscriptionInput = z.output<typeof createSubscriptionSchema>;

@@ -128,7 +128,8 @@ export const subscribe = async (
           TableName: tableName('topics'),
           Key: { name: input.topic },
           UpdateExpression: 'ADD subscriber_count :one',
-          ConditionExpression: 'attribute_exists(#name)',
+          // A topic being deleted takes no subscriber: one added after the purge's last page would outlive it.
+          ConditionExpression: 'attribute_exists(#name) AND attribute_not_exists(deleting_since)',
           ExpressionAttributeNames: { '#name': 'name' },
           ExpressionAttributeValues: { ':one': 1 },
         },

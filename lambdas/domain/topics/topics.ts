@@ -3,11 +3,12 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { conflict, notFound } from '../../core/errors';
+import { type ItemKey, scanPage } from '../../core/paging';
 import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
 import { TOPIC_NAME } from './names';
-import type { topicSchema } from './responses';
-import type { CreateTopicInput } from './schema';
+import type { topicListSchema, topicSchema } from './responses';
+import type { CreateTopicInput, ListTopicsQuery } from './schema';
 
 /** A topic as stored (and answered: `created_by` is not part of the answer). */
 export interface TopicRecord {
@@ -17,6 +18,8 @@ export interface TopicRecord {
   /** Exact: changed only in the transactions that add or remove a subscription. */
   readonly subscriber_count: number;
   readonly created_by: string;
+  /** Set by DELETE /topics/{name}: the topic is gone for every route while its purge runs (deletion.ts). */
+  readonly deleting_since?: string;
 }
 
 /** What the topic routes answer (the schema is the API documents' too). */
@@ -61,8 +64,35 @@ export const getTopic = async (name: string): Promise<Topic> => {
   const result = await documentClient().send(
     new GetCommand({ TableName: tableName('topics'), Key: { name }, ConsistentRead: true }),
   );
-  if (!result.Item) throw notFound(`Topic ${name} does not exist`);
+  if (!result.Item || result.Item.deleting_since !== undefined)
+    throw notFound(`Topic ${name} does not exist`);
   return toTopic(result.Item as TopicRecord);
+};
+
+/**
+ * GET /topics: a page of the topics with their subscriber counts (a Scan of the table, which is keyed by name
+ * alone: a page costs what it returns), in the table's order, stable from page to page. Topics being deleted are
+ * left out.
+ */
+export const listTopics = async (query: ListTopicsQuery): Promise<z.output<typeof topicListSchema>> => {
+  const page = await scanPage<TopicRecord & ItemKey>(
+    {
+      TableName: tableName('topics'),
+      FilterExpression: 'attribute_not_exists(deleting_since)',
+      ConsistentRead: true,
+    },
+    {
+      limit: query.limit,
+      startKey: query.cursor === undefined ? undefined : { name: query.cursor },
+      keyOf: (item) => ({ name: item.name }),
+      // Topics being deleted are few: a page needs more reads only while many are.
+      maxReads: 5,
+    },
+  );
+  return {
+    items: page.items.map(toTopic),
+    next_cursor: page.nextKey ? (page.nextKey.name as string) : null,
+  };
 };
 
 /**
@@ -75,9 +105,12 @@ export const subscriberCounts = async (names: readonly string[]): Promise<Map<st
   const items = await batchGetAll(
     tableName('topics'),
     names.map((name) => ({ name })),
-    { projection: '#name, subscriber_count', names: { '#name': 'name' } },
+    { projection: '#name, subscriber_count, deleting_since', names: { '#name': 'name' } },
   );
-  for (const item of items) counts.set(item.name as string, Number(item.subscriber_count ?? 0));
+  for (const item of items) {
+    if (item.deleting_since === undefined)
+      counts.set(item.name as string, Number(item.subscriber_count ?? 0));
+  }
   const missing = names.find((name) => !counts.has(name));
   if (missing !== undefined) throw notFound(`Topic ${missing} does not exist`);
   return counts;

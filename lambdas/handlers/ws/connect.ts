@@ -1,6 +1,7 @@
+import type { Context } from 'aws-lambda';
 import { tokenVerifier } from '../../core/auth';
 import { ServiceError } from '../../core/errors';
-import { logger } from '../../core/logger';
+import { beginInvocationLog, logger } from '../../core/logger';
 import { realtimeSettings } from '../../domain/realtime/config';
 import { openConnection } from '../../domain/realtime/lifecycle';
 import { armAuthDeadline } from '../../domain/realtime/sweeper';
@@ -21,8 +22,9 @@ const reject = (statusCode: number, code: string, message: string) => ({
  * handshake); without a token the connection opens unauthenticated and must send `auth` in time.
  * API Gateway forbids posting from this integration, so the `session` frame goes out from the welcome worker.
  */
-export const handler = async (event: ConnectEvent) => {
+export const handler = async (event: ConnectEvent, context: Context) => {
   const connectionId = event.requestContext.connectionId;
+  beginInvocationLog(context, { route: '$connect', connection_id: connectionId });
   const token = event.queryStringParameters?.token;
   if (token === undefined || token === '') {
     await openConnection(connectionId);

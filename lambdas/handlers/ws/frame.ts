@@ -1,3 +1,5 @@
+import type { Context } from 'aws-lambda';
+import { beginInvocationLog } from '../../core/logger';
 import { withMetrics } from '../../core/metrics';
 import { postFrame } from '../../domain/realtime/deliver';
 import { type FrameOperations, handleClientFrame } from '../../domain/realtime/operations';
@@ -15,8 +17,9 @@ export interface WebSocketMessageEvent {
  * each route is one-way and the same code serves AWS and the local gateway.
  */
 export const frameHandler = (operations: FrameOperations) =>
-  withMetrics(async (event: WebSocketMessageEvent): Promise<{ statusCode: number }> => {
+  withMetrics(async (event: WebSocketMessageEvent, context: Context): Promise<{ statusCode: number }> => {
     const { connectionId, routeKey } = event.requestContext;
+    beginInvocationLog(context, { route: routeKey, connection_id: connectionId });
     const body =
       event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
     await handleClientFrame(

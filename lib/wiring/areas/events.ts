@@ -53,6 +53,24 @@ export const events: WiringPart = {
       writes: ['topics'],
     }),
     route({
+      id: 'topics.list',
+      method: 'GET',
+      path: '/topics',
+      handler: `${HTTP}/topics/list.ts`,
+      access: { users: 'admin', services: 'any' },
+      reads: ['topics'],
+    }),
+    route({
+      id: 'topics.delete',
+      method: 'DELETE',
+      path: '/topics/{name}',
+      handler: `${HTTP}/topics/delete.ts`,
+      access: { users: 'admin', services: 'any' },
+      writes: ['topics'],
+      // The purge runs in the fan-out worker (lambdas/domain/topics/deletion.ts says why).
+      sendsTo: ['fanout'],
+    }),
+    route({
       id: 'topics.get',
       method: 'GET',
       path: '/topics/{name}',

@@ -132,7 +132,7 @@ export const notifications: WiringPart = {
     {
       id: 'fanout',
       purpose:
-        "notification fan-out: plan messages (split a notification into chunks), topic-page messages (a page of a topic's subscribers) and chunk messages (deliver)",
+        "notification fan-out: plan messages (split a notification into chunks), topic-page messages (a page of a topic's subscribers), chunk messages (deliver), and topic-purge messages (a page of a deleted topic's subscriptions to remove)",
       maxReceiveCount: 5,
       visibilityTimeoutSecs: 180,
     },
@@ -146,8 +146,9 @@ export const notifications: WiringPart = {
       maxBatchingWindowSecs: 0,
       timeoutSecs: 30,
       memoryMb: 512,
-      reads: ['notifications', 'subscriptions', 'feedState', 'preferences'],
-      writes: ['receivers', 'receipts', ...realtimeStateTables],
+      reads: ['notifications', 'feedState', 'preferences'],
+      // subscriptions and topics: the purge of a deleted topic (lambdas/domain/topics/deletion.ts).
+      writes: ['receivers', 'receipts', 'subscriptions', 'topics', ...realtimeStateTables],
       sendsTo: ['fanout', ...realtimeStateQueues],
       managesConnections: true,
     },
