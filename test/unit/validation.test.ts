@@ -31,7 +31,7 @@ describe('validation messages', () => {
       { field: 'title', issue: 'must be at most 256 characters' },
       { field: 'priority', issue: 'must be one of "low", "normal", "high", "urgent"' },
       { field: 'channels', issue: 'must have at least 1 item' },
-      { field: 'recipient_ids[1]', issue: 'must be at least 1 character' },
+      { field: 'recipient_ids[1]', issue: 'must be 1 to 512 bytes in UTF-8' },
     ]);
   });
 
