@@ -1,13 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { documentClient, queueUrl, tableName } from '../../core/clients';
+import { documentClient, tableName } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
 import { timeOfId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { HeldByOtherReceive, holdExpiry, type Receipt } from '../../core/receipt';
-import { sendAll } from '../../core/sqs-send';
+import { enqueue } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
 import { userChannel } from '../realtime/channel-names';
@@ -15,7 +15,7 @@ import { channelMembers, deliverToMembers, type Membership } from '../realtime/d
 import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import { subscribersPage } from '../topics/subscriptions';
-import { CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
+import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { readAllWatermarks } from './feed';
 import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 import type { Channel } from './schema';
@@ -69,12 +69,10 @@ export const processFanoutMessage = async (
     return 'postponed';
   }
   if (message.kind === 'plan') {
-    await sendAll(
-      queueUrl('fanout'),
+    await enqueue(
+      fanoutQueue,
       // A notification sent now stores no recipient list (its chunks left with the request): topics only.
-      planMessages({ ...notification, recipient_ids: notification.recipient_ids ?? [] }).map((planned) =>
-        JSON.stringify(planned),
-      ),
+      planMessages({ ...notification, recipient_ids: notification.recipient_ids ?? [] }),
     );
     return 'planned';
   }
@@ -219,19 +217,12 @@ const planTopicPage = async (message: Extract<FanoutMessage, { kind: 'topic-page
       topic: message.topic,
     }),
   );
-  await sendAll(
-    queueUrl('fanout'),
-    [...chunks, ...next].map((planned) => JSON.stringify(planned)),
-  );
+  await enqueue(fanoutQueue, [...chunks, ...next]);
 };
 
 /** Early (a schedule firing ahead of time, a clock skew): back on the queue with SQS's delay (≤ 15 min). */
 const postpone = async (message: FanoutMessage, remainingMs: number) => {
-  await sendAll(
-    queueUrl('fanout'),
-    [JSON.stringify(message)],
-    Math.min(900, Math.max(1, Math.ceil(remainingMs / 1000))),
-  );
+  await enqueue(fanoutQueue, [message], Math.min(900, Math.max(1, Math.ceil(remainingMs / 1000))));
 };
 
 const wantsFrames = (channels: readonly Channel[]): boolean =>
