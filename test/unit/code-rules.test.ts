@@ -32,6 +32,20 @@ describe('handlers', () => {
     },
   );
 
+  it('every WebSocket route of the wiring is a webSocketRoute, $connect and $disconnect included', async () => {
+    const graph = await importGraph();
+    const wrapped = (file: string): boolean => {
+      const imports = graph.get(file)?.files ?? [];
+      return (
+        imports.includes('lambdas/core/websocket-route.ts') ||
+        (imports.includes('lambdas/handlers/ws/frame.ts') && wrapped('lambdas/handlers/ws/frame.ts'))
+      );
+    };
+    const routes = wiring.webSocketRoutes.map((route) => route.handler);
+    expect(routes).toContain('lambdas/handlers/ws/connect.ts');
+    expect(routes.filter((file) => !wrapped(file))).toEqual([]);
+  });
+
   it.each((wiring.busFunctions ?? []).map((fn) => [fn.handler, fn.id]))(
     '%s is the busWorker of bus function %s',
     (file, id) => {

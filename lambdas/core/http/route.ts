@@ -4,7 +4,14 @@ import type * as core from 'zod/v4/core';
 import { envNames, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring/env';
 import type { HttpRoute } from '../../../lib/wiring/types';
 import { bearerToken, tokenVerifier } from '../auth';
-import { notFound, ServiceError, unauthorized, validationError } from '../errors';
+import {
+  isServerError,
+  notFound,
+  ServiceError,
+  toServiceError,
+  unauthorized,
+  validationError,
+} from '../errors';
 import { newId } from '../ids';
 import { logger } from '../logger';
 import { flushMetrics } from '../metrics';
@@ -12,7 +19,7 @@ import type { Principal } from '../principal';
 import { protoKeyPath } from '../proto-keys';
 import { fieldPath, parseOrThrow, type Schema } from '../validation';
 import { authorize } from './access';
-import { errorBody, isServerError, toServiceError } from './errors-to-response';
+import { errorBody } from './errors-to-response';
 import { originCheck } from './origin-check';
 
 /** Contract §3: request bodies over 256 KiB → 413. */
