@@ -1,5 +1,5 @@
 import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { BroadcastChunk } from '../lambdas/domain/realtime/broadcast';
+import type { BroadcastChunk } from '../lambdas/domain/realtime/broadcast-queue';
 import { envNames, type TableSpec, wiring } from '../lib/wiring';
 import { createTables, LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
 import { apiGatewayId } from '../local/gateway/ids';

@@ -61,3 +61,34 @@ export const notFound = (message = 'Not found') => new ServiceError('not_found',
 export const conflict = (message: string) => new ServiceError('conflict', message);
 export const unavailable = (message = 'A dependency is unavailable, try again later') =>
   new ServiceError('unavailable', message);
+
+/** AWS SDK errors that mean "a dependency is down or throttling": the client may retry (503). */
+const UNAVAILABLE_NAMES = new Set([
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'InternalFailure',
+  'TimeoutError',
+]);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
+
+/**
+ * Maps anything thrown to a ServiceError a client may see, the one mapping of HTTP routes, WebSocket frames and
+ * `$connect`: a dependency down or throttling is `unavailable`, anything unexpected `internal`.
+ */
+export const toServiceError = (error: unknown): ServiceError => {
+  if (error instanceof ServiceError) return error;
+  const { name, code } = (error ?? {}) as { name?: string; code?: string };
+  if ((name && UNAVAILABLE_NAMES.has(name)) || (code && UNAVAILABLE_CODES.has(code))) {
+    return new ServiceError('unavailable', 'A dependency is unavailable, try again later', undefined, {
+      'Retry-After': '1',
+    });
+  }
+  return new ServiceError('internal', 'Internal error');
+};
+
+/** Answered 5xx: the service's fault or a dependency's, logged with the error where it is answered. */
+export const isServerError = (error: ServiceError): boolean => error.status >= 500;

@@ -1,6 +1,8 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { SQS_MAX_MESSAGE_BYTES } from '../../lib/wiring/limits';
+import { queueUrl } from './clients';
 import { sqs } from './clients-sqs';
+import { type MessageQueue, messageBody } from './message-queue';
 
 /** SQS limits per SendMessageBatch request: 10 entries, and the queues' MaximumMessageSize for all bodies. */
 const MAX_ENTRIES = 10;
@@ -31,11 +33,7 @@ export const batchesOf = (bodies: readonly string[]): string[][] => {
  * Sends every body to the queue with SendMessageBatch, retrying entries SQS reports as failed once;
  * throws if any still fails, so the caller's own retry (an SQS redelivery or a client retry) takes over.
  */
-export const sendAll = async (
-  queueUrl: string,
-  bodies: readonly string[],
-  delaySeconds?: number,
-): Promise<void> => {
+const sendAll = async (queueUrl: string, bodies: readonly string[], delaySeconds?: number): Promise<void> => {
   await Promise.all(
     batchesOf(bodies).map(async (batch) => {
       let entries = batch.map((body, index) => ({
@@ -59,4 +57,17 @@ export const sendAll = async (
       }
     }),
   );
+};
+
+/**
+ * Sends messages to `queue`, each checked against the queue's schema and serialized (message-queue.ts), after
+ * `delaySeconds` (SQS DelaySeconds, at most 900) when given. A message its schema refuses throws before any is sent.
+ */
+export const enqueue = async <T>(
+  queue: MessageQueue<T>,
+  messages: readonly T[],
+  delaySeconds?: number,
+): Promise<void> => {
+  const bodies = messages.map((message) => messageBody(queue, message));
+  await sendAll(queueUrl(queue.id), bodies, delaySeconds);
 };

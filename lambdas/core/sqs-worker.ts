@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, EventBridgeEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { beginInvocationLog, logger } from './logger';
+import { MalformedMessage, type MessageQueue, readMessage } from './message-queue';
 import { withMetrics } from './metrics';
 import { HeldByOtherReceive, type Receipt } from './receipt';
 
@@ -13,14 +14,16 @@ export const messageReceipt = (record: SQSRecord, context: Context): Receipt => 
 });
 
 /**
- * A queue-fed worker: each record is processed on its own and a failure is reported per message
- * (`batchItemFailures`), so one poison message neither blocks nor repeats its batch-mates. Failures are
- * logged with the message id and receive count; after maxReceiveCount SQS moves the message to the DLQ.
+ * A queue-fed worker: each record is read as a message of `queue` (its schema, message-queue.ts) and processed on
+ * its own, and a failure is reported per message (`batchItemFailures`), so one poison message neither blocks nor
+ * repeats its batch-mates. A failure is logged with the message id and receive count, a malformed message with
+ * the reason it is none (it never reaches `processMessage`); after maxReceiveCount SQS moves the message to the DLQ.
  */
 export const sqsWorker =
-  (
+  <T>(
     workerId: string,
-    processRecord: (body: string, record: SQSRecord, context: Context) => Promise<unknown>,
+    queue: MessageQueue<T>,
+    processMessage: (message: T, record: SQSRecord, context: Context) => Promise<unknown>,
   ) =>
   async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     beginInvocationLog(context, { worker: workerId });
@@ -29,19 +32,25 @@ export const sqsWorker =
     return withMetrics(async () => {
       const outcomes = await Promise.allSettled(
         event.Records.map(async (record) => {
+          const about = {
+            message_id: record.messageId,
+            receive_count: record.attributes.ApproximateReceiveCount,
+          };
+          const read = readMessage(queue, record.body);
+          if (!read.ok) {
+            // Failed like any other message, so it ends in the DLQ for a look; no stack: the reason says it all.
+            logger.error('malformed message', { ...about, queue: queue.id, reason: read.reason });
+            throw new MalformedMessage(queue.id, read.reason);
+          }
           try {
-            return await processRecord(record.body, record, context);
+            return await processMessage(read.message, record, context);
           } catch (error) {
-            const message = {
-              message_id: record.messageId,
-              receive_count: record.attributes.ApproximateReceiveCount,
-            };
             if (error instanceof HeldByOtherReceive) {
               logger.warn('message held by another receive; retried later', {
-                ...message,
+                ...about,
                 reason: error.message,
               });
-            } else logger.error('message failed', { ...message, error: error as Error });
+            } else logger.error('message failed', { ...about, error: error as Error });
             throw error;
           }
         }),

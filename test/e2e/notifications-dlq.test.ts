@@ -7,14 +7,16 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../../lambdas/core/ids';
 import { logger } from '../../lambdas/core/logger';
-import { envNames } from '../../lib/wiring';
+import { envNames, wiring } from '../../lib/wiring';
 import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
 import { apiClient, eventually } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 /**
  * A poison fan-out message: retried after each visibility timeout, then moved to the DLQ after
- * maxReceiveCount receives, its error logged with the message id each time. SQS time runs 100× faster here.
+ * maxReceiveCount receives, its error logged with the message id each time. A malformed message on any queue (one
+ * its queue's schema refuses): logged with its id and the reason by the worker's wrapper, never handled, and moved
+ * to the queue's DLQ the same way. SQS time runs 100× faster here.
  */
 let runtime: Runtime;
 let sqs: SQSClient;
@@ -94,6 +96,64 @@ describe('a poison fan-out message', () => {
         60_000,
       );
       expect(count).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
+  }, 150_000);
+});
+
+/** A body each queue's schema refuses: valid JSON, a field of the wrong type or missing. */
+const MALFORMED: Record<string, string> = {
+  fanout: '{"kind":"chunk","notification_id":"n1","recipients":"u1"}',
+  webhookDeliveries: '{"webhook_id":"w1","delivery_id":"d1","run":0}',
+  broadcast: '{"kind":"channel","channel":"room:lobby"}',
+  wsAuthDeadline: '{"connection_id":42}',
+  wsSweep: '{"shard":"everything"}',
+  wsWelcome: '{}',
+};
+
+describe('a malformed message', () => {
+  it('on any queue is logged with its id and reason, never handled, and ends in its DLQ', async () => {
+    const malformed: Record<string, unknown>[] = [];
+    const failed: Record<string, unknown>[] = [];
+    const spy = vi.spyOn(logger, 'error').mockImplementation((message: unknown, ...rest: unknown[]) => {
+      if (message === 'malformed message') malformed.push(rest[0] as Record<string, unknown>);
+      if (message === 'message failed') failed.push(rest[0] as Record<string, unknown>);
+    });
+    try {
+      expect(Object.keys(MALFORMED).sort()).toEqual(wiring.queues.map((queue) => queue.id).sort());
+      const sent = await Promise.all(
+        wiring.queues.map(async (queue) => {
+          const queueUrl = process.env[envNames.queueUrl(queue.id)] as string;
+          const { QueueUrl: dlqUrl } = await sqs.send(
+            new GetQueueUrlCommand({ QueueName: `${queue.id}-dlq` }),
+          );
+          const before = await depth(dlqUrl as string);
+          const { MessageId } = await sqs.send(
+            new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: MALFORMED[queue.id] }),
+          );
+          return { queue, queueUrl, dlqUrl: dlqUrl as string, before, messageId: MessageId as string };
+        }),
+      );
+
+      for (const { queue, dlqUrl, before, messageId } of sent) {
+        expect(
+          await eventually(
+            () => depth(dlqUrl),
+            (count) => count === before + 1,
+            90_000,
+          ),
+          queue.id,
+        ).toBe(before + 1);
+        const logged = malformed.filter((entry) => entry.message_id === messageId);
+        // Every receive was refused and logged, the reason naming the queue's field that is wrong.
+        expect(logged.length, queue.id).toBeGreaterThanOrEqual(queue.maxReceiveCount);
+        for (const entry of logged) {
+          expect(entry.queue).toBe(queue.id);
+          expect(entry.reason).toEqual(expect.stringMatching(/\S+: /));
+        }
+        expect(failed.filter((entry) => entry.message_id === messageId)).toEqual([]);
+      }
     } finally {
       spy.mockRestore();
     }

@@ -1,5 +1,7 @@
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll } from 'vitest';
+import { type MessageQueue, messageBody, readMessage } from '../../lambdas/core/message-queue';
 import type { Receipt } from '../../lambdas/core/receipt';
 import { envNames, wiring } from '../../lib/wiring';
 import { LocalLambda } from '../../local/lambda/local-lambda';
@@ -92,3 +94,34 @@ export const receiptOf = (messageId: string): Receipt => ({
   deadline: new Date(Date.now() + 30_000),
   redeliveredBy: 'queue',
 });
+
+/** A body read as a message of `queue`, as its worker reads it; a malformed one fails the test. */
+export const messageOf = <T>(queue: MessageQueue<T>, body: string | undefined): T => {
+  const read = readMessage(queue, body ?? '');
+  if (!read.ok) throw new Error(`not a ${queue.id} message: ${read.reason}`);
+  return read.message;
+};
+
+/** A message as its worker gets it after `enqueue` sent it: checked, serialized and read back. */
+export const throughQueue = <T>(queue: MessageQueue<T>, message: T): T =>
+  messageOf(queue, messageBody(queue, message));
+
+/** An SQS record as Lambda's event source mapping hands it to a worker, on its `receiveCount`th receive. */
+export const sqsRecord = (messageId: string, body: string, receiveCount = 1): SQSRecord =>
+  ({
+    messageId,
+    receiptHandle: `handle-${messageId}`,
+    body,
+    attributes: { ApproximateReceiveCount: String(receiveCount) },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test',
+    awsRegion: 'us-east-1',
+  }) as unknown as SQSRecord;
+
+/** A worker invocation's context: `awsRequestId` and 30 s left (the workers' timeout). */
+export const workerContext = {
+  awsRequestId: 'request-1',
+  getRemainingTimeInMillis: () => 30_000,
+} as unknown as Context;

@@ -22,12 +22,28 @@ describe('handlers', () => {
     },
   );
 
-  it.each([
-    'lambdas/handlers/workers/ws-welcome.ts',
-    'lambdas/handlers/workers/ws-auth-deadline.ts',
-    'lambdas/handlers/workers/broadcast-fanout.ts',
-  ])('%s is an sqsWorker', async (file) => {
-    expect((await importGraph()).get(file)?.files).toContain('lambdas/core/sqs-worker.ts');
+  it.each(wiring.workers.map((worker) => [worker.handler, worker.id]))(
+    '%s is the sqsWorker of worker %s, given its queue',
+    async (file, id) => {
+      expect((await importGraph()).get(file)?.files).toContain('lambdas/core/sqs-worker.ts');
+      expect(codeOf(file)).toMatch(
+        new RegExp(`sqsWorker\\(\\s*"${id.replaceAll('.', '\\.')}",\\s*\\w+Queue,`),
+      );
+    },
+  );
+
+  it('every WebSocket route of the wiring is a webSocketRoute, $connect and $disconnect included', async () => {
+    const graph = await importGraph();
+    const wrapped = (file: string): boolean => {
+      const imports = graph.get(file)?.files ?? [];
+      return (
+        imports.includes('lambdas/core/websocket-route.ts') ||
+        (imports.includes('lambdas/handlers/ws/frame.ts') && wrapped('lambdas/handlers/ws/frame.ts'))
+      );
+    };
+    const routes = wiring.webSocketRoutes.map((route) => route.handler);
+    expect(routes).toContain('lambdas/handlers/ws/connect.ts');
+    expect(routes.filter((file) => !wrapped(file))).toEqual([]);
   });
 
   it.each((wiring.busFunctions ?? []).map((fn) => [fn.handler, fn.id]))(
@@ -36,6 +52,26 @@ describe('handlers', () => {
       expect(codeOf(file)).toMatch(new RegExp(`busWorker\\(\\s*"${id.replaceAll('.', '\\.')}"`));
     },
   );
+});
+
+describe('queue messages', () => {
+  /** The files that parse JSON, each for what it reads: no queue message outside the worker wrapper's reader. */
+  const JSON_READERS: Record<string, string> = {
+    'lambdas/core/message-queue.ts': 'queue message bodies, for the worker wrapper (core/sqs-worker.ts)',
+    'lambdas/core/http/route.ts': 'HTTP request bodies, and the route declaration in its environment',
+    'lambdas/core/auth/introspection.ts': "the introspection endpoint's answers",
+    'lambdas/core/source-mapped-stacks.ts': "the bundle's source map",
+    'lambdas/domain/realtime/client-frames.ts': 'WebSocket frames from clients',
+    'lambdas/domain/realtime/sessions.ts': 'frames stored for a detached session',
+    'lambdas/domain/realtime/presence.ts': 'paging cursors',
+    'lambdas/domain/webhooks/delivery-admin.ts': 'paging cursors',
+  };
+
+  it('are parsed only by the worker wrapper, with their queue’s schema (JSON.parse elsewhere reads no message)', () => {
+    const parsers = sourceFiles('lambdas').filter((file) => /\bJSON\.parse\b/.test(codeOf(file)));
+    expect(parsers).toEqual(Object.keys(JSON_READERS).sort());
+    expect(codeOf('lambdas/core/sqs-worker.ts')).toMatch(/readMessage\(/);
+  });
 });
 
 describe('channel names', () => {

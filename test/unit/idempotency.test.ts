@@ -1,8 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
-import { ServiceError } from '../../lambdas/core/errors';
-import { toServiceError } from '../../lambdas/core/http/errors-to-response';
+import { ServiceError, toServiceError } from '../../lambdas/core/errors';
 import type { Principal } from '../../lambdas/core/principal';
 import { requestHash, type StoredResponse, withIdempotency } from '../../lambdas/domain/idempotency';
 import { useDynamoDbLocal, useDynamoDbOutage } from '../support/dynamodb';

@@ -2,36 +2,32 @@
  * The shared worker wrapper (lambdas/core/sqs-worker.ts): each record on its own, a failure reported for that
  * message alone (`batchItemFailures`), so SQS redelivers only it.
  */
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../lambdas/core/logger';
+import { messageQueue } from '../../lambdas/core/message-queue';
 import { HeldByOtherReceive } from '../../lambdas/core/receipt';
 import { busWorker, sqsWorker } from '../../lambdas/core/sqs-worker';
+import * as z from '../../lambdas/core/zod';
 import { FramesHeldByOtherReceive } from '../../lambdas/domain/notifications/fanout';
 import { AttemptHeldByOtherReceive } from '../../lambdas/domain/webhooks/deliver';
 import { recordFunctionLogs } from '../support/function-logs';
+import { sqsRecord, workerContext } from '../support/queues';
 
-const record = (id: string, body: string): SQSRecord =>
-  ({
-    messageId: id,
-    receiptHandle: `handle-${id}`,
-    body,
-    attributes: { ApproximateReceiveCount: '1' },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test',
-    awsRegion: 'us-east-1',
-  }) as unknown as SQSRecord;
+/** A record whose body is `body` as JSON (a message of `textQueue`). */
+const record = (id: string, body: string) => sqsRecord(id, JSON.stringify(body));
 
-const context = { awsRequestId: 'request-1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
+/** A queue of JSON strings. */
+const textQueue = messageQueue('test', z.string());
+
+const context = workerContext;
 
 describe('sqsWorker', () => {
   it('processes every record side by side and reports only the failed ones', async () => {
     const seen: string[] = [];
     let inFlight = 0;
     let mostInFlight = 0;
-    const handler = sqsWorker('test.worker', async (body) => {
+    const handler = sqsWorker('test.worker', textQueue, async (body) => {
       inFlight += 1;
       mostInFlight = Math.max(mostInFlight, inFlight);
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -66,11 +62,11 @@ describe('sqsWorker', () => {
   });
 
   it('reports no failure for a batch that went through, and every message of one that did not', async () => {
-    const fine = sqsWorker('test.worker', async () => undefined);
+    const fine = sqsWorker('test.worker', textQueue, async () => undefined);
     expect(await fine({ Records: [record('a', 'x'), record('b', 'y')] }, context)).toEqual({
       batchItemFailures: [],
     });
-    const broken = sqsWorker('test.worker', async () => {
+    const broken = sqsWorker('test.worker', textQueue, async () => {
       throw new Error('down');
     });
     const logs = recordFunctionLogs();
@@ -96,7 +92,7 @@ describe('sqsWorker', () => {
 
     it('is retried later by design: failed for SQS, logged as a warning with its reason and no stack', async () => {
       const logged = capture();
-      const handler = sqsWorker('test.worker', async (body) => {
+      const handler = sqsWorker('test.worker', textQueue, async (body) => {
         if (body === 'held')
           throw new HeldByOtherReceive('held by another receive until 12:00; retried later');
         throw new Error('broken');

@@ -4,7 +4,14 @@ import type * as core from 'zod/v4/core';
 import { envNames, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring/env';
 import type { HttpRoute } from '../../../lib/wiring/types';
 import { bearerToken, tokenVerifier } from '../auth';
-import { notFound, ServiceError, unauthorized, validationError } from '../errors';
+import {
+  isServerError,
+  notFound,
+  ServiceError,
+  toServiceError,
+  unauthorized,
+  validationError,
+} from '../errors';
 import { MAX_PATH_PARAMETER_BYTES, utf8Bytes } from '../identifiers';
 import { newId } from '../ids';
 import { beginInvocationLog, logger } from '../logger';
@@ -13,7 +20,7 @@ import type { Principal } from '../principal';
 import { refusedJson } from '../refused-json';
 import { fieldPath, parseOrThrow, type Schema } from '../validation';
 import { authorize } from './access';
-import { errorBody, isServerError, toServiceError } from './errors-to-response';
+import { errorBody } from './errors-to-response';
 import { originCheck } from './origin-check';
 
 /** Contract §3: request bodies over 256 KiB → 413. */

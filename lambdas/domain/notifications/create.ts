@@ -2,13 +2,14 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../../lib/wiring/env';
-import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/clients';
+import { documentClient, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
 import { forbidden, validationError } from '../../core/errors';
 import { logger } from '../../core/logger';
+import { messageBody } from '../../core/message-queue';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { type Principal, sourceOf } from '../../core/principal';
-import { sendAll } from '../../core/sqs-send';
+import { enqueue } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
 import { defaultsFor } from '../preferences/preferences';
 import { subscriberCounts } from '../topics/topics';
@@ -19,7 +20,7 @@ import {
   readRecipientState,
   requestDelivery,
 } from './fanout';
-import { type Audience, type FanoutMessage, planMessages } from './fanout-messages';
+import { type Audience, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { FEED_RETENTION_MS, type NotificationRecord } from './model';
 import type { CreateNotificationInput } from './schema';
 
@@ -162,12 +163,6 @@ const storeOnce = async (record: NotificationRecord): Promise<NotificationRecord
   }
 };
 
-const enqueue = (messages: readonly FanoutMessage[]) =>
-  sendAll(
-    queueUrl('fanout'),
-    messages.map((message) => JSON.stringify(message)),
-  );
-
 /**
  * Fan-out of a notification due now. A small list of named recipients is delivered here, before the 202, so
  * the answer means it is done; what this request could not finish goes to the queue under this request's
@@ -183,10 +178,10 @@ const fanOutNow = async (
   deliverUntil: number,
 ) => {
   if (!deliversInRequest(false, audience.recipient_ids)) {
-    await enqueue(planMessages(audience));
+    await enqueue(fanoutQueue, planMessages(audience));
     return;
   }
-  await enqueue(planMessages({ ...audience, recipient_ids: [] }));
+  await enqueue(fanoutQueue, planMessages({ ...audience, recipient_ids: [] }));
   const delivery = requestDelivery(record.id);
   const progress: ChunkProgress = { settled: new Set(), stopped: false };
   const outcome = await withinBudget(
@@ -203,7 +198,9 @@ const fanOutNow = async (
     error: outcome === 'late' ? `not done by ${new Date(deliverUntil).toISOString()}` : String(outcome.error),
   });
   if (rest.length === 0) return;
-  await enqueue([{ kind: 'chunk', notification_id: record.id, recipients: rest, delivery_id: delivery.id }]);
+  await enqueue(fanoutQueue, [
+    { kind: 'chunk', notification_id: record.id, recipients: rest, delivery_id: delivery.id },
+  ]);
 };
 
 /** How `work` ended within `budgetMs`; 'late' leaves it running. */
@@ -238,7 +235,7 @@ const scheduleFanout = async (record: NotificationRecord) => {
         Target: {
           Arn: requiredEnv(envNames.queueArn('fanout')),
           RoleArn: requiredEnv(envNames.schedulerRoleArn),
-          Input: JSON.stringify(plan),
+          Input: messageBody(fanoutQueue, plan),
         },
       }),
     );

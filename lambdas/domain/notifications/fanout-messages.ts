@@ -1,3 +1,6 @@
+import { messageQueue } from '../../core/message-queue';
+import * as z from '../../core/zod';
+import { TOPIC_NAME } from '../topics/names';
 import type { NotificationRecord } from './model';
 
 /**
@@ -6,28 +9,40 @@ import type { NotificationRecord } from './model';
  * its subscribers' chunks and the next page, so a large audience is processed in parallel and no single
  * request walks the whole list.
  */
-export type FanoutMessage =
-  | { readonly kind: 'plan'; readonly notification_id: string }
-  | {
-      readonly kind: 'chunk';
-      readonly notification_id: string;
-      readonly recipients: readonly string[];
-      /** The topic whose subscribers these are (a recipient who muted it gets nothing); absent for recipient_ids. */
-      readonly topic?: string;
-      /**
-       * The owner of these recipients' frames when not this message: the accepting request that delivered
-       * the others itself and queued the recipients it could not finish (fanout.ts `requestDelivery`).
-       */
-      readonly delivery_id?: string;
-    }
-  | {
-      /** One page of a topic's subscribers (a Query): enqueues their chunks, then the next page. */
-      readonly kind: 'topic-page';
-      readonly notification_id: string;
-      readonly topic: string;
-      /** The last subscriber of the previous page; absent for the first page. */
-      readonly after?: string;
-    };
+const fanoutMessage = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('plan'), notification_id: z.string() }),
+  z.object({
+    kind: z.literal('chunk'),
+    notification_id: z.string(),
+    recipients: z.readonly(z.array(z.string())),
+    /** The topic whose subscribers these are (a recipient who muted it gets nothing); absent for recipient_ids. */
+    topic: z.optional(z.string()),
+    /**
+     * The owner of these recipients' frames when not this message: the accepting request that delivered
+     * the others itself and queued the recipients it could not finish (fanout.ts `requestDelivery`).
+     */
+    delivery_id: z.optional(z.string()),
+  }),
+  /** One page of a topic's subscribers (a Query): enqueues their chunks, then the next page. */
+  z.object({
+    kind: z.literal('topic-page'),
+    notification_id: z.string(),
+    topic: z.string(),
+    /** The last subscriber of the previous page; absent for the first page. */
+    after: z.optional(z.string()),
+  }),
+  /**
+   * One step of a deleted topic's purge (topics/deletion.ts). It rides on this queue, whose worker already pages
+   * topics' subscriptions, rather than on a queue of its own: a queue costs its DLQ alarm (the development
+   * stage's alarms are exactly CloudWatch's 10 free metrics), its poller's idle cost and CloudFormation resources.
+   */
+  z.object({ kind: z.literal('topic-purge'), topic: z.string().check(z.regex(TOPIC_NAME)) }),
+]);
+
+export type FanoutMessage = z.infer<typeof fanoutMessage>;
+export type TopicPurgeMessage = Extract<FanoutMessage, { kind: 'topic-purge' }>;
+
+export const fanoutQueue = messageQueue('fanout', fanoutMessage);
 
 /** Recipients per chunk: 100 × 256-character ids stays far below SQS's message limit (lib/wiring/limits.ts). */
 export const CHUNK_SIZE = 100;
@@ -36,32 +51,6 @@ export const chunksOf = <T>(items: readonly T[], size: number): T[][] => {
   const chunks: T[][] = [];
   for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
   return chunks;
-};
-
-export const parseFanoutMessage = (body: string): FanoutMessage => {
-  const message = JSON.parse(body) as Partial<FanoutMessage>;
-  if (typeof message.notification_id !== 'string') throw new Error('fan-out message without notification_id');
-  if (message.kind === 'plan') return { kind: 'plan', notification_id: message.notification_id };
-  if (message.kind === 'chunk' && Array.isArray(message.recipients)) {
-    return {
-      kind: 'chunk',
-      notification_id: message.notification_id,
-      recipients: message.recipients,
-      ...(typeof message.topic === 'string' ? { topic: message.topic } : {}),
-      ...(typeof message.delivery_id === 'string' ? { delivery_id: message.delivery_id } : {}),
-    };
-  }
-  if (message.kind === 'topic-page' && typeof message.topic === 'string') {
-    return typeof message.after === 'string'
-      ? {
-          kind: 'topic-page',
-          notification_id: message.notification_id,
-          topic: message.topic,
-          after: message.after,
-        }
-      : { kind: 'topic-page', notification_id: message.notification_id, topic: message.topic };
-  }
-  throw new Error(`unknown fan-out message kind ${String(message.kind)}`);
 };
 
 /** The audience of a notification: its recipients and the topics whose subscribers it also reaches. */

@@ -1,21 +1,22 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { documentClient, queueUrl, tableName } from '../../core/clients';
+import { documentClient, tableName } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
 import { timeOfId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { HeldByOtherReceive, holdExpiry, type Receipt } from '../../core/receipt';
-import { sendAll } from '../../core/sqs-send';
+import { enqueue } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
 import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToMembers, type Membership } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
+import { purgeTopicPage } from '../topics/deletion';
 import { subscribersPage } from '../topics/subscriptions';
-import { CHUNK_SIZE, chunksOf, type FanoutMessage, planMessages } from './fanout-messages';
+import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { readAllWatermarks } from './feed';
 import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 import type { Channel } from './schema';
@@ -27,7 +28,7 @@ const EARLY_TOLERANCE_MS = 500;
 /** Receipts of frame-only deliveries outlive any SQS redelivery (retention is 4 days by default). */
 const RECEIPT_RETENTION_SECS = 5 * 24 * 3600;
 
-export type FanoutOutcome = 'planned' | 'delivered' | 'expired' | 'postponed';
+export type FanoutOutcome = 'planned' | 'delivered' | 'expired' | 'postponed' | 'purged';
 
 const loadNotification = async (id: string): Promise<NotificationRecord> => {
   const result = await documentClient().send(
@@ -62,6 +63,10 @@ export const processFanoutMessage = async (
   receipt: Receipt,
   now = Date.now(),
 ): Promise<FanoutOutcome> => {
+  if (message.kind === 'topic-purge') {
+    await purgeTopicPage(message);
+    return 'purged';
+  }
   const notification = await loadNotification(message.notification_id);
   if (isExpired(notification.expires_at, now)) return 'expired';
   if (notification.deliver_at > now + EARLY_TOLERANCE_MS) {
@@ -69,12 +74,10 @@ export const processFanoutMessage = async (
     return 'postponed';
   }
   if (message.kind === 'plan') {
-    await sendAll(
-      queueUrl('fanout'),
+    await enqueue(
+      fanoutQueue,
       // A notification sent now stores no recipient list (its chunks left with the request): topics only.
-      planMessages({ ...notification, recipient_ids: notification.recipient_ids ?? [] }).map((planned) =>
-        JSON.stringify(planned),
-      ),
+      planMessages({ ...notification, recipient_ids: notification.recipient_ids ?? [] }),
     );
     return 'planned';
   }
@@ -219,19 +222,12 @@ const planTopicPage = async (message: Extract<FanoutMessage, { kind: 'topic-page
       topic: message.topic,
     }),
   );
-  await sendAll(
-    queueUrl('fanout'),
-    [...chunks, ...next].map((planned) => JSON.stringify(planned)),
-  );
+  await enqueue(fanoutQueue, [...chunks, ...next]);
 };
 
 /** Early (a schedule firing ahead of time, a clock skew): back on the queue with SQS's delay (≤ 15 min). */
 const postpone = async (message: FanoutMessage, remainingMs: number) => {
-  await sendAll(
-    queueUrl('fanout'),
-    [JSON.stringify(message)],
-    Math.min(900, Math.max(1, Math.ceil(remainingMs / 1000))),
-  );
+  await enqueue(fanoutQueue, [message], Math.min(900, Math.max(1, Math.ceil(remainingMs / 1000))));
 };
 
 const wantsFrames = (channels: readonly Channel[]): boolean =>

@@ -1,9 +1,9 @@
-import { queueUrl } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
 import { unavailable } from '../../core/errors';
 import { logger } from '../../core/logger';
-import { countQuery, type ItemKey, queryOnce } from '../../core/paging';
-import { sendAll } from '../../core/sqs-send';
+import { countQuery, queryOnce } from '../../core/paging';
+import { enqueue } from '../../core/sqs-send';
+import { type BroadcastChunk, broadcastQueue } from './broadcast-queue';
 import { parseChannel } from './channel-names';
 import { shardNames } from './config';
 import { type ConnectionRange, deliverToMembers, MEMBERS_PAGE, membersPage, postFrame } from './deliver';
@@ -49,23 +49,6 @@ export const connectionRanges = (segments: number): ConnectionRange[] => {
     return { from, to: next === undefined ? HIGHEST : before(next) };
   });
 };
-
-/** One unit of broadcast work on the `broadcast` queue: a page of a channel or of one connection shard. */
-export type BroadcastChunk =
-  | {
-      readonly kind: 'channel';
-      readonly channel: string;
-      readonly frame: BroadcastFrame;
-      readonly startKey?: ItemKey;
-      /** The segment of a large channel this chain delivers; absent: the whole channel. */
-      readonly range?: ConnectionRange;
-    }
-  | {
-      readonly kind: 'shard';
-      readonly shard: string;
-      readonly frame: BroadcastFrame;
-      readonly startKey?: ItemKey;
-    };
 
 /**
  * Connections subscribed to the channel, and sessions that were (detached rows): those get the frame when they
@@ -161,10 +144,7 @@ export const runChunk = async (chunk: BroadcastChunk): Promise<BroadcastChunk | 
 /** Puts chunks on the `broadcast` queue; one that does not get there would silently shrink the audience. */
 const enqueueChunks = async (chunks: readonly BroadcastChunk[]): Promise<void> => {
   try {
-    await sendAll(
-      queueUrl('broadcast'),
-      chunks.map((chunk) => JSON.stringify(chunk)),
-    );
+    await enqueue(broadcastQueue, chunks);
   } catch (error) {
     logger.error('broadcast chunks not queued', { error: error as Error });
     throw unavailable('The broadcast could not be queued, try again later');

@@ -1,4 +1,4 @@
-import { ServiceError } from '../../core/errors';
+import { isServerError, toServiceError } from '../../core/errors';
 import { logger } from '../../core/logger';
 import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
@@ -144,17 +144,23 @@ export const handleClientFrame = async (
   }
 };
 
+/**
+ * The `error` frame for what handling a frame threw, by the mapping HTTP answers with (core/errors.ts
+ * `toServiceError`): a dependency down or throttling is `unavailable`, as HTTP's 503; HTTP's codes without a frame
+ * of their own are `validation`. What HTTP logs as a 5xx is logged here, with the error.
+ */
 const toErrorFrame = (error: unknown, id: string | undefined): OutboundFrame => {
   if (error instanceof FrameError) return frameErrorOf(error, id);
-  if (error instanceof ServiceError) {
-    const code: WsErrorCode =
-      error.code === 'method_not_allowed' ||
-      error.code === 'conflict' ||
-      error.code === 'unsupported_media_type'
-        ? 'validation'
-        : error.code;
-    return errorFrame(code, error.message, id);
-  }
-  logger.error('frame failed', { error: error as Error });
-  return errorFrame('internal', 'Something went wrong; the frame was not processed', id);
+  const mapped = toServiceError(error);
+  if (isServerError(mapped)) logger.error('frame failed', { error: error as Error });
+  // Unexpected: the client learns only that this frame was not handled.
+  if (mapped !== error && mapped.code === 'internal')
+    return errorFrame('internal', 'Something went wrong; the frame was not processed', id);
+  const code: WsErrorCode =
+    mapped.code === 'method_not_allowed' ||
+    mapped.code === 'conflict' ||
+    mapped.code === 'unsupported_media_type'
+      ? 'validation'
+      : mapped.code;
+  return errorFrame(code, mapped.message, id);
 };

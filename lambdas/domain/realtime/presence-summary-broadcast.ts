@@ -1,7 +1,8 @@
 import { broadcast } from './broadcast';
+import type { PresenceSummaryMessage } from './broadcast-queue';
 import type { PresenceSummaryFrame } from './frames';
 import { roomMemberCount } from './presence';
-import { type PresenceSummaryMessage, pendingSummary, settleSummary } from './presence-summary';
+import { pendingSummary, settleSummary } from './presence-summary';
 
 /**
  * The `broadcast.fanout` worker's part of presence in large rooms: sends the room's summary through the same

@@ -1,10 +1,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, queueUrl } from '../../core/clients';
+import { documentClient } from '../../core/clients';
 import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { type ItemKey, queryOnce } from '../../core/paging';
-import { sendAll } from '../../core/sqs-send';
+import { enqueue } from '../../core/sqs-send';
+import { broadcastQueue, type PresenceSummaryMessage } from './broadcast-queue';
 import type { PresenceFrame } from './frames';
 import { presenceSettings } from './presence-settings';
 import { NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
@@ -16,13 +17,6 @@ import { NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
  * unannounced change arms one `presence.summary` on the `broadcast` queue, `summary_secs` later, which the
  * broadcast worker sends through the room's broadcast segments (presence-summary-broadcast.ts).
  */
-
-/** The message that sends a room's summary: the claim names the one arming that is current. */
-export interface PresenceSummaryMessage {
-  readonly kind: 'presence.summary';
-  readonly room: string;
-  readonly claim: string;
-}
 
 /** What a summary counts: the changes that would have been `presence` frames. */
 export interface PendingSummary {
@@ -102,7 +96,7 @@ const armSummary = async (room: string, nowMs: number): Promise<void> => {
   }
   const message: PresenceSummaryMessage = { kind: 'presence.summary', room, claim };
   try {
-    await sendAll(queueUrl('broadcast'), [JSON.stringify(message)], summarySecs);
+    await enqueue(broadcastQueue, [message], summarySecs);
   } catch (error) {
     // Unclaimed, the counts wait for the room's next change to arm them again.
     logger.error('presence summary not queued', { error: error as Error, room });

@@ -1,6 +1,6 @@
-import { queueUrl } from '../../core/clients';
+import { messageQueue } from '../../core/message-queue';
 import { queryOnce } from '../../core/paging';
-import { sendAll } from '../../core/sqs-send';
+import { enqueue } from '../../core/sqs-send';
 import * as z from '../../core/zod';
 import { shardNames } from './config';
 import { BY_SHARD_INDEX, table } from './tables';
@@ -44,12 +44,16 @@ export const shardsToSweep = async (nowSecs = Math.floor(Date.now() / 1000)): Pr
  * idle timeout, since API Gateway saw a frame from it), so the next sweep does not ask again about them.
  * A message of the older form (`{shard}` alone) is one sweep.
  */
-export interface SweepMessage {
-  readonly shard: string;
-  readonly at?: number;
-  readonly later?: readonly number[];
-  readonly alive?: Readonly<Record<string, readonly string[]>>;
-}
+const sweepMessage = z.object({
+  shard: z.string().check(z.regex(/^s\d{2,}$/)),
+  at: z.optional(z.number()),
+  later: z.optional(z.array(z.number().check(z.nonnegative()))),
+  alive: z.optional(z.record(z.string().check(z.regex(/^\d+$/)), z.array(z.string()))),
+});
+
+export type SweepMessage = z.infer<typeof sweepMessage>;
+
+export const sweepQueue = messageQueue('wsSweep', sweepMessage);
 
 /**
  * Bytes of connection ids one message hands on at most: ≈ 45,000 connections (≈ 20 bytes each), more than a
@@ -61,20 +65,8 @@ export interface SweepMessage {
 export const ALIVE_HANDOVER_BYTES = 900_000;
 
 /** The `wsSweep` messages that start a minute of sweeps of these shards at `nowMs`. */
-export const sweepMessages = (shards: readonly string[], nowMs = Date.now()): string[] =>
-  shards.map((shard) =>
-    JSON.stringify({ shard, at: nowMs, later: SWEEP_OFFSETS_SECS.slice(1) } satisfies SweepMessage),
-  );
-
-const sweepMessageSchema = z.object({
-  shard: z.string().check(z.regex(/^s\d{2,}$/)),
-  at: z.optional(z.number()),
-  later: z.optional(z.array(z.number().check(z.nonnegative()))),
-  alive: z.optional(z.record(z.string().check(z.regex(/^\d+$/)), z.array(z.string()))),
-});
-
-/** A `wsSweep` message (a malformed one throws, and ends in the queue's DLQ). */
-export const parseSweepMessage = (body: string): SweepMessage => sweepMessageSchema.parse(JSON.parse(body));
+export const sweepMessages = (shards: readonly string[], nowMs = Date.now()): SweepMessage[] =>
+  shards.map((shard) => ({ shard, at: nowMs, later: SWEEP_OFFSETS_SECS.slice(1) }));
 
 /** Connection id → the epoch second before which it cannot be silent for the idle timeout. */
 export type AliveUntil = ReadonlyMap<string, number>;
@@ -96,7 +88,7 @@ export const nextSweep = (
   message: SweepMessage,
   alive: AliveUntil,
   nowMs = Date.now(),
-): { body: string; delaySecs: number } | undefined => {
+): { message: SweepMessage; delaySecs: number } | undefined => {
   const [gap, ...rest] = message.later ?? [];
   if (gap === undefined || message.at === undefined) return undefined;
   const lateSecs = Math.max(0, (nowMs - message.at) / 1000);
@@ -118,7 +110,7 @@ export const nextSweep = (
     later: rest.map((offset) => offset - gap),
     alive: byUntil,
   };
-  return { body: JSON.stringify(next), delaySecs: Math.max(0, Math.round(gap - lateSecs)) };
+  return { message: next, delaySecs: Math.max(0, Math.round(gap - lateSecs)) };
 };
 
 /** Queues the shard's next sweep of the minute, if any (sending twice only sweeps twice). */
@@ -128,7 +120,7 @@ export const queueNextSweep = async (
   nowMs = Date.now(),
 ): Promise<void> => {
   const next = nextSweep(message, alive, nowMs);
-  if (next) await sendAll(queueUrl('wsSweep'), [next.body], next.delaySecs || undefined);
+  if (next) await enqueue(sweepQueue, [next.message], next.delaySecs || undefined);
 };
 
 /**
@@ -139,6 +131,6 @@ export const queueNextSweep = async (
 export const startSweeps = async (): Promise<number> => {
   const shards = await shardsToSweep();
   if (shards.length === 0) return 0;
-  await sendAll(queueUrl('wsSweep'), sweepMessages(shards));
+  await enqueue(sweepQueue, sweepMessages(shards));
   return shards.length;
 };

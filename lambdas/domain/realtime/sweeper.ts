@@ -3,8 +3,10 @@ import { queueUrl } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
 import { forEachLimited } from '../../core/concurrency';
 import { logger } from '../../core/logger';
+import { messageQueue } from '../../core/message-queue';
 import { queryAll } from '../../core/paging';
-import { sendAll } from '../../core/sqs-send';
+import { enqueue } from '../../core/sqs-send';
+import * as z from '../../core/zod';
 import { realtimeSettings, shardNames } from './config';
 import { isGone } from './deliver';
 import { errorFrame } from './frames';
@@ -84,9 +86,12 @@ export const enforceAuthDeadline = async (
   return undefined;
 };
 
+/** The `wsAuthDeadline` queue: the auth deadline timers, one message per connection opened without a token. */
+export const authDeadlineQueue = messageQueue('wsAuthDeadline', z.object({ connection_id: z.string() }));
+
 /** Arms (or re-arms) the auth deadline timer of a connection opened without a token. */
 export const armAuthDeadline = (connectionId: string, delaySecs: number): Promise<void> =>
-  sendAll(queueUrl('wsAuthDeadline'), [JSON.stringify({ connection_id: connectionId })], delaySecs);
+  enqueue(authDeadlineQueue, [{ connection_id: connectionId }], delaySecs);
 
 type Judgement = 'alive' | 'auth_timeout' | 'token_expired' | 'ask_gateway';
 

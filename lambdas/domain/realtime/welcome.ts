@@ -1,18 +1,22 @@
-import { queueUrl } from '../../core/clients';
-import { sendAll } from '../../core/sqs-send';
+import { messageQueue } from '../../core/message-queue';
+import { enqueue } from '../../core/sqs-send';
+import * as z from '../../core/zod';
 import { postFrame } from './deliver';
 import { claimWelcome, endConnection, getConnection, releaseWelcome, sessionFrameOf } from './lifecycle';
 
 /** A `wsWelcome` message: the connection and, from `$connect`, the session it opened (so no read is needed). */
-export interface WelcomeRequest {
-  readonly connection_id: string;
-  readonly session_id?: string;
-  readonly user_id?: string;
-}
+const welcomeRequest = z.object({
+  connection_id: z.string(),
+  session_id: z.optional(z.string()),
+  user_id: z.optional(z.string()),
+});
+
+export type WelcomeRequest = z.infer<typeof welcomeRequest>;
+
+export const welcomeQueue = messageQueue('wsWelcome', welcomeRequest);
 
 /** `$connect` cannot post to its own connection on AWS: the `session` frame is sent by the welcome worker. */
-export const requestWelcome = (request: WelcomeRequest): Promise<void> =>
-  sendAll(queueUrl('wsWelcome'), [JSON.stringify(request)]);
+export const requestWelcome = (request: WelcomeRequest): Promise<void> => enqueue(welcomeQueue, [request]);
 
 /**
  * Waits before posting the `session` frame again after a 410. `$connect` queues the welcome before it answers, and

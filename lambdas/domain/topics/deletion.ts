@@ -1,35 +1,14 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchDeleteAll } from '../../core/batch-write';
-import { documentClient, queueUrl, tableName } from '../../core/clients';
+import { documentClient, tableName } from '../../core/clients';
 import { notFound } from '../../core/errors';
-import { sendAll } from '../../core/sqs-send';
+import { enqueue } from '../../core/sqs-send';
+import { fanoutQueue, type TopicPurgeMessage } from '../notifications/fanout-messages';
 import { TOPIC_NAME } from './names';
 import { SUBSCRIBERS_PAGE, subscribersPage } from './subscriptions';
 
-/**
- * A deleted topic's purge: its subscriptions a page at a time, then the topic. It travels on the `fanout` queue,
- * whose worker already pages topics' subscriptions, rather than on a queue of its own: a queue costs its DLQ
- * alarm (the development stage's alarms are exactly CloudWatch's 10 free metrics), its poller's idle cost and
- * about 8 CloudFormation resources, for work that is rare.
- */
-export interface TopicPurgeMessage {
-  readonly kind: 'topic-purge';
-  readonly topic: string;
-}
-
-/** The purge a `fanout` message asks for, or undefined for the notification fan-out's own messages. */
-export const topicPurgeOf = (body: string): TopicPurgeMessage | undefined => {
-  const message = JSON.parse(body) as { kind?: unknown; topic?: unknown };
-  if (message.kind !== 'topic-purge') return undefined;
-  if (typeof message.topic !== 'string' || !TOPIC_NAME.test(message.topic)) {
-    throw new Error('topic-purge message without a topic name');
-  }
-  return { kind: 'topic-purge', topic: message.topic };
-};
-
-const queuePurge = (topic: string): Promise<void> =>
-  sendAll(queueUrl('fanout'), [JSON.stringify({ kind: 'topic-purge', topic } satisfies TopicPurgeMessage)]);
+const queuePurge = (topic: string): Promise<void> => enqueue(fanoutQueue, [{ kind: 'topic-purge', topic }]);
 
 /**
  * DELETE /topics/{name}: marks the topic deleting (from then on it is a 404 to every route, and nobody can

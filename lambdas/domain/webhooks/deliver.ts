@@ -59,21 +59,6 @@ const deferAttempt = (message: DeliveryMessage): Promise<void> => {
 /** Longest wait a Retry-After can ask for. */
 const MAX_RETRY_AFTER_SECS = 24 * 3600;
 
-export const parseDeliveryMessage = (body: string): DeliveryMessage => {
-  const message = JSON.parse(body) as Partial<DeliveryMessage>;
-  if (
-    typeof message.webhook_id !== 'string' ||
-    typeof message.delivery_id !== 'string' ||
-    !Number.isInteger(message.run) ||
-    !Number.isInteger(message.attempt) ||
-    (message.shard !== undefined && !(Number.isInteger(message.shard) && message.shard >= 0)) ||
-    (message.rest_secs !== undefined && !(Number.isFinite(message.rest_secs) && message.rest_secs >= 0))
-  ) {
-    throw new Error('not a webhook delivery message');
-  }
-  return message as DeliveryMessage;
-};
-
 /**
  * Contract §3 body: `{"type", "timestamp", "data": {id, event_type, source, version, data, priority, time}}`,
  * byte for byte the same on every attempt: the first is signed from the record the matcher wrote, later ones from

@@ -4,9 +4,11 @@ import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-schedu
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../../lib/wiring/env';
 import { batchGetAll } from '../../core/batch-get';
-import { documentClient, queueUrl, requiredEnv, tableName } from '../../core/clients';
+import { documentClient, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
-import { sendAll } from '../../core/sqs-send';
+import { messageBody, messageQueue } from '../../core/message-queue';
+import { enqueue } from '../../core/sqs-send';
+import * as z from '../../core/zod';
 import type { DELIVERY_STATUSES } from './deliveries-query';
 import {
   DEFAULT_DELIVERY_SHARDS,
@@ -78,22 +80,30 @@ export interface DeliveryRef {
 }
 
 /** One SQS message per attempt; `run` and `attempt` make stale and duplicate messages no-ops. */
-export interface DeliveryMessage extends DeliveryRef {
-  readonly run: number;
-  readonly attempt: number;
+const deliveryMessage = z.object({
+  webhook_id: z.string(),
+  delivery_id: z.string(),
+  /** Absent in messages queued before deliveries were sharded: shard 0. */
+  shard: z.optional(z.int().check(z.nonnegative())),
+  run: z.int(),
+  attempt: z.int(),
   /** Times this attempt waited for a free slot of its endpoint (per-endpoint concurrency); absent at first. */
-  readonly deferrals?: number;
+  deferrals: z.optional(z.int()),
   /**
    * Sent to look at the attempt again once a live claim of another handling has expired (deliver.ts,
    * `awaitClaim`): found still live, it waits again, whoever holds it.
    */
-  readonly awaits_claim?: true;
+  awaits_claim: z.optional(z.literal(true)),
   /**
    * Seconds still to wait once the message arrives: a wait longer than SQS's longest delay is queued for that
    * delay with the rest here, and the delivery worker waits it out (`waitOutRest`) before the attempt.
    */
-  readonly rest_secs?: number;
-}
+  rest_secs: z.optional(z.number().check(z.nonnegative())),
+});
+
+export type DeliveryMessage = z.infer<typeof deliveryMessage>;
+
+export const deliveryQueue = messageQueue('webhookDeliveries', deliveryMessage);
 
 export const ttlFrom = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECS;
 
@@ -237,11 +247,7 @@ export const createDelivery = async (
  */
 export const queueAttempts = async (messages: readonly DeliveryMessage[], delaySecs = 0): Promise<void> => {
   if (messages.length === 0) return;
-  await sendAll(
-    queueUrl('webhookDeliveries'),
-    messages.map((message) => JSON.stringify(message)),
-    queueDelaySecs(delaySecs),
-  );
+  await enqueue(deliveryQueue, messages, queueDelaySecs(delaySecs));
 };
 
 /** SQS DelaySeconds for a wait: whole seconds rounded up (an attempt is never early), within 0–900. */
@@ -303,7 +309,7 @@ const scheduleAttempt = async (message: DeliveryMessage, dueAt: number): Promise
         Target: {
           Arn: requiredEnv(envNames.queueArn('webhookDeliveries')),
           RoleArn: requiredEnv(envNames.schedulerRoleArn),
-          Input: JSON.stringify(message),
+          Input: messageBody(deliveryQueue, message),
         },
       }),
     );

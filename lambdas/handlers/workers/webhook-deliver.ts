@@ -1,6 +1,7 @@
 import { messageReceipt, sqsWorker } from '../../core/sqs-worker';
-import { handleDeliveryMessage, parseDeliveryMessage } from '../../domain/webhooks/deliver';
+import { handleDeliveryMessage } from '../../domain/webhooks/deliver';
+import { deliveryQueue } from '../../domain/webhooks/deliveries';
 
-export const handler = sqsWorker('webhooks.deliver', (body, record, context) =>
-  handleDeliveryMessage(parseDeliveryMessage(body), messageReceipt(record, context)),
+export const handler = sqsWorker('webhooks.deliver', deliveryQueue, (message, record, context) =>
+  handleDeliveryMessage(message, messageReceipt(record, context)),
 );

@@ -1,7 +1,7 @@
 import { sqsWorker } from '../../core/sqs-worker';
-import { sendWelcome, type WelcomeRequest } from '../../domain/realtime/welcome';
+import { sendWelcome, welcomeQueue } from '../../domain/realtime/welcome';
 
 /** Sends the `session` frame of a connection authenticated at `$connect`. */
-export const handler = sqsWorker('ws.welcome', (body, _record, context) =>
-  sendWelcome(JSON.parse(body) as WelcomeRequest, Date.now() + context.getRemainingTimeInMillis()),
+export const handler = sqsWorker('ws.welcome', welcomeQueue, (request, _record, context) =>
+  sendWelcome(request, Date.now() + context.getRemainingTimeInMillis()),
 );

@@ -1,12 +1,9 @@
-import type { Context } from 'aws-lambda';
-import { beginInvocationLog } from '../../core/logger';
-import { withMetrics } from '../../core/metrics';
+import { type WebSocketRouteEvent, webSocketRoute } from '../../core/websocket-route';
 import { postFrame } from '../../domain/realtime/deliver';
 import { type FrameOperations, handleClientFrame } from '../../domain/realtime/operations';
 
 /** The parts of an API Gateway WebSocket MESSAGE event the handlers use. */
-export interface WebSocketMessageEvent {
-  readonly requestContext: { readonly connectionId: string; readonly routeKey: string };
+export interface WebSocketMessageEvent extends WebSocketRouteEvent {
   readonly body?: string | null;
   readonly isBase64Encoded?: boolean;
 }
@@ -17,9 +14,8 @@ export interface WebSocketMessageEvent {
  * each route is one-way and the same code serves AWS and the local gateway.
  */
 export const frameHandler = (operations: FrameOperations) =>
-  withMetrics(async (event: WebSocketMessageEvent, context: Context): Promise<{ statusCode: number }> => {
+  webSocketRoute(async (event: WebSocketMessageEvent): Promise<{ statusCode: number }> => {
     const { connectionId, routeKey } = event.requestContext;
-    beginInvocationLog(context, { route: routeKey, connection_id: connectionId });
     const body =
       event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
     await handleClientFrame(

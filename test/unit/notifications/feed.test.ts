@@ -1,8 +1,7 @@
 import { BatchWriteCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
-import { ServiceError } from '../../../lambdas/core/errors';
-import { toServiceError } from '../../../lambdas/core/http/errors-to-response';
+import { ServiceError, toServiceError } from '../../../lambdas/core/errors';
 import { newId } from '../../../lambdas/core/ids';
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import {

@@ -9,14 +9,11 @@ import {
   REQUEST_DELIVERY_MAX_RECIPIENTS,
 } from '../../../lambdas/domain/notifications/create';
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
-import {
-  type FanoutMessage,
-  parseFanoutMessage,
-} from '../../../lambdas/domain/notifications/fanout-messages';
+import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
 import { waitUntil } from '../../support/await';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
-import { receiptOf, useQueuesWithoutWorkers } from '../../support/queues';
+import { messageOf, receiptOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 /**
  * A small list of named recipients is delivered by the accepting request itself (docs/notifications.md,
@@ -39,7 +36,7 @@ const takeQueued = async (): Promise<{ message: FanoutMessage; messageId: string
       );
     if (Messages.length === 0) return taken;
     for (const message of Messages) {
-      taken.push({ message: parseFanoutMessage(message.Body ?? ''), messageId: message.MessageId ?? '' });
+      taken.push({ message: messageOf(fanoutQueue, message.Body), messageId: message.MessageId ?? '' });
       await queues.client().send(
         new DeleteMessageCommand({
           QueueUrl: queues.sqs().queueUrl('fanout'),

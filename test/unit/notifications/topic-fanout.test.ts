@@ -7,12 +7,12 @@ import type { Principal } from '../../../lambdas/core/principal';
 import { parseOrThrow } from '../../../lambdas/core/validation';
 import { createNotification } from '../../../lambdas/domain/notifications/create';
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
-import { parseFanoutMessage, planMessages } from '../../../lambdas/domain/notifications/fanout-messages';
+import { fanoutQueue, planMessages } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
 import { subscribe } from '../../../lambdas/domain/topics/subscriptions';
 import { createTopic } from '../../../lambdas/domain/topics/topics';
 import { useDynamoDbLocal } from '../../support/dynamodb';
-import { receiptOf, useQueuesWithoutWorkers } from '../../support/queues';
+import { messageOf, receiptOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 useDynamoDbLocal();
 
@@ -39,7 +39,7 @@ const drainFanout = async (): Promise<string[]> => {
     if (Messages.length === 0) return kinds;
     await Promise.all(
       Messages.map(async (message) => {
-        const parsed = parseFanoutMessage(message.Body ?? '');
+        const parsed = messageOf(fanoutQueue, message.Body);
         kinds.push(parsed.kind);
         await processFanoutMessage(parsed, receiptOf(message.MessageId ?? ''));
         await queues.client().send(

@@ -7,12 +7,12 @@ import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import {
-  type BroadcastChunk,
   connectionRanges,
   MAX_SEGMENTS,
   planBroadcast,
   runChunk,
 } from '../../../lambdas/domain/realtime/broadcast';
+import type { BroadcastChunk } from '../../../lambdas/domain/realtime/broadcast-queue';
 import { MEMBERS_PAGE } from '../../../lambdas/domain/realtime/deliver';
 import { envNames } from '../../../lib/wiring';
 import { apiGatewayId } from '../../../local/gateway/ids';

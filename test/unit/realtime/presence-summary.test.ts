@@ -7,8 +7,8 @@ import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { documentClient } from '../../../lambdas/core/clients';
+import type { PresenceSummaryMessage } from '../../../lambdas/domain/realtime/broadcast-queue';
 import {
-  type PresenceSummaryMessage,
   pendingSummary,
   recordPresenceChange,
   settleSummary,

@@ -6,39 +6,44 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
+import { messageBody } from '../../../lambdas/core/message-queue';
 import { realtimeSettings, shardOf } from '../../../lambdas/domain/realtime/config';
 import { openConnection } from '../../../lambdas/domain/realtime/lifecycle';
 import {
   ALIVE_HANDOVER_BYTES,
   aliveUntilOf,
   nextSweep,
-  parseSweepMessage,
   SWEEP_OFFSETS_SECS,
   sweepMessages,
+  sweepQueue,
 } from '../../../lambdas/domain/realtime/sweep-schedule';
 import { sweepShard } from '../../../lambdas/domain/realtime/sweeper';
 import { envNames, SQS_MAX_MESSAGE_BYTES } from '../../../lib/wiring';
 import { apiGatewayId } from '../../../local/gateway/ids';
 import { type LiveConnectionsEndpoint, startLiveConnectionsEndpoint } from '../../../local/metering';
 import { useDynamoDbLocal } from '../../support/dynamodb';
+import { messageOf } from '../../support/queues';
 import { userPrincipal } from '../../support/tokens';
 
 const T0 = Date.UTC(2026, 10, 23, 2, 0, 0);
 
+/** The body `queueNextSweep` sends for a next sweep. */
+const bodyOf = (next: ReturnType<typeof nextSweep>) => (next ? messageBody(sweepQueue, next.message) : '');
+
 describe('the next sweep of the minute', () => {
-  const [first] = sweepMessages(['s03'], T0);
+  const [first] = sweepMessages(['s03'], T0).map((message) => messageBody(sweepQueue, message));
 
   it('starts at the planner, each sweep queuing the next 20 s later until the last offset', () => {
-    const message = parseSweepMessage(first ?? '');
+    const message = messageOf(sweepQueue, first ?? '');
     expect(message).toEqual({ shard: 's03', at: T0, later: [20, 40] });
     const second = nextSweep(message, new Map(), T0 + 1_500);
     // 1.5 s late (SQS delivery, the sweep itself): the next one waits that much less, so sweeps do not drift.
     expect(second?.delaySecs).toBe(19);
-    const secondMessage = parseSweepMessage(second?.body ?? '');
+    const secondMessage = messageOf(sweepQueue, bodyOf(second));
     expect(secondMessage).toMatchObject({ shard: 's03', at: T0 + 20_000, later: [20] });
     const third = nextSweep(secondMessage, new Map(), T0 + 20_000);
     expect(third?.delaySecs).toBe(20);
-    expect(nextSweep(parseSweepMessage(third?.body ?? ''), new Map(), T0 + 40_000)).toBeUndefined();
+    expect(nextSweep(messageOf(sweepQueue, bodyOf(third)), new Map(), T0 + 40_000)).toBeUndefined();
     expect(SWEEP_OFFSETS_SECS).toEqual([0, 20, 40]);
   });
 
@@ -51,14 +56,14 @@ describe('the next sweep of the minute', () => {
       ['later', nowSecs + 30],
     ]);
     const next = nextSweep({ shard: 's01', at: T0, later: [20] }, alive, T0);
-    const handed = aliveUntilOf(parseSweepMessage(next?.body ?? ''));
+    const handed = aliveUntilOf(messageOf(sweepQueue, bodyOf(next)));
     expect(handed).toEqual(
       new Map([
         ['later', nowSecs + 30],
         ['soon', nowSecs + 5],
       ]),
     );
-    expect(nextSweep(parseSweepMessage('{"shard":"s01"}'), alive, T0)).toBeUndefined();
+    expect(nextSweep(messageOf(sweepQueue, '{"shard":"s01"}'), alive, T0)).toBeUndefined();
   });
 
   it('keeps the hand-over within the SQS message size, the connections alive longest first', () => {
@@ -67,8 +72,8 @@ describe('the next sweep of the minute', () => {
       Array.from({ length: 60_000 }, (_, index) => [apiGatewayId(), nowSecs + 1 + (index % 45)] as const),
     );
     const next = nextSweep({ shard: 's01', at: T0, later: [20] }, alive, T0);
-    expect(Buffer.byteLength(next?.body ?? '')).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
-    const handed = aliveUntilOf(parseSweepMessage(next?.body ?? ''));
+    expect(Buffer.byteLength(bodyOf(next))).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
+    const handed = aliveUntilOf(messageOf(sweepQueue, bodyOf(next)));
     expect(handed.size).toBeGreaterThan(ALIVE_HANDOVER_BYTES / 25);
     expect(handed.size).toBeLessThan(alive.size);
     // What is dropped is asked again; what is kept is what would be asked about latest.
@@ -77,13 +82,13 @@ describe('the next sweep of the minute', () => {
     // A shard of a few thousand connections fits one 64 KiB SQS billing unit.
     const small = new Map([...alive].slice(0, 3_000));
     const smallNext = nextSweep({ shard: 's01', at: T0, later: [20] }, small, T0);
-    expect(Buffer.byteLength(smallNext?.body ?? '')).toBeLessThanOrEqual(64 * 1024);
-    expect(aliveUntilOf(parseSweepMessage(smallNext?.body ?? '')).size).toBe(3_000);
+    expect(Buffer.byteLength(bodyOf(smallNext))).toBeLessThanOrEqual(64 * 1024);
+    expect(aliveUntilOf(messageOf(sweepQueue, bodyOf(smallNext))).size).toBe(3_000);
   });
 
   it('refuses a malformed message (it ends in the DLQ)', () => {
-    expect(() => parseSweepMessage('{"shard":"s01","alive":{"soon":["a"]}}')).toThrow();
-    expect(() => parseSweepMessage('{"shard":"s01","later":[-20]}')).toThrow();
+    expect(() => messageOf(sweepQueue, '{"shard":"s01","alive":{"soon":["a"]}}')).toThrow();
+    expect(() => messageOf(sweepQueue, '{"shard":"s01","later":[-20]}')).toThrow();
   });
 });
 
@@ -137,7 +142,7 @@ describe('a shard swept three times a minute, on DynamoDB Local', () => {
     // The sweep 20 s later gets the hand-over: no GetConnection at all.
     asked.length = 0;
     const handedOn = aliveUntilOf(
-      parseSweepMessage(nextSweep({ shard, at: start, later: [20] }, first.alive, start)?.body ?? ''),
+      messageOf(sweepQueue, bodyOf(nextSweep({ shard, at: start, later: [20] }, first.alive, start))),
     );
     const second = await sweepShard(shard, start + 20_000, handedOn);
     expect(second.counts).toMatchObject({ alive: 0, known_alive: ids.length });
