@@ -1,5 +1,4 @@
 import { GetConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { queueUrl } from '../../core/clients';
 import { connectionsApi } from '../../core/clients-connections';
 import { forEachLimited } from '../../core/concurrency';
 import { logger } from '../../core/logger';

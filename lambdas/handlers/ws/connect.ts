@@ -1,4 +1,3 @@
-import type { Context } from 'aws-lambda';
 import { tokenVerifier } from '../../core/auth';
 import { forbidden, isServerError, toServiceError } from '../../core/errors';
 import { logger } from '../../core/logger';
