@@ -36,7 +36,7 @@ export interface IntrospectionRequest {
   readonly client: { readonly id: string; readonly secret: string } | undefined;
 }
 
-export type IntrospectionBehaviour = 'normal' | 'down' | 'slow' | 'garbage';
+export type IntrospectionBehaviour = 'normal' | 'down' | 'slow' | 'garbage' | 'endless' | 'drip';
 
 export interface IntrospectionServer {
   /** The endpoint (`SERVICE__AUTH__INTROSPECTION_URL`). */
@@ -45,6 +45,8 @@ export interface IntrospectionServer {
   readonly calls: number;
   /** Every request received, oldest first. */
   readonly requests: readonly IntrospectionRequest[];
+  /** Bytes of answer body written so far in the `endless` mode. */
+  readonly endlessBytes: number;
   /** A new opaque token that the endpoint answers `answer` for. */
   issue(answer: IntrospectionAnswer): string;
   /** Answers `answer` for `token` from now on. */
@@ -129,6 +131,7 @@ export const startIntrospectionServer = async (): Promise<IntrospectionServer> =
   const requests: IntrospectionRequest[] = [];
   let behaviour: IntrospectionBehaviour = 'normal';
   let slowMs = 6_000;
+  let endlessBytes = 0;
 
   const server: Server = createServer(async (request, response) => {
     if (request.url !== INTROSPECTION_PATH) {
@@ -148,6 +151,24 @@ export const startIntrospectionServer = async (): Promise<IntrospectionServer> =
     };
     if (behaviour === 'down') return send(503, '{"error":"temporarily_unavailable"}');
     if (behaviour === 'garbage') return send(200, '<html>maintenance</html>');
+    if (behaviour === 'endless' || behaviour === 'drip') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"active":true,"padding":"');
+      if (behaviour === 'drip') {
+        const timer = setInterval(() => response.write('a'), 100);
+        response.on('close', () => clearInterval(timer));
+        return;
+      }
+      const chunk = 'a'.repeat(64 * 1024);
+      const pump = () => {
+        // Respects backpressure: only what the client reads is written.
+        while (!response.destroyed) {
+          endlessBytes += chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', pump);
+        }
+      };
+      return pump();
+    }
     if (
       request.method !== 'POST' ||
       !contentType?.startsWith('application/x-www-form-urlencoded') ||
@@ -169,6 +190,9 @@ export const startIntrospectionServer = async (): Promise<IntrospectionServer> =
       return requests.length;
     },
     requests,
+    get endlessBytes() {
+      return endlessBytes;
+    },
     issue: (answer) => {
       const token = opaqueToken();
       answers.set(token, answer);
