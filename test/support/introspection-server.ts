@@ -7,7 +7,7 @@
  *   const token = idp.issue(userAnswer('alice'));        // an opaque token the endpoint calls active
  *   idp.revoke(token);                                    // from now on it answers {"active": false}
  *   idp.calls;                                            // introspection requests served so far
- *   idp.behave('slow');                                   // or 'down', 'garbage', 'normal'
+ *   idp.behave('slow');                                   // or 'down', 'garbage', 'endless', 'drip', 'normal'
  *   await idp.stop();
  *
  * It checks the request as RFC 7662 and RFC 6749 §2.3.1 ask (a form POST of `token` with HTTP Basic client
@@ -53,7 +53,11 @@ export interface IntrospectionServer {
   answer(token: string, answer: IntrospectionAnswer): void;
   /** The token is inactive from now on (revoked). */
   revoke(token: string): void;
-  /** `down`: 503; `slow`: answers after `slowMs` (default 6 s, beyond the 5 s deadline); `garbage`: 200, no JSON. */
+  /**
+   * `down`: 503; `slow`: answers after `slowMs` (default 6 s, beyond the 5 s deadline); `garbage`: 200, no JSON;
+   * `endless`: 200 and a chunked answer that never ends, written as fast as it is read (`endlessBytes`); `drip`:
+   * 200 at once, then one byte of the answer every 100 ms.
+   */
   behave(mode: IntrospectionBehaviour, slowMs?: number): void;
   stop(): Promise<void>;
 }
