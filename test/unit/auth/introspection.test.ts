@@ -425,6 +425,23 @@ describe('introspection settings', () => {
       'SERVICE__AUTH__INTROSPECTION_CLIENT_ID: is required with SERVICE__AUTH__INTROSPECTION_URL; ' +
         'SERVICE__AUTH__INTROSPECTION_CLIENT_SECRET: is required with SERVICE__AUTH__INTROSPECTION_URL',
     );
+    // Credentials in the address would sit in the template and fail every fetch: refused, and never echoed.
+    for (const withCredentials of [
+      'https://notify:do-not-print-me@idp.example.com/introspect',
+      'http://notify:do-not-print-me@idp.example.com/introspect',
+    ]) {
+      const refused = () =>
+        parseAuthConfig({
+          ...base,
+          SERVICE__AUTH__INTROSPECTION_URL: withCredentials,
+          SERVICE__AUTH__INTROSPECTION_CLIENT_ID: 'notify',
+          SERVICE__AUTH__INTROSPECTION_CLIENT_SECRET: 's3cret',
+        });
+      expect(refused).toThrow(
+        'SERVICE__AUTH__INTROSPECTION_URL: expected an https:// URL without credentials in it',
+      );
+      expect(refused).not.toThrow('do-not-print-me');
+    }
     // A deployed stage reads the secret from Secrets Manager after this check.
     expect(
       parseAuthConfig(
