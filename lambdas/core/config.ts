@@ -135,6 +135,9 @@ const secureUrl: ParseSetting<string> = (text) => {
   } catch {
     return new Invalid(`expected an https:// URL, got "${text}"`);
   }
+  // fetch refuses such an address, and the credentials would sit in the template: said without echoing them.
+  if (url.username !== '' || url.password !== '')
+    return new Invalid('expected an https:// URL without credentials in it (user:password@)');
   // Plain http would let anyone on the path swap the keys or read the tokens; allowed only on this machine.
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
     return new Invalid(`expected an https:// URL (http:// only on loopback), got "${text}"`);

@@ -7,7 +7,7 @@
  *   const token = idp.issue(userAnswer('alice'));        // an opaque token the endpoint calls active
  *   idp.revoke(token);                                    // from now on it answers {"active": false}
  *   idp.calls;                                            // introspection requests served so far
- *   idp.behave('slow');                                   // or 'down', 'garbage', 'normal'
+ *   idp.behave('slow');                                   // or 'down', 'garbage', 'endless', 'drip', 'normal'
  *   await idp.stop();
  *
  * It checks the request as RFC 7662 and RFC 6749 §2.3.1 ask (a form POST of `token` with HTTP Basic client
@@ -36,7 +36,7 @@ export interface IntrospectionRequest {
   readonly client: { readonly id: string; readonly secret: string } | undefined;
 }
 
-export type IntrospectionBehaviour = 'normal' | 'down' | 'slow' | 'garbage';
+export type IntrospectionBehaviour = 'normal' | 'down' | 'slow' | 'garbage' | 'endless' | 'drip';
 
 export interface IntrospectionServer {
   /** The endpoint (`SERVICE__AUTH__INTROSPECTION_URL`). */
@@ -45,13 +45,19 @@ export interface IntrospectionServer {
   readonly calls: number;
   /** Every request received, oldest first. */
   readonly requests: readonly IntrospectionRequest[];
+  /** Bytes of answer body written so far in the `endless` mode. */
+  readonly endlessBytes: number;
   /** A new opaque token that the endpoint answers `answer` for. */
   issue(answer: IntrospectionAnswer): string;
   /** Answers `answer` for `token` from now on. */
   answer(token: string, answer: IntrospectionAnswer): void;
   /** The token is inactive from now on (revoked). */
   revoke(token: string): void;
-  /** `down`: 503; `slow`: answers after `slowMs` (default 6 s, beyond the 5 s deadline); `garbage`: 200, no JSON. */
+  /**
+   * `down`: 503; `slow`: answers after `slowMs` (default 6 s, beyond the 5 s deadline); `garbage`: 200, no JSON;
+   * `endless`: 200 and a chunked answer that never ends, written as fast as it is read (`endlessBytes`); `drip`:
+   * 200 at once, then one byte of the answer every 100 ms.
+   */
   behave(mode: IntrospectionBehaviour, slowMs?: number): void;
   stop(): Promise<void>;
 }
@@ -129,6 +135,7 @@ export const startIntrospectionServer = async (): Promise<IntrospectionServer> =
   const requests: IntrospectionRequest[] = [];
   let behaviour: IntrospectionBehaviour = 'normal';
   let slowMs = 6_000;
+  let endlessBytes = 0;
 
   const server: Server = createServer(async (request, response) => {
     if (request.url !== INTROSPECTION_PATH) {
@@ -148,6 +155,24 @@ export const startIntrospectionServer = async (): Promise<IntrospectionServer> =
     };
     if (behaviour === 'down') return send(503, '{"error":"temporarily_unavailable"}');
     if (behaviour === 'garbage') return send(200, '<html>maintenance</html>');
+    if (behaviour === 'endless' || behaviour === 'drip') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"active":true,"padding":"');
+      if (behaviour === 'drip') {
+        const timer = setInterval(() => response.write('a'), 100);
+        response.on('close', () => clearInterval(timer));
+        return;
+      }
+      const chunk = 'a'.repeat(64 * 1024);
+      const pump = () => {
+        // Respects backpressure: only what the client reads is written.
+        while (!response.destroyed) {
+          endlessBytes += chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', pump);
+        }
+      };
+      return pump();
+    }
     if (
       request.method !== 'POST' ||
       !contentType?.startsWith('application/x-www-form-urlencoded') ||
@@ -169,6 +194,9 @@ export const startIntrospectionServer = async (): Promise<IntrospectionServer> =
       return requests.length;
     },
     requests,
+    get endlessBytes() {
+      return endlessBytes;
+    },
     issue: (answer) => {
       const token = opaqueToken();
       answers.set(token, answer);

@@ -9,6 +9,7 @@ import { ServiceError, unauthorized, unavailable } from '../errors';
 import { logger } from '../logger';
 import LruCache from '../lru-cache';
 import type { Principal } from '../principal';
+import { bodyWithin } from './bounded-body';
 import { audiencesOf, principalFor, stringsOf } from './claims';
 
 /** An introspection call that takes longer fails the request with 503: the JWKS fetch's deadline. */
@@ -123,12 +124,9 @@ export const createIntrospector = (
         redirect: 'error',
         signal: AbortSignal.timeout(INTROSPECTION_TIMEOUT_MS),
       });
-      const declared = Number(response.headers.get('content-length') ?? 0);
-      if (declared > MAX_ANSWER_BYTES) {
-        await response.body?.cancel();
-        throw endpointFailure('answer too large', { bytes: declared });
-      }
-      text = await response.text();
+      const body = await bodyWithin(response, MAX_ANSWER_BYTES);
+      if (!body) throw endpointFailure('answer too large', { max_bytes: MAX_ANSWER_BYTES });
+      text = body.toString('utf8');
     } catch (error) {
       if (error instanceof ServiceError) throw error;
       const name = (error as Error).name;
@@ -139,7 +137,6 @@ export const createIntrospector = (
     if (response.status === 401 || response.status === 403)
       throw endpointFailure('the endpoint refused the client credentials', { status: response.status });
     if (response.status !== 200) throw endpointFailure('unexpected status', { status: response.status });
-    if (Buffer.byteLength(text) > MAX_ANSWER_BYTES) throw endpointFailure('answer too large');
     try {
       return JSON.parse(text);
     } catch {

@@ -1,6 +1,7 @@
 import type { JWTVerifyGetKey } from 'jose';
 import { unauthorized } from '../errors';
 import { logger } from '../logger';
+import { bodyWithin } from './bounded-body';
 
 /**
  * Largest key set read from the IdP (docs/auth.md): real ones are a few KiB; reading an unbounded answer would let
@@ -20,27 +21,16 @@ export const boundedJwksFetch = async (url: string, init: RequestInit): Promise<
     await response.body?.cancel();
     return new Response(null, { status: response.status, headers: response.headers });
   }
-  const tooLarge = async () => {
+  const body = await bodyWithin(response, MAX_JWKS_BYTES);
+  if (!body) {
     logger.error('JWKS: the key set answer is over the size limit; nothing of it is used', {
       jwks_url: url,
       max_bytes: MAX_JWKS_BYTES,
       content_length: response.headers.get('content-length'),
     });
-    return new Error(`the key set is over ${MAX_JWKS_BYTES} bytes`);
-  };
-  if (Number(response.headers.get('content-length')) > MAX_JWKS_BYTES) {
-    await response.body.cancel();
-    throw await tooLarge();
+    throw new Error(`the key set is over ${MAX_JWKS_BYTES} bytes`);
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    // Leaving the loop cancels the stream: the rest is never read.
-    if (size > MAX_JWKS_BYTES) throw await tooLarge();
-    chunks.push(chunk);
-  }
-  return new Response(Buffer.concat(chunks), { status: 200, headers: response.headers });
+  return new Response(body, { status: 200, headers: response.headers });
 };
 
 /**

@@ -248,6 +248,19 @@ describe('token introspection (RFC 7662)', () => {
     await outage(verifierWith(), idp.issue(userAnswer('alice')));
   }, 15_000);
 
+  it('stops reading an answer without a length once it is too large: a 503, not the whole body in memory', async () => {
+    idp.behave('endless');
+    await outage(verifierWith(), idp.issue(userAnswer('alice')));
+    // What the client took before hanging up: the 64 KiB limit plus what socket buffers hold, far from the
+    // hundreds of MiB a reader to the deadline takes in.
+    expect(idp.endlessBytes).toBeLessThan(16 * 1024 * 1024);
+  }, 15_000);
+
+  it('gives up on an answer that drips in slower than the 5 s deadline with a 503', async () => {
+    idp.behave('drip');
+    await outage(verifierWith(), idp.issue(userAnswer('alice')));
+  }, 15_000);
+
   it('caches an active answer by the token until the configured maximum, then asks again', async () => {
     const verifier = verifierWith({ cacheTtl: '60s' });
     const token = idp.issue(userAnswer('alice'));
@@ -412,6 +425,23 @@ describe('introspection settings', () => {
       'SERVICE__AUTH__INTROSPECTION_CLIENT_ID: is required with SERVICE__AUTH__INTROSPECTION_URL; ' +
         'SERVICE__AUTH__INTROSPECTION_CLIENT_SECRET: is required with SERVICE__AUTH__INTROSPECTION_URL',
     );
+    // Credentials in the address would sit in the template and fail every fetch: refused, and never echoed.
+    for (const withCredentials of [
+      'https://notify:do-not-print-me@idp.example.com/introspect',
+      'http://notify:do-not-print-me@idp.example.com/introspect',
+    ]) {
+      const refused = () =>
+        parseAuthConfig({
+          ...base,
+          SERVICE__AUTH__INTROSPECTION_URL: withCredentials,
+          SERVICE__AUTH__INTROSPECTION_CLIENT_ID: 'notify',
+          SERVICE__AUTH__INTROSPECTION_CLIENT_SECRET: 's3cret',
+        });
+      expect(refused).toThrow(
+        'SERVICE__AUTH__INTROSPECTION_URL: expected an https:// URL without credentials in it',
+      );
+      expect(refused).not.toThrow('do-not-print-me');
+    }
     // A deployed stage reads the secret from Secrets Manager after this check.
     expect(
       parseAuthConfig(
