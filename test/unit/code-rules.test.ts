@@ -65,6 +65,7 @@ describe('queue messages', () => {
     'lambdas/domain/realtime/sessions.ts': 'frames stored for a detached session',
     'lambdas/domain/realtime/presence.ts': 'paging cursors',
     'lambdas/domain/webhooks/delivery-admin.ts': 'paging cursors',
+    'lambdas/domain/idempotency.ts': 'the response kept for an idempotent replay, as its JSON text',
   };
 
   it('are parsed only by the worker wrapper, with their queue’s schema (JSON.parse elsewhere reads no message)', () => {
