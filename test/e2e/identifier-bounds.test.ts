@@ -79,6 +79,40 @@ describe('token subjects and service names', () => {
     expect(refused).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
   });
 
+  it('that break the text policy for names are a 401 on every route, the handshake and the auth frame', async () => {
+    // A user id is a name (a recipient id, a key, a log field): the characters refused in recipient ids are
+    // refused in the token that brings it. An unpaired surrogate would be stored as U+FFFD, one user for many.
+    for (const sub of ['\ud800x', 'line\nbreak', 'nul\u0000', 'bidi\u202eevil', 'esc\u001b[31m']) {
+      const token = await runtime.mintUserToken(sub);
+      for (const [method, path, body] of [
+        ['GET', '/notifications', undefined],
+        ['PUT', '/preferences', { rules: [] }],
+      ] as const) {
+        const response = await api(method, path, token, body);
+        expect(response, `${JSON.stringify(sub)} ${method} ${path}`).toMatchObject({
+          status: 401,
+          body: { code: 'unauthorized' },
+        });
+      }
+      expect(await handshakeStatus(token), JSON.stringify(sub)).toBe(401);
+      const client = await TestClient.open(runtime.wsUrl);
+      open.push(client);
+      expect(await client.request({ type: 'auth', token })).toMatchObject({
+        type: 'error',
+        code: 'unauthorized',
+      });
+    }
+    for (const service of ['\ud800svc', 'svc\nforged', 'svc\u202e', 'svc\u0000']) {
+      const writer = await runtime.mintServiceToken(service, ['notifications:write']);
+      const refused = await api('POST', '/notifications', writer, {
+        event_type: 'bounds.test',
+        title: 'x',
+        recipient_ids: ['bounds-user'],
+      });
+      expect(refused, JSON.stringify(service)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    }
+  });
+
   it('at the bound, in 4-byte characters, work on every route, the handshake and join.room (it was `internal`)', async () => {
     const userId = emojiOf('at', IDENTIFIER_BYTES.userId);
     const token = await runtime.mintUserToken(userId);
