@@ -184,6 +184,35 @@ describe('identifiers in requests', () => {
     }
   });
 
+  it('that break the text policy for names are a 400 naming the field on every route that takes one', async () => {
+    const writer = await runtime.mintServiceToken('names', ['notifications:write']);
+    const user = await runtime.mintUserToken('names-user');
+    await api('POST', '/topics', writer, { name: 'names-topic' });
+    for (const [method, path, token, body, field] of [
+      ['GET', `/presence/${encodeURIComponent('forged\nline')}`, user, undefined, 'user_id'],
+      ['GET', `/presence/${encodeURIComponent('bidi\u202eevil')}`, user, undefined, 'user_id'],
+      ['GET', `/preferences?user_id=${encodeURIComponent('bidi\u202eevil')}`, writer, undefined, 'user_id'],
+      ['POST', '/subscriptions', writer, { topic: 'names-topic', user_id: 'esc\u001b[31m' }, 'user_id'],
+      ['POST', '/devices', user, { token: 'device\nforged', platform: 'web' }, 'token'],
+      ['POST', '/devices', user, { token: 'device-ok', platform: 'web', app_id: 'app\u001b[31m' }, 'app_id'],
+      ['POST', '/devices', user, { token: 'device\u202e', platform: 'ios' }, 'token'],
+      ['DELETE', '/devices', user, { token: 'device\nforged' }, 'token'],
+    ] as const) {
+      const response = await api(method, path, token, body);
+      expect(response, `${method} ${path} ${JSON.stringify(body)}`).toMatchObject({
+        status: 400,
+        body: { code: 'validation', details: [{ field }] },
+      });
+    }
+    // Text that is not a name keeps what names refuse: a device token with emoji and right-to-left letters works.
+    const device = await api('POST', '/devices', user, {
+      token: 'جهاز-😀',
+      platform: 'web',
+      app_id: 'تطبيق',
+    });
+    expect(device).toMatchObject({ status: 201, body: { token: 'جهاز-😀', app_id: 'تطبيق' } });
+  });
+
   it('refuses a crafted presence cursor whose user is past the bound with 400 (it was a 500)', async () => {
     const user = await runtime.mintUserToken('bounds-cursor');
     const scope = 'room:bounds-cursor';
