@@ -185,7 +185,7 @@ describe('identifiers in requests', () => {
   });
 
   it('that break the text policy for names are a 400 naming the field on every route that takes one', async () => {
-    const writer = await runtime.mintServiceToken('names', ['notifications:write']);
+    const writer = await runtime.mintServiceToken('names', ['notifications:write', 'broadcast:write']);
     const user = await runtime.mintUserToken('names-user');
     await api('POST', '/topics', writer, { name: 'names-topic' });
     for (const [method, path, token, body, field] of [
@@ -197,6 +197,14 @@ describe('identifiers in requests', () => {
       ['POST', '/devices', user, { token: 'device-ok', platform: 'web', app_id: 'app\u001b[31m' }, 'app_id'],
       ['POST', '/devices', user, { token: 'device\u202e', platform: 'ios' }, 'token'],
       ['DELETE', '/devices', user, { token: 'device\nforged' }, 'token'],
+      ['POST', '/broadcast', writer, { payload: { type: 'chat\u202e' } }, 'payload.type'],
+      [
+        'POST',
+        '/broadcast',
+        writer,
+        { channel: 'room:names', payload: { type: 'chat\nforged' } },
+        'payload.type',
+      ],
     ] as const) {
       const response = await api(method, path, token, body);
       expect(response, `${method} ${path} ${JSON.stringify(body)}`).toMatchObject({
