@@ -96,7 +96,7 @@ const errorConditions = (route: HttpRoute, schemas: RouteSchemas, doc: Operation
     add('validation', 'a body: this request takes none (an empty one or `{}` is accepted)');
   add(
     'validation',
-    schemas.query ? 'a query parameter breaks its rule' : 'a query parameter: this request takes none',
+    schemas.query ? 'a query parameter breaks its rule' : 'a query parameter (this request takes none)',
   );
   if (doc.idempotent) add('validation', 'a malformed `Idempotency-Key`');
   add('validation', doc.errors?.validation);
