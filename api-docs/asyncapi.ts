@@ -40,7 +40,8 @@ const CLIENT_FRAME_DOCS: Record<ClientFrameType, { summary: string; replies: Ser
     summary:
       `Authenticates a connection opened without \`?token\` (within ${settings.authTimeoutSecs} s of opening), or ` +
       "renews the token of an authenticated one before it expires (same user only; another user's token is error " +
-      '`forbidden`). Answered by `ack`; the ' +
+      '`forbidden`). A service token is error `forbidden`, an invalid token error `unauthorized`; another `auth` ' +
+      'may follow within the deadline. Answered by `ack`; the ' +
       'first authentication is followed by the `session` frame.',
     replies: ['ack', 'session', 'error'],
   },

@@ -79,6 +79,40 @@ const RULES: readonly FrameRule[] = [
     kept: () => answer(user('alice'), { type: 'subscribe', channel: 'room:lobby' }),
   },
   {
+    rule: 'an auth frame holds a user token, and another may follow a refused one',
+    contract:
+      /in an `auth` frame it gets error `forbidden`, an invalid token error `unauthorized`, and another `auth` may follow within the 10 s/,
+    asyncApi:
+      /A service token is error `forbidden`, an invalid token error `unauthorized`; another `auth` may follow within the deadline/,
+    broken: async () => {
+      const client = await TestClient.open(realtime.runtime.wsUrl);
+      const refused = await client.request({
+        type: 'auth',
+        token: await realtime.runtime.mintServiceToken('billing', []),
+      });
+      // The same connection takes a user token next.
+      const accepted = await client.request({
+        type: 'auth',
+        token: await realtime.runtime.mintUserToken(user('alice')),
+      });
+      expect(accepted.type).toBe('ack');
+      await client.close();
+      return refused;
+    },
+    code: 'forbidden',
+    kept: async () => {
+      const client = await TestClient.open(realtime.runtime.wsUrl);
+      try {
+        return await client.request({
+          type: 'auth',
+          token: await realtime.runtime.mintUserToken(user('alice')),
+        });
+      } finally {
+        await client.close();
+      }
+    },
+  },
+  {
     rule: 'a later auth frame renews the token of the same user only',
     contract:
       /A later `auth` on an authenticated connection renews its token: the same user's only \(another user's: error `forbidden`\)/,
