@@ -5,6 +5,7 @@
  * and sends server frames. `npm run api-docs` writes it to docs/api/asyncapi.json.
  */
 
+import { describeBound } from '../lambdas/core/identifiers';
 import { timestamp } from '../lambdas/core/response-schemas';
 import { MAX_BROADCAST_PAYLOAD_BYTES } from '../lambdas/domain/realtime/broadcast-schema';
 import {
@@ -38,7 +39,9 @@ const CLIENT_FRAME_DOCS: Record<ClientFrameType, { summary: string; replies: Ser
   auth: {
     summary:
       `Authenticates a connection opened without \`?token\` (within ${settings.authTimeoutSecs} s of opening), or ` +
-      'renews the token of an authenticated one before it expires (same user only). Answered by `ack`; the ' +
+      "renews the token of an authenticated one before it expires (same user only; another user's token is error " +
+      '`forbidden`). A service token is error `forbidden`, an invalid token error `unauthorized`; another `auth` ' +
+      'may follow within the deadline. Answered by `ack`; the ' +
       'first authentication is followed by the `session` frame.',
     replies: ['ack', 'session', 'error'],
   },
@@ -130,17 +133,17 @@ const CONNECTION_DESCRIPTION = `One WebSocket connection per client, at \`/ws\`.
 
 **Authentication.** Only user tokens (the REST API's user access token: a JWT, or an opaque token where the deployment introspects them) may connect. Either give the token on the handshake, \`/ws?token=<token>\` (an invalid token fails the handshake with HTTP 401, a service token with 403), or open without one and send \`{"type": "auth", "token": "<token>"}\` within ${settings.authTimeoutSecs} s: otherwise the server sends error \`unauthorized\` and closes the connection, no later than ${settings.authTimeoutSecs + 5} s after it opened. Frames other than \`auth\` and \`heartbeat\` before authentication are answered by error \`unauthorized\`. When the token expires the server sends error \`token_expired\` and closes; send a fresh \`auth\` frame before it does.
 
-**Channels** are named \`<kind>:<name>\` (at most 300 characters, no whitespace in the name):
+**Channels** are named \`<kind>:<name>\`, the name ${describeBound('channelName')} without whitespace, control or bidirectional formatting characters (else error \`validation\`):
 - \`user:<user id>\`: one's own only (error \`forbidden\` otherwise); every connection is subscribed to its own after authentication, and notifications arrive there.
 - \`room:<room id>\`: any user; \`join.room\` also makes the user a presence member of the room.
 - \`topic:<topic name>\`: an existing topic only (error \`not_found\` otherwise); names match \`${TOPIC_NAME.source}\`. Events of type \`<name>\` arrive there.
-A connection holds at most ${MAX_CHANNELS_PER_CONNECTION} channels.
+A connection holds at most ${MAX_CHANNELS_PER_CONNECTION} channels (one more is error \`validation\`).
 
 **Heartbeat.** Send \`heartbeat\` every ${settings.heartbeatIntervalMs / 1000} s (the \`session\` frame's \`heartbeat_interval_ms\`). A connection silent for ${settings.idleTimeoutSecs} s gets error \`idle_timeout\` and is closed, no later than ${settings.idleTimeoutSecs + 30} s after its last frame; the user's presence updates.
 
 **Reconnect and replay.** Keep the \`session_id\` of the \`session\` frame. After a drop, open a new connection, authenticate, and send \`reconnect\` within ${settings.sessionTtlSecs} s: the session's channels and rooms come back and up to ${MAX_REPLAYED_FRAMES} frames sent to them meanwhile are replayed in order after the \`ack\`.
 
-**Close behaviour.** API Gateway cannot choose a close code when the server closes a connection, so every close the server starts is preceded by an \`error\` frame whose \`code\` says why (\`unauthorized\`, \`token_expired\`, \`idle_timeout\`) and the close code is 1000 (the local runtime closes with 1000 too). Read the reason from that frame, not from the close code. The only other code a client sees is the gateway's 1009 (a frame over ${KIB} KiB). A connection lives at most ${MAX_CONNECTION_SECS / 3600} h (API Gateway's limit): reconnect then.
+**Close behaviour.** API Gateway cannot choose a close code when the server closes a connection, so every close the server starts is preceded by an \`error\` frame whose \`code\` says why (\`unauthorized\`, \`token_expired\`, \`idle_timeout\`, \`session_taken_over\`) and the close code is 1000 (the local runtime closes with 1000 too). Read the reason from that frame, not from the close code. The only other code a client sees is the gateway's 1009 (a frame over ${KIB} KiB). A connection lives at most ${MAX_CONNECTION_SECS / 3600} h (API Gateway's limit): reconnect then.
 
 **Limits.** A client frame is at most ${KIB} KiB: a larger one closes the connection with 1009; one that reaches the service anyway (in fragments) gets error \`payload_too_large\`. Invalid JSON, an unknown \`type\` or missing or wrong fields get error \`validation\`; unknown extra fields are ignored.`;
 

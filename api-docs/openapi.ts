@@ -94,7 +94,10 @@ const errorConditions = (route: HttpRoute, schemas: RouteSchemas, doc: Operation
     add('validation', 'malformed JSON or UTF-8, wrong types, unknown fields or out-of-range values');
   else if (route.method !== 'GET' && route.method !== 'ANY')
     add('validation', 'a body: this request takes none (an empty one or `{}` is accepted)');
-  if (schemas.query) add('validation', 'a query parameter breaks its rule');
+  add(
+    'validation',
+    schemas.query ? 'a query parameter breaks its rule' : 'a query parameter (this request takes none)',
+  );
   if (doc.idempotent) add('validation', 'a malformed `Idempotency-Key`');
   add('validation', doc.errors?.validation);
   if (authenticated) {

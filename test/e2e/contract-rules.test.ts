@@ -61,6 +61,13 @@ const createWebhook = (url: string, secret: string): Call => ({
   token: (tokens) => tokens.billing,
   body: { name: 'rules', url, secret, event_filters: ['rules.none'] },
 });
+/** A webhook create refused for its `url`. */
+const refusedUrl = (url: string) => ({
+  ...createWebhook(url, 'a-secret-of-16-chars'),
+  status: 400,
+  code: 'validation',
+  field: 'url',
+});
 const event = (source: string) => ({ event_type: 'rules.checked', source, version: 1, data: {} });
 
 /** Rows run in order: a later one may rely on an earlier one's `kept` request (the required default that the
@@ -340,16 +347,29 @@ const RULES: readonly Rule[] = [
     contract: /`url` must be `https:\/\/` \(plain `http:\/\/` only\s+for loopback in local mode\)/,
     openApi:
       /An absolute `https:\/\/` URL.*plain `http:\/\/` only to a loopback address on the local runtime/,
-    broken: {
-      ...createWebhook('http://example.com/hook', 'a-secret-of-16-chars'),
-      status: 400,
-      code: 'validation',
-      field: 'url',
-    },
+    broken: refusedUrl('http://example.com/hook'),
     kept: {
       ...createWebhook('http://127.0.0.1:9/hook', 'a-secret-of-16-chars'),
       status: 201,
     },
+  },
+  {
+    operation: 'webhooks.create',
+    rule: 'a webhook host resolves',
+    contract: /the host must resolve \(else 400\)/,
+    openApi: /A host that does not resolve is a 400/,
+    broken: refusedUrl('https://receiver.invalid/hook'),
+    kept: { ...createWebhook('https://127.0.0.1:9/hook', 'a-secret-of-16-chars'), status: 201 },
+  },
+  {
+    operation: 'webhooks.create',
+    rule: 'a webhook host is public (loopback allowed only locally)',
+    contract:
+      /every address it resolves to must be public:\s+private, link-local, metadata and reserved addresses are refused \(400\), and loopback too except on the local\s+runtime/,
+    openApi:
+      /a host resolving to a private, link-local, metadata or reserved address is a 400, and to a loopback address too except on the local runtime/,
+    broken: refusedUrl('https://10.0.0.1/hook'),
+    kept: { ...createWebhook('https://[::1]:9/hook', 'a-secret-of-16-chars'), status: 201 },
   },
   {
     operation: 'webhooks.create',

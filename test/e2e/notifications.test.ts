@@ -150,30 +150,46 @@ describe('notifications end to end', () => {
     expect([await readAtOf(first), await readAtOf(second)]).toEqual([firstReadAt, secondReadAt]);
   });
 
-  it('refuses a body on read-all, which read everything whatever the body asked for (found by a user probe)', async () => {
-    const reader = user('bodie');
-    const token = await runtime.mintUserToken(reader);
+  /** A new user's token, with one unread notification in its feed. */
+  const userWithOneUnread = async (name: string): Promise<string> => {
+    const reader = user(name);
     await api('POST', '/notifications', service, {
       event_type: 'x.y',
       title: 'one',
       recipient_ids: [reader],
     });
+    const token = await runtime.mintUserToken(reader);
+    await eventually(
+      () => unread(token),
+      (count) => count === 1,
+    );
+    return token;
+  };
+
+  /** A request sent as is (`path` may hold a query string); its answer, checked against the API document. */
+  const sendAsIs = async (method: string, path: string, token: string, body?: string) => {
+    const response = await fetch(`${runtime.httpUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body,
+    });
+    const text = await response.text();
+    assertDocumentedResponse({
+      method,
+      path: path.split('?')[0] as string,
+      status: response.status,
+      headers: response.headers,
+      text,
+    });
+    return { status: response.status, body: JSON.parse(text) };
+  };
+
+  it('refuses a body on read-all, which read everything whatever the body asked for (found by a user probe)', async () => {
+    const token = await userWithOneUnread('bodie');
     for (const body of ['{"before":"2026-01-01T00:00:00Z"}', '{"a":1}', '[1]', 'not json']) {
-      const response = await fetch(`${runtime.httpUrl}/notifications/read-all`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body,
-      });
-      const text = await response.text();
-      assertDocumentedResponse({
-        method: 'POST',
-        path: '/notifications/read-all',
-        status: response.status,
-        headers: response.headers,
-        text,
-      });
+      const response = await sendAsIs('POST', '/notifications/read-all', token, body);
       expect(response.status, body).toBe(400);
-      expect(JSON.parse(text), body).toMatchObject({
+      expect(response.body, body).toMatchObject({
         code: 'validation',
         details: [{ field: '(body)', issue: 'this request takes no body' }],
       });
@@ -182,6 +198,22 @@ describe('notifications end to end', () => {
     // No body, or an empty object (some clients always send one), is a read-all.
     expect((await api('POST', '/notifications/read-all', token, {})).body).toEqual({ updated: 1 });
     expect((await api('POST', '/notifications/read-all', token)).body).toEqual({ updated: 0 });
+  });
+
+  it('refuses query parameters on a route that takes none: read-all?before= would read everything', async () => {
+    const token = await userWithOneUnread('query');
+    for (const [method, path, field] of [
+      ['POST', '/notifications/read-all?before=2026-01-01T00:00:00Z', 'before'],
+      ['GET', '/notifications/unread-count?since=2026-01-01T00:00:00Z', 'since'],
+    ] as const) {
+      const response = await sendAsIs(method, path, token);
+      expect(response.status, path).toBe(400);
+      expect(response.body, path).toMatchObject({
+        code: 'validation',
+        details: [{ field, issue: 'unknown field' }],
+      });
+    }
+    expect(await unread(token)).toBe(1);
   });
 
   it('a small audience is delivered when the 202 arrives: feed items stored, frames sent, once each', async () => {

@@ -92,7 +92,7 @@ export type DevicesDeleteRequest = {
 };
 
 export type WebhooksCreateRequest = {
-  /** An absolute `https://` URL without credentials or port 0 (plain `http://` only to a loopback address on the local runtime); on AWS, a host that resolves to a private, loopback, link-local or metadata address is a 400. */
+  /** An absolute `https://` URL without credentials or port 0 (plain `http://` only to a loopback address on the local runtime). A host that does not resolve is a 400; a host resolving to a private, link-local, metadata or reserved address is a 400, and to a loopback address too except on the local runtime. */
   readonly url: string;
   /** The HMAC key: its UTF-8 bytes as given, or, written `whsec_<base64>`, the decoded bytes (standard base64, at least 16 bytes). Never returned. */
   readonly secret: string;

@@ -187,6 +187,19 @@ const refuseUnexpectedBody = (event: Event): void => {
 };
 
 /**
+ * A route that takes no query parameters refuses them, as a route with some refuses unknown ones: a caller that
+ * sends `read-all?before=…` expects a filter that does not exist, and every item would be read.
+ */
+const refuseUnexpectedQuery = (event: Event): undefined => {
+  const names = Object.keys(event.queryStringParameters ?? {});
+  if (names.length === 0) return undefined;
+  throw validationError(
+    'Invalid query string',
+    names.map((field) => ({ field, issue: 'unknown field' })),
+  );
+};
+
+/**
  * JSON body: 256 KiB cap (413), JSON content type in UTF-8 (415), UTF-8 and well-formed (400). A route that
  * takes no body refuses one (400), but for `{}`.
  */
@@ -268,7 +281,7 @@ export const httpRoute = <B extends Schema | undefined = undefined, Q extends Sc
       const query = (
         schemas.query
           ? parseOrThrow(schemas.query, event.queryStringParameters ?? {}, 'query string')
-          : undefined
+          : refuseUnexpectedQuery(event)
       ) as Output<Q>;
       const response = await handle({
         requestId: context.requestId,

@@ -20,7 +20,7 @@ export type Authenticated = ConnectionRecord & { readonly user_id: string; reado
 /**
  * Adds a channel to the connection (idempotent). The cap is one conditional write on the connection item, so
  * a burst of concurrent subscribes cannot pass it (each frame's earlier read would be stale), and the item's
- * channel set stays bounded (at most 100 names of at most 305 characters: far below DynamoDB's 400 KB).
+ * channel set stays bounded (at most 100 names of at most 518 bytes: far below DynamoDB's 400 KB).
  * The membership row follows the set: a failure between the two leaves a channel the retry completes.
  */
 export const subscribe = async (connection: Authenticated, channel: string): Promise<void> => {

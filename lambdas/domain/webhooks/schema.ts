@@ -16,8 +16,8 @@ export const createWebhookSchema = z.strictObject({
       z.maxLength(2048),
       z.describe(
         'An absolute `https://` URL without credentials or port 0 (plain `http://` only to a loopback address on ' +
-          'the local runtime); on AWS, a host that resolves to a private, loopback, link-local or metadata ' +
-          'address is a 400.',
+          'the local runtime). A host that does not resolve is a 400; a host resolving to a private, link-local, ' +
+          'metadata or reserved address is a 400, and to a loopback address too except on the local runtime.',
       ),
     ),
   secret: z.string().check(
