@@ -79,6 +79,40 @@ describe('token subjects and service names', () => {
     expect(refused).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
   });
 
+  it('that break the text policy for names are a 401 on every route, the handshake and the auth frame', async () => {
+    // A user id is a name (a recipient id, a key, a log field): the characters refused in recipient ids are
+    // refused in the token that brings it. An unpaired surrogate would be stored as U+FFFD, one user for many.
+    for (const sub of ['\ud800x', 'line\nbreak', 'nul\u0000', 'bidi\u202eevil', 'esc\u001b[31m']) {
+      const token = await runtime.mintUserToken(sub);
+      for (const [method, path, body] of [
+        ['GET', '/notifications', undefined],
+        ['PUT', '/preferences', { rules: [] }],
+      ] as const) {
+        const response = await api(method, path, token, body);
+        expect(response, `${JSON.stringify(sub)} ${method} ${path}`).toMatchObject({
+          status: 401,
+          body: { code: 'unauthorized' },
+        });
+      }
+      expect(await handshakeStatus(token), JSON.stringify(sub)).toBe(401);
+      const client = await TestClient.open(runtime.wsUrl);
+      open.push(client);
+      expect(await client.request({ type: 'auth', token })).toMatchObject({
+        type: 'error',
+        code: 'unauthorized',
+      });
+    }
+    for (const service of ['\ud800svc', 'svc\nforged', 'svc\u202e', 'svc\u0000']) {
+      const writer = await runtime.mintServiceToken(service, ['notifications:write']);
+      const refused = await api('POST', '/notifications', writer, {
+        event_type: 'bounds.test',
+        title: 'x',
+        recipient_ids: ['bounds-user'],
+      });
+      expect(refused, JSON.stringify(service)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    }
+  });
+
   it('at the bound, in 4-byte characters, work on every route, the handshake and join.room (it was `internal`)', async () => {
     const userId = emojiOf('at', IDENTIFIER_BYTES.userId);
     const token = await runtime.mintUserToken(userId);
@@ -148,6 +182,43 @@ describe('identifiers in requests', () => {
     ]) {
       expect(await client.request(frame), frame.type).toMatchObject({ type: 'error', code: 'validation' });
     }
+  });
+
+  it('that break the text policy for names are a 400 naming the field on every route that takes one', async () => {
+    const writer = await runtime.mintServiceToken('names', ['notifications:write', 'broadcast:write']);
+    const user = await runtime.mintUserToken('names-user');
+    await api('POST', '/topics', writer, { name: 'names-topic' });
+    for (const [method, path, token, body, field] of [
+      ['GET', `/presence/${encodeURIComponent('forged\nline')}`, user, undefined, 'user_id'],
+      ['GET', `/presence/${encodeURIComponent('bidi\u202eevil')}`, user, undefined, 'user_id'],
+      ['GET', `/preferences?user_id=${encodeURIComponent('bidi\u202eevil')}`, writer, undefined, 'user_id'],
+      ['POST', '/subscriptions', writer, { topic: 'names-topic', user_id: 'esc\u001b[31m' }, 'user_id'],
+      ['POST', '/devices', user, { token: 'device\nforged', platform: 'web' }, 'token'],
+      ['POST', '/devices', user, { token: 'device-ok', platform: 'web', app_id: 'app\u001b[31m' }, 'app_id'],
+      ['POST', '/devices', user, { token: 'device\u202e', platform: 'ios' }, 'token'],
+      ['DELETE', '/devices', user, { token: 'device\nforged' }, 'token'],
+      ['POST', '/broadcast', writer, { payload: { type: 'chat\u202e' } }, 'payload.type'],
+      [
+        'POST',
+        '/broadcast',
+        writer,
+        { channel: 'room:names', payload: { type: 'chat\nforged' } },
+        'payload.type',
+      ],
+    ] as const) {
+      const response = await api(method, path, token, body);
+      expect(response, `${method} ${path} ${JSON.stringify(body)}`).toMatchObject({
+        status: 400,
+        body: { code: 'validation', details: [{ field }] },
+      });
+    }
+    // Text that is not a name keeps what names refuse: a device token with emoji and right-to-left letters works.
+    const device = await api('POST', '/devices', user, {
+      token: 'جهاز-😀',
+      platform: 'web',
+      app_id: 'تطبيق',
+    });
+    expect(device).toMatchObject({ status: 201, body: { token: 'جهاز-😀', app_id: 'تطبيق' } });
   });
 
   it('refuses a crafted presence cursor whose user is past the bound with 400 (it was a 500)', async () => {

@@ -86,6 +86,19 @@ describe('opaque tokens over REST', () => {
     });
   });
 
+  it('refuses an introspected subject or service name that a name may not hold with a 401, as for a JWT', async () => {
+    for (const answer of [
+      userAnswer('forged\nline'),
+      userAnswer('\ud800'),
+      serviceAnswer('billing\u202e', 'events:publish'),
+    ]) {
+      expect(await unreadCount(idp.issue(answer)), JSON.stringify(answer)).toMatchObject({
+        status: 401,
+        body: { code: 'unauthorized' },
+      });
+    }
+  });
+
   it('keeps verifying JWTs itself: they never reach the endpoint', async () => {
     const before = idp.calls;
     expect((await unreadCount(await runtime.mintUserToken('jwt-user'))).status).toBe(200);

@@ -2,6 +2,7 @@ import type { AuthConfig } from '../config';
 import { unauthorized } from '../errors';
 import { describeBound, withinBound } from '../identifiers';
 import type { Principal } from '../principal';
+import { nameIssue } from '../text-policy';
 
 /** A claim that is a space-separated string or an array of strings, as its list of non-empty strings. */
 export const stringsOf = (value: unknown): string[] => {
@@ -40,6 +41,9 @@ export const principalFor = (config: AuthConfig, identity: TokenIdentity): Princ
     // The user id becomes part of keys (lambdas/core/identifiers.ts): past its bound no key could hold it.
     if (!withinBound('userId', identity.userId))
       throw unauthorized(`The token "sub" must be ${describeBound('userId')}`);
+    // A name, as recipient ids are: a newline would forge log lines, an unpaired surrogate be stored as U+FFFD.
+    const subIssue = nameIssue(identity.userId);
+    if (subIssue) throw unauthorized(`The token "sub" ${subIssue}`);
     return {
       kind: 'user',
       id: identity.userId,
@@ -53,6 +57,8 @@ export const principalFor = (config: AuthConfig, identity: TokenIdentity): Princ
     if (!identity.serviceId) throw unauthorized('The token names no service');
     if (!withinBound('serviceName', identity.serviceId))
       throw unauthorized(`The token's service name must be ${describeBound('serviceName')}`);
+    const serviceIssue = nameIssue(identity.serviceId);
+    if (serviceIssue) throw unauthorized(`The token's service name ${serviceIssue}`);
     return { kind: 'service', id: identity.serviceId, scopes: identity.scopes, expiresAt };
   }
   throw unauthorized('The token audience is not accepted');

@@ -2,6 +2,7 @@
 
 import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { pageLimit } from '../../core/page-limit';
+import { NAME_BREAKING_MESSAGE, NAME_CHARACTERS } from '../../core/text-policy';
 import * as z from '../../core/zod';
 
 export const PLATFORMS = ['ios', 'android', 'web'] as const;
@@ -14,12 +15,29 @@ export type Platform = (typeof PLATFORMS)[number];
 export const MAX_DEVICES_PER_USER = 100;
 export const MAX_DEVICES_PAGE = 100;
 
-const deviceToken = z.string().check(z.minLength(1), z.maxLength(IDENTIFIER_CHARACTERS.deviceToken));
+// Identifiers, so names under the text policy: no push service issues a token or app id with a newline in it.
+const deviceToken = z
+  .string()
+  .check(
+    z.minLength(1),
+    z.maxLength(IDENTIFIER_CHARACTERS.deviceToken),
+    z.regex(NAME_CHARACTERS, NAME_BREAKING_MESSAGE),
+  );
 
 export const registerDeviceSchema = z.strictObject({
   token: deviceToken,
   platform: z.enum(PLATFORMS),
-  app_id: z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(IDENTIFIER_CHARACTERS.appId)))),
+  app_id: z.optional(
+    z.nullable(
+      z
+        .string()
+        .check(
+          z.minLength(1),
+          z.maxLength(IDENTIFIER_CHARACTERS.appId),
+          z.regex(NAME_CHARACTERS, NAME_BREAKING_MESSAGE),
+        ),
+    ),
+  ),
 });
 
 export const deleteDeviceSchema = z.strictObject({ token: deviceToken });

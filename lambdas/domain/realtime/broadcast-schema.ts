@@ -1,4 +1,5 @@
 import { jsonLimits } from '../../core/json-limits';
+import { NAME_BREAKING_MESSAGE, NAME_CHARACTERS } from '../../core/text-policy';
 import * as z from '../../core/zod';
 import { channelSchema } from './channel-schema';
 import { SERVER_FRAME_TYPES } from './server-frame-types';
@@ -12,6 +13,8 @@ const reserved: ReadonlySet<string> = new Set(SERVER_FRAME_TYPES);
 export const broadcastTypeSchema = z.string().check(
   z.minLength(1),
   z.maxLength(64),
+  // Clients dispatch on it and log it: a name under the text policy.
+  z.regex(NAME_CHARACTERS, NAME_BREAKING_MESSAGE),
   z.describe(`any type but the protocol's own: ${SERVER_FRAME_TYPES.join(', ')}`),
   z.superRefine((type, context) => {
     if (reserved.has(type))

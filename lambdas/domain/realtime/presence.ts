@@ -4,6 +4,7 @@ import { documentClient } from '../../core/clients';
 import { validationError } from '../../core/errors';
 import { describeBound, withinBound } from '../../core/identifiers';
 import { queryAll, queryPage, queryPages } from '../../core/paging';
+import { nameIssue } from '../../core/text-policy';
 import type * as z from '../../core/zod';
 import { userChannel } from './channel-names';
 import { deliverToChannel, type GoneConnection } from './deliver';
@@ -307,10 +308,8 @@ export type UserPresence = z.output<typeof userPresenceSchema>;
 
 /** GET /presence/{user_id}: one Query on the user's scope. A connected user is seen now. */
 export const userPresence = async (userId: string): Promise<UserPresence> => {
-  if (!withinBound('userId', userId)) {
-    const rule = `must be ${describeBound('userId')}`;
-    throw validationError(`user_id ${rule}`, [{ field: 'user_id', issue: rule }]);
-  }
+  const issue = withinBound('userId', userId) ? nameIssue(userId) : `must be ${describeBound('userId')}`;
+  if (issue) throw validationError(`user_id ${issue}`, [{ field: 'user_id', issue }]);
   const rows = await rowsOf(userChannel(userId));
   const connections = rows.filter((row) => row.member !== LAST_SEEN_MEMBER);
   const lastSeen = rows.find((row) => row.member === LAST_SEEN_MEMBER) as
