@@ -60,6 +60,7 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
     await service.POST('/subscriptions', { body: { topic, user_id: 'bob' } }),
   );
   expectStatus('list subscriptions', 200, await user.GET('/subscriptions'));
+  expectStatus('list topics', 200, await service.GET('/topics', { params: { query: { limit: 10 } } }));
 
   // Notifications: only what the caller means; body, data, priority, channels, schedule and expiry defaulted.
   expectStatus(
@@ -197,5 +198,10 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
     'unsubscribe',
     204,
     await user.DELETE('/subscriptions/{id}', { params: { path: { id: mine.data?.id ?? '' } } }),
+  );
+  expectStatus(
+    'delete topic',
+    202,
+    await service.DELETE('/topics/{name}', { params: { path: { name: topic } } }),
   );
 };

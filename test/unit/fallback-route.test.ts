@@ -151,6 +151,16 @@ describe('the $default route behind the local gateway', () => {
     expect(((await response.json()) as { code: string }).code).toBe('not_found');
   });
 
+  it('answers a preflight of a URL with a query string 204, and an unknown path with one 404', async () => {
+    const preflighted = await preflight(`${corsBase}/api/v1/notifications?limit=20`);
+    expect(preflighted.status).toBe(204);
+    expect(preflighted.headers.get('access-control-allow-origin')).toBe('https://app.example.test');
+    const unknown = await fetch(`${base}/api/v1/no/such/thing?x=1`);
+    expect(unknown.status).toBe(404);
+    const wrongMethod = await fetch(`${base}/api/v1/live?x=1`, { method: 'DELETE' });
+    expect(wrongMethod.status).toBe(405);
+  });
+
   it('leaves declared routes to their own functions', async () => {
     const response = await fetch(`${base}/api/v1/live`);
     expect(response.status).toBe(200);

@@ -26,8 +26,15 @@ type RouteHandler = ReturnType<typeof answerWith>;
 export const handler = async (event: APIGatewayProxyEventV2, context: Parameters<RouteHandler>[1]) => {
   const method = event.requestContext?.http?.method ?? 'GET';
   const allowed = allowedMethods(wiring.httpRoutes, event.rawPath ?? '/');
-  // The body is never read here: dropping it keeps the body checks (413/415) from hiding the 404/405.
-  const bodiless: APIGatewayProxyEventV2 = { ...event, body: undefined, isBase64Encoded: false };
+  // Neither body nor query string is read here: dropping them keeps the route's checks (413/415, unknown query
+  // parameters) from hiding the 404/405, and from refusing the preflight of a URL with a query string.
+  const bodiless: APIGatewayProxyEventV2 = {
+    ...event,
+    body: undefined,
+    isBase64Encoded: false,
+    queryStringParameters: undefined,
+    rawQueryString: '',
+  };
   if (isCorsPreflight(method, event.headers)) return preflightAnswer(bodiless, context);
   if (allowed.length === 0) return notFoundAnswer(bodiless, context);
   const methodNotAllowed = new ServiceError(
