@@ -1,7 +1,8 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
-import { FramesHeldByOtherReceive, processFanoutMessage } from '../../lambdas/domain/notifications/fanout';
+import { FramesHeldByOtherReceive } from '../../lambdas/domain/notifications/delivery';
+import { processFanoutMessage } from '../../lambdas/domain/notifications/fanout';
 import { AWS_LIKE_ODDS, awsLikeDelivery, type Chooser, type Delivery, newSeed } from '../../local/delivery';
 import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
 import { apiClient, eventually } from '../support/api';

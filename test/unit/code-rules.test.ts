@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../lib/paths';
 import { wiring } from '../../lib/wiring';
 import { codeOf, importCycles, importGraph, sourceFiles } from '../support/source-graph';
 
@@ -133,6 +136,26 @@ describe('shared helpers', () => {
 describe('imports', () => {
   it('form no cycle under lambdas/ (a module is read before the ones it needs are complete)', async () => {
     expect(importCycles(await importGraph())).toEqual([]);
+  });
+
+  it('run request → plan → delivery: the delivery module imports neither the create path nor the fan-out worker', async () => {
+    const graph = await importGraph();
+    const imports = graph.get('lambdas/domain/notifications/delivery.ts')?.files;
+    expect(imports).toContain('lambdas/domain/notifications/model.ts'); // the graph sees its imports
+    expect(imports).not.toContain('lambdas/domain/notifications/create.ts');
+    expect(imports).not.toContain('lambdas/domain/notifications/fanout.ts');
+    // Type-only imports are erased from the graph: the source names neither module either.
+    expect(readFileSync(path.join(repoRoot, 'lambdas/domain/notifications/delivery.ts'), 'utf8')).not.toMatch(
+      /from\s+['"]\.\/(create|fanout)['"]/,
+    );
+    for (const deliverer of ['create.ts', 'fanout.ts']) {
+      expect(graph.get(`lambdas/domain/notifications/${deliverer}`)?.files).toContain(
+        'lambdas/domain/notifications/delivery.ts',
+      );
+    }
+    expect(graph.get('lambdas/domain/notifications/create.ts')?.files).not.toContain(
+      'lambdas/domain/notifications/fanout.ts',
+    );
   });
 
   it('would show a cycle', () => {

@@ -9,7 +9,7 @@ import { messageQueue } from '../../lambdas/core/message-queue';
 import { HeldByOtherReceive } from '../../lambdas/core/receipt';
 import { busWorker, sqsWorker } from '../../lambdas/core/sqs-worker';
 import * as z from '../../lambdas/core/zod';
-import { FramesHeldByOtherReceive } from '../../lambdas/domain/notifications/fanout';
+import { FramesHeldByOtherReceive } from '../../lambdas/domain/notifications/delivery';
 import { AttemptHeldByOtherReceive } from '../../lambdas/domain/webhooks/deliver';
 import { recordFunctionLogs } from '../support/function-logs';
 import { sqsRecord, workerContext } from '../support/queues';
