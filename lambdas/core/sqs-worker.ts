@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, EventBridgeEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { beginInvocationLog, logger } from './logger';
+import { HeldByOtherReceive, type MessageHandling } from './message-handling';
 import { MalformedMessage, type MessageQueue, readMessage } from './message-queue';
 import { withMetrics } from './metrics';
-import { HeldByOtherReceive, type Receipt } from './receipt';
 
-/** This receive of `record` in this invocation (core/receipt.ts). */
-export const messageReceipt = (record: SQSRecord, context: Context): Receipt => ({
+/** This receive of `record` in this invocation (core/message-handling.ts). */
+export const messageHandling = (record: SQSRecord, context: Context): MessageHandling => ({
   messageId: record.messageId,
   receive: record.attributes.ApproximateReceiveCount,
   deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),
@@ -68,7 +68,7 @@ export const sqsWorker =
  * retries of the event (a retry comes a minute or two after the failure, past the holder's deadline); Lambda does
  * not say which attempt this is, so each invocation names its own handling.
  */
-export const invocationReceipt = (context: Context): Receipt => ({
+export const invocationHandling = (context: Context): MessageHandling => ({
   messageId: context.awsRequestId,
   receive: randomUUID(),
   deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),
@@ -81,12 +81,12 @@ export const invocationReceipt = (context: Context): Receipt => ({
  * its record to the on-failure destination, the function's DLQ (lib/wiring BusFunction).
  */
 export const busWorker =
-  (workerId: string, processEvent: (event: unknown, receipt: Receipt) => Promise<unknown>) =>
+  (workerId: string, processEvent: (event: unknown, handling: MessageHandling) => Promise<unknown>) =>
   async (event: EventBridgeEvent<string, unknown>, context: Context): Promise<void> => {
     beginInvocationLog(context, { worker: workerId });
     await withMetrics(async () => {
       try {
-        await processEvent(event, invocationReceipt(context));
+        await processEvent(event, invocationHandling(context));
       } catch (error) {
         if (error instanceof HeldByOtherReceive) {
           logger.warn('event held by another invocation; retried later', {

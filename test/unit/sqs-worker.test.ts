@@ -5,8 +5,8 @@
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../lambdas/core/logger';
+import { HeldByOtherReceive } from '../../lambdas/core/message-handling';
 import { messageQueue } from '../../lambdas/core/message-queue';
-import { HeldByOtherReceive } from '../../lambdas/core/receipt';
 import { busWorker, sqsWorker } from '../../lambdas/core/sqs-worker';
 import * as z from '../../lambdas/core/zod';
 import { FramesHeldByOtherReceive } from '../../lambdas/domain/notifications/delivery';

@@ -5,8 +5,8 @@ import { documentClient, tableName } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
 import { timeOfId } from '../../core/ids';
 import { logger } from '../../core/logger';
+import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core/message-handling';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
-import { HeldByOtherReceive, holdExpiry, type Receipt } from '../../core/receipt';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
 import { userChannel } from '../realtime/channel-names';
@@ -155,10 +155,10 @@ export const deliveryByRequest = (notificationId: string): Delivery => ({
  * The delivery of a fan-out chunk message: it holds the frames it sends until its invocation has surely ended.
  * `deliveryId` is the owner of the frames when another deliverer started them (the accepting request).
  */
-export const deliveryByMessage = (receipt: Receipt, deliveryId = receipt.messageId): Delivery => ({
+export const deliveryByMessage = (handling: MessageHandling, deliveryId = handling.messageId): Delivery => ({
   id: deliveryId,
   clearsPending: true,
-  lease: { holder: receipt.messageId, until: holdExpiry(receipt).getTime() },
+  lease: { holder: handling.messageId, until: holdExpiry(handling).getTime() },
 });
 
 const wantsFrames = (channels: readonly Channel[]): boolean =>

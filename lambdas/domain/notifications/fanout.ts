@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
-import type { Receipt } from '../../core/receipt';
+import type { MessageHandling } from '../../core/message-handling';
 import { enqueue } from '../../core/sqs-send';
 import { purgeTopicPage } from '../topics/deletion';
 import { subscribersPage } from '../topics/subscriptions';
@@ -22,13 +22,13 @@ const loadNotification = async (id: string): Promise<NotificationRecord> => {
 };
 
 /**
- * Handles one fan-out message; `receipt.messageId` identifies the message across redeliveries. Safe to run any
+ * Handles one fan-out message; `handling.messageId` identifies the message across redeliveries. Safe to run any
  * number of times, also twice at once: each (notification, recipient) gets one record by a conditional put,
  * only the message that wrote it sends the recipient's frames, and only one receive of it at a time.
  */
 export const processFanoutMessage = async (
   message: FanoutMessage,
-  receipt: Receipt,
+  handling: MessageHandling,
   now = Date.now(),
 ): Promise<FanoutOutcome> => {
   if (message.kind === 'topic-purge') {
@@ -54,7 +54,7 @@ export const processFanoutMessage = async (
     return 'planned';
   }
   // A chunk the accepting request could not finish keeps that request's delivery id (its frames' owner).
-  const delivery = deliveryByMessage(receipt, message.delivery_id);
+  const delivery = deliveryByMessage(handling, message.delivery_id);
   await deliverChunk(notification, message.recipients, delivery, { topic: message.topic });
   return 'delivered';
 };

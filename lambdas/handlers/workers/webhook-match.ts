@@ -2,6 +2,6 @@ import { busWorker } from '../../core/sqs-worker';
 import { asBusEnvelope } from '../../domain/events/envelope';
 import { matchEvent } from '../../domain/webhooks/matcher';
 
-export const handler = busWorker('webhooks.match', (event, receipt) =>
-  matchEvent(asBusEnvelope(event), receipt),
+export const handler = busWorker('webhooks.match', (event, handling) =>
+  matchEvent(asBusEnvelope(event), handling),
 );

@@ -4,7 +4,7 @@
  * handling of the same work can tell a live holder — a copy handed out at the same time — from a dead one.
  * The work is a queue message (SQS) or an event a bus function was invoked with (Lambda asynchronous invocation).
  */
-export interface Receipt {
+export interface MessageHandling {
   /**
    * The same across redeliveries of one message: the SQS message id, or the asynchronous invocation's request
    * id, which Lambda keeps across its retries of one event.
@@ -25,7 +25,8 @@ export interface Receipt {
 const CLOCK_SLACK_MS = 5_000;
 
 /** Until when a hold taken by this receive stands: the holder's deadline, with slack for clocks. */
-export const holdExpiry = (receipt: Receipt): Date => new Date(receipt.deadline.getTime() + CLOCK_SLACK_MS);
+export const holdExpiry = (handling: MessageHandling): Date =>
+  new Date(handling.deadline.getTime() + CLOCK_SLACK_MS);
 
 /**
  * The work is held by another handling of it (SQS or Lambda handed out a copy at the same time): this handling
