@@ -28,7 +28,7 @@ describe('handlers', () => {
   it.each(wiring.workers.map((worker) => [worker.handler, worker.id]))(
     '%s is the sqsWorker of worker %s, given its queue',
     async (file, id) => {
-      expect((await importGraph()).get(file)?.files).toContain('lambdas/core/sqs-worker.ts');
+      expect((await importGraph()).get(file)?.files).toContain('lambdas/core/workers.ts');
       expect(codeOf(file)).toMatch(
         new RegExp(`sqsWorker\\(\\s*"${id.replaceAll('.', '\\.')}",\\s*\\w+Queue,`),
       );
@@ -60,7 +60,7 @@ describe('handlers', () => {
 describe('queue messages', () => {
   /** The files that parse JSON, each for what it reads: no queue message outside the worker wrapper's reader. */
   const JSON_READERS: Record<string, string> = {
-    'lambdas/core/message-queue.ts': 'queue message bodies, for the worker wrapper (core/sqs-worker.ts)',
+    'lambdas/core/message-queue.ts': 'queue message bodies, for the worker wrapper (core/workers.ts)',
     'lambdas/core/http/route.ts': 'HTTP request bodies, and the route declaration in its environment',
     'lambdas/core/auth/introspection.ts': "the introspection endpoint's answers",
     'lambdas/core/source-mapped-stacks.ts': "the bundle's source map",
@@ -74,7 +74,7 @@ describe('queue messages', () => {
   it('are parsed only by the worker wrapper, with their queue’s schema (JSON.parse elsewhere reads no message)', () => {
     const parsers = sourceFiles('lambdas').filter((file) => /\bJSON\.parse\b/.test(codeOf(file)));
     expect(parsers).toEqual(Object.keys(JSON_READERS).sort());
-    expect(codeOf('lambdas/core/sqs-worker.ts')).toMatch(/readMessage\(/);
+    expect(codeOf('lambdas/core/workers.ts')).toMatch(/readMessage\(/);
   });
 });
 

@@ -1,4 +1,4 @@
-import { messageHandling, sqsWorker } from '../../core/sqs-worker';
+import { messageHandling, sqsWorker } from '../../core/workers';
 import { processFanoutMessage } from '../../domain/notifications/fanout';
 import { fanoutQueue } from '../../domain/notifications/fanout-messages';
 

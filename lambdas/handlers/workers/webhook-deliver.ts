@@ -1,4 +1,4 @@
-import { messageHandling, sqsWorker } from '../../core/sqs-worker';
+import { messageHandling, sqsWorker } from '../../core/workers';
 import { handleDeliveryMessage } from '../../domain/webhooks/deliver';
 import { deliveryQueue } from '../../domain/webhooks/deliveries';
 

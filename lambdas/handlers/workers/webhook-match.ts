@@ -1,4 +1,4 @@
-import { busWorker } from '../../core/sqs-worker';
+import { busWorker } from '../../core/workers';
 import { asBusEnvelope } from '../../domain/events/envelope';
 import { matchEvent } from '../../domain/webhooks/matcher';
 

@@ -1,18 +1,18 @@
 /**
- * The shared worker wrapper (lambdas/core/sqs-worker.ts): each record on its own, a failure reported for that
+ * The shared worker wrapper (lambdas/core/workers.ts): each record on its own, a failure reported for that
  * message alone (`batchItemFailures`), so SQS redelivers only it.
  */
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { logger } from '../../lambdas/core/logger';
-import { HeldByOtherReceive } from '../../lambdas/core/message-handling';
-import { messageQueue } from '../../lambdas/core/message-queue';
-import { busWorker, sqsWorker } from '../../lambdas/core/sqs-worker';
-import * as z from '../../lambdas/core/zod';
-import { FramesHeldByOtherReceive } from '../../lambdas/domain/notifications/delivery';
-import { AttemptHeldByOtherReceive } from '../../lambdas/domain/webhooks/deliver';
-import { recordFunctionLogs } from '../support/function-logs';
-import { sqsRecord, workerContext } from '../support/queues';
+import { logger } from '../../../lambdas/core/logger';
+import { HeldByOtherReceive } from '../../../lambdas/core/message-handling';
+import { messageQueue } from '../../../lambdas/core/message-queue';
+import { busWorker, sqsWorker } from '../../../lambdas/core/workers';
+import * as z from '../../../lambdas/core/zod';
+import { FramesHeldByOtherReceive } from '../../../lambdas/domain/notifications/delivery';
+import { AttemptHeldByOtherReceive } from '../../../lambdas/domain/webhooks/deliver';
+import { recordFunctionLogs } from '../../support/function-logs';
+import { sqsRecord, workerContext } from '../../support/queues';
 
 /** A record whose body is `body` as JSON (a message of `textQueue`). */
 const record = (id: string, body: string) => sqsRecord(id, JSON.stringify(body));
