@@ -4,13 +4,13 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOriginCheck, ORIGIN_SECRET_REFRESH_MS } from '../../../lambdas/core/http/origin-check';
-import { httpRoute } from '../../../lambdas/core/http/route';
-import { envNames, type HttpRoute, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring';
-import { rejection } from '../../support/await';
-import { recordFunctionLogs } from '../../support/function-logs';
-import { type SecretsManagerServer, startSecretsManager } from '../../support/secrets-manager';
-import { authEnvFor, TEST_HS256_SECRET, userToken } from '../../support/tokens';
+import { createOriginCheck, ORIGIN_SECRET_REFRESH_MS } from '../../../../lambdas/core/http/origin-check';
+import { httpRoute } from '../../../../lambdas/core/http/route';
+import { envNames, type HttpRoute, ORIGIN_VERIFY_HEADER } from '../../../../lib/wiring';
+import { rejection } from '../../../support/await';
+import { recordFunctionLogs } from '../../../support/function-logs';
+import { type SecretsManagerServer, startSecretsManager } from '../../../support/secrets-manager';
+import { authEnvFor, TEST_HS256_SECRET, userToken } from '../../../support/tokens';
 
 describe('createOriginCheck', () => {
   const clock = () => {

@@ -13,17 +13,17 @@ import {
 } from '@aws-sdk/client-eventbridge';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BusRule, type QueueSpec, wiring } from '../../lib/wiring';
+import { type BusRule, type QueueSpec, wiring } from '../../../../lib/wiring';
 import {
   LocalEventBridge,
   type LocalEventBridgeOptions,
   putEventsEntrySize,
   STATE_FILE,
-} from '../../local/eventbridge/local-eventbridge';
-import { LocalLambda } from '../../local/lambda/local-lambda';
-import { LocalScheduler } from '../../local/scheduler/local-scheduler';
-import { LocalSqs } from '../../local/sqs/local-sqs';
-import { rejection } from '../support/await';
+} from '../../../../local/eventbridge/local-eventbridge';
+import { LocalLambda } from '../../../../local/lambda/local-lambda';
+import { LocalScheduler } from '../../../../local/scheduler/local-scheduler';
+import { LocalSqs } from '../../../../local/sqs/local-sqs';
+import { rejection } from '../../../support/await';
 
 const BUS = 'notify-test';
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -357,7 +357,7 @@ describe('LocalEventBridge archive and replay', () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
       ['--import', 'tsx', 'local/cli/replay.ts', '--data', dataDir, '--name', 'from-cli'],
-      { cwd: join(import.meta.dirname, '../..') },
+      { cwd: join(import.meta.dirname, '../../../..') },
     );
     expect(stdout).toBe('replay from-cli: COMPLETED (Replayed 1 event(s))\n');
     expect((await bodies('orders')).map((event) => event['replay-name'])).toEqual([undefined, 'from-cli']);
@@ -367,7 +367,7 @@ describe('LocalEventBridge archive and replay', () => {
     const dataDir = tempDir();
     const error = await rejection(
       promisify(execFile)(process.execPath, ['--import', 'tsx', 'local/cli/replay.ts', '--data', dataDir], {
-        cwd: join(import.meta.dirname, '../..'),
+        cwd: join(import.meta.dirname, '../../../..'),
       }),
     );
     expect((error as Error & { stderr: string }).stderr).toBe(

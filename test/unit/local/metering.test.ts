@@ -6,9 +6,9 @@ import {
   QueryCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DynamoDbLocal, deleteTables, LOCAL_AWS_ENV } from '../../local/dynamodb-local';
-import { type DynamoDbCall, type DynamoDbProxy, startDynamoDbProxy } from '../../local/metering';
-import { openTestDynamoDb } from '../support/shared-dynamodb';
+import { type DynamoDbLocal, deleteTables, LOCAL_AWS_ENV } from '../../../local/dynamodb-local';
+import { type DynamoDbCall, type DynamoDbProxy, startDynamoDbProxy } from '../../../local/metering';
+import { openTestDynamoDb } from '../../support/shared-dynamodb';
 
 describe('DynamoDB metering proxy', () => {
   let tableName = 'metered';

@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BusFunction } from '../../lib/wiring';
-import type { InvocationRecord } from '../../local/lambda/async-invocation';
-import { LocalLambda } from '../../local/lambda/local-lambda';
-import { LambdaInvocationError } from '../../local/lambda/runner';
-import type { InvokeFunction } from '../../local/lambda/types';
-import { LocalSqs } from '../../local/sqs/local-sqs';
-import { waitUntil } from '../support/await';
+import type { BusFunction } from '../../../../lib/wiring';
+import type { InvocationRecord } from '../../../../local/lambda/async-invocation';
+import { LocalLambda } from '../../../../local/lambda/local-lambda';
+import { LambdaInvocationError } from '../../../../local/lambda/runner';
+import type { InvokeFunction } from '../../../../local/lambda/types';
+import { LocalSqs } from '../../../../local/sqs/local-sqs';
+import { waitUntil } from '../../../support/await';
 
 /**
  * The local stand-in for Lambda's asynchronous invocation (local/lambda/async-invocation.ts): one event per

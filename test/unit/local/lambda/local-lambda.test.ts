@@ -1,11 +1,11 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LocalAccess } from '../../local/access';
-import { LocalLambda } from '../../local/lambda/local-lambda';
-import { LambdaInvocationError, localFunctionName } from '../../local/lambda/runner';
-import { LocalSqs } from '../../local/sqs/local-sqs';
-import { waitUntil } from '../support/await';
-import { ordersSink } from '../support/fixtures/wiring';
+import { LocalAccess } from '../../../../local/access';
+import { LocalLambda } from '../../../../local/lambda/local-lambda';
+import { LambdaInvocationError, localFunctionName } from '../../../../local/lambda/runner';
+import { LocalSqs } from '../../../../local/sqs/local-sqs';
+import { waitUntil } from '../../../support/await';
+import { ordersSink } from '../../../support/fixtures/wiring';
 
 /**
  * The Lambda `Invoke` stand-in (local/lambda/local-lambda.ts) against the real @aws-sdk/client-lambda: an

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createTokenVerifier, JWKS_COOLDOWN_MS, type TokenVerifier } from '../../../lambdas/core/auth';
-import { parseAuthConfig } from '../../../lambdas/core/config';
-import { ServiceError } from '../../../lambdas/core/errors';
-import { generateSigningKey, type JwksServer, startJwksServer } from '../../support/jwks-server';
-import { authEnvFor, userToken } from '../../support/tokens';
+import { createTokenVerifier, JWKS_COOLDOWN_MS, type TokenVerifier } from '../../../../lambdas/core/auth';
+import { parseAuthConfig } from '../../../../lambdas/core/config';
+import { ServiceError } from '../../../../lambdas/core/errors';
+import { generateSigningKey, type JwksServer, startJwksServer } from '../../../support/jwks-server';
+import { authEnvFor, userToken } from '../../../support/tokens';
 
 /**
  * Key rotation against a real JWKS server. Only `Date` is faked: jose measures the cache lifetime and the

@@ -6,9 +6,9 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installSourceMappedStacks } from '../../lambdas/core/source-mapped-stacks';
-import { LAMBDA_ESBUILD_OPTIONS } from '../../lib/constructs/bundling';
-import { repoRoot } from '../../lib/paths';
+import { installSourceMappedStacks } from '../../../lambdas/core/source-mapped-stacks';
+import { LAMBDA_ESBUILD_OPTIONS } from '../../../lib/constructs/bundling';
+import { repoRoot } from '../../../lib/paths';
 
 const FIXTURE = 'test/support/fixtures/stack-fixture.ts';
 /** The line of `throw new Error('deep failure')` in the fixture, and of `failDeep()`'s call. */

@@ -3,8 +3,8 @@
  * Manager (NOTIFY_HS256_SECRET_ARN) on the first token check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SecretsManagerServer, startSecretsManager } from '../support/secrets-manager';
-import { TEST_AUDIENCE, TEST_HS256_SECRET, TEST_ISSUER, userToken } from '../support/tokens';
+import { type SecretsManagerServer, startSecretsManager } from '../../../support/secrets-manager';
+import { TEST_AUDIENCE, TEST_HS256_SECRET, TEST_ISSUER, userToken } from '../../../support/tokens';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:notify-dev-hs256-AbCdEf';
 
@@ -30,7 +30,7 @@ describe('HS256 key from Secrets Manager', () => {
   });
 
   it('verifies tokens signed with the secret, reading it once and retrying a failed read', async () => {
-    const { tokenVerifier } = await import('../../lambdas/core/auth');
+    const { tokenVerifier } = await import('../../../../lambdas/core/auth');
     secretsManager.failNext();
     await expect(tokenVerifier().verify(await userToken(TEST_HS256_SECRET))).rejects.toThrow();
     const principal = await tokenVerifier().verify(await userToken(TEST_HS256_SECRET, { sub: 'alice' }));

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpRoute } from '../../../lambdas/core/http/route';
-import type { Access } from '../../../lib/wiring';
-import { authEnvFor, serviceToken, TEST_HS256_SECRET, userToken } from '../../support/tokens';
+import { httpRoute } from '../../../../lambdas/core/http/route';
+import type { Access } from '../../../../lib/wiring';
+import { authEnvFor, serviceToken, TEST_HS256_SECRET, userToken } from '../../../support/tokens';
 
 /**
  * Route access as declared (lib/wiring) and enforced before the handler runs: every kind of declaration against

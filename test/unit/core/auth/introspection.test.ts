@@ -8,10 +8,10 @@ import {
   createTokenVerifier,
   InMemoryTokenReplayStore,
   type TokenVerifier,
-} from '../../../lambdas/core/auth';
-import { NEGATIVE_CACHE_SECS } from '../../../lambdas/core/auth/introspection';
-import { parseAuthConfig } from '../../../lambdas/core/config';
-import { ServiceError } from '../../../lambdas/core/errors';
+} from '../../../../lambdas/core/auth';
+import { NEGATIVE_CACHE_SECS } from '../../../../lambdas/core/auth/introspection';
+import { parseAuthConfig } from '../../../../lambdas/core/config';
+import { ServiceError } from '../../../../lambdas/core/errors';
 import {
   type IntrospectionServer,
   introspectionEnvFor,
@@ -21,7 +21,7 @@ import {
   TEST_INTROSPECTION_CLIENT_ID,
   TEST_INTROSPECTION_CLIENT_SECRET,
   userAnswer,
-} from '../../support/introspection-server';
+} from '../../../support/introspection-server';
 import {
   authEnvFor,
   TEST_AUDIENCE,
@@ -29,7 +29,7 @@ import {
   TEST_ISSUER,
   TEST_SERVICE_AUDIENCE,
   userToken,
-} from '../../support/tokens';
+} from '../../../support/tokens';
 
 let idp: IntrospectionServer;
 let clock = Date.now();

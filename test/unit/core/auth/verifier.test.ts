@@ -8,11 +8,11 @@ import {
   DynamoDbTokenReplayStore,
   InMemoryTokenReplayStore,
   type TokenVerifier,
-} from '../../../lambdas/core/auth';
-import { parseAuthConfig } from '../../../lambdas/core/config';
-import { ServiceError } from '../../../lambdas/core/errors';
-import type { Principal } from '../../../lambdas/core/principal';
-import { generateSigningKey, type JwksServer, startJwksServer } from '../../support/jwks-server';
+} from '../../../../lambdas/core/auth';
+import { parseAuthConfig } from '../../../../lambdas/core/config';
+import { ServiceError } from '../../../../lambdas/core/errors';
+import type { Principal } from '../../../../lambdas/core/principal';
+import { generateSigningKey, type JwksServer, startJwksServer } from '../../../support/jwks-server';
 import {
   authEnvFor,
   serviceToken,
@@ -23,7 +23,7 @@ import {
   unsignedToken,
   userClaims,
   userToken,
-} from '../../support/tokens';
+} from '../../../support/tokens';
 
 /** The 401 the verifier throws, with its client message. */
 const rejection = async (verifier: TokenVerifier, token: string): Promise<ServiceError> => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatLogLine } from '../../local/log-format';
+import { formatLogLine } from '../../../local/log-format';
 
 /** The short lines `npm start` shows instead of the handlers' JSON records (local/log-format.ts). */
 const record = (fields: Record<string, unknown>) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearerToken } from '../../../lambdas/core/auth';
+import { bearerToken } from '../../../../lambdas/core/auth';
 
 describe('bearerToken', () => {
   it('returns the token of a Bearer header, whatever the scheme case', () => {

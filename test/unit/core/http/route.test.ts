@@ -1,12 +1,12 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { conflict } from '../../../lambdas/core/errors';
-import { httpRoute, MAX_BODY_BYTES } from '../../../lambdas/core/http/route';
-import { logger } from '../../../lambdas/core/logger';
-import { envNames, type HttpRoute } from '../../../lib/wiring';
-import { recordFunctionLogs } from '../../support/function-logs';
-import { authEnvFor, serviceToken, TEST_HS256_SECRET, userToken } from '../../support/tokens';
+import { conflict } from '../../../../lambdas/core/errors';
+import { httpRoute, MAX_BODY_BYTES } from '../../../../lambdas/core/http/route';
+import { logger } from '../../../../lambdas/core/logger';
+import { envNames, type HttpRoute } from '../../../../lib/wiring';
+import { recordFunctionLogs } from '../../../support/function-logs';
+import { authEnvFor, serviceToken, TEST_HS256_SECRET, userToken } from '../../../support/tokens';
 
 const route = (access: HttpRoute['access']): HttpRoute => ({
   id: 'test.route',

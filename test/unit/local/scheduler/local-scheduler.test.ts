@@ -12,12 +12,12 @@ import {
 } from '@aws-sdk/client-scheduler';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QueueSpec, RecurringSchedule, ScheduleTarget, Worker } from '../../lib/wiring';
-import { LocalLambda } from '../../local/lambda/local-lambda';
-import { parseAtExpression } from '../../local/scheduler/at-expression';
-import { LocalScheduler, type LocalSchedulerOptions } from '../../local/scheduler/local-scheduler';
-import { LocalSqs } from '../../local/sqs/local-sqs';
-import { rejection, waitUntil } from '../support/await';
+import type { QueueSpec, RecurringSchedule, ScheduleTarget, Worker } from '../../../../lib/wiring';
+import { LocalLambda } from '../../../../local/lambda/local-lambda';
+import { parseAtExpression } from '../../../../local/scheduler/at-expression';
+import { LocalScheduler, type LocalSchedulerOptions } from '../../../../local/scheduler/local-scheduler';
+import { LocalSqs } from '../../../../local/sqs/local-sqs';
+import { rejection, waitUntil } from '../../../support/await';
 
 const queues: QueueSpec[] = [
   { id: 'due', maxReceiveCount: 3, visibilityTimeoutSecs: 30, purpose: 'fixture' },

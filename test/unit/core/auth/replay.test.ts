@@ -1,14 +1,19 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier, DynamoDbTokenReplayStore } from '../../../lambdas/core/auth';
-import { parseAuthConfig } from '../../../lambdas/core/config';
-import { ServiceError } from '../../../lambdas/core/errors';
-import { envNames, wiring } from '../../../lib/wiring';
-import { createTables, type DynamoDbLocal, deleteTables, LOCAL_AWS_ENV } from '../../../local/dynamodb-local';
-import { type JwksServer, startJwksServer } from '../../support/jwks-server';
-import { openTestDynamoDb } from '../../support/shared-dynamodb';
-import { authEnvFor, serviceToken, userToken } from '../../support/tokens';
+import { createTokenVerifier, DynamoDbTokenReplayStore } from '../../../../lambdas/core/auth';
+import { parseAuthConfig } from '../../../../lambdas/core/config';
+import { ServiceError } from '../../../../lambdas/core/errors';
+import { envNames, wiring } from '../../../../lib/wiring';
+import {
+  createTables,
+  type DynamoDbLocal,
+  deleteTables,
+  LOCAL_AWS_ENV,
+} from '../../../../local/dynamodb-local';
+import { type JwksServer, startJwksServer } from '../../../support/jwks-server';
+import { openTestDynamoDb } from '../../../support/shared-dynamodb';
+import { authEnvFor, serviceToken, userToken } from '../../../support/tokens';
 
 /** jti replay protection on the declared `tokenReplay` table in DynamoDB Local, shared by two "Lambda instances". */
 describe('replay protection', () => {

@@ -7,7 +7,7 @@ import {
   parseDurationSecs,
   pickAuthEnv,
   resetAuthConfigForTests,
-} from '../../lambdas/core/config';
+} from '../../../lambdas/core/config';
 
 const minimal = {
   SERVICE__AUTH__ISSUER: 'https://idp.example.com',

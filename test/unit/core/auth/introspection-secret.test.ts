@@ -9,9 +9,9 @@ import {
   startIntrospectionServer,
   TEST_INTROSPECTION_CLIENT_SECRET,
   userAnswer,
-} from '../../support/introspection-server';
-import { type SecretsManagerServer, startSecretsManager } from '../../support/secrets-manager';
-import { TEST_AUDIENCE, TEST_ISSUER } from '../../support/tokens';
+} from '../../../support/introspection-server';
+import { type SecretsManagerServer, startSecretsManager } from '../../../support/secrets-manager';
+import { TEST_AUDIENCE, TEST_ISSUER } from '../../../support/tokens';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:notify-introspection-AbCdEf';
 
@@ -42,7 +42,7 @@ describe('introspection client secret from Secrets Manager', () => {
   });
 
   it('authenticates at the endpoint with the secret, reading it once and retrying a failed read', async () => {
-    const { tokenVerifier } = await import('../../../lambdas/core/auth');
+    const { tokenVerifier } = await import('../../../../lambdas/core/auth');
     secretsManager.failNext();
     await expect(tokenVerifier().verify(idp.issue(userAnswer('alice')))).rejects.toThrow();
     expect(await tokenVerifier().verify(idp.issue(userAnswer('alice')))).toMatchObject({

@@ -18,7 +18,7 @@ const captureStdout = async (action: () => Promise<void>): Promise<string[]> => 
 const loadMetrics = async (env: Record<string, string | undefined>) => {
   vi.resetModules();
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
-  return import('../../lambdas/core/metrics');
+  return import('../../../lambdas/core/metrics');
 };
 
 afterEach(() => {

@@ -13,19 +13,19 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QueueSpec, Worker } from '../../lib/wiring';
+import type { QueueSpec, Worker } from '../../../lib/wiring';
 import {
   awsLikeDelivery,
   type Chooser,
   type Delivery,
   exactDelivery,
   resolveDelivery,
-} from '../../local/delivery';
-import { LocalEventBridge } from '../../local/eventbridge/local-eventbridge';
-import { LocalLambda } from '../../local/lambda/local-lambda';
-import { LocalScheduler } from '../../local/scheduler/local-scheduler';
-import { LocalSqs } from '../../local/sqs/local-sqs';
-import { waitUntil } from '../support/await';
+} from '../../../local/delivery';
+import { LocalEventBridge } from '../../../local/eventbridge/local-eventbridge';
+import { LocalLambda } from '../../../local/lambda/local-lambda';
+import { LocalScheduler } from '../../../local/scheduler/local-scheduler';
+import { LocalSqs } from '../../../local/sqs/local-sqs';
+import { waitUntil } from '../../support/await';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const queue: QueueSpec = { id: 'jobs', maxReceiveCount: 3, visibilityTimeoutSecs: 30, purpose: 'fixture' };

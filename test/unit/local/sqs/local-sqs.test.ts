@@ -15,11 +15,11 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QueueSpec, Worker } from '../../lib/wiring';
-import { LocalLambda, type LocalLambdaOptions } from '../../local/lambda/local-lambda';
-import type { FunctionRef } from '../../local/lambda/types';
-import { LocalSqs, type LocalSqsOptions } from '../../local/sqs/local-sqs';
-import { rejection, waitUntil } from '../support/await';
+import type { QueueSpec, Worker } from '../../../../lib/wiring';
+import { LocalLambda, type LocalLambdaOptions } from '../../../../local/lambda/local-lambda';
+import type { FunctionRef } from '../../../../local/lambda/types';
+import { LocalSqs, type LocalSqsOptions } from '../../../../local/sqs/local-sqs';
+import { rejection, waitUntil } from '../../../support/await';
 
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 

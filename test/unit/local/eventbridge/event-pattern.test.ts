@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileEventPattern, InvalidEventPatternError } from '../../local/eventbridge/event-pattern';
+import { compileEventPattern, InvalidEventPatternError } from '../../../../local/eventbridge/event-pattern';
 
 /** An EventBridge envelope as targets receive it, with a detail rich enough for every operator. */
 const event = {

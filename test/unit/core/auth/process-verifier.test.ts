@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tokenVerifier } from '../../../lambdas/core/auth';
-import { resetAuthConfigForTests } from '../../../lambdas/core/config';
-import { type JwksServer, startJwksServer } from '../../support/jwks-server';
-import { authEnvFor, serviceToken, TEST_HS256_SECRET, userToken } from '../../support/tokens';
+import { tokenVerifier } from '../../../../lambdas/core/auth';
+import { resetAuthConfigForTests } from '../../../../lambdas/core/config';
+import { type JwksServer, startJwksServer } from '../../../support/jwks-server';
+import { authEnvFor, serviceToken, TEST_HS256_SECRET, userToken } from '../../../support/tokens';
 
 /** The verifier handlers use: built once from process.env (SERVICE__AUTH__*). */
 describe('tokenVerifier()', () => {

@@ -2,11 +2,11 @@
 // of the messages written by hand. Nothing else in this file imports full zod (which would install English
 // itself), so a lost error map shows here as "Invalid input".
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../lambdas/core/errors';
-import { parseOrThrow } from '../../lambdas/core/validation';
-import { createNotificationSchema } from '../../lambdas/domain/notifications/schema';
-import type { OutboundFrame } from '../../lambdas/domain/realtime/frames';
-import { handleClientFrame } from '../../lambdas/domain/realtime/operations';
+import { ServiceError } from '../../../lambdas/core/errors';
+import { parseOrThrow } from '../../../lambdas/core/validation';
+import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
+import type { OutboundFrame } from '../../../lambdas/domain/realtime/frames';
+import { handleClientFrame } from '../../../lambdas/domain/realtime/operations';
 
 const detailsOf = (input: unknown) => {
   try {
