@@ -33,6 +33,6 @@ export class SignatureV4MultiRegion {
 
 const sigv4aNotBundled = (): never => {
   throw new Error(
-    'SigV4a (signing region *) is not bundled into Lambda functions (lambdas/core/sigv4-only.ts): remove the alias in lib/constructs/bundling.ts and add a SigV4a implementation to call a global endpoint',
+    'SigV4a (signing region *) is not bundled into Lambda functions (lambdas/core/bundle-shims/sigv4-only.ts): remove the alias in lib/constructs/bundling.ts and add a SigV4a implementation to call a global endpoint',
   );
 };

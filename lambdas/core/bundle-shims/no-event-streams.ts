@@ -7,7 +7,7 @@
  */
 const notBundled = (): never => {
   throw new Error(
-    'SDK event streams are not bundled into Lambda functions (lambdas/core/no-event-streams.ts): remove the alias in lib/constructs/bundling.ts for a service that uses them',
+    'SDK event streams are not bundled into Lambda functions (lambdas/core/bundle-shims/no-event-streams.ts): remove the alias in lib/constructs/bundling.ts for a service that uses them',
   );
 };
 
