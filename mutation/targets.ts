@@ -20,7 +20,7 @@ export interface MutationTarget {
 export const targets = {
   verifier: {
     mutate: ['lambdas/core/auth/verifier.ts'],
-    tests: ['test/unit/auth/verifier.test.ts', 'test/unit/auth/rotation.test.ts'],
+    tests: ['test/unit/core/auth/verifier.test.ts', 'test/unit/core/auth/rotation.test.ts'],
     bar: 90,
   },
   'address-policy': {
@@ -42,12 +42,12 @@ export const targets = {
   },
   'event-pattern': {
     mutate: ['local/eventbridge/event-pattern.ts'],
-    tests: ['test/unit/event-pattern.test.ts'],
+    tests: ['test/unit/local/eventbridge/event-pattern.test.ts'],
     bar: 85,
   },
   'route-access': {
     mutate: ['lambdas/core/http/access.ts'],
-    tests: ['test/unit/http/access.test.ts'],
+    tests: ['test/unit/core/http/access.test.ts'],
     bar: 90,
   },
   'channel-rules': {

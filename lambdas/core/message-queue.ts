@@ -2,7 +2,7 @@ import type * as z from './zod';
 
 /**
  * A queue of the wiring (lib/wiring `queues`) with the one schema of its messages: `enqueue` (sqs-send.ts) checks
- * and serializes with it, and the queue's `sqsWorker` (sqs-worker.ts) parses each message with it before the
+ * and serializes with it, and the queue's `sqsWorker` (workers.ts) parses each message with it before the
  * handler sees the message. Each area declares its queues beside the domain code that sends to them.
  */
 export interface MessageQueue<T> {

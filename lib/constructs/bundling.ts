@@ -9,11 +9,11 @@ import { repoRoot } from '../paths';
  * "Cold start". The local runtime runs the handlers unbundled with the full SDK.
  */
 export const LAMBDA_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
-  '@aws-sdk/credential-provider-node': path.join(repoRoot, 'lambdas/core/credentials-env.ts'),
-  '@smithy/core/event-streams': path.join(repoRoot, 'lambdas/core/no-event-streams.ts'),
+  '@aws-sdk/credential-provider-node': path.join(repoRoot, 'lambdas/core/bundle-shims/credentials-env.ts'),
+  '@smithy/core/event-streams': path.join(repoRoot, 'lambdas/core/bundle-shims/no-event-streams.ts'),
   'mnemonist/lru-cache': path.join(repoRoot, 'lambdas/core/lru-cache.ts'),
-  '@aws-sdk/signature-v4-multi-region': path.join(repoRoot, 'lambdas/core/sigv4-only.ts'),
-  '@smithy/core/checksum': path.join(repoRoot, 'lambdas/core/native-hashes.ts'),
+  '@aws-sdk/signature-v4-multi-region': path.join(repoRoot, 'lambdas/core/bundle-shims/sigv4-only.ts'),
+  '@smithy/core/checksum': path.join(repoRoot, 'lambdas/core/bundle-shims/native-hashes.ts'),
 };
 
 /** ESM output has no `require` unless it is created, and some CommonJS dependencies call it. */

@@ -21,7 +21,7 @@ export const ASYNC_RETRY_DELAYS_SECS = [60, 120] as const;
 export const ASYNC_CONCURRENCY = 20;
 /**
  * On AWS a retry comes at least a minute after the failure, later than the failed invocation's deadline and the
- * 5 s of clock slack its holds keep (lambdas/core/receipt.ts). A time scale shortens the wait but not the
+ * 5 s of clock slack its holds keep (lambdas/core/message-handling.ts). A time scale shortens the wait but not the
  * deadline, so a scaled wait is raised to the function's timeout plus this much.
  */
 const RETRY_AFTER_DEADLINE_MS = 6_000;

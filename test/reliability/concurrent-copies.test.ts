@@ -1,11 +1,12 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../lambdas/core/clients';
-import { FramesHeldByOtherReceive, processFanoutMessage } from '../../lambdas/domain/notifications/fanout';
+import { FramesHeldByOtherReceive } from '../../lambdas/domain/notifications/delivery';
+import { processFanoutMessage } from '../../lambdas/domain/notifications/fanout';
 import { AWS_LIKE_ODDS, awsLikeDelivery, type Chooser, type Delivery, newSeed } from '../../local/delivery';
 import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
 import { apiClient, eventually } from '../support/api';
-import { queueIdle, receiptOf } from '../support/queues';
+import { handlingOf, queueIdle } from '../support/queues';
 import { LONG } from '../support/reliability';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
@@ -153,19 +154,19 @@ describe('concurrent copies of one fan-out message', () => {
     it('left by a receive that died (its lease expired): the redelivery sends them', async () => {
       const { leave, chunk, frames } = await prepare('crashed');
       await leave({ pending: 'message-1', holder: 'message-1', until: Date.now() - 1 });
-      expect(await processFanoutMessage(chunk(), receiptOf('message-1'))).toBe('delivered');
+      expect(await processFanoutMessage(chunk(), handlingOf('message-1'))).toBe('delivered');
       await eventually(frames, (count) => count === 1, 10_000);
     });
 
     it('held by a live receive of the same message: the copy sends nothing and fails back to the queue', async () => {
       const { leave, chunk, frames } = await prepare('held');
       await leave({ pending: 'message-2', holder: 'message-2', until: Date.now() + 30_000 });
-      await expect(processFanoutMessage(chunk(), receiptOf('message-2'))).rejects.toBeInstanceOf(
+      await expect(processFanoutMessage(chunk(), handlingOf('message-2'))).rejects.toBeInstanceOf(
         FramesHeldByOtherReceive,
       );
       // Once the holder is past its deadline the message, back from the queue, takes them over.
       await leave({ pending: 'message-2', holder: 'message-2', until: Date.now() - 1 });
-      expect(await processFanoutMessage(chunk(), receiptOf('message-2'))).toBe('delivered');
+      expect(await processFanoutMessage(chunk(), handlingOf('message-2'))).toBe('delivered');
       await eventually(frames, (count) => count === 1, 10_000);
     });
 
@@ -173,7 +174,7 @@ describe('concurrent copies of one fan-out message', () => {
       const { leave, chunk, frames, client, userId, id } = await prepare('other');
       const delivery = `request:${id}`;
       await leave({ pending: delivery, holder: 'message-3', until: Date.now() + 30_000 });
-      expect(await processFanoutMessage(chunk(delivery), receiptOf('message-4'))).toBe('delivered');
+      expect(await processFanoutMessage(chunk(delivery), handlingOf('message-4'))).toBe('delivered');
       // A marker after it on the same connection: had the chunk sent a frame, it would have arrived first.
       const marker = await api('POST', '/notifications', service, {
         event_type: 'test.marker',

@@ -1,8 +1,8 @@
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll } from 'vitest';
+import type { MessageHandling } from '../../lambdas/core/message-handling';
 import { type MessageQueue, messageBody, readMessage } from '../../lambdas/core/message-queue';
-import type { Receipt } from '../../lambdas/core/receipt';
 import { envNames, wiring } from '../../lib/wiring';
 import { LocalLambda } from '../../local/lambda/local-lambda';
 import type { InvokeFunction } from '../../local/lambda/types';
@@ -87,8 +87,8 @@ export const useQueuesWithoutWorkers = (): {
   return { sqs: () => started(sqs), client: () => started(client) };
 };
 
-/** A worker's receipt of queue message `messageId` in an invocation that may run 30 s (the workers' timeout). */
-export const receiptOf = (messageId: string): Receipt => ({
+/** A worker's handling of queue message `messageId` in an invocation that may run 30 s (the workers' timeout). */
+export const handlingOf = (messageId: string): MessageHandling => ({
   messageId,
   receive: '1',
   deadline: new Date(Date.now() + 30_000),

@@ -27,7 +27,7 @@ const LONGEST_FIRST = [
   // A small file, so started last by size, where its 31 s ran alone at the end of the run.
   'test/reliability/webhook-isolation.test.ts', // 34
   // One 14 s retry chain of the default retry wait.
-  'test/unit/local-async-invocation.test.ts', // 27
+  'test/unit/local/lambda/async-invocation.test.ts', // 27
   // Small files (started late by size) that wait on child processes, last to end on a clean clone.
   'test/e2e/smoke.test.ts',
   'test/reliability/load.test.ts',

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../lib/paths';
 import { wiring } from '../../lib/wiring';
 import { codeOf, importCycles, importGraph, sourceFiles } from '../support/source-graph';
 
@@ -25,7 +28,7 @@ describe('handlers', () => {
   it.each(wiring.workers.map((worker) => [worker.handler, worker.id]))(
     '%s is the sqsWorker of worker %s, given its queue',
     async (file, id) => {
-      expect((await importGraph()).get(file)?.files).toContain('lambdas/core/sqs-worker.ts');
+      expect((await importGraph()).get(file)?.files).toContain('lambdas/core/workers.ts');
       expect(codeOf(file)).toMatch(
         new RegExp(`sqsWorker\\(\\s*"${id.replaceAll('.', '\\.')}",\\s*\\w+Queue,`),
       );
@@ -57,7 +60,7 @@ describe('handlers', () => {
 describe('queue messages', () => {
   /** The files that parse JSON, each for what it reads: no queue message outside the worker wrapper's reader. */
   const JSON_READERS: Record<string, string> = {
-    'lambdas/core/message-queue.ts': 'queue message bodies, for the worker wrapper (core/sqs-worker.ts)',
+    'lambdas/core/message-queue.ts': 'queue message bodies, for the worker wrapper (core/workers.ts)',
     'lambdas/core/http/route.ts': 'HTTP request bodies, and the route declaration in its environment',
     'lambdas/core/auth/introspection.ts': "the introspection endpoint's answers",
     'lambdas/core/source-mapped-stacks.ts': "the bundle's source map",
@@ -71,7 +74,7 @@ describe('queue messages', () => {
   it('are parsed only by the worker wrapper, with their queue’s schema (JSON.parse elsewhere reads no message)', () => {
     const parsers = sourceFiles('lambdas').filter((file) => /\bJSON\.parse\b/.test(codeOf(file)));
     expect(parsers).toEqual(Object.keys(JSON_READERS).sort());
-    expect(codeOf('lambdas/core/sqs-worker.ts')).toMatch(/readMessage\(/);
+    expect(codeOf('lambdas/core/workers.ts')).toMatch(/readMessage\(/);
   });
 });
 
@@ -133,6 +136,26 @@ describe('shared helpers', () => {
 describe('imports', () => {
   it('form no cycle under lambdas/ (a module is read before the ones it needs are complete)', async () => {
     expect(importCycles(await importGraph())).toEqual([]);
+  });
+
+  it('run request → plan → delivery: the delivery module imports neither the create path nor the fan-out worker', async () => {
+    const graph = await importGraph();
+    const imports = graph.get('lambdas/domain/notifications/delivery.ts')?.files;
+    expect(imports).toContain('lambdas/domain/notifications/model.ts'); // the graph sees its imports
+    expect(imports).not.toContain('lambdas/domain/notifications/create.ts');
+    expect(imports).not.toContain('lambdas/domain/notifications/fanout.ts');
+    // Type-only imports are erased from the graph: the source names neither module either.
+    expect(readFileSync(path.join(repoRoot, 'lambdas/domain/notifications/delivery.ts'), 'utf8')).not.toMatch(
+      /from\s+['"]\.\/(create|fanout)['"]/,
+    );
+    for (const deliverer of ['create.ts', 'fanout.ts']) {
+      expect(graph.get(`lambdas/domain/notifications/${deliverer}`)?.files).toContain(
+        'lambdas/domain/notifications/delivery.ts',
+      );
+    }
+    expect(graph.get('lambdas/domain/notifications/create.ts')?.files).not.toContain(
+      'lambdas/domain/notifications/fanout.ts',
+    );
   });
 
   it('would show a cycle', () => {

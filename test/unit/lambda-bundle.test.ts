@@ -8,10 +8,10 @@ import { Md5, Sha256 } from '@smithy/core/checksum';
 import { build } from 'esbuild';
 import MnemonistLruCache from 'mnemonist/lru-cache';
 import { describe, expect, it } from 'vitest';
-import { defaultProvider } from '../../lambdas/core/credentials-env';
+import { defaultProvider } from '../../lambdas/core/bundle-shims/credentials-env';
+import * as nativeHashes from '../../lambdas/core/bundle-shims/native-hashes';
+import { SignatureV4MultiRegion as SigV4Only } from '../../lambdas/core/bundle-shims/sigv4-only';
 import LruCache from '../../lambdas/core/lru-cache';
-import * as nativeHashes from '../../lambdas/core/native-hashes';
-import { SignatureV4MultiRegion as SigV4Only } from '../../lambdas/core/sigv4-only';
 import { LAMBDA_ESBUILD_OPTIONS } from '../../lib/constructs/bundling';
 import { repoRoot } from '../../lib/paths';
 import { wiring } from '../../lib/wiring';
@@ -66,8 +66,10 @@ describe('Lambda bundles', () => {
     expect(inputs.filter((input) => input.includes('@smithy/core/dist-es/submodules/event-streams'))).toEqual(
       [],
     );
-    expect(inputs.some((input) => input.endsWith('lambdas/core/no-event-streams.ts'))).toBe(true);
-    const stub = await import('../../lambdas/core/no-event-streams');
+    expect(inputs.some((input) => input.endsWith('lambdas/core/bundle-shims/no-event-streams.ts'))).toBe(
+      true,
+    );
+    const stub = await import('../../lambdas/core/bundle-shims/no-event-streams');
     expect(() => new stub.EventStreamSerde()).toThrow(/event streams are not bundled/);
     expect(() => stub.eventStreamSerdeProvider()).toThrow(/event streams are not bundled/);
   });
@@ -121,7 +123,7 @@ describe('Lambda bundles', () => {
     const { metafile } = await bundleOf(['lambdas/handlers/http/notifications/create.ts']);
     const inputs = Object.keys(metafile.inputs);
     expect(inputs.filter((input) => input.includes('@smithy/core/dist-es/submodules/checksum'))).toEqual([]);
-    expect(inputs.some((input) => input.endsWith('lambdas/core/native-hashes.ts'))).toBe(true);
+    expect(inputs.some((input) => input.endsWith('lambdas/core/bundle-shims/native-hashes.ts'))).toBe(true);
   });
 
   it("give the same SHA-256, HMAC-SHA256 and MD5 digests as the SDK's classes, for every kind of input", async () => {
@@ -289,7 +291,7 @@ describe('Lambda bundles', () => {
       });
       const bundled = await readFile(outfile, 'utf8');
       expect(bundled).toContain('event streams are not bundled');
-      expect(bundled).toContain('lambdas/core/native-hashes.ts');
+      expect(bundled).toContain('lambdas/core/bundle-shims/native-hashes.ts');
       ({ stdout: printed } = await promisify(execFile)(process.execPath, [outfile], {
         env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
       }));

@@ -44,7 +44,7 @@ const MAX_JTI_LENGTH = IDENTIFIER_CHARACTERS.jti;
 const ASYMMETRIC_ALGS = ['RS256', 'ES256'] as const;
 
 /** Maps a jose failure to a client message that says what is wrong without echoing keys or internals. */
-const toServiceError = (error: unknown): ServiceError => {
+const tokenVerificationError = (error: unknown): ServiceError => {
   if (error instanceof ServiceError) return error;
   if (error instanceof errors.JWTExpired) return unauthorized('The token has expired');
   if (error instanceof errors.JWTClaimValidationFailed) {
@@ -178,7 +178,7 @@ export const createTokenVerifier = (config: AuthConfig, deps: TokenVerifierDeps 
         await checkReplay(payload.jti, payload.exp as number, principal);
         return principal;
       } catch (error) {
-        throw toServiceError(error);
+        throw tokenVerificationError(error);
       }
     },
   };

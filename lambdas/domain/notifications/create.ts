@@ -16,10 +16,10 @@ import { subscriberCounts } from '../topics/topics';
 import {
   type ChunkProgress,
   deliverChunk,
+  deliveryByRequest,
   type RecipientState,
   readRecipientState,
-  requestDelivery,
-} from './fanout';
+} from './delivery';
 import { type Audience, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { FEED_RETENTION_MS, type NotificationRecord } from './model';
 import type { CreateNotificationInput } from './schema';
@@ -182,7 +182,7 @@ const fanOutNow = async (
     return;
   }
   await enqueue(fanoutQueue, planMessages({ ...audience, recipient_ids: [] }));
-  const delivery = requestDelivery(record.id);
+  const delivery = deliveryByRequest(record.id);
   const progress: ChunkProgress = { settled: new Set(), stopped: false };
   const outcome = await withinBudget(
     deliverChunk(record, audience.recipient_ids, delivery, { progress, ...(state ? { state } : {}) }),

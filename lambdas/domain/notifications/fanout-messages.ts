@@ -19,7 +19,7 @@ const fanoutMessage = z.discriminatedUnion('kind', [
     topic: z.optional(z.string()),
     /**
      * The owner of these recipients' frames when not this message: the accepting request that delivered
-     * the others itself and queued the recipients it could not finish (fanout.ts `requestDelivery`).
+     * the others itself and queued the recipients it could not finish (delivery.ts `deliveryByRequest`).
      */
     delivery_id: z.optional(z.string()),
   }),

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { canonical } from '../../core/canonical-json';
 import { logger } from '../../core/logger';
+import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core/message-handling';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
-import { HeldByOtherReceive, holdExpiry, type Receipt } from '../../core/receipt';
 import { AddressRefused } from './address-policy';
 import {
   type AttemptLog,
@@ -115,11 +115,11 @@ const describe = (result: SendResult): string =>
 /** The delivery worker's handling of a message: the rest of a long wait first (`waitOutRest`), then the attempt. */
 export const handleDeliveryMessage = async (
   message: DeliveryMessage,
-  receipt: Receipt,
+  handling: MessageHandling,
   now = new Date(),
 ): Promise<void> => {
   if (await waitOutRest(message, now)) return;
-  await deliverAttempt(message, receipt, now);
+  await deliverAttempt(message, handling, now);
 };
 
 /**
@@ -134,7 +134,7 @@ export const handleDeliveryMessage = async (
  */
 export const deliverAttempt = async (
   message: DeliveryMessage,
-  receipt: Receipt,
+  handling: MessageHandling,
   now = new Date(),
 ): Promise<void> => {
   const record = await getDelivery(message);
@@ -149,8 +149,8 @@ export const deliverAttempt = async (
     );
     return;
   }
-  const claimExpiresAt = claimExpiry(receipt);
-  const { webhook, slot } = await webhookWithSlot(message.webhook_id, receipt, claimExpiresAt, now);
+  const claimExpiresAt = claimExpiry(handling);
+  const { webhook, slot } = await webhookWithSlot(message.webhook_id, handling, claimExpiresAt, now);
   if (!webhook) return; // deleted: its deliveries expire with their TTL
   if (!webhook.enabled) {
     await finishRun(record, message, { kind: 'dead_letter', reason: 'webhook disabled' }, undefined, now);
@@ -161,7 +161,7 @@ export const deliverAttempt = async (
     return;
   }
   try {
-    await claimAndSend(message, receipt, record, webhook, slot, claimExpiresAt, now);
+    await claimAndSend(message, handling, record, webhook, slot, claimExpiresAt, now);
   } finally {
     await slot.release();
   }
@@ -204,12 +204,12 @@ const heldSlot = (lease: SlotLease): HeldSlot => {
  */
 const webhookWithSlot = async (
   webhookId: string,
-  receipt: Receipt,
+  handling: MessageHandling,
   until: Date,
   now: Date,
 ): Promise<{ webhook: WebhookRecord | undefined; slot: HeldSlot | undefined }> => {
   const limit = webhookSettings().endpointConcurrency;
-  const holder = `${receipt.messageId}#${receipt.receive}#${randomUUID()}`;
+  const holder = `${handling.messageId}#${handling.receive}#${randomUUID()}`;
   const [read, leased] = await Promise.allSettled([
     getWebhook(webhookId),
     leaseSlot(webhookId, limit, holder, until, now),
@@ -236,25 +236,25 @@ export const deliverFirstAttempt = async (
   webhookId: string,
   deliveryId: string,
   event: EventSnapshot,
-  receipt: Receipt,
+  handling: MessageHandling,
   now = new Date(),
 ): Promise<boolean> => {
   const ref = newDeliveryRef(webhookId, deliveryId);
   const message: DeliveryMessage = { ...ref, run: 0, attempt: 1 };
-  const claimExpiresAt = claimExpiry(receipt);
-  const { webhook, slot } = await webhookWithSlot(webhookId, receipt, claimExpiresAt, now);
+  const claimExpiresAt = claimExpiry(handling);
+  const { webhook, slot } = await webhookWithSlot(webhookId, handling, claimExpiresAt, now);
   if (!webhook || !slot) {
     const created = await createDelivery(ref, event, now);
     // Endpoint busy: wait on the queue as deliverAttempt would (it would try every slot again first).
     if (typeof created === 'object' && webhook?.enabled) await deferAttempt(message);
-    else if (created) await deliverAttempt(message, receipt, now);
+    else if (created) await deliverAttempt(message, handling, now);
     return created !== undefined;
   }
   let created: Awaited<ReturnType<typeof createDelivery>>;
   try {
     created = await createDelivery(ref, event, now, {
-      messageId: receipt.messageId,
-      receive: receipt.receive,
+      messageId: handling.messageId,
+      receive: handling.receive,
       expiresAt: claimExpiresAt,
     });
     if (typeof created === 'object') await sendClaimed(message, created.created, webhook, slot, now);
@@ -262,14 +262,14 @@ export const deliverFirstAttempt = async (
     await slot.release();
   }
   // Exists: the general rules decide (take an expired claim over, queue a retry the last run may have missed…).
-  if (created === 'due') await deliverAttempt(message, receipt, now);
+  if (created === 'due') await deliverAttempt(message, handling, now);
   return created !== undefined;
 };
 
 /** Claims the attempt (see deliverAttempt), sends it, records the outcome and queues what follows. */
 const claimAndSend = async (
   message: DeliveryMessage,
-  receipt: Receipt,
+  handling: MessageHandling,
   record: DeliveryRecord,
   webhook: WebhookRecord,
   slot: HeldSlot,
@@ -283,8 +283,8 @@ const claimAndSend = async (
       attempt_count: message.attempt,
       claimed_at: now.toISOString(),
       claim_expires_at: claimExpiresAt.toISOString(),
-      claimed_by: receipt.messageId,
-      claim_receive: receipt.receive,
+      claimed_by: handling.messageId,
+      claim_receive: handling.receive,
       updated_at: now.toISOString(),
     },
     // Only an expired claim is taken over: another receive of the holder's own message does not prove the holder
@@ -312,14 +312,14 @@ const claimAndSend = async (
       current.status === 'sending' &&
       current.attempt_count === message.attempt;
     if (!held) return; // recorded or moved on
-    if (receipt.redeliveredBy === 'bus' || message.awaits_claim) {
+    if (handling.redeliveredBy === 'bus' || message.awaits_claim) {
       // Nothing here may fail the invocation for a live claim (an ordinary duplicate would count as a function
       // error), and whether the holder's own work comes back (Lambda's retries under the same request id) is not
       // this handling's to rely on: the delivery queue looks again once the claim has expired.
       await awaitClaim(message, current.claim_expires_at, now);
       return;
     }
-    if (current.claimed_by === receipt.messageId) {
+    if (current.claimed_by === handling.messageId) {
       throw new AttemptHeldByOtherReceive(message, current.claim_expires_at);
     }
     // Held by another message (a duplicate), which is not acknowledged before it records an outcome, and comes

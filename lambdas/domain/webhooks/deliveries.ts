@@ -63,7 +63,10 @@ export interface DeliveryRecord {
   readonly claimed_at?: string;
   /** The claim's holder can run until then at most (its invocation's deadline); later it may be taken over. */
   readonly claim_expires_at?: string;
-  /** The claim's holder (core/receipt.ts): the SQS message id or bus invocation's request id, and its handling. */
+  /**
+   * The claim's holder (core/message-handling.ts): the SQS message id or bus invocation's request id, and its
+   * handling.
+   */
   readonly claimed_by?: string;
   readonly claim_receive?: string | number;
   readonly next_attempt_at?: string | null;

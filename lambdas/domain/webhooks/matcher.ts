@@ -1,7 +1,7 @@
 import { tableName } from '../../core/clients';
 import { logger } from '../../core/logger';
+import type { MessageHandling } from '../../core/message-handling';
 import { queryAll } from '../../core/paging';
-import type { Receipt } from '../../core/receipt';
 import type { BusEnvelope } from '../events/envelope';
 import { deliverFirstAttempt } from './deliver';
 import type { EventSnapshot } from './deliveries';
@@ -53,7 +53,7 @@ export const matchingWebhookIds = async (eventType: string): Promise<string[]> =
  */
 export const matchEvent = async (
   envelope: BusEnvelope,
-  receipt: Receipt,
+  handling: MessageHandling,
   now = new Date(),
 ): Promise<number> => {
   const { event, replayName } = eventFromEnvelope(envelope);
@@ -61,7 +61,7 @@ export const matchEvent = async (
   const webhookIds = await matchingWebhookIds(event.event_type);
   // Every webhook gets its attempt even when another one's fails: the message then comes back for the rest.
   const outcomes = await Promise.allSettled(
-    webhookIds.map((webhookId) => deliverFirstAttempt(webhookId, deliveryId, event, receipt, now)),
+    webhookIds.map((webhookId) => deliverFirstAttempt(webhookId, deliveryId, event, handling, now)),
   );
   const attempts = outcomes.filter((outcome) => outcome.status === 'fulfilled' && outcome.value).length;
   logger.info('event matched', {

@@ -1,4 +1,4 @@
-import { sqsWorker } from '../../core/sqs-worker';
+import { sqsWorker } from '../../core/workers';
 import { continueBroadcast } from '../../domain/realtime/broadcast';
 import { broadcastQueue } from '../../domain/realtime/broadcast-queue';
 import { sendPresenceSummary } from '../../domain/realtime/presence-summary-broadcast';

@@ -1,4 +1,4 @@
-import { busWorker } from '../../core/sqs-worker';
+import { busWorker } from '../../core/workers';
 import { asBusEnvelope, sendEventFrames } from '../../domain/events/frames';
 
 export const handler = busWorker('events.frames', (event) => sendEventFrames(asBusEnvelope(event)));

@@ -1,7 +1,7 @@
-import { messageReceipt, sqsWorker } from '../../core/sqs-worker';
+import { messageHandling, sqsWorker } from '../../core/workers';
 import { processFanoutMessage } from '../../domain/notifications/fanout';
 import { fanoutQueue } from '../../domain/notifications/fanout-messages';
 
 export const handler = sqsWorker('notifications.fanout', fanoutQueue, (message, record, context) =>
-  processFanoutMessage(message, messageReceipt(record, context)),
+  processFanoutMessage(message, messageHandling(record, context)),
 );

@@ -1,7 +1,7 @@
-import { busWorker } from '../../core/sqs-worker';
+import { busWorker } from '../../core/workers';
 import { asBusEnvelope } from '../../domain/events/envelope';
 import { matchEvent } from '../../domain/webhooks/matcher';
 
-export const handler = busWorker('webhooks.match', (event, receipt) =>
-  matchEvent(asBusEnvelope(event), receipt),
+export const handler = busWorker('webhooks.match', (event, handling) =>
+  matchEvent(asBusEnvelope(event), handling),
 );

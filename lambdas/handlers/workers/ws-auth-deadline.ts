@@ -1,4 +1,4 @@
-import { sqsWorker } from '../../core/sqs-worker';
+import { sqsWorker } from '../../core/workers';
 import { armAuthDeadline, authDeadlineQueue, enforceAuthDeadline } from '../../domain/realtime/sweeper';
 
 /** Closes a connection still unauthenticated at its auth deadline (the timer `$connect` armed). */

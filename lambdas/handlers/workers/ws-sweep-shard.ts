@@ -1,5 +1,5 @@
 import { logger } from '../../core/logger';
-import { sqsWorker } from '../../core/sqs-worker';
+import { sqsWorker } from '../../core/workers';
 import { aliveUntilOf, queueNextSweep, sweepQueue } from '../../domain/realtime/sweep-schedule';
 import { sweepShard } from '../../domain/realtime/sweeper';
 

@@ -1,4 +1,4 @@
-import { sqsWorker } from '../../core/sqs-worker';
+import { sqsWorker } from '../../core/workers';
 import { sendWelcome, welcomeQueue } from '../../domain/realtime/welcome';
 
 /** Sends the `session` frame of a connection authenticated at `$connect`. */

@@ -12,7 +12,7 @@ import {
   readMessage,
 } from '../../../lambdas/core/message-queue';
 import { enqueue } from '../../../lambdas/core/sqs-send';
-import { sqsWorker } from '../../../lambdas/core/sqs-worker';
+import { sqsWorker } from '../../../lambdas/core/workers';
 import { fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import { broadcastQueue } from '../../../lambdas/domain/realtime/broadcast-queue';
 import { sweepQueue } from '../../../lambdas/domain/realtime/sweep-schedule';

@@ -17,7 +17,7 @@ import {
   receiverIdFor,
 } from '../../../lambdas/domain/notifications/model';
 import { receiverCount, useDynamoDbLocal, useDynamoDbOutage } from '../../support/dynamodb';
-import { receiptOf } from '../../support/queues';
+import { handlingOf } from '../../support/queues';
 
 // The local runtime's stand-in for the stack's cursor key secret (lambdas/core/cursor-mac.ts).
 process.env.NOTIFY_CURSOR_KEY ??= 'unit-test-cursor-key-0123456789abcdef';
@@ -64,7 +64,7 @@ const storeNotification = async (
 const deliver = (record: NotificationRecord, deliveryId = `message-${record.id}`) =>
   processFanoutMessage(
     { kind: 'chunk', notification_id: record.id, recipients: record.recipient_ids ?? [] },
-    receiptOf(deliveryId),
+    handlingOf(deliveryId),
   );
 
 const errorCode = (promise: Promise<unknown>) =>
@@ -96,7 +96,7 @@ describe('fan-out into feeds', () => {
     await expect(
       processFanoutMessage(
         { kind: 'chunk', notification_id: newId(), recipients: ['x'] },
-        receiptOf('message-1'),
+        handlingOf('message-1'),
       ),
     ).rejects.toThrow(/does not exist/);
   });

@@ -13,7 +13,7 @@ import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notific
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
 import { waitUntil } from '../../support/await';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
-import { messageOf, receiptOf, useQueuesWithoutWorkers } from '../../support/queues';
+import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 /**
  * A small list of named recipients is delivered by the accepting request itself (docs/notifications.md,
@@ -125,7 +125,7 @@ describe('delivery inside the accepting request', () => {
     expect(queued.map(({ message }) => message)).toEqual([
       { kind: 'chunk', notification_id: id, recipients: [ben], delivery_id: `request:${id}` },
     ]);
-    for (const { message, messageId } of queued) await processFanoutMessage(message, receiptOf(messageId));
+    for (const { message, messageId } of queued) await processFanoutMessage(message, handlingOf(messageId));
     expect(await receiverCount(ben)).toBe(1);
     expect(await receiverCount(ann)).toBe(1);
   });
@@ -160,7 +160,7 @@ describe('delivery inside the accepting request', () => {
         { kind: 'chunk', notification_id: id, recipients: [ben], delivery_id: `request:${id}` },
       ]);
       // The slow write lands meanwhile or the queued chunk writes it: one feed item either way.
-      for (const { message, messageId } of queued) await processFanoutMessage(message, receiptOf(messageId));
+      for (const { message, messageId } of queued) await processFanoutMessage(message, handlingOf(messageId));
       await waitUntil(() => slowWriteDone);
     } finally {
       spy.mockRestore();

@@ -12,7 +12,7 @@ import { createNotificationSchema } from '../../../lambdas/domain/notifications/
 import { subscribe } from '../../../lambdas/domain/topics/subscriptions';
 import { createTopic } from '../../../lambdas/domain/topics/topics';
 import { useDynamoDbLocal } from '../../support/dynamodb';
-import { messageOf, receiptOf, useQueuesWithoutWorkers } from '../../support/queues';
+import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 useDynamoDbLocal();
 
@@ -41,7 +41,7 @@ const drainFanout = async (): Promise<string[]> => {
       Messages.map(async (message) => {
         const parsed = messageOf(fanoutQueue, message.Body);
         kinds.push(parsed.kind);
-        await processFanoutMessage(parsed, receiptOf(message.MessageId ?? ''));
+        await processFanoutMessage(parsed, handlingOf(message.MessageId ?? ''));
         await queues.client().send(
           new DeleteMessageCommand({
             QueueUrl: queues.sqs().queueUrl('fanout'),

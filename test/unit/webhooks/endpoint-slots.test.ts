@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
-import type { Receipt } from '../../../lambdas/core/receipt';
+import type { MessageHandling } from '../../../lambdas/core/message-handling';
 import { deliverFirstAttempt } from '../../../lambdas/domain/webhooks/deliver';
 import { type EventSnapshot, getDelivery, newDeliveryRef } from '../../../lambdas/domain/webhooks/deliveries';
 import { leaseSlot, SLOT_RETENTION_SECS } from '../../../lambdas/domain/webhooks/endpoint-slots';
@@ -34,7 +34,7 @@ afterAll(async () => {
   process.env = saved;
 });
 
-const receipt = (): Receipt => ({
+const handling = (): MessageHandling => ({
   messageId: `req-${randomBytes(6).toString('hex')}`,
   receive: 'r1',
   deadline: new Date(Date.now() + 30_000),
@@ -95,7 +95,7 @@ describe('endpoint slots of a first attempt', () => {
   it('are all free again once the attempt is delivered', async () => {
     const webhook = await newWebhook();
     const snapshot = event();
-    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).toBe(true);
+    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, handling())).toBe(true);
     expect(receiver.at(webhook.path)).toHaveLength(1);
     expect((await getDelivery(newDeliveryRef(webhook.id, snapshot.id)))?.status).toBe('succeeded');
     expect(await leasedSlots(webhook.id)).toEqual([]);
@@ -112,7 +112,7 @@ describe('endpoint slots of a first attempt', () => {
       freeBeforeOutcome = (await leasedSlots(webhook.id)).length === 0;
     });
     const snapshot = event();
-    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).toBe(true);
+    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, handling())).toBe(true);
     expect(receiver.at(webhook.path)).toHaveLength(1);
     expect(freeBeforeOutcome).toBe(true);
     expect((await getDelivery(newDeliveryRef(webhook.id, snapshot.id)))?.status).toBe('succeeded');
@@ -133,7 +133,7 @@ describe('endpoint slots of a first attempt', () => {
     });
     outage.fail(isWebhookRead);
     const snapshot = event();
-    await expect(deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).rejects.toThrow();
+    await expect(deliverFirstAttempt(webhook.id, snapshot.id, snapshot, handling())).rejects.toThrow();
     outage.heal();
     expect(receiver.at(webhook.path)).toHaveLength(0);
     expect(await leasedSlots(webhook.id)).toEqual([]);
@@ -143,7 +143,7 @@ describe('endpoint slots of a first attempt', () => {
     const webhook = await newWebhook();
     outage.fail(isRelease);
     const snapshot = event();
-    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).toBe(true);
+    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, handling())).toBe(true);
     outage.heal();
     expect(receiver.at(webhook.path)).toHaveLength(1);
     expect((await getDelivery(newDeliveryRef(webhook.id, snapshot.id)))?.status).toBe('succeeded');
@@ -167,7 +167,7 @@ describe('endpoint slots of a first attempt', () => {
       );
     });
     const snapshot = event();
-    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, receipt())).toBe(true);
+    expect(await deliverFirstAttempt(webhook.id, snapshot.id, snapshot, handling())).toBe(true);
     expect(disabled).toBe(true);
     expect(receiver.at(webhook.path)).toHaveLength(0);
     expect((await getDelivery(newDeliveryRef(webhook.id, snapshot.id)))?.status).toBe('dead_letter');
