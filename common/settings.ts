@@ -13,42 +13,44 @@ const settingText = (env: Environment, name: string): string | undefined => {
   return raw === undefined || raw === '' ? undefined : raw;
 };
 
-/** A numeric setting: its value, `fallback` when unset; throws naming the variable and the `requirement` when not `valid`. */
-const numberSetting = (
-  env: Environment,
-  name: string,
-  fallback: number,
-  valid: (value: number) => boolean,
-  requirement: string,
-): number => {
+/** What a numeric setting must be: the test, and the words that follow the variable's name when it fails. */
+interface NumberRule {
+  readonly valid: (value: number) => boolean;
+  readonly requirement: string;
+}
+
+/** A numeric setting: its value, `fallback` when unset; throws naming the variable and the rule when it breaks it. */
+const numberSetting = (env: Environment, name: string, fallback: number, rule: NumberRule): number => {
   const raw = settingText(env, name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!valid(value)) throw new Error(`${name} must be ${requirement}`);
+  if (!rule.valid(value)) throw new Error(`${name} must be ${rule.requirement}`);
   return value;
 };
 
+const POSITIVE_SECONDS: NumberRule = {
+  valid: (value) => Number.isFinite(value) && value > 0,
+  requirement: 'a positive number of seconds',
+};
+const POSITIVE_INTEGER: NumberRule = {
+  valid: (value) => Number.isInteger(value) && value >= 1,
+  requirement: 'a positive integer',
+};
+
 /** A positive number of seconds (fractions allowed, so tests can shorten a duration below a second). */
-export const positiveSecondsSetting = (
-  name: string,
-  fallback: number,
-  env: Environment = process.env,
-): number =>
-  numberSetting(
-    env,
-    name,
-    fallback,
-    (value) => Number.isFinite(value) && value > 0,
-    'a positive number of seconds',
-  );
+export const positiveSecondsSetting = (name: string, fallback: number, env: Environment = process.env) =>
+  numberSetting(env, name, fallback, POSITIVE_SECONDS);
 
 /** A whole number >= 1 (counts, shards). */
-export const positiveIntegerSetting = (
-  name: string,
-  fallback: number,
-  env: Environment = process.env,
-): number =>
-  numberSetting(env, name, fallback, (value) => Number.isInteger(value) && value >= 1, 'a positive integer');
+export const positiveIntegerSetting = (name: string, fallback: number, env: Environment = process.env) =>
+  numberSetting(env, name, fallback, POSITIVE_INTEGER);
+
+/** A whole number from 1 to `max`, e.g. shards bounded by what one batch read can reach. */
+export const boundedIntegerSetting = (name: string, fallback: number, max: number, env = process.env) =>
+  numberSetting(env, name, fallback, {
+    valid: (value) => POSITIVE_INTEGER.valid(value) && value <= max,
+    requirement: `an integer from 1 to ${max}`,
+  });
 
 /** `true`, `1`, `yes` or `on` (any case); anything else, or unset, is false. */
 export const flagSetting = (name: string, env: Environment = process.env): boolean =>

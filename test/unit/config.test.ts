@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   AUTH_ENV_NAMES,
   authConfig,
+  boundedIntegerSetting,
   ConfigError,
   flagSetting,
   parseAuthConfig,
@@ -237,6 +238,13 @@ describe('setting readers', () => {
         `${NAME} must be a positive integer`,
       );
     }
+  });
+
+  it('keep a bounded count within its bounds', () => {
+    expect(boundedIntegerSetting(NAME, 4, 100, { [NAME]: '100' })).toBe(100);
+    expect(() => boundedIntegerSetting(NAME, 4, 100, { [NAME]: '101' })).toThrow(
+      `${NAME} must be an integer from 1 to 100`,
+    );
   });
 
   it('read a flag as on only for true, 1, yes or on', () => {
