@@ -77,7 +77,7 @@ const declaredFunctions = (): { id: string; spec: FunctionSpec }[] => [
   ...wiring.recurringSchedules.map((schedule) => ({ id: schedule.id, spec: schedule })),
 ];
 
-/** The environment a deployed function finds (names from lib/wiring/env.ts, values shaped like AWS's). */
+/** The environment a deployed function finds (names from common/env.ts, values shaped like AWS's). */
 const functionEnv = (): Record<string, string> => {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SignJWT } from 'jose';
+import { AUTH_SETTING_PREFIX } from '../common/env';
 import { REPO_ROOT } from './lambda/runner';
 
 /**
@@ -18,7 +19,6 @@ export const DEV_AUTH_FILE = resolve(REPO_ROOT, '.data', 'dev-auth.json');
 export const devAuthFile = (dataDir?: string): string =>
   process.env.NOTIFY_DEV_AUTH_FILE || (dataDir ? resolve(dataDir, 'dev-auth.json') : DEV_AUTH_FILE);
 
-export const AUTH_ENV_PREFIX = 'SERVICE__AUTH__';
 export const DEV_AUDIENCE = 'notify';
 export const DEV_SERVICE_AUDIENCE = 'notify.s2s';
 export const ALL_SCOPES = [
@@ -59,19 +59,19 @@ export const writeDevAuth = (settings: Hs256Settings, file = devAuthFile()): voi
 /** True when any `SERVICE__AUTH__*` variable is set (non-blank) in `env`. */
 export const hasAuthSettings = (env: Record<string, string | undefined>): boolean =>
   Object.entries(env).some(
-    ([name, value]) => name.startsWith(AUTH_ENV_PREFIX) && (value ?? '').trim() !== '',
+    ([name, value]) => name.startsWith(AUTH_SETTING_PREFIX) && (value ?? '').trim() !== '',
   );
 
 /** HS256 settings from `SERVICE__AUTH__*` variables; undefined when no HS256 secret is among them. */
 export const hs256FromEnv = (env: Record<string, string | undefined>): Hs256Settings | undefined => {
-  const secret = env[`${AUTH_ENV_PREFIX}HS256_SECRET`]?.trim();
-  const issuer = env[`${AUTH_ENV_PREFIX}ISSUER`]?.trim();
+  const secret = env[`${AUTH_SETTING_PREFIX}HS256_SECRET`]?.trim();
+  const issuer = env[`${AUTH_SETTING_PREFIX}ISSUER`]?.trim();
   if (!secret || !issuer) return undefined;
   return {
     secret,
     issuer,
-    audience: env[`${AUTH_ENV_PREFIX}AUDIENCE`]?.trim() || DEV_AUDIENCE,
-    serviceAudience: env[`${AUTH_ENV_PREFIX}SERVICE_AUDIENCE`]?.trim() || DEV_SERVICE_AUDIENCE,
+    audience: env[`${AUTH_SETTING_PREFIX}AUDIENCE`]?.trim() || DEV_AUDIENCE,
+    serviceAudience: env[`${AUTH_SETTING_PREFIX}SERVICE_AUDIENCE`]?.trim() || DEV_SERVICE_AUDIENCE,
   };
 };
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { envNames } from '../lib/wiring/env';
+import { envNames } from '../common/env';
 
 /** A random key kept in the data folder (so what it protects survives a restart), or random per run in memory. */
 const persistedKey = (dataDir: string | undefined, fileName: string): string => {

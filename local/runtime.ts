@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AUTH_ENV_NAMES, pickAuthEnv } from '../lambdas/core/config';
+import { AUTH_SETTING_PREFIX } from '../common/env';
+import { DEFAULT_PRESENCE_SCALE } from '../common/presence-settings';
+import { AUTH_ENV_NAMES, pickAuthEnv } from '../common/settings';
 import { DEFAULT_CONNECTION_SHARDS } from '../lambdas/domain/realtime/config';
-import { DEFAULT_PRESENCE_SCALE } from '../lambdas/domain/realtime/presence-settings';
 import { DEFAULT_DELIVERY_SHARDS } from '../lambdas/domain/webhooks/settings';
 import {
   ANY_ORIGIN,
@@ -298,7 +299,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
           SERVICE__AUTH__SERVICE_AUDIENCE: DEV_SERVICE_AUDIENCE,
         };
     const webhookKeyEnv = localWebhookEnv(dataDir);
-    const { NOTIFY_WEBHOOK_LOCAL_KEY: webhookLocalKey, ...webhookSettings } = webhookKeyEnv;
+    const { [envNames.webhookLocalKey]: webhookLocalKey, ...webhookSettings } = webhookKeyEnv;
     const resources: FunctionResources = {
       stage: LOCAL_STAGE,
       tableName: (tableId) => {
@@ -363,7 +364,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       envNames.hs256SecretArn,
     ]);
     for (const setting of Object.keys(options.env ?? {})) {
-      if (!setting.startsWith('SERVICE__AUTH__')) hidden.delete(setting);
+      if (!setting.startsWith(AUTH_SETTING_PREFIX)) hidden.delete(setting);
     }
     scopeOf = (fn) => {
       const credentials = access.credentialsFor(

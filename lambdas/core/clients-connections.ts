@@ -1,5 +1,5 @@
 import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
-import { envNames } from '../../lib/wiring/env';
+import { envNames } from '../../common/env';
 import { lazy, requiredEnv } from './clients';
 
 /** The WebSocket API's `@connections` endpoint: the stage's callback URL, set by the stack or the local runtime. */

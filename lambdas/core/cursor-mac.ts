@@ -11,7 +11,7 @@
  * cursors in flight (a client restarts from the first page).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { envNames } from '../../lib/wiring/env';
+import { envNames } from '../../common/env';
 import { readSecretString } from './clients-secrets';
 import { validationError } from './errors';
 

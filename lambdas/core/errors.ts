@@ -2,18 +2,9 @@
  * Typed errors that domain code throws; the HTTP plumbing maps each to a row of contract §3's error table
  * and the WebSocket handlers to an `error` frame. Messages are written for clients: never an internal name.
  */
-export type ErrorCode =
-  | 'validation'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'rate_limited'
-  | 'internal'
-  | 'unavailable';
+import type { ErrorCode, FieldIssue } from '../../common/error-body';
+
+export type { ErrorCode, FieldIssue };
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   validation: 400,
@@ -28,12 +19,6 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   internal: 500,
   unavailable: 503,
 };
-
-export interface FieldIssue {
-  /** Path of the offending field, e.g. `recipient_ids[3]` or `channels`. */
-  readonly field: string;
-  readonly issue: string;
-}
 
 export class ServiceError extends Error {
   constructor(

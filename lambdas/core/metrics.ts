@@ -1,4 +1,7 @@
-import { envNames } from '../../lib/wiring/env';
+import { envNames } from '../../common/env';
+import type { ServiceMetric } from '../../common/metric-names';
+
+export { SERVICE_METRICS, type ServiceMetric } from '../../common/metric-names';
 
 /**
  * Business metrics of the service as CloudWatch embedded metric format (EMF) log lines, written here: a few
@@ -11,17 +14,6 @@ const namespace = process.env.POWERTOOLS_METRICS_NAMESPACE;
 const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? 'notify';
 const stage = process.env[envNames.stage];
 const disabled = process.env.POWERTOOLS_METRICS_DISABLED?.toLowerCase() === 'true';
-
-/** Names of the counters; the stack's alarms and dashboard refer to the same names. */
-export const SERVICE_METRICS = {
-  notificationsCreated: 'NotificationsCreated',
-  receiversWritten: 'ReceiversWritten',
-  framesSent: 'FramesSent',
-  webhookDeliveries: 'WebhookDeliveries',
-  webhookDeliveryFailures: 'WebhookDeliveryFailures',
-} as const;
-
-export type ServiceMetric = (typeof SERVICE_METRICS)[keyof typeof SERVICE_METRICS];
 
 /**
  * This invocation's counters, summed: a fan-out counting per recipient logs one sum, not an array of hundreds

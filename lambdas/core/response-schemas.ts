@@ -18,7 +18,7 @@ export const pageOf = <T extends z.core.$ZodType>(item: T) =>
 
 export const ERROR_CODES = Object.keys(STATUS_OF) as (keyof typeof STATUS_OF)[];
 
-/** Contract §3's error body (lambdas/core/http/errors-to-response.ts `errorBody`). */
+/** Contract §3's error body (common/error-body.ts `errorBody`). */
 export const errorBodySchema = z.strictObject({
   code: z.enum(ERROR_CODES),
   message: z.string(),

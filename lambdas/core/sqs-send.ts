@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { SQS_MAX_MESSAGE_BYTES } from '../../lib/wiring/limits';
+import { SQS_MAX_MESSAGE_BYTES } from '../../common/limits';
 import { queueUrl } from './clients';
 import { sqs } from './clients-sqs';
 import { type MessageQueue, messageBody } from './message-queue';

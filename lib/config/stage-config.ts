@@ -7,16 +7,14 @@ import path from 'node:path';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { z } from 'zod';
+import { AUTH_SETTING_PREFIX, type AuthSettingKey, authSettingName } from '../../common/env';
+import { DEFAULT_PRESENCE_SCALE, type PresenceSettings } from '../../common/presence-settings';
 import {
   AUTH_ENV_NAMES,
   ConfigError,
   parseAuthConfig,
   REPLAY_PROTECTION_SCOPES,
-} from '../../lambdas/core/config';
-import {
-  DEFAULT_PRESENCE_SCALE,
-  type PresenceSettings,
-} from '../../lambdas/domain/realtime/presence-settings';
+} from '../../common/settings';
 import { repoRoot } from '../paths';
 import { ANY_ORIGIN, type CorsPolicy, invalidOriginReason } from '../wiring';
 
@@ -424,7 +422,7 @@ const STAGE_NAME = /^[a-z][a-z0-9-]{0,19}$/;
 const SECRET_PLACEHOLDER = 'x'.repeat(64);
 
 /** `SERVICE__AUTH__JWKS_URL` → `auth.jwks_url`, so errors name the key as it is written in the file. */
-const configKeyOf = (envName: string) => `auth.${envName.replace('SERVICE__AUTH__', '').toLowerCase()}`;
+const configKeyOf = (envName: string) => `auth.${envName.replace(AUTH_SETTING_PREFIX, '').toLowerCase()}`;
 
 const text = (value: unknown): boolean => typeof value === 'string' && value.trim() !== '';
 
@@ -437,12 +435,12 @@ const settingsAStageNeeds = (raw: unknown): string[] => {
   return [
     text(valueAt(raw, ['auth', 'issuer']))
       ? undefined
-      : `${configKeyOf('SERVICE__AUTH__ISSUER')} [SERVICE__AUTH__ISSUER]`,
+      : `${configKeyOf(authSettingName('ISSUER'))} [${authSettingName('ISSUER')}]`,
     development ||
     text(valueAt(raw, ['auth', 'jwks_url'])) ||
     text(valueAt(raw, ['auth', 'introspection_url']))
       ? undefined
-      : `${configKeyOf('SERVICE__AUTH__JWKS_URL')} [SERVICE__AUTH__JWKS_URL] (the identity provider's key set)`,
+      : `${configKeyOf(authSettingName('JWKS_URL'))} [${authSettingName('JWKS_URL')}] (the identity provider's key set)`,
     // Alarms that notify nobody are not operable: a deployable stage names where they go.
     development || text(valueAt(raw, ['alarms', 'email'])) || text(valueAt(raw, ['alarms', 'topic_arn']))
       ? undefined
@@ -578,8 +576,8 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
         : { kind: 'existing', secretId: auth.hs256_secret.secrets_manager };
 
   const authEnv: Record<string, string> = {};
-  const set = (name: string, value: string | number | boolean | undefined) => {
-    if (value !== undefined) authEnv[`SERVICE__AUTH__${name}`] = String(value);
+  const set = (key: AuthSettingKey, value: string | number | boolean | undefined) => {
+    if (value !== undefined) authEnv[authSettingName(key)] = String(value);
   };
   set('ISSUER', auth.issuer);
   set('AUDIENCE', auth.audience);
@@ -599,8 +597,8 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     parseAuthConfig(
       {
         ...authEnv,
-        SERVICE__AUTH__HS256_SECRET: secretForValidation,
-        SERVICE__AUTH__INTROSPECTION_CLIENT_SECRET: introspectionClientSecret && SECRET_PLACEHOLDER,
+        [authSettingName('HS256_SECRET')]: secretForValidation,
+        [authSettingName('INTROSPECTION_CLIENT_SECRET')]: introspectionClientSecret && SECRET_PLACEHOLDER,
       },
       { allowHs256: file.development },
     );

@@ -7,7 +7,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { SERVICE_METRICS } from '../../lambdas/core/metrics';
+import { SERVICE_METRICS } from '../../common/metric-names';
 import type { MonitoringLevel, ScaleSettings } from '../config/stage-config';
 import { silenceCfnLint } from '../nag-suppressions';
 import type { ServiceHttpApi, ServiceWebSocketApi } from './apis';

@@ -70,7 +70,7 @@ export class Queues extends Construct {
     return new sqs.Queue(this, constructId, {
       // The longest SQS allows: time to notice, fix and redrive.
       retentionPeriod: Duration.days(14),
-      // Set explicitly so the stack does not depend on the account's default (lib/wiring/limits.ts).
+      // Set explicitly so the stack does not depend on the account's default (common/limits.ts).
       maxMessageSizeBytes: SQS_MAX_MESSAGE_BYTES,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

@@ -2,8 +2,7 @@ import { ArnFormat, Fn, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { ServiceError } from '../../lambdas/core/errors';
-import { errorBody } from '../../lambdas/core/http/errors-to-response';
+import { errorBody } from '../../common/error-body';
 import type { ManagedRuleGroup } from '../config/stage-config';
 
 export interface ApiWebAclProps {
@@ -24,10 +23,10 @@ export const RATE_LIMITED_RETRY_AFTER_SECS = 60;
  */
 export const RATE_LIMITED_BODY = JSON.stringify(
   errorBody(
-    new ServiceError(
-      'rate_limited',
-      `Too many requests from this address; retry after ${RATE_LIMITED_RETRY_AFTER_SECS} seconds`,
-    ),
+    {
+      code: 'rate_limited',
+      message: `Too many requests from this address; retry after ${RATE_LIMITED_RETRY_AFTER_SECS} seconds`,
+    },
     'edge',
   ),
 );

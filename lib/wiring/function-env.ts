@@ -1,6 +1,6 @@
-import { replayProtectionIn } from '../../lambdas/core/config';
-import type { PresenceSettings } from '../../lambdas/domain/realtime/presence-settings';
-import { envNames } from './env';
+import { envNames } from '../../common/env';
+import type { PresenceSettings } from '../../common/presence-settings';
+import { replayProtectionIn } from '../../common/settings';
 import type { FunctionSpec, HttpRoute, QueueId, TableId } from './types';
 
 /** The table whose readers also learn the number of connection shards (lambdas/domain/realtime/config.ts). */

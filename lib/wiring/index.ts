@@ -1,3 +1,9 @@
+export { envNames, ORIGIN_VERIFY_HEADER } from '../../common/env';
+export {
+  EVENTBRIDGE_MAX_PUT_EVENTS_BYTES,
+  LAMBDA_MAX_ASYNC_PAYLOAD_BYTES,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../../common/limits';
 export {
   ANY_ORIGIN,
   allowedOriginFor,
@@ -10,7 +16,6 @@ export {
   isCorsPreflight,
 } from './cors';
 export { httpRouteById, wiring } from './declaration';
-export { envNames, ORIGIN_VERIFY_HEADER } from './env';
 export { deployedSpec, type FunctionResources, functionEnvironment } from './function-env';
 export {
   allowsTableAction,
@@ -21,9 +26,4 @@ export {
   TABLE_WRITE_ACTIONS,
   tableActions,
 } from './grants';
-export {
-  EVENTBRIDGE_MAX_PUT_EVENTS_BYTES,
-  LAMBDA_MAX_ASYNC_PAYLOAD_BYTES,
-  SQS_MAX_MESSAGE_BYTES,
-} from './limits';
 export * from './types';

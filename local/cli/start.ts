@@ -6,7 +6,7 @@
  *             [-- --seed N] [-- --exact-delivery]          (or NOTIFY_LOCAL_SEED / NOTIFY_LOCAL_DELIVERY=exact)
  */
 import '../sdk-env';
-import { ConfigError } from '../../lambdas/core/config';
+import { ConfigError } from '../../common/settings';
 import { invalidOriginReason } from '../../lib/wiring';
 import { describeDelivery } from '../delivery';
 import { ALL_SCOPES, devAuthFile, hasAuthSettings, readDevAuth, writeDevAuth } from '../dev-auth';

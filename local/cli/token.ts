@@ -8,9 +8,9 @@
  * `--data DIR` it was given, else .data/). Prints only the token, so `TOKEN=$(npm run -s token -- --user alice)`
  * works; without `-s` npm prints its own header into that output first, so the command refuses instead.
  */
+import { AUTH_SETTING_PREFIX } from '../../common/env';
 import { describeBound, withinBound } from '../../lambdas/core/identifiers';
 import {
-  AUTH_ENV_PREFIX,
   DEV_AUDIENCE,
   DEV_SERVICE_AUDIENCE,
   devAuthFile,
@@ -60,14 +60,14 @@ const ttlText = (args.ttl as string | undefined) ?? '3600';
 if (!/^\d{1,7}$/.test(ttlText) || Number(ttlText) < 1)
   fail(`--ttl must be a number of seconds, got ${ttlText}`);
 
-const env = (key: string) => process.env[`${AUTH_ENV_PREFIX}${key}`]?.trim() || undefined;
+const env = (key: string) => process.env[`${AUTH_SETTING_PREFIX}${key}`]?.trim() || undefined;
 const dataDir = (args.data as string | undefined) ?? (process.env.NOTIFY_DATA_DIR || undefined);
 const saved = readDevAuth(devAuthFile(dataDir));
 const secret = env('HS256_SECRET') ?? saved?.secret;
 if (!secret) {
   fail(
     `no HS256 secret: run npm start${dataDir ? ` -- --data ${dataDir}` : ''} once (it writes ` +
-      `${devAuthFile(dataDir)}) or set ${AUTH_ENV_PREFIX}HS256_SECRET`,
+      `${devAuthFile(dataDir)}) or set ${AUTH_SETTING_PREFIX}HS256_SECRET`,
   );
 }
 const settings: Hs256Settings = {

@@ -8,7 +8,7 @@ import { AwsServiceError } from '../aws-http';
  * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html
  */
 
-import { SQS_MAX_MESSAGE_BYTES } from '../../lib/wiring/limits';
+import { SQS_MAX_MESSAGE_BYTES } from '../../common/limits';
 
 /** MaximumMessageSize of the project's queues, as the CDK stack sets it (1 MiB). */
 export const MAX_MESSAGE_BYTES = SQS_MAX_MESSAGE_BYTES;

@@ -1,9 +1,9 @@
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { envNames } from '../../common/env';
 import { DataTables } from '../../lib/constructs/data-tables';
 import { wiring } from '../../lib/wiring';
-import { envNames } from '../../lib/wiring/env';
 
 /** The tables' logical ids, built as the stack builds them (scope `Tables`), without a whole synth. */
 const logicalIds = (): Record<string, string> => {

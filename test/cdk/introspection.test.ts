@@ -3,8 +3,8 @@
  * secret only as a Secrets Manager secret, which the authenticating functions may read and nothing else holds.
  */
 import { describe, expect, it } from 'vitest';
+import { envNames } from '../../common/env';
 import { StageConfigError } from '../../lib/config/stage-config';
-import { envNames } from '../../lib/wiring/env';
 import { prodSettings, synthesize } from './synth';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:notify/introspection-AbCdEf';

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SERVICE_METRICS } from '../../lambdas/core/metrics';
+import { SERVICE_METRICS } from '../../common/metric-names';
 import { ALARM_THRESHOLDS } from '../../lib/constructs/monitoring';
 import { DEFAULT_ROUTE_PATH, wiring } from '../../lib/wiring';
 import { devSettings, prodSettings, type SynthesizedStack, synthesize } from './synth';

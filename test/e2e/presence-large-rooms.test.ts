@@ -12,7 +12,7 @@ import {
   type PresenceSummaryFrame,
   type WebSocketConstructor,
 } from '../../client/src/index';
-import { envNames } from '../../lib/wiring/env';
+import { envNames } from '../../common/env';
 import { apiClient, eventually } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { type Frame, TestClient } from '../support/ws-client';

@@ -23,14 +23,18 @@ export interface SourceImports {
   readonly packages: string[];
 }
 
-let graph: Promise<Map<string, SourceImports>> | undefined;
+const graphs = new Map<string, Promise<Map<string, SourceImports>>>();
 
-/** Each file's runtime imports, from esbuild's metafile of a build with every file as an entry point. */
-export const importGraph = (folder = 'lambdas'): Promise<Map<string, SourceImports>> => {
-  graph ??= (async () => {
+/** Each file's runtime imports under `folders`, from esbuild's metafile of a build with every file as an entry point. */
+export const importGraph = (...folders: string[]): Promise<Map<string, SourceImports>> => {
+  const roots = folders.length > 0 ? folders : ['lambdas'];
+  const key = roots.join(',');
+  const cached = graphs.get(key);
+  if (cached) return cached;
+  const graph = (async () => {
     const { metafile } = await build({
       absWorkingDir: repoRoot,
-      entryPoints: sourceFiles(folder),
+      entryPoints: roots.flatMap((folder) => sourceFiles(folder)),
       bundle: true,
       write: false,
       outdir: 'out',
@@ -42,7 +46,7 @@ export const importGraph = (folder = 'lambdas'): Promise<Map<string, SourceImpor
     });
     const result = new Map<string, SourceImports>();
     for (const [file, input] of Object.entries(metafile.inputs)) {
-      if (!file.startsWith(`${folder}/`)) continue;
+      if (!roots.some((folder) => file.startsWith(`${folder}/`))) continue;
       result.set(file, {
         files: input.imports.filter((entry) => !entry.external).map((entry) => entry.path),
         packages: input.imports.filter((entry) => entry.external).map((entry) => entry.path),
@@ -50,7 +54,22 @@ export const importGraph = (folder = 'lambdas'): Promise<Map<string, SourceImpor
     }
     return result;
   })();
+  graphs.set(key, graph);
   return graph;
+};
+
+/**
+ * The repository files `file` names in its import and export statements, type-only ones included (what a
+ * reader sees, unlike importGraph's runtime imports). Paths as sourceFiles gives them, without extension.
+ */
+export const importedPaths = (file: string): string[] => {
+  const text = readFileSync(path.join(repoRoot, file), 'utf8');
+  const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"]*)['"]/g)].map(
+    (match) => match[1] as string,
+  );
+  return specifiers.map((specifier) =>
+    path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)),
+  );
 };
 
 /** The import cycles among `graph`'s files: each as the files along it, starting and ending at the same one. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../lib/paths';
 import { wiring } from '../../lib/wiring';
-import { codeOf, importCycles, importGraph, sourceFiles } from '../support/source-graph';
+import { codeOf, importCycles, importedPaths, importGraph, sourceFiles } from '../support/source-graph';
 
 /**
  * The project's own rules for the code under lambdas/ (docs/design.md), checked on the code as
@@ -158,6 +158,44 @@ describe('imports', () => {
     );
   });
 
+  it('form no cycle across lambdas/, lib/ and common/', async () => {
+    expect(importCycles(await importGraph('lambdas', 'lib', 'common'))).toEqual([]);
+  });
+
+  /** Files under `from` that name a file under one of `into` in an import or export, type-only ones included. */
+  const importsInto = (from: string, into: readonly string[]) =>
+    sourceFiles(from).flatMap((file) =>
+      importedPaths(file)
+        .filter((target) => into.some((folder) => target.startsWith(`${folder}/`)))
+        .map((target) => `${file} -> ${target}`),
+    );
+
+  it('run one way between lib/ and lambdas/: the functions read the wiring; the stack imports no function code', () => {
+    expect(importsInto('lib', ['lambdas'])).toEqual([]);
+    // Of lib/, the functions read only the wiring declaration (routes, access rules), never the stack's constructs.
+    expect(
+      sourceFiles('lambdas').flatMap((file) =>
+        importedPaths(file)
+          .filter((target) => target.startsWith('lib/') && !/^lib\/wiring(\/|$)/.test(target))
+          .map((target) => `${file} -> ${target}`),
+      ),
+    ).toEqual([]);
+  });
+
+  it('into common/ only: what both sides need (environment names, settings, error body, metric names, limits) imports neither side', async () => {
+    expect(importsInto('common', ['lambdas', 'lib'])).toEqual([]);
+    // Every function bundles it: no package (zod, the SDK) rides along.
+    const packages = [...(await importGraph('common')).entries()].filter(
+      ([, imports]) => imports.packages.length > 0,
+    );
+    expect(packages).toEqual([]);
+  });
+
+  it('would show an import of lambdas/ from lib/', () => {
+    // The check reads the import statements: the stack's own entry point imports lib/ files.
+    expect(importedPaths('lib/app.ts').some((target) => target.startsWith('lib/'))).toBe(true);
+  });
+
   it('would show a cycle', () => {
     const graph = new Map([
       ['a.ts', { files: ['b.ts'], packages: [] }],
@@ -168,9 +206,21 @@ describe('imports', () => {
   });
 });
 
+describe('settings', () => {
+  it('name each environment variable once, in common/env.ts: no other code spells a NOTIFY_ or SERVICE__ name', () => {
+    const spelled = /['"`](?:NOTIFY_|SERVICE__)[A-Z0-9_]*/;
+    const offenders = [...sourceFiles('lambdas'), ...sourceFiles('lib'), ...sourceFiles('common')].filter(
+      (file) => file !== 'common/env.ts' && spelled.test(codeOf(file)),
+    );
+    expect(offenders).toEqual([]);
+    // The check reads the names where they are declared.
+    expect(spelled.test(codeOf('common/env.ts'))).toBe(true);
+  });
+});
+
 describe('dead code', () => {
   /** Code that may use an export of lambdas/: the service, its tools, and the tests. */
-  const USERS = ['lambdas', 'lib', 'local', 'api-docs', 'bench', 'smoke', 'bin', 'test'];
+  const USERS = ['lambdas', 'common', 'lib', 'local', 'api-docs', 'bench', 'smoke', 'bin', 'test'];
   const IMPORTS = /import\s*\{([^}]*)\}\s*from\s*"[^"]*";?/g;
   /** esbuild gathers a module's exports, re-exports too, into one `export { a, b as c };` at its end. */
   const EXPORTS = /export\s*\{([^}]*)\}\s*;?/g;
@@ -185,7 +235,7 @@ describe('dead code', () => {
   const mentions = (text: string, name: string) =>
     (text.match(new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g')) ?? []).length;
 
-  it('leaves no export under lambdas/ that nothing uses (passing a name on is no use)', () => {
+  it('leaves no export under lambdas/ or common/ that nothing uses (passing a name on is no use)', () => {
     const modules = USERS.flatMap((folder) => sourceFiles(folder)).map((file) => {
       const code = codeOf(file);
       return {
@@ -203,7 +253,7 @@ describe('dead code', () => {
             module.imports.some((entry) => entry.name === name && mentions(module.body, entry.alias) > 0)),
       );
     const unused = modules
-      .filter((module) => module.file.startsWith('lambdas/'))
+      .filter((module) => module.file.startsWith('lambdas/') || module.file.startsWith('common/'))
       .flatMap((module) =>
         module.exports
           // Its own definitions: re-exported imports are judged where they are defined.

@@ -6,8 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { envNames } from '../../common/env';
 import { DEFAULT_ROUTE_PATH, type HttpRoute, wiring } from '../../lib/wiring';
-import { envNames } from '../../lib/wiring/env';
 import { allowedMethods, pathMatchesTemplate } from '../../lib/wiring/route-match';
 import { createHttpGateway } from '../../local/gateway/http';
 import { installFunctionEnvScopes, withFunctionEnv } from '../../local/lambda/function-env-scope';

@@ -1,4 +1,4 @@
-import type { AuthConfig } from '../config';
+import type { AuthConfig } from '../../../common/settings';
 import { unauthorized } from '../errors';
 import { describeBound, withinBound } from '../identifiers';
 import type { Principal } from '../principal';

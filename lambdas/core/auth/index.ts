@@ -2,13 +2,13 @@
  * Token validation for handlers: `tokenVerifier().verify(bearerToken(header))` yields the caller's Principal
  * or throws a 401 ServiceError. Rules and settings: docs/auth.md.
  */
-import { envNames } from '../../../lib/wiring/env';
+import { authSettingName, envNames } from '../../../common/env';
+import { type AuthConfig, authConfig, parseAuthConfig } from '../../../common/settings';
 import { readSecretString } from '../clients-secrets';
-import { type AuthConfig, authConfig, parseAuthConfig } from '../config';
 import { DynamoDbTokenReplayStore } from './token-replay-store';
 import { createTokenVerifier, type TokenVerifier } from './verifier';
 
-export { type AuthConfig, authConfig, ConfigError, parseAuthConfig } from '../config';
+export { type AuthConfig, authConfig, ConfigError, parseAuthConfig } from '../../../common/settings';
 export { bearerToken } from './bearer';
 export {
   DynamoDbTokenReplayStore,
@@ -28,7 +28,7 @@ const tokenReplayTableName = (config: AuthConfig): string | undefined => {
   if (config.replayProtection === 'off') return undefined;
   const name = envNames.tableName('tokenReplay');
   const tableName = process.env[name];
-  if (!tableName) throw new Error(`${name} must be set when SERVICE__AUTH__REPLAY_PROTECTION is on`);
+  if (!tableName) throw new Error(`${name} must be set when ${authSettingName('REPLAY_PROTECTION')} is on`);
   return tableName;
 };
 
@@ -38,11 +38,11 @@ const tokenReplayTableName = (config: AuthConfig): string | undefined => {
  */
 const SECRETS_IN_SECRETS_MANAGER = [
   // A development stage's HS256 key.
-  { arnVariable: envNames.hs256SecretArn, setting: 'SERVICE__AUTH__HS256_SECRET' },
+  { arnVariable: envNames.hs256SecretArn, setting: authSettingName('HS256_SECRET') },
   // The client secret the service authenticates with at the IdP's introspection endpoint.
   {
     arnVariable: envNames.introspectionClientSecretArn,
-    setting: 'SERVICE__AUTH__INTROSPECTION_CLIENT_SECRET',
+    setting: authSettingName('INTROSPECTION_CLIENT_SECRET'),
   },
 ] as const;
 

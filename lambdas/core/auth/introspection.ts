@@ -4,7 +4,7 @@
  * flood of made-up tokens cannot fan out to the IdP. Rules and settings: docs/auth.md, "Opaque tokens".
  */
 import { createHash } from 'node:crypto';
-import type { AuthConfig, IntrospectionConfig } from '../config';
+import type { AuthConfig, IntrospectionConfig } from '../../../common/settings';
 import { ServiceError, unauthorized, unavailable } from '../errors';
 import { logger } from '../logger';
 import LruCache from '../lru-cache';

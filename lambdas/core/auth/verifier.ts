@@ -7,7 +7,7 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from 'jose';
-import type { AuthConfig } from '../config';
+import type { AuthConfig } from '../../../common/settings';
 import { ServiceError, unauthorized, unavailable } from '../errors';
 import { IDENTIFIER_CHARACTERS } from '../identifiers';
 import type { Principal } from '../principal';

@@ -1,7 +1,8 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as core from 'zod/v4/core';
-import { envNames, ORIGIN_VERIFY_HEADER } from '../../../lib/wiring/env';
+import { envNames, ORIGIN_VERIFY_HEADER } from '../../../common/env';
+import { errorBody } from '../../../common/error-body';
 import type { HttpRoute } from '../../../lib/wiring/types';
 import { bearerToken, tokenVerifier } from '../auth';
 import {
@@ -20,7 +21,6 @@ import type { Principal } from '../principal';
 import { refusedJson } from '../refused-json';
 import { fieldPath, parseOrThrow, type Schema } from '../validation';
 import { authorize } from './access';
-import { errorBody } from './errors-to-response';
 import { originCheck } from './origin-check';
 
 /** Contract §3: request bodies over 256 KiB → 413. */

@@ -1,5 +1,5 @@
 import { PutEventsCommand, type PutEventsCommandOutput } from '@aws-sdk/client-eventbridge';
-import { envNames } from '../../../lib/wiring/env';
+import { envNames } from '../../../common/env';
 import { requiredEnv } from '../../core/clients';
 import { eventBridge } from '../../core/clients-eventbridge';
 import { unavailable } from '../../core/errors';

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { envNames } from '../../../lib/wiring/env';
+import { envNames } from '../../../common/env';
 import { documentClient, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
 import { forbidden, validationError } from '../../core/errors';

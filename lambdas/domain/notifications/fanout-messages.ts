@@ -44,7 +44,7 @@ export type TopicPurgeMessage = Extract<FanoutMessage, { kind: 'topic-purge' }>;
 
 export const fanoutQueue = messageQueue('fanout', fanoutMessage);
 
-/** Recipients per chunk: 100 × 256-character ids stays far below SQS's message limit (lib/wiring/limits.ts). */
+/** Recipients per chunk: 100 × 256-character ids stays far below SQS's message limit (common/limits.ts). */
 export const CHUNK_SIZE = 100;
 
 export const chunksOf = <T>(items: readonly T[], size: number): T[][] => {

@@ -1,16 +1,10 @@
-import { envNames } from '../../../lib/wiring/env';
+import { envNames } from '../../../common/env';
+import { positiveIntegerSetting, positiveSecondsSetting } from '../../../common/settings';
 
 /**
  * Realtime durations. Contract §4 fixes the defaults; each can be shortened through the environment so
  * that tests of time-dependent rules need not wait real minutes (docs/realtime.md lists them).
  */
-const seconds = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number of seconds`);
-  return value;
-};
 
 export interface RealtimeSettings {
   /** An unauthenticated connection must send `auth` within this (contract: 10 s). */
@@ -33,11 +27,12 @@ export const REALTIME_DEFAULTS: RealtimeSettings = {
 
 /** Read on every call, so a test can change the environment between cases. */
 export const realtimeSettings = (): RealtimeSettings => ({
-  authTimeoutSecs: seconds('NOTIFY_WS_AUTH_TIMEOUT_SECS', REALTIME_DEFAULTS.authTimeoutSecs),
-  idleTimeoutSecs: seconds('NOTIFY_WS_IDLE_TIMEOUT_SECS', REALTIME_DEFAULTS.idleTimeoutSecs),
-  sessionTtlSecs: seconds('NOTIFY_WS_SESSION_TTL_SECS', REALTIME_DEFAULTS.sessionTtlSecs),
+  authTimeoutSecs: positiveSecondsSetting(envNames.wsAuthTimeoutSecs, REALTIME_DEFAULTS.authTimeoutSecs),
+  idleTimeoutSecs: positiveSecondsSetting(envNames.wsIdleTimeoutSecs, REALTIME_DEFAULTS.idleTimeoutSecs),
+  sessionTtlSecs: positiveSecondsSetting(envNames.wsSessionTtlSecs, REALTIME_DEFAULTS.sessionTtlSecs),
   heartbeatIntervalMs:
-    seconds('NOTIFY_WS_HEARTBEAT_INTERVAL_SECS', REALTIME_DEFAULTS.heartbeatIntervalMs / 1000) * 1000,
+    positiveSecondsSetting(envNames.wsHeartbeatIntervalSecs, REALTIME_DEFAULTS.heartbeatIntervalMs / 1000) *
+    1000,
 });
 
 /** Most frames a resumed session gets replayed (contract §4). */
@@ -48,15 +43,8 @@ export const MAX_CHANNELS_PER_CONNECTION = 100;
  * Partitions of the connections' `byShard` index: spreads "every open connection" and the sweeper's reads.
  * A stage setting (`scale.connection_shards`, docs/scale.md); only ever raised, since rows keep their shard.
  */
-export const connectionShards = (): number => {
-  const raw = process.env[envNames.connectionShards];
-  if (raw === undefined || raw === '') return DEFAULT_CONNECTION_SHARDS;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) {
-    throw new Error(`${envNames.connectionShards} must be a positive integer`);
-  }
-  return value;
-};
+export const connectionShards = (): number =>
+  positiveIntegerSetting(envNames.connectionShards, DEFAULT_CONNECTION_SHARDS);
 export const DEFAULT_CONNECTION_SHARDS = 16;
 
 const shardName = (index: number): string => `s${String(index).padStart(2, '0')}`;

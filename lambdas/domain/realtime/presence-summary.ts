@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { presenceSettings } from '../../../common/presence-settings';
 import { documentClient } from '../../core/clients';
 import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
@@ -7,7 +8,6 @@ import { type ItemKey, queryOnce } from '../../core/paging';
 import { enqueue } from '../../core/sqs-send';
 import { broadcastQueue, type PresenceSummaryMessage } from './broadcast-queue';
 import type { PresenceFrame } from './frames';
-import { presenceSettings } from './presence-settings';
 import { NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /**

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { presenceSettings } from '../../../common/presence-settings';
 import { documentClient } from '../../core/clients';
 import { validationError } from '../../core/errors';
 import { describeBound, withinBound } from '../../core/identifiers';
@@ -9,7 +10,6 @@ import type * as z from '../../core/zod';
 import { userChannel } from './channel-names';
 import { deliverToChannel, type GoneConnection } from './deliver';
 import type { PresenceFrame, PresenceState, PresenceStatus } from './frames';
-import { presenceSettings } from './presence-settings';
 import { audienceAbove, recordPresenceChange } from './presence-summary';
 import type { scopePresenceSchema, userPresenceSchema } from './responses';
 import { LAST_SEEN_MEMBER, liveItemTtl, NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';

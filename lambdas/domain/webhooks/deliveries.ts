@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { envNames } from '../../../lib/wiring/env';
+import { envNames } from '../../../common/env';
+import { boundedIntegerSetting } from '../../../common/settings';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, requiredEnv, tableName } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
@@ -118,15 +119,8 @@ export const ttlFrom = (now: Date): number => Math.floor(now.getTime() / 1000) +
  * listing reads shards 0 … n−1.
  */
 
-export const deliveryShards = (): number => {
-  const raw = process.env[envNames.webhookDeliveryShards];
-  if (raw === undefined || raw === '') return DEFAULT_DELIVERY_SHARDS;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > MAX_DELIVERY_SHARDS) {
-    throw new Error(`${envNames.webhookDeliveryShards} must be an integer from 1 to ${MAX_DELIVERY_SHARDS}`);
-  }
-  return value;
-};
+export const deliveryShards = (): number =>
+  boundedIntegerSetting(envNames.webhookDeliveryShards, DEFAULT_DELIVERY_SHARDS, MAX_DELIVERY_SHARDS);
 
 /** The shard a new delivery goes to: a stable, even spread of delivery ids (time-ordered UUIDs) over the shards. */
 export const deliveryShardOf = (deliveryId: string): number =>

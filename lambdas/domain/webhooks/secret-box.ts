@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
-import { envNames } from '../../../lib/wiring/env';
+import { envNames } from '../../../common/env';
 import { kms } from '../../core/clients-kms';
 
 /**
@@ -10,7 +10,7 @@ import { kms } from '../../core/clients-kms';
  * runtime sets. Which provider runs is configuration, not a code branch on the mode. The webhook id is bound
  * in as additional data (and as the KMS encryption context), so a sealed secret cannot be moved to another webhook.
  */
-export const LOCAL_KEY_ENV = 'NOTIFY_WEBHOOK_LOCAL_KEY';
+export const LOCAL_KEY_ENV = envNames.webhookLocalKey;
 
 export interface SealedSecret {
   /** Envelope format version. */

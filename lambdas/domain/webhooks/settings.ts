@@ -1,5 +1,8 @@
+import { envNames } from '../../../common/env';
+import { flagSetting } from '../../../common/settings';
+
 /**
- * Webhook delivery settings, read from the environment once per process. Defaults are the production values;
+ * Webhook delivery settings, read from the environment once per process (names in common/env.ts). Defaults are the production values;
  * tests and demos shorten them (docs/webhooks.md lists every variable).
  */
 
@@ -17,14 +20,13 @@ export const MAX_DELIVERY_SHARDS = 100;
 /** A webhook failing this long without one success is disabled. */
 export const DEFAULT_DISABLE_AFTER_SECS = 5 * 24 * 3600;
 
-export const ENV = {
-  retrySchedule: 'NOTIFY_WEBHOOK_RETRY_SCHEDULE',
-  timeoutMs: 'NOTIFY_WEBHOOK_TIMEOUT_MS',
-  allowLoopback: 'NOTIFY_WEBHOOK_ALLOW_LOOPBACK',
-  maxQueueDelaySecs: 'NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS',
-  disableAfterSecs: 'NOTIFY_WEBHOOK_DISABLE_AFTER_SECS',
-  endpointConcurrency: 'NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY',
-} as const;
+const ENV = {
+  retrySchedule: envNames.webhookRetrySchedule,
+  timeoutMs: envNames.webhookTimeoutMs,
+  maxQueueDelaySecs: envNames.webhookMaxQueueDelaySecs,
+  disableAfterSecs: envNames.webhookDisableAfterSecs,
+  endpointConcurrency: envNames.webhookEndpointConcurrency,
+};
 
 export interface WebhookSettings {
   /** Delay before attempt n+2 is retrySchedule[n]; attempts in all = schedule length + 1. */
@@ -66,7 +68,7 @@ export const parseWebhookSettings = (env: Record<string, string | undefined>): W
   return {
     retryScheduleSecs,
     timeoutMs: timeout ? positiveNumber(timeout, ENV.timeoutMs) : DEFAULT_TIMEOUT_MS,
-    allowLoopback: ['true', '1', 'yes', 'on'].includes((env[ENV.allowLoopback] ?? '').trim().toLowerCase()),
+    allowLoopback: flagSetting(envNames.webhookAllowLoopback, env),
     maxQueueDelaySecs: Math.min(
       SQS_MAX_DELAY_SECS,
       maxDelay ? positiveNumber(maxDelay, ENV.maxQueueDelaySecs) : SQS_MAX_DELAY_SECS,

@@ -2,12 +2,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   AUTH_ENV_NAMES,
   authConfig,
+  boundedIntegerSetting,
   ConfigError,
+  flagSetting,
   parseAuthConfig,
   parseDurationSecs,
   pickAuthEnv,
+  positiveIntegerSetting,
+  positiveSecondsSetting,
   resetAuthConfigForTests,
-} from '../../../lambdas/core/config';
+} from '../../../common/settings';
 
 const minimal = {
   SERVICE__AUTH__ISSUER: 'https://idp.example.com',
@@ -206,5 +210,56 @@ describe('authConfig', () => {
   it('throws the ConfigError when process.env is incomplete', () => {
     for (const name of AUTH_ENV_NAMES) delete process.env[name];
     expect(() => authConfig()).toThrow(ConfigError);
+  });
+});
+
+describe('setting readers', () => {
+  const NAME = 'NOTIFY_WS_IDLE_TIMEOUT_SECS';
+
+  it('give the fallback when a setting is unset or empty', () => {
+    expect(positiveSecondsSetting(NAME, 45, {})).toBe(45);
+    expect(positiveSecondsSetting(NAME, 45, { [NAME]: '' })).toBe(45);
+    expect(positiveIntegerSetting(NAME, 16, { [NAME]: '' })).toBe(16);
+  });
+
+  it('read seconds with fractions, and whole counts', () => {
+    expect(positiveSecondsSetting(NAME, 45, { [NAME]: '0.5' })).toBe(0.5);
+    expect(positiveIntegerSetting(NAME, 16, { [NAME]: '32' })).toBe(32);
+  });
+
+  it('refuse what is not such a value, naming the variable', () => {
+    for (const raw of ['0', '-1', 'soon', 'Infinity']) {
+      expect(() => positiveSecondsSetting(NAME, 45, { [NAME]: raw })).toThrow(
+        `${NAME} must be a positive number of seconds`,
+      );
+    }
+    for (const raw of ['0', '1.5', 'many']) {
+      expect(() => positiveIntegerSetting(NAME, 16, { [NAME]: raw })).toThrow(
+        `${NAME} must be a positive integer`,
+      );
+    }
+  });
+
+  it('keep a bounded count within its bounds', () => {
+    expect(boundedIntegerSetting(NAME, 4, 100, { [NAME]: '100' })).toBe(100);
+    expect(() => boundedIntegerSetting(NAME, 4, 100, { [NAME]: '101' })).toThrow(
+      `${NAME} must be an integer from 1 to 100`,
+    );
+  });
+
+  it('read a flag as on only for true, 1, yes or on', () => {
+    expect(['true', ' YES ', '1', 'on'].map((raw) => flagSetting(NAME, { [NAME]: raw }))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(['false', '0', '', 'enabled'].map((raw) => flagSetting(NAME, { [NAME]: raw }))).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
+    expect(flagSetting(NAME, {})).toBe(false);
   });
 });

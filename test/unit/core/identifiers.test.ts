@@ -5,9 +5,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseAuthConfig } from '../../../common/settings';
 import { createTokenVerifier } from '../../../lambdas/core/auth';
 import { principalFor } from '../../../lambdas/core/auth/claims';
-import { parseAuthConfig } from '../../../lambdas/core/config';
 import { ServiceError } from '../../../lambdas/core/errors';
 import { identifierSchema } from '../../../lambdas/core/identifier-schema';
 import { IDENTIFIER_BYTES, utf8Bytes } from '../../../lambdas/core/identifiers';

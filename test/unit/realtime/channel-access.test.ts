@@ -1,8 +1,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { envNames } from '../../../common/env';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { checkChannelAccess } from '../../../lambdas/domain/realtime/channel-access';
-import { envNames } from '../../../lib/wiring/env';
 import { useDynamoDbLocal } from '../../support/dynamodb';
 
 useDynamoDbLocal();

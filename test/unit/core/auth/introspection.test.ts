@@ -4,13 +4,13 @@
  * budget are crossed by moving it; sockets and the 5 s deadline stay real.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseAuthConfig } from '../../../../common/settings';
 import {
   createTokenVerifier,
   InMemoryTokenReplayStore,
   type TokenVerifier,
 } from '../../../../lambdas/core/auth';
 import { NEGATIVE_CACHE_SECS } from '../../../../lambdas/core/auth/introspection';
-import { parseAuthConfig } from '../../../../lambdas/core/config';
 import { ServiceError } from '../../../../lambdas/core/errors';
 import {
   type IntrospectionServer,

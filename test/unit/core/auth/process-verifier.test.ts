@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resetAuthConfigForTests } from '../../../../common/settings';
 import { tokenVerifier } from '../../../../lambdas/core/auth';
-import { resetAuthConfigForTests } from '../../../../lambdas/core/config';
 import { type JwksServer, startJwksServer } from '../../../support/jwks-server';
 import { authEnvFor, serviceToken, TEST_HS256_SECRET, userToken } from '../../../support/tokens';
 

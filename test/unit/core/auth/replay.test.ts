@@ -1,8 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAuthConfig } from '../../../../common/settings';
 import { createTokenVerifier, DynamoDbTokenReplayStore } from '../../../../lambdas/core/auth';
-import { parseAuthConfig } from '../../../../lambdas/core/config';
 import { ServiceError } from '../../../../lambdas/core/errors';
 import { envNames, wiring } from '../../../../lib/wiring';
 import {

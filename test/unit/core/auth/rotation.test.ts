@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { parseAuthConfig } from '../../../../common/settings';
 import { createTokenVerifier, JWKS_COOLDOWN_MS, type TokenVerifier } from '../../../../lambdas/core/auth';
-import { parseAuthConfig } from '../../../../lambdas/core/config';
 import { ServiceError } from '../../../../lambdas/core/errors';
 import { generateSigningKey, type JwksServer, startJwksServer } from '../../../support/jwks-server';
 import { authEnvFor, userToken } from '../../../support/tokens';

@@ -3,13 +3,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CompactSign, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAuthConfig } from '../../../../common/settings';
 import {
   createTokenVerifier,
   DynamoDbTokenReplayStore,
   InMemoryTokenReplayStore,
   type TokenVerifier,
 } from '../../../../lambdas/core/auth';
-import { parseAuthConfig } from '../../../../lambdas/core/config';
 import { ServiceError } from '../../../../lambdas/core/errors';
 import type { Principal } from '../../../../lambdas/core/principal';
 import { generateSigningKey, type JwksServer, startJwksServer } from '../../../support/jwks-server';

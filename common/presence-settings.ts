@@ -1,4 +1,5 @@
-import { envNames } from '../../../lib/wiring/env';
+import { envNames } from './env';
+import { positiveIntegerSetting } from './settings';
 
 /** When rooms stop getting a `presence` frame per change, and how often they get a summary instead. */
 export interface PresenceSettings {
@@ -15,16 +16,8 @@ export interface PresenceSettings {
  */
 export const DEFAULT_PRESENCE_SCALE: PresenceSettings = { announceMax: 100, summarySecs: 30 };
 
-const positiveInteger = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-  return value;
-};
-
 /** Read on every call, so a test can change the environment between cases. */
 export const presenceSettings = (): PresenceSettings => ({
-  announceMax: positiveInteger(envNames.presenceAnnounceMax, DEFAULT_PRESENCE_SCALE.announceMax),
-  summarySecs: positiveInteger(envNames.presenceSummarySecs, DEFAULT_PRESENCE_SCALE.summarySecs),
+  announceMax: positiveIntegerSetting(envNames.presenceAnnounceMax, DEFAULT_PRESENCE_SCALE.announceMax),
+  summarySecs: positiveIntegerSetting(envNames.presenceSummarySecs, DEFAULT_PRESENCE_SCALE.summarySecs),
 });

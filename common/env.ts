@@ -1,6 +1,7 @@
 /**
- * Names of the environment variables through which a function learns where its resources are.
- * The CDK stack sets them from real resources; the local runtime sets them to its stand-ins.
+ * Names of the environment variables a function reads: where its resources are (the CDK stack sets them from
+ * real resources, the local runtime to its stand-ins) and its settings. Every name is declared here and read
+ * through common/settings.ts or the reader of its area.
  */
 const constant = (id: string): string => id.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 
@@ -48,7 +49,45 @@ export const envNames = {
    * `httpRoute`: the bundle then does not carry the whole declaration (lambdas/core/http/route.ts).
    */
   routeAccess: 'NOTIFY_ROUTE_ACCESS',
+  /** Realtime durations shorter than the contract's, for tests and demos (docs/realtime.md). */
+  wsAuthTimeoutSecs: 'NOTIFY_WS_AUTH_TIMEOUT_SECS',
+  wsIdleTimeoutSecs: 'NOTIFY_WS_IDLE_TIMEOUT_SECS',
+  wsSessionTtlSecs: 'NOTIFY_WS_SESSION_TTL_SECS',
+  wsHeartbeatIntervalSecs: 'NOTIFY_WS_HEARTBEAT_INTERVAL_SECS',
+  /** Webhook delivery settings (docs/webhooks.md); defaults are the production values. */
+  webhookRetrySchedule: 'NOTIFY_WEBHOOK_RETRY_SCHEDULE',
+  webhookTimeoutMs: 'NOTIFY_WEBHOOK_TIMEOUT_MS',
+  webhookAllowLoopback: 'NOTIFY_WEBHOOK_ALLOW_LOOPBACK',
+  webhookMaxQueueDelaySecs: 'NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS',
+  webhookDisableAfterSecs: 'NOTIFY_WEBHOOK_DISABLE_AFTER_SECS',
+  webhookEndpointConcurrency: 'NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY',
+  /** The key that seals webhook secrets (local runtime only; AWS uses webhookKmsKeyId). */
+  webhookLocalKey: 'NOTIFY_WEBHOOK_LOCAL_KEY',
 } as const;
+
+/** The `auth` settings of contract §1 (`SERVICE__AUTH__<KEY>`), in the order their problems are reported. */
+export const AUTH_SETTING_KEYS = [
+  'ISSUER',
+  'AUDIENCE',
+  'SERVICE_AUDIENCE',
+  'JWKS_URL',
+  'JWKS_CACHE_TTL',
+  'CLOCK_SKEW_SECS',
+  'HS256_SECRET',
+  'ADMIN_ROLE',
+  'REPLAY_PROTECTION',
+  'INTROSPECTION_URL',
+  'INTROSPECTION_CLIENT_ID',
+  'INTROSPECTION_CLIENT_SECRET',
+  'INTROSPECTION_CACHE_TTL',
+  'INTROSPECTION_CALLS_PER_SEC',
+] as const;
+export type AuthSettingKey = (typeof AUTH_SETTING_KEYS)[number];
+
+export const AUTH_SETTING_PREFIX = 'SERVICE__AUTH__';
+
+/** `JWKS_URL` → `SERVICE__AUTH__JWKS_URL`. */
+export const authSettingName = (key: AuthSettingKey): string => `${AUTH_SETTING_PREFIX}${key}`;
 
 /** Header CloudFront adds to every request it forwards to the HTTP API (lower case, as API Gateway passes it). */
 export const ORIGIN_VERIFY_HEADER = 'x-notify-origin-verify';

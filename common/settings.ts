@@ -1,7 +1,60 @@
 /**
- * Service settings read from the environment (contract §1: `SERVICE__SECTION__KEY`). This module has no AWS SDK
- * imports: the CDK app imports `parseAuthConfig` to validate a stage's settings at synth time.
+ * The one settings reader: every setting a function reads from the environment goes through a reader here, by a
+ * name from common/env.ts. It imports nothing but that: every function bundles it, and the CDK app runs
+ * `parseAuthConfig` to check a stage's settings at synth time.
  */
+import { AUTH_SETTING_KEYS, type AuthSettingKey, authSettingName } from './env';
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The setting's text; undefined when unset or empty (most deployment tools cannot unset a variable). */
+const settingText = (env: Environment, name: string): string | undefined => {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : raw;
+};
+
+/** What a numeric setting must be: the test, and the words that follow the variable's name when it fails. */
+interface NumberRule {
+  readonly valid: (value: number) => boolean;
+  readonly requirement: string;
+}
+
+/** A numeric setting: its value, `fallback` when unset; throws naming the variable and the rule when it breaks it. */
+const numberSetting = (env: Environment, name: string, fallback: number, rule: NumberRule): number => {
+  const raw = settingText(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!rule.valid(value)) throw new Error(`${name} must be ${rule.requirement}`);
+  return value;
+};
+
+const POSITIVE_SECONDS: NumberRule = {
+  valid: (value) => Number.isFinite(value) && value > 0,
+  requirement: 'a positive number of seconds',
+};
+const POSITIVE_INTEGER: NumberRule = {
+  valid: (value) => Number.isInteger(value) && value >= 1,
+  requirement: 'a positive integer',
+};
+
+/** A positive number of seconds (fractions allowed, so tests can shorten a duration below a second). */
+export const positiveSecondsSetting = (name: string, fallback: number, env: Environment = process.env) =>
+  numberSetting(env, name, fallback, POSITIVE_SECONDS);
+
+/** A whole number >= 1 (counts, shards). */
+export const positiveIntegerSetting = (name: string, fallback: number, env: Environment = process.env) =>
+  numberSetting(env, name, fallback, POSITIVE_INTEGER);
+
+/** A whole number from 1 to `max`, e.g. shards bounded by what one batch read can reach. */
+export const boundedIntegerSetting = (name: string, fallback: number, max: number, env = process.env) =>
+  numberSetting(env, name, fallback, {
+    valid: (value) => POSITIVE_INTEGER.valid(value) && value <= max,
+    requirement: `an integer from 1 to ${max}`,
+  });
+
+/** `true`, `1`, `yes` or `on` (any case); anything else, or unset, is false. */
+export const flagSetting = (name: string, env: Environment = process.env): boolean =>
+  ['true', '1', 'yes', 'on'].includes((env[name] ?? '').trim().toLowerCase());
 /** A setting is missing or malformed; the message names the environment variable. */
 export class ConfigError extends Error {
   constructor(
@@ -59,29 +112,10 @@ export interface IntrospectionConfig {
 export const REPLAY_PROTECTION_SCOPES = ['off', 'service', 'all'] as const;
 export type ReplayProtection = (typeof REPLAY_PROTECTION_SCOPES)[number];
 
-const AUTH_PREFIX = 'SERVICE__AUTH__';
-
-/** Setting key (as in docs/contract.md, upper-cased) → environment variable name. */
-const AUTH_KEYS = [
-  'ISSUER',
-  'AUDIENCE',
-  'SERVICE_AUDIENCE',
-  'JWKS_URL',
-  'JWKS_CACHE_TTL',
-  'CLOCK_SKEW_SECS',
-  'HS256_SECRET',
-  'ADMIN_ROLE',
-  'REPLAY_PROTECTION',
-  'INTROSPECTION_URL',
-  'INTROSPECTION_CLIENT_ID',
-  'INTROSPECTION_CLIENT_SECRET',
-  'INTROSPECTION_CACHE_TTL',
-  'INTROSPECTION_CALLS_PER_SEC',
-] as const;
-type AuthKey = (typeof AUTH_KEYS)[number];
+type AuthKey = AuthSettingKey;
 
 /** Names of every environment variable the auth settings are read from, e.g. `SERVICE__AUTH__JWKS_URL`. */
-export const AUTH_ENV_NAMES: readonly string[] = AUTH_KEYS.map((key) => `${AUTH_PREFIX}${key}`);
+export const AUTH_ENV_NAMES: readonly string[] = AUTH_SETTING_KEYS.map(authSettingName);
 
 /**
  * The auth variables that are set in `env` (e.g. `process.env` of `cdk synth`), ready to be passed on as a
@@ -186,7 +220,7 @@ const replayProtection: ParseSetting<ReplayProtection> = (text) => {
  * parseAuthConfig would refuse counts as `all` here, so whoever sizes grants from it errs on the side of access.
  */
 export const replayProtectionIn = (env: Readonly<Record<string, string | undefined>>): ReplayProtection => {
-  const text = env.SERVICE__AUTH__REPLAY_PROTECTION;
+  const text = env[authSettingName('REPLAY_PROTECTION')];
   if (text === undefined || text === '') return 'off';
   const scope = replayProtection(text);
   return scope instanceof Invalid ? 'all' : scope;
@@ -213,7 +247,7 @@ export const parseAuthConfig = (
 ): AuthConfig => {
   const problems: { key: AuthKey; message: string }[] = [];
   /** Empty or blank variables count as unset, as most deployment tools cannot unset a variable. */
-  const textOf = (key: AuthKey): string | undefined => env[`${AUTH_PREFIX}${key}`]?.trim() || undefined;
+  const textOf = (key: AuthKey): string | undefined => env[authSettingName(key)]?.trim() || undefined;
   /** The setting's value; `unset` when it is not set, and also when it is invalid (the problem is recorded). */
   const read = <T, U>(key: AuthKey, parse: ParseSetting<T>, unset: U): T | U => {
     const text = textOf(key);
@@ -224,7 +258,7 @@ export const parseAuthConfig = (
     return unset;
   };
 
-  // Read in AUTH_KEYS order, so the message lists the problems in that order.
+  // Read in AUTH_SETTING_KEYS order, so the message lists the problems in that order.
   const issuer = read('ISSUER', asText, undefined);
   if (issuer === undefined) problems.push({ key: 'ISSUER', message: 'is required' });
   let config: AuthConfig = {
@@ -249,12 +283,12 @@ export const parseAuthConfig = (
     if (clientId === undefined)
       problems.push({
         key: 'INTROSPECTION_CLIENT_ID',
-        message: `is required with ${AUTH_PREFIX}INTROSPECTION_URL`,
+        message: `is required with ${authSettingName('INTROSPECTION_URL')}`,
       });
     if (clientSecret === undefined && !options.introspectionSecretElsewhere)
       problems.push({
         key: 'INTROSPECTION_CLIENT_SECRET',
-        message: `is required with ${AUTH_PREFIX}INTROSPECTION_URL`,
+        message: `is required with ${authSettingName('INTROSPECTION_URL')}`,
       });
     config = {
       ...config,
@@ -274,25 +308,28 @@ export const parseAuthConfig = (
   ) {
     problems.push({
       key: 'JWKS_URL',
-      message: `set it (or ${AUTH_PREFIX}INTROSPECTION_URL, or ${AUTH_PREFIX}HS256_SECRET for local development): no way to check tokens`,
+      message: `set it (or ${authSettingName('INTROSPECTION_URL')}, or ${authSettingName('HS256_SECRET')} for local development): no way to check tokens`,
     });
   }
   if (config.audience === config.serviceAudience) {
     problems.push({
       key: 'SERVICE_AUDIENCE',
-      message: `must differ from ${AUTH_PREFIX}AUDIENCE, or a user token could pass as a service token`,
+      message: `must differ from ${authSettingName('AUDIENCE')}, or a user token could pass as a service token`,
     });
   }
   if (problems.length > 0) {
-    const names = problems.map((problem) => `${AUTH_PREFIX}${problem.key}`);
+    const names = problems.map((problem) => authSettingName(problem.key));
     throw new ConfigError(
       problems.map((problem, index) => `${names[index]}: ${problem.message}`).join('; '),
       names,
     );
   }
   if (config.hs256Secret !== undefined && options.allowHs256 === false) {
-    const name = `${AUTH_PREFIX}HS256_SECRET`;
-    throw new ConfigError(`${name}: HS256 is for local development only; use ${AUTH_PREFIX}JWKS_URL`, [name]);
+    const name = authSettingName('HS256_SECRET');
+    throw new ConfigError(
+      `${name}: HS256 is for local development only; use ${authSettingName('JWKS_URL')}`,
+      [name],
+    );
   }
   return config;
 };
