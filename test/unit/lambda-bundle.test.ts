@@ -333,6 +333,20 @@ describe('Lambda bundles', () => {
     // Bundling all functions takes 20 s or more on a loaded 2-core machine.
   }, 180_000);
 
+  it("carry only the zod schema kinds they use, not all of zod/mini's `iso` and `coerce` namespaces", async () => {
+    // notifications.create checks an ISO date-time; a listing coerces its `limit` to a number.
+    const { outputFiles } = await bundleOf([
+      'lambdas/handlers/http/notifications/create.ts',
+      'lambdas/handlers/http/topics/list.ts',
+    ]);
+    const unused = /\$Zod(ISODuration|ISOTime|BigInt|Date)\b/g;
+    const carried = outputFiles
+      .filter((file) => file.path.endsWith('.js'))
+      .flatMap((file) => file.text.match(unused) ?? []);
+    expect(outputFiles.length).toBeGreaterThanOrEqual(2);
+    expect([...new Set(carried)]).toEqual([]);
+  }, 60_000);
+
   it('carry only the SDK clients their function calls, not those of shared modules it imports', async () => {
     const { metafile } = await bundleOf([
       'lambdas/handlers/http/health/live.ts',

@@ -24,7 +24,7 @@ const timestamp = z.pipe(
       z.toUpperCase(),
       z.meta({ format: 'date-time', description: 'RFC 3339 timestamp with an offset (Z or ±hh:mm)' }),
     ),
-  z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' }),
+  z.isoDateTime({ offset: true, error: 'must be an RFC 3339 timestamp' }),
 );
 
 const uniqueStrings = <T extends string>(
