@@ -1,6 +1,5 @@
 import { identifierSchema } from '../../core/identifier-schema';
 import { jsonLimits } from '../../core/json-limits';
-import { pageLimit } from '../../core/page-limit';
 import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
@@ -140,8 +139,3 @@ export const createNotificationSchema = z.pipe(
 );
 
 export type CreateNotificationInput = z.output<typeof createNotificationSchema>;
-
-export const feedQuerySchema = z.strictObject({
-  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
-  limit: pageLimit(100, 20),
-});
