@@ -16,10 +16,10 @@ import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import { purgeTopicPage } from '../topics/deletion';
 import { subscribersPage } from '../topics/subscriptions';
+import type { Channel } from './channels';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { readAllWatermarks } from './feed';
 import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
-import type { Channel } from './schema';
 
 /** Recipients of one chunk handled at once (DynamoDB writes and `@connections` posts in flight). */
 const RECIPIENT_CONCURRENCY = 20;

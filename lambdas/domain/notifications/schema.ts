@@ -3,17 +3,15 @@ import { jsonLimits } from '../../core/json-limits';
 import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
+import { CHANNELS } from './channels';
 import { eventTypeSchema, PRIORITIES, sourceSchema } from './shared-fields';
 
 /** Contract §3 "Notifications": sizes, enumerations and defaults of POST /notifications. */
-export const CHANNELS = ['in_app', 'toast', 'realtime'] as const;
 export const MAX_RECIPIENTS = 1000;
 export const MAX_DATA_BYTES = 16 * 1024;
 export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
 /** Topics one notification may name (each fans out to all its subscribers). */
 export const MAX_TOPICS = 10;
-
-export type Channel = (typeof CHANNELS)[number];
 
 /** RFC 3339 allows lowercase `t` and `z` (§5.6); they are upper-cased before zod's ISO check and stored so. */
 const timestamp = z.pipe(
