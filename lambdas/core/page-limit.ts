@@ -15,8 +15,8 @@ export const pageLimit = (max: number, fallback: number) => {
     z
       .pipe(
         z.string({ error }).check(z.regex(DECIMAL_DIGITS, { error })),
-        z.coerce
-          .number<string>({ error })
+        z
+          .coercedNumber<string>({ error })
           .check(z.int({ error }), z.gte(1, { error }), z.lte(max, { error })),
       )
       // Documented as the integer the text must spell (a query value is text on the wire either way).

@@ -7,7 +7,7 @@ import { STATUS_OF } from './errors';
 import * as z from './zod';
 
 /** An RFC 3339 timestamp as the service writes it (`Date.toISOString()`, UTC). */
-export const timestamp = z.iso.datetime({ offset: true });
+export const timestamp = z.isoDateTime({ offset: true });
 
 /** A list answer: `{ "items": [...] }`. */
 export const itemsOf = <T extends z.core.$ZodType>(item: T) => z.strictObject({ items: z.array(item) });

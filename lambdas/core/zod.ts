@@ -4,8 +4,8 @@
 // reads one voice, and need no locale file in the bundles.
 // Import it as a namespace (`import * as z from '…/core/zod'`): re-exporting zod/mini's namespace as one
 // object would defeat tree shaking.
-import { config } from 'zod/mini';
-import type * as core from 'zod/v4/core';
+import { config, ZodMiniISODateTime, ZodMiniNumber } from 'zod/mini';
+import * as core from 'zod/v4/core';
 
 /** What a size counts, by the kind of value checked. */
 const UNITS: Readonly<Record<string, readonly [string, string]>> = {
@@ -92,3 +92,14 @@ const message = (issue: core.$ZodRawIssue): string => {
 config({ localeError: (issue) => message(issue) });
 
 export * from 'zod/mini';
+
+// zod/mini's `iso` and `coerce` are namespace objects: a bundle that uses one of their members carries all of
+// them (ISO time and duration, coerced dates and bigints). These are the members in use, each on its own.
+
+/** `iso.datetime`: an ISO 8601 date-time string. */
+export const isoDateTime = (params?: string | core.$ZodISODateTimeParams) =>
+  core._isoDateTime(ZodMiniISODateTime, params);
+
+/** `coerce.number`: a number from any input `Number()` reads. */
+export const coercedNumber = <T = unknown>(params?: string | core.$ZodNumberParams) =>
+  core._coercedNumber(ZodMiniNumber, params) as ZodMiniNumber<T>;

@@ -335,6 +335,38 @@ describe('Lambda bundles', () => {
     // Bundling all functions takes 20 s or more on a loaded 2-core machine.
   }, 180_000);
 
+  it("carry only the zod schema kinds they use, not all of zod/mini's `iso` and `coerce` namespaces", async () => {
+    // notifications.create checks an ISO date-time; a listing coerces its `limit` to a number.
+    const { outputFiles } = await bundleOf([
+      'lambdas/handlers/http/notifications/create.ts',
+      'lambdas/handlers/http/topics/list.ts',
+    ]);
+    const unused = /\$Zod(ISODuration|ISOTime|BigInt|Date)\b/g;
+    const carried = outputFiles
+      .filter((file) => file.path.endsWith('.js'))
+      .flatMap((file) => file.text.match(unused) ?? []);
+    expect(outputFiles.length).toBeGreaterThanOrEqual(2);
+    expect([...new Set(carried)]).toEqual([]);
+  }, 60_000);
+
+  it('carry no schema of another route: esbuild keeps the top-level zod calls of every module imported', async () => {
+    const { metafile } = await bundleOf([
+      'lambdas/handlers/http/preferences/put.ts',
+      'lambdas/handlers/http/notifications/create.ts',
+    ]);
+    const carried = (handler: string) =>
+      Object.entries(
+        Object.values(metafile.outputs).find((output) => output.entryPoint?.endsWith(handler))?.inputs ?? {},
+      )
+        .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+        .map(([input]) => input);
+    // The preferences routes take the channel list, not the notification schema; creation pages nothing.
+    expect(carried('preferences/put.ts')).toContain('lambdas/domain/notifications/channels.ts');
+    expect(carried('preferences/put.ts')).not.toContain('lambdas/domain/notifications/schema.ts');
+    expect(carried('notifications/create.ts')).toContain('lambdas/domain/notifications/schema.ts');
+    expect(carried('notifications/create.ts')).not.toContain('lambdas/core/page-limit.ts');
+  }, 60_000);
+
   it('carry only the SDK clients their function calls, not those of shared modules it imports', async () => {
     const { metafile } = await bundleOf([
       'lambdas/handlers/http/health/live.ts',

@@ -13,9 +13,9 @@ import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToMembers, type Membership } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
+import type { Channel } from './channels';
 import { readAllWatermarks } from './feed';
 import { type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
-import type { Channel } from './schema';
 
 /*
  * Delivery of a notification to a chunk of recipients: the records that prove each was handled, and their

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { openCursor, signCursor } from '../../core/cursor-mac';
 import { validationError } from '../../core/errors';
 import type { ResolvedDefaults } from '../preferences/rules';
-import type { Channel } from './schema';
+import type { Channel } from './channels';
 import type { Priority } from './shared-fields';
 
 /** A notification as stored once in the `notifications` table. */

@@ -1,7 +1,7 @@
 // Response schemas of the notification routes (lambdas/core/response-schemas.ts says why they live apart).
 import { pageOf, timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
-import { CHANNELS } from './schema';
+import { CHANNELS } from './channels';
 import { PRIORITIES } from './shared-fields';
 
 /** 202 of POST /notifications. */

@@ -1,20 +1,17 @@
 import { identifierSchema } from '../../core/identifier-schema';
 import { jsonLimits } from '../../core/json-limits';
-import { pageLimit } from '../../core/page-limit';
 import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
+import { CHANNELS } from './channels';
 import { eventTypeSchema, PRIORITIES, sourceSchema } from './shared-fields';
 
 /** Contract §3 "Notifications": sizes, enumerations and defaults of POST /notifications. */
-export const CHANNELS = ['in_app', 'toast', 'realtime'] as const;
 export const MAX_RECIPIENTS = 1000;
 export const MAX_DATA_BYTES = 16 * 1024;
 export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
 /** Topics one notification may name (each fans out to all its subscribers). */
 export const MAX_TOPICS = 10;
-
-export type Channel = (typeof CHANNELS)[number];
 
 /** RFC 3339 allows lowercase `t` and `z` (§5.6); they are upper-cased before zod's ISO check and stored so. */
 const timestamp = z.pipe(
@@ -24,7 +21,7 @@ const timestamp = z.pipe(
       z.toUpperCase(),
       z.meta({ format: 'date-time', description: 'RFC 3339 timestamp with an offset (Z or ±hh:mm)' }),
     ),
-  z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' }),
+  z.isoDateTime({ offset: true, error: 'must be an RFC 3339 timestamp' }),
 );
 
 const uniqueStrings = <T extends string>(
@@ -140,8 +137,3 @@ export const createNotificationSchema = z.pipe(
 );
 
 export type CreateNotificationInput = z.output<typeof createNotificationSchema>;
-
-export const feedQuerySchema = z.strictObject({
-  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
-  limit: pageLimit(100, 20),
-});

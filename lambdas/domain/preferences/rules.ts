@@ -1,5 +1,5 @@
 // Apart from schema.ts so that the fan-out worker, which validates nothing, does not load zod.
-import type { Channel } from '../notifications/schema';
+import type { Channel } from '../notifications/channels';
 import { filterMatches } from '../webhooks/filters';
 
 /** Per channel on (true) or off (false); a channel a rule leaves out is decided by a less specific rule. */

@@ -2,7 +2,7 @@ import { identifierSchema } from '../../core/identifier-schema';
 import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
-import { CHANNELS } from '../notifications/schema';
+import { CHANNELS } from '../notifications/channels';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../lambdas/core/errors';
 import { parseOrThrow } from '../../../lambdas/core/validation';
-import { createNotificationSchema, feedQuerySchema } from '../../../lambdas/domain/notifications/schema';
+import { feedQuerySchema } from '../../../lambdas/domain/notifications/feed-query';
+import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
 
 const valid = { event_type: 'order.shipped', title: 'Shipped', recipient_ids: ['alice'] };
 const issuesOf = (input: unknown) => {

@@ -1,6 +1,6 @@
 import { httpRoute } from '../../../core/http/route';
 import { listFeed } from '../../../domain/notifications/feed';
-import { feedQuerySchema } from '../../../domain/notifications/schema';
+import { feedQuerySchema } from '../../../domain/notifications/feed-query';
 
 export const handler = httpRoute(
   'notifications.feed',
