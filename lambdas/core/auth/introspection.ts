@@ -111,6 +111,13 @@ export const createIntrospector = (
   const ask = async (token: string): Promise<unknown> => {
     let response: Response;
     let text: string;
+    // A timer held here rather than AbortSignal.timeout(): that signal's timer is unreferenced, and while the
+    // body drips in nothing else holds it, so the deadline could pass without firing.
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException('no answer within the deadline', 'TimeoutError')),
+      INTROSPECTION_TIMEOUT_MS,
+    );
     try {
       response = await fetch(introspection.url, {
         method: 'POST',
@@ -122,7 +129,7 @@ export const createIntrospector = (
         body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
         // A redirect would carry the token and our credentials somewhere not configured.
         redirect: 'error',
-        signal: AbortSignal.timeout(INTROSPECTION_TIMEOUT_MS),
+        signal: deadline.signal,
       });
       const body = await bodyWithin(response, MAX_ANSWER_BYTES);
       if (!body) throw endpointFailure('answer too large', { max_bytes: MAX_ANSWER_BYTES });
@@ -133,6 +140,8 @@ export const createIntrospector = (
       throw endpointFailure(name === 'TimeoutError' ? 'no answer within the deadline' : 'unreachable', {
         error: name,
       });
+    } finally {
+      clearTimeout(timer);
     }
     if (response.status === 401 || response.status === 403)
       throw endpointFailure('the endpoint refused the client credentials', { status: response.status });
