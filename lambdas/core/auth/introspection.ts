@@ -131,7 +131,16 @@ export const createIntrospector = (
         redirect: 'error',
         signal: deadline.signal,
       });
-      const body = await bodyWithin(response, MAX_ANSWER_BYTES);
+      // The deadline ends the body read too, whether or not the stream gives up on the abort itself.
+      const expired = new Promise<never>((_, reject) => {
+        deadline.signal.addEventListener('abort', () => reject(deadline.signal.reason), { once: true });
+      });
+      const reading = bodyWithin(response, MAX_ANSWER_BYTES);
+      reading.catch(() => undefined);
+      const body = await Promise.race([reading, expired]).catch(async (error: unknown) => {
+        await response.body?.cancel().catch(() => undefined);
+        throw error;
+      });
       if (!body) throw endpointFailure('answer too large', { max_bytes: MAX_ANSWER_BYTES });
       text = body.toString('utf8');
     } catch (error) {
