@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchDeleteAll } from '../../core/batch-write';
 import { documentClient } from '../../core/clients';
 import { queryPages } from '../../core/paging';
 import type { Authenticated } from './channels';
@@ -103,19 +104,11 @@ export class ConnectionEndedError extends Error {
   }
 }
 
-const deleteFrames = async (sessionId: string, keys: readonly string[]): Promise<void> => {
-  for (let start = 0; start < keys.length; start += 25) {
-    let requests: Record<string, unknown[]> | undefined = {
-      [table('sessions')]: keys
-        .slice(start, start + 25)
-        .map((item) => ({ DeleteRequest: { Key: { session_id: sessionId, item } } })),
-    };
-    while (requests && Object.keys(requests).length > 0) {
-      const result = await documentClient().send(new BatchWriteCommand({ RequestItems: requests as never }));
-      requests = result.UnprocessedItems as Record<string, unknown[]> | undefined;
-    }
-  }
-};
+const deleteFrames = (sessionId: string, keys: readonly string[]): Promise<void> =>
+  batchDeleteAll(
+    table('sessions'),
+    keys.map((item) => ({ session_id: sessionId, item })),
+  );
 
 /** How long a takeover waits for the end of the connection it closed to be recorded on the session. */
 const TAKEOVER_WAIT_MS = 3000;
