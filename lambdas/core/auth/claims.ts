@@ -29,6 +29,17 @@ export interface TokenIdentity {
   readonly expiresAt: number;
 }
 
+/**
+ * A user id or service name from a token, held to the rules of the names it becomes: within its bound, since it
+ * is part of keys (lambdas/core/identifiers.ts), and a name as recipient ids are (a newline would forge log lines,
+ * an unpaired surrogate be stored as U+FFFD). Else the token is refused (401).
+ */
+const assertTokenName = (kind: 'userId' | 'serviceName', name: string, label: string): void => {
+  if (!withinBound(kind, name)) throw unauthorized(`${label} must be ${describeBound(kind)}`);
+  const issue = nameIssue(name);
+  if (issue) throw unauthorized(`${label} ${issue}`);
+};
+
 /** The audience decides the principal (docs/auth.md, validation rules); neither or both is a 401. */
 export const principalFor = (config: AuthConfig, identity: TokenIdentity): Principal => {
   const forUser = identity.audiences.includes(config.audience);
@@ -38,12 +49,7 @@ export const principalFor = (config: AuthConfig, identity: TokenIdentity): Princ
   const { expiresAt } = identity;
   if (forUser) {
     if (!identity.userId) throw unauthorized('The token has no "sub" claim');
-    // The user id becomes part of keys (lambdas/core/identifiers.ts): past its bound no key could hold it.
-    if (!withinBound('userId', identity.userId))
-      throw unauthorized(`The token "sub" must be ${describeBound('userId')}`);
-    // A name, as recipient ids are: a newline would forge log lines, an unpaired surrogate be stored as U+FFFD.
-    const subIssue = nameIssue(identity.userId);
-    if (subIssue) throw unauthorized(`The token "sub" ${subIssue}`);
+    assertTokenName('userId', identity.userId, 'The token "sub"');
     return {
       kind: 'user',
       id: identity.userId,
@@ -55,10 +61,7 @@ export const principalFor = (config: AuthConfig, identity: TokenIdentity): Princ
   }
   if (forService) {
     if (!identity.serviceId) throw unauthorized('The token names no service');
-    if (!withinBound('serviceName', identity.serviceId))
-      throw unauthorized(`The token's service name must be ${describeBound('serviceName')}`);
-    const serviceIssue = nameIssue(identity.serviceId);
-    if (serviceIssue) throw unauthorized(`The token's service name ${serviceIssue}`);
+    assertTokenName('serviceName', identity.serviceId, "The token's service name");
     return { kind: 'service', id: identity.serviceId, scopes: identity.scopes, expiresAt };
   }
   throw unauthorized('The token audience is not accepted');
