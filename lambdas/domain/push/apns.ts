@@ -122,16 +122,17 @@ const providerTokenSource = (credentials: ApnsCredentials, clock: () => number) 
         providerTokens.set(cacheKey, token);
         return token;
       });
-    // Concurrent sends wait for this one token instead of minting their own.
     providerTokens.set(cacheKey, minting);
     minting.catch(() => providerTokens.delete(cacheKey));
     return minting;
   };
+  // Decided without awaiting: a send that finds a token being minted waits for it rather than minting its own.
   return {
     /** The cached token while it is younger than the refresh age, otherwise a new one. */
-    current: async (): Promise<ProviderToken> => {
-      const cached = await providerTokens.get(cacheKey);
-      if (cached && clock() - cached.issuedAtMs < TOKEN_REFRESH_AFTER_MS) return cached;
+    current: (): Promise<ProviderToken> => {
+      const cached = providerTokens.get(cacheKey);
+      if (cached instanceof Promise) return cached;
+      if (cached && clock() - cached.issuedAtMs < TOKEN_REFRESH_AFTER_MS) return Promise.resolve(cached);
       return mint();
     },
     /**
@@ -139,10 +140,11 @@ const providerTokenSource = (credentials: ApnsCredentials, clock: () => number) 
      * one if `refused` is at least 20 minutes old. Null when it is younger: a new token would be refused too
      * (our clock is off) and minting again would earn TooManyProviderTokenUpdates.
      */
-    replacing: async (refused: ProviderToken): Promise<ProviderToken | null> => {
-      const cached = await providerTokens.get(cacheKey);
-      if (cached && cached.jwt !== refused.jwt) return cached;
-      if (clock() - refused.issuedAtMs < TOKEN_MIN_LIFE_MS) return null;
+    replacing: (refused: ProviderToken): Promise<ProviderToken | null> => {
+      const cached = providerTokens.get(cacheKey);
+      if (cached instanceof Promise) return cached;
+      if (cached && cached.jwt !== refused.jwt) return Promise.resolve(cached);
+      if (clock() - refused.issuedAtMs < TOKEN_MIN_LIFE_MS) return Promise.resolve(null);
       return mint();
     },
   };

@@ -192,6 +192,14 @@ describe('the APNs sender, connections and provider tokens', () => {
     expect(new Set(standIn.received().map((push) => push.headers.authorization)).size).toBe(1);
   });
 
+  it('mints one provider token for pushes that start together, not one each', async () => {
+    const standIn = await started();
+    const sender = senderFor(standIn);
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => sender.send(target(), content())));
+    expect(outcomes.map((outcome) => outcome.kind)).toEqual(Array(5).fill('delivered'));
+    expect(new Set(standIn.received().map((push) => push.headers.authorization)).size).toBe(1);
+  });
+
   it('signs an ES256 provider token {alg, kid} / {iss, iat}, reused until 50 minutes, never refreshed before 20', async () => {
     const clock = movableClock();
     const standIn = await started({ clock });
