@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { connect } from 'node:http2';
+import { promisify } from 'node:util';
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -9,6 +11,7 @@ import {
   parseApnsCredentials,
 } from '../../../lambdas/domain/push/apns';
 import type { PushContent, PushTarget } from '../../../lambdas/domain/push/provider';
+import { repoRoot } from '../../../lib/paths';
 import { type ApnsStandIn, startApnsStandIn } from '../../../local/push/apns-stand-in';
 import { pushContent } from '../../support/push-content';
 
@@ -220,6 +223,29 @@ describe('the APNs sender, connections and provider tokens', () => {
     expect(refreshed).not.toBe(first);
     expect(decodeJwt(refreshed.replace(/^bearer /, '')).iat).toBe(Math.floor((start + 51 * MINUTE) / 1000));
     expect(await authorizationAt(80)).toBe(refreshed);
+  });
+
+  it('leaves an idle session unreferenced: a process that sent a push ends by itself, the session still open', async () => {
+    const standIn = await started();
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'test/support/fixtures/apns-send-once.ts'],
+      {
+        cwd: repoRoot,
+        env: {
+          ...process.env,
+          APNS_STAND_IN: JSON.stringify({
+            url: standIn.url,
+            ca: standIn.ca,
+            credentials: standIn.credentials,
+          }),
+        },
+        // A session that kept the event loop alive would hang the child: killed here, the test fails.
+        timeout: 60_000,
+      },
+    );
+    expect(JSON.parse(stdout)).toEqual({ kind: 'delivered', provider_id: pushContent().push_id });
+    expect(standIn.sessions()).toBe(1);
   });
 
   it('replaces a session idle for over 5 minutes (a frozen function’s connection is likely gone)', async () => {
