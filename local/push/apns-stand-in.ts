@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { createPublicKey, generateKeyPairSync, randomUUID, webcrypto } from 'node:crypto';
 import {
   createSecureServer,
+  type Http2Session,
   constants as http2Constants,
   type IncomingHttpHeaders,
   type ServerHttp2Session,
@@ -52,6 +53,8 @@ export interface ApnsStandInOptions {
 /** APNs refuses a provider token issued more than an hour ago. */
 const PROVIDER_TOKEN_MAX_AGE_SECS = 3600;
 const PAYLOAD_MAX_BYTES = 4096;
+/** Streams a connection may carry at once after its first valid provider token (APNs promises no number). */
+const CONCURRENT_STREAMS = 100;
 const COLLAPSE_ID_MAX_BYTES = 64;
 const DEVICE_PATH = /^\/3\/device\/([^/?]*)$/;
 const DEVICE_TOKEN = /^[0-9a-fA-F]{64,200}$/;
@@ -87,6 +90,7 @@ export const startApnsStandIn = async (options: ApnsStandInOptions = {}): Promis
   const dead = new Map<string, number>();
   const faults: ApnsFault[] = [];
   const open = new Set<ServerHttp2Session>();
+  const trusted = new WeakSet<Http2Session>();
   let sessionCount = 0;
 
   const checkProviderToken = async (authorization: string | undefined): Promise<Refusal | null> => {
@@ -168,6 +172,10 @@ export const startApnsStandIn = async (options: ApnsStandInOptions = {}): Promis
       (token === '' ? refuse(400, 'MissingDeviceToken') : null) ??
       (DEVICE_TOKEN.test(token) ? null : refuse(400, 'BadDeviceToken'));
     if (refusal) return answer(refusal.status, { reason: refusal.reason });
+    if (stream.session && !trusted.has(stream.session)) {
+      trusted.add(stream.session);
+      stream.session.settings({ maxConcurrentStreams: CONCURRENT_STREAMS });
+    }
     const checked = checkPayload(body);
     if ('reason' in checked) return answer(checked.status, { reason: checked.reason });
     const fault = faults.shift();
@@ -207,7 +215,13 @@ export const startApnsStandIn = async (options: ApnsStandInOptions = {}): Promis
     return answer(200);
   };
 
-  const server = createSecureServer({ key: tls.key, cert: tls.cert, allowHTTP1: false });
+  // As APNs: one stream at a time on a new connection until a request carries a valid provider token.
+  const server = createSecureServer({
+    key: tls.key,
+    cert: tls.cert,
+    allowHTTP1: false,
+    settings: { maxConcurrentStreams: 1 },
+  });
   server.on('session', (session) => {
     sessionCount += 1;
     open.add(session);

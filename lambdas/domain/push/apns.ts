@@ -158,6 +158,8 @@ interface Connection {
   readonly session: ClientHttp2Session;
   inFlight: number;
   lastUsedMs: number;
+  /** Settles with the first request's answer; null until a request was sent. */
+  firstAnswer: Promise<void> | null;
 }
 
 /**
@@ -177,7 +179,7 @@ const connectionFor = (origin: string, ca: string | undefined, keyId: string, no
   const session = connect(origin, ca ? { ca } : {});
   // Idle, the session must not keep the process alive (a local run would never exit); Lambda freezes it anyway.
   session.unref();
-  const connection: Connection = { session, inFlight: 0, lastUsedMs: nowMs };
+  const connection: Connection = { session, inFlight: 0, lastUsedMs: nowMs, firstAnswer: null };
   const forget = () => {
     if (connections.get(mapKey) === connection) connections.delete(mapKey);
   };
@@ -387,12 +389,18 @@ export const createApnsSender = (
     token: ProviderToken,
   ) => {
     const connection = connectionFor(origin, options.ca, checked.key_id, clock());
-    const answer = await post(
-      connection,
-      { ...headers, authorization: `bearer ${token.jwt}` },
-      body,
-      timeoutMs,
-    );
+    const withToken = { ...headers, authorization: `bearer ${token.jwt}` };
+    let answer: Awaited<ReturnType<typeof post>>;
+    if (connection.firstAnswer) {
+      // APNs takes one stream on a new connection until a request carries a valid provider token: the others
+      // wait for the first answer instead of being refused (REFUSED_STREAM) while they race it.
+      await connection.firstAnswer;
+      answer = await post(connection, withToken, body, timeoutMs);
+    } else {
+      const first = post(connection, withToken, body, timeoutMs);
+      connection.firstAnswer = first.then(() => undefined);
+      answer = await first;
+    }
     connection.lastUsedMs = clock();
     return answer;
   };

@@ -195,12 +195,16 @@ describe('the APNs sender, connections and provider tokens', () => {
     expect(new Set(standIn.received().map((push) => push.headers.authorization)).size).toBe(1);
   });
 
-  it('mints one provider token for pushes that start together, not one each', async () => {
+  it('mints one provider token for pushes that start together on a new connection, and none is refused', async () => {
+    // The stand-in, as APNs, takes one stream on a new connection until a valid provider token arrives, then
+    // 100 at once: a burst larger than that waits for free streams.
     const standIn = await started();
     const sender = senderFor(standIn);
-    const outcomes = await Promise.all(Array.from({ length: 5 }, () => sender.send(target(), content())));
-    expect(outcomes.map((outcome) => outcome.kind)).toEqual(Array(5).fill('delivered'));
+    const outcomes = await Promise.all(Array.from({ length: 150 }, () => sender.send(target(), content())));
+    expect(outcomes.filter((outcome) => outcome.kind !== 'delivered')).toEqual([]);
+    expect(standIn.received()).toHaveLength(150);
     expect(new Set(standIn.received().map((push) => push.headers.authorization)).size).toBe(1);
+    expect(standIn.sessions()).toBe(1);
   });
 
   it('signs an ES256 provider token {alg, kid} / {iss, iat}, reused until 50 minutes, never refreshed before 20', async () => {
