@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
-import { type ClientHttp2Session, connect } from 'node:http2';
+import { type ClientHttp2Session, connect, constants as http2Constants } from 'node:http2';
 import { SignJWT } from 'jose';
 import { fitPayload, type PushContent, type PushOutcome, type PushSender, type PushTarget } from './provider';
 
@@ -191,6 +191,15 @@ const connectionFor = (origin: string, ca: string | undefined, keyId: string, no
   return connection;
 };
 
+/**
+ * No answer: `refused` when the server refused the stream (REFUSED_STREAM, as after a GOAWAY), which HTTP/2
+ * guarantees it did not process, so sending again cannot deliver twice.
+ */
+interface Failure {
+  readonly failure: string;
+  readonly refused: boolean;
+}
+
 interface Answer {
   readonly status: number;
   readonly apnsId: string | null;
@@ -204,13 +213,13 @@ const post = (
   headers: Readonly<Record<string, string>>,
   body: string,
   timeoutMs: number,
-): Promise<Answer | { readonly failure: string }> =>
+): Promise<Answer | Failure> =>
   new Promise((resolve) => {
     const { session } = connection;
     connection.inFlight += 1;
     if (connection.inFlight === 1) session.ref();
     let settled = false;
-    const finish = (result: Answer | { readonly failure: string }) => {
+    const finish = (result: Answer | Failure) => {
       if (settled) return;
       settled = true;
       connection.inFlight -= 1;
@@ -221,7 +230,7 @@ const post = (
     try {
       stream = session.request({ ...headers, ':method': 'POST' });
     } catch (error) {
-      finish({ failure: (error as Error).message });
+      finish({ failure: (error as Error).message, refused: false });
       return;
     }
     let status = 0;
@@ -232,7 +241,7 @@ const post = (
     stream.setTimeout(timeoutMs, () => {
       // No answer in time: the connection is suspect (a frozen function's dropped socket), so it is not reused.
       session.destroy();
-      finish({ failure: `no answer within ${timeoutMs} ms` });
+      finish({ failure: `no answer within ${timeoutMs} ms`, refused: false });
     });
     stream.on('response', (responseHeaders) => {
       status = Number(responseHeaders[':status']);
@@ -247,13 +256,18 @@ const post = (
       finish(
         status
           ? { status, apnsId, retryAfter, body: Buffer.concat(chunks).toString('utf8') }
-          : { failure: 'the stream ended without an answer' },
+          : { failure: 'the stream ended without an answer', refused: false },
       ),
     );
-    stream.on('error', (error) => finish({ failure: error.message }));
+    const refused = () => stream.rstCode === http2Constants.NGHTTP2_REFUSED_STREAM;
+    stream.on('error', (error) => finish({ failure: error.message, refused: refused() }));
     stream.on('close', () => {
       if (status) finish({ status, apnsId, retryAfter, body: Buffer.concat(chunks).toString('utf8') });
-      else finish({ failure: `the stream closed without an answer (HTTP/2 code ${stream.rstCode})` });
+      else
+        finish({
+          failure: `the stream closed without an answer (HTTP/2 code ${stream.rstCode})`,
+          refused: refused(),
+        });
     });
     stream.end(body);
   });
@@ -424,6 +438,9 @@ export const createApnsSender = (
 
       let token = await tokens.current();
       let answer = await attempt(origin, headers, fitted.payload, token);
+      // A refused stream was not processed: once more at once, on a new connection when the old one is going away.
+      if ('failure' in answer && answer.refused)
+        answer = await attempt(origin, headers, fitted.payload, token);
       if ('status' in answer && answer.status === 403) {
         if (readReason(answer.body).reason === 'ExpiredProviderToken') {
           const replacement = await tokens.replacing(token);

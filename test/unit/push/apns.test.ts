@@ -400,15 +400,23 @@ describe('the APNs sender, answers', () => {
     });
   });
 
-  it('GOAWAY: the refused push is retried, the next one goes over a new session', async () => {
+  it('GOAWAY refusing a push: sent again at once over a new session; refused twice, retry', async () => {
     const own = await started();
     const sender = senderFor(own);
     expect((await sender.send(target(), content())).kind).toBe('delivered');
     own.failNext('goaway');
-    expect((await sender.send(target(), content())).kind).toBe('retry');
-    expect((await sender.send(target(), content())).kind).toBe('delivered');
+    const push = content();
+    expect(await sender.send(target(), push)).toEqual({ kind: 'delivered', provider_id: push.push_id });
     expect(own.sessions()).toBe(2);
-    expect(own.received()).toHaveLength(2);
+    own.failNext('goaway', 'goaway');
+    expect(await sender.send(target(), content())).toMatchObject({
+      kind: 'retry',
+      reason: expect.stringMatching(/REFUSED_STREAM/),
+    });
+    expect(own.sessions()).toBe(3);
+    expect((await sender.send(target(), content())).kind).toBe('delivered');
+    expect(own.sessions()).toBe(4);
+    expect(own.received()).toHaveLength(3);
   });
 
   it('no answer in time: retry, and the suspect session is not reused', async () => {
