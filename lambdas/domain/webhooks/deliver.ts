@@ -21,7 +21,7 @@ import {
 } from './deliveries';
 import { leaseSlot, releaseSlot, type SlotLease } from './endpoint-slots';
 import { openSecret } from './secret-box';
-import { postTo, type SendResult } from './sender';
+import { postTo, retryAfterSecs, type SendResult } from './sender';
 import { webhookSettings } from './settings';
 import { secretProblem, signatureHeader } from './signature';
 import { checkWebhookUrl } from './url-policy';
@@ -56,9 +56,6 @@ const deferAttempt = (message: DeliveryMessage): Promise<void> => {
   return enqueueAttempts([{ ...message, deferrals }], base * (1 + Math.random()));
 };
 
-/** Longest wait a Retry-After can ask for. */
-const MAX_RETRY_AFTER_SECS = 24 * 3600;
-
 /**
  * Contract §3 body: `{"type", "timestamp", "data": {id, event_type, source, version, data, priority, time}}`,
  * byte for byte the same on every attempt: the first is signed from the record the matcher wrote, later ones from
@@ -80,16 +77,6 @@ export const webhookBody = (record: DeliveryRecord): string => {
       time: event.time,
     },
   });
-};
-
-/** Retry-After as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
-export const retryAfterSecs = (value: string | undefined, now: Date): number | undefined => {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed), MAX_RETRY_AFTER_SECS);
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.min(Math.max(0, (at - now.getTime()) / 1000), MAX_RETRY_AFTER_SECS);
 };
 
 /** Delay before attempt `attempt + 1`: the schedule's step with ±20 % jitter, never shorter than Retry-After. */
