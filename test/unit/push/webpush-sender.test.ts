@@ -14,6 +14,7 @@ import {
 } from '../../../lambdas/domain/push/webpush';
 import { startWebPushStandIn, type WebPushStandIn } from '../../../local/push/webpush-stand-in';
 import { listenOnLoopback, stopServer } from '../../support/loopback-server';
+import { pushContent } from '../../support/push-content';
 
 /**
  * The Web Push sender against the local push service over real HTTP: what arrives is decrypted by `http_ece` (code we
@@ -25,21 +26,6 @@ const credentials = generateVapidCredentials('mailto:ops@example.com');
 /** The stand-in is on loopback over http: allowed as in local mode, unless a test says otherwise. */
 const sender = (options: WebPushOptions = {}, keys = credentials) =>
   createWebPushSender(keys, { allowLoopback: true, ...options });
-
-const content = (overrides: Partial<PushContent> = {}): PushContent => ({
-  push_id: crypto.randomUUID(),
-  notification_id: 'n-1',
-  event_type: 'comment.created',
-  title: 'New comment',
-  body: 'Alice replied to your post',
-  data: { post: 42, url: '/posts/42' },
-  priority: 'normal',
-  expires_at: null,
-  collapse_key: null,
-  badge: null,
-  silent: false,
-  ...overrides,
-});
 
 const targetFor = (subscription: {
   endpoint: string;
@@ -65,7 +51,7 @@ afterAll(async () => {
 describe('a push', () => {
   it('is delivered, decrypted by http_ece to exactly what was sent, with the Location as provider id', async () => {
     const target = subscribed();
-    const push = content({ collapse_key: 'post-42', badge: 3 });
+    const push = pushContent({ collapse_key: 'post-42', badge: 3 });
     const outcome = await sender().send(target, push);
     expect(outcome).toEqual({ kind: 'delivered', provider_id: expect.stringMatching(`^${standIn.url}/m/`) });
     const [received, ...more] = receivedFor(target);
@@ -91,7 +77,7 @@ describe('a push', () => {
 
   it('carries a data-only (silent) push with neither tag nor badge', async () => {
     const target = subscribed();
-    const push = content({ title: '', body: '', silent: true, data: { sync: 'inbox' } });
+    const push = pushContent({ title: '', body: '', silent: true, data: { sync: 'inbox' } });
     expect((await sender().send(target, push)).kind).toBe('delivered');
     expect(receivedFor(target)[0]?.payload).toEqual({
       notification_id: 'n-1',
@@ -129,7 +115,7 @@ describe('a push', () => {
     ];
     for (const [overrides, headers] of cases) {
       const target = subscribed();
-      expect((await sender(clock).send(target, content(overrides))).kind).toBe('delivered');
+      expect((await sender(clock).send(target, pushContent(overrides))).kind).toBe('delivered');
       const received = receivedFor(target)[0]?.headers ?? {};
       expect(received).toMatchObject(headers);
       if (!('topic' in headers)) expect(received).not.toHaveProperty('topic');
@@ -142,7 +128,7 @@ describe('a push', () => {
     const target = subscribed();
     const outcome = await sender().send(
       target,
-      content({ expires_at: new Date(Date.now() - 1000).toISOString() }),
+      pushContent({ expires_at: new Date(Date.now() - 1000).toISOString() }),
     );
     expect(outcome).toEqual({ kind: 'rejected', reason: 'expired before it was sent' });
     expect(receivedFor(target)).toEqual([]);
@@ -150,7 +136,7 @@ describe('a push', () => {
 
   it('over the limit is shrunk the documented way (data dropped, body cut), never sent to earn a 413', async () => {
     const target = subscribed();
-    const push = content({ body: 'é'.repeat(5000), data: { blob: 'x'.repeat(10_000) } });
+    const push = pushContent({ body: 'é'.repeat(5000), data: { blob: 'x'.repeat(10_000) } });
     expect((await sender().send(target, push)).kind).toBe('delivered');
     const payload = receivedFor(target)[0]?.payload as { body: string; data: unknown; title: string };
     expect(payload.data).toEqual({});
@@ -167,11 +153,11 @@ describe('a push', () => {
     const clock = { now: () => now };
     const keep = sender(clock);
     const target = subscribed();
-    await keep.send(target, content());
+    await keep.send(target, pushContent());
     now = new Date(now.getTime() + 10 * 3600 * 1000);
-    await keep.send(target, content());
+    await keep.send(target, pushContent());
     now = new Date(now.getTime() + 1.5 * 3600 * 1000);
-    await keep.send(target, content());
+    await keep.send(target, pushContent());
     const tokens = receivedFor(target).map((push) => push.headers.authorization);
     expect(tokens).toHaveLength(3);
     expect(tokens[1]).toBe(tokens[0]);
@@ -186,7 +172,7 @@ describe('answers of the push service', () => {
   it('VAPID refused (a key the browser did not subscribe with) is credentials, and nothing is delivered', async () => {
     const target = subscribed();
     const other = sender({}, generateVapidCredentials('mailto:ops@example.com'));
-    expect(await other.send(target, content())).toEqual({
+    expect(await other.send(target, pushContent())).toEqual({
       kind: 'credentials',
       reason: 'push service refused the VAPID token (403)',
     });
@@ -196,7 +182,7 @@ describe('answers of the push service', () => {
   it('an expired VAPID token (a clock 13 hours behind) is credentials (401)', async () => {
     const target = subscribed();
     const behind = sender({ now: () => new Date(Date.now() - 13 * 3600 * 1000) });
-    expect(await behind.send(target, content())).toEqual({
+    expect(await behind.send(target, pushContent())).toEqual({
       kind: 'credentials',
       reason: 'push service refused the VAPID token (401)',
     });
@@ -204,14 +190,14 @@ describe('answers of the push service', () => {
 
   it('404 (unknown subscription) and 410 (unsubscribed) are gone', async () => {
     const unknown = { ...subscribed(), token: `${standIn.url}/wpush/never-subscribed` };
-    expect(await sender().send(unknown, content())).toEqual({
+    expect(await sender().send(unknown, pushContent())).toEqual({
       kind: 'gone',
       reason: 'push service answered 404',
     });
     const target = subscribed();
-    expect((await sender().send(target, content())).kind).toBe('delivered');
+    expect((await sender().send(target, pushContent())).kind).toBe('delivered');
     standIn.markDead(target.token);
-    expect(await sender().send(target, content())).toEqual({
+    expect(await sender().send(target, pushContent())).toEqual({
       kind: 'gone',
       reason: 'push service answered 410',
     });
@@ -223,7 +209,7 @@ describe('answers of the push service', () => {
     standIn.failNext({ status: 429, retryAfter: '7' });
     standIn.failNext({ status: 503, retryAfter: new Date(Date.now() + 120_000).toUTCString() });
     standIn.failNext({ status: 500 });
-    const send = () => sender().send(target, content());
+    const send = () => sender().send(target, pushContent());
     expect(await send()).toEqual({ kind: 'retry', reason: 'push service answered 429', retry_after_secs: 7 });
     const dated = await send();
     expect(dated).toMatchObject({ kind: 'retry', reason: 'push service answered 503' });
@@ -241,7 +227,7 @@ describe('answers of the push service', () => {
       [401, 'credentials'],
     ] as const) {
       standIn.failNext({ status });
-      expect(await sender().send(target, content())).toEqual({
+      expect(await sender().send(target, pushContent())).toEqual({
         kind,
         reason:
           kind === 'credentials'
@@ -256,7 +242,7 @@ describe('answers of the push service', () => {
     const origin = await listenOnLoopback(server);
     await stopServer(server);
     const target = { ...subscribed(), token: `${origin}/wpush/abc` };
-    expect(await sender({ timeoutMs: 5000 }).send(target, content())).toMatchObject({
+    expect(await sender({ timeoutMs: 5000 }).send(target, pushContent())).toMatchObject({
       kind: 'retry',
       reason: 'network: ECONNREFUSED',
     });
@@ -270,7 +256,7 @@ describe('the stand-in', () => {
       fetch(target.token, { method: 'POST', headers, body: Buffer.alloc(size) });
     expect((await post({}, 10)).status).toBe(401);
     // The checks after VAPID: a real token from a send that the stand-in answered 201.
-    expect((await sender().send(target, content())).kind).toBe('delivered');
+    expect((await sender().send(target, pushContent())).kind).toBe('delivered');
     const authorization = receivedFor(target)[0]?.headers.authorization ?? '';
     const base = { authorization, 'content-encoding': 'aes128gcm' };
     expect((await post({ ...base, ttl: '60' }, 4097)).status).toBe(413);
@@ -296,14 +282,14 @@ describe('the endpoint, a URL the user supplied', () => {
   ])('%s is refused before any connection: rejected', async (endpoint, reason) => {
     const outcome = await sender({ allowLoopback: false }).send(
       { ...subscribed(), token: endpoint },
-      content(),
+      pushContent(),
     );
     expect(outcome).toEqual({ kind: 'rejected', reason: expect.stringMatching(reason) });
   });
 
   it('on a private or metadata address is refused in local mode too', async () => {
     for (const endpoint of ['http://169.254.169.254/latest/meta-data', 'http://192.168.1.1/wpush/x']) {
-      const outcome = await sender().send({ ...subscribed(), token: endpoint }, content());
+      const outcome = await sender().send({ ...subscribed(), token: endpoint }, pushContent());
       expect(outcome).toEqual({
         kind: 'rejected',
         reason: expect.stringMatching(/is a private, link-local/),
@@ -313,7 +299,7 @@ describe('the endpoint, a URL the user supplied', () => {
 
   it('on loopback is refused outside local mode: the stand-in gets nothing', async () => {
     const target = subscribed();
-    const outcome = await sender({ allowLoopback: false }).send(target, content());
+    const outcome = await sender({ allowLoopback: false }).send(target, pushContent());
     expect(outcome).toMatchObject({ kind: 'rejected', reason: expect.stringMatching(/^endpoint refused: /) });
     expect(receivedFor(target)).toEqual([]);
   });
@@ -321,7 +307,7 @@ describe('the endpoint, a URL the user supplied', () => {
   it('whose host does not resolve is retry (DNS may be back), not a verdict', async () => {
     const outcome = await sender().send(
       { ...subscribed(), token: 'https://push.invalid/wpush/x' },
-      content(),
+      pushContent(),
     );
     expect(outcome).toEqual({
       kind: 'retry',
@@ -339,14 +325,15 @@ describe('the endpoint, a URL the user supplied', () => {
       [{ p256dh: notOnCurve, auth: target.web_keys?.auth as string }, /not a point on P-256/],
       [{ p256dh: onCurve, auth: 'AAAA' }, /auth secret is not 16 bytes/],
     ] as const) {
-      const outcome = await sender().send({ ...target, web_keys }, content());
+      const outcome = await sender().send({ ...target, web_keys }, pushContent());
       expect(outcome.kind === 'rejected' && outcome.reason).toMatch(reason);
     }
     expect(receivedFor(target)).toEqual([]);
   });
 });
 
-describe('npm run vapid-keys', () => {
+// Each test starts tsx in a child process: slow on a loaded machine.
+describe('npm run vapid-keys', { timeout: 60_000 }, () => {
   it('prints credentials the sender takes and a push service accepts', async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
@@ -357,7 +344,7 @@ describe('npm run vapid-keys', () => {
     expect(Object.keys(printed).sort()).toEqual(['private_key', 'public_key', 'subject']);
     expect(printed.subject).toBe('mailto:ops@example.com');
     const target = subscribed(printed.public_key);
-    expect((await sender({}, printed).send(target, content())).kind).toBe('delivered');
+    expect((await sender({}, printed).send(target, pushContent())).kind).toBe('delivered');
     expect(receivedFor(target)).toHaveLength(1);
   });
 
