@@ -50,6 +50,7 @@ const MAX_TOKEN_SECS = 24 * 3600;
 const URGENCIES = new Set(['very-low', 'low', 'normal', 'high']);
 const TOPIC = /^[A-Za-z0-9_-]{1,32}$/;
 const ENDPOINT_PATH = '/wpush/';
+const SUBSCRIBE_PATH = '/subscriptions';
 /** Bodies larger than this are not read to the end (the answer is 413 anyway). */
 const READ_LIMIT = 64 * 1024;
 
@@ -144,7 +145,53 @@ export const startWebPushStandIn = async (
     return undefined;
   };
 
+  const subscribe = (applicationServerKey: string): WebPushSubscriptionJson => {
+    const key = publicPoint(applicationServerKey);
+    if (!key)
+      throw new Error('applicationServerKey must be a base64url 65-byte uncompressed P-256 public key');
+    const userAgentKey = createECDH('prime256v1');
+    userAgentKey.generateKeys();
+    const auth = randomBytes(16);
+    const endpoint = `${origin}${ENDPOINT_PATH}${randomBytes(24).toString('base64url')}`;
+    subscriptions.set(endpoint, { endpoint, applicationServerKey: key, userAgentKey, auth, dead: false });
+    return {
+      endpoint,
+      keys: { p256dh: userAgentKey.getPublicKey().toString('base64url'), auth: auth.toString('base64url') },
+    };
+  };
+
+  /**
+   * `POST /subscriptions {"applicationServerKey"}`: `subscribe` over HTTP, for a page or another process (a browser
+   * cannot subscribe to this service itself: its push manager talks to its vendor's service). Open to any origin.
+   */
+  const handleSubscribe = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const cors = {
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'POST',
+      'access-control-allow-headers': 'content-type',
+    };
+    const body = await readBody(req);
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, cors).end();
+      return;
+    }
+    let subscription: WebPushSubscriptionJson;
+    try {
+      const { applicationServerKey } = JSON.parse(body?.toString('utf8') ?? '') as {
+        applicationServerKey: string;
+      };
+      subscription = subscribe(applicationServerKey);
+    } catch {
+      return answer(res, 400, 'expected {"applicationServerKey": base64url P-256 public key}', cors);
+    }
+    res.writeHead(201, { 'content-type': 'application/json', ...cors });
+    res.end(JSON.stringify(subscription));
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.url === SUBSCRIBE_PATH && (req.method === 'POST' || req.method === 'OPTIONS')) {
+      return handleSubscribe(req, res);
+    }
     const endpoint = `${origin}${req.url ?? ''}`;
     const subscription = subscriptions.get(endpoint);
     if (req.method !== 'POST' || !subscription) {
@@ -224,20 +271,7 @@ export const startWebPushStandIn = async (
     provider: 'webpush',
     url: origin,
     credentials: generateVapidCredentials('mailto:notify@localhost'),
-    subscribe(applicationServerKey) {
-      const key = publicPoint(applicationServerKey);
-      if (!key)
-        throw new Error('applicationServerKey must be a base64url 65-byte uncompressed P-256 public key');
-      const userAgentKey = createECDH('prime256v1');
-      userAgentKey.generateKeys();
-      const auth = randomBytes(16);
-      const endpoint = `${origin}${ENDPOINT_PATH}${randomBytes(24).toString('base64url')}`;
-      subscriptions.set(endpoint, { endpoint, applicationServerKey: key, userAgentKey, auth, dead: false });
-      return {
-        endpoint,
-        keys: { p256dh: userAgentKey.getPublicKey().toString('base64url'), auth: auth.toString('base64url') },
-      };
-    },
+    subscribe,
     failNext(fault, times = 1) {
       for (let i = 0; i < times; i += 1) faults.push(fault);
     },

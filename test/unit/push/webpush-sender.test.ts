@@ -166,6 +166,22 @@ describe('a push', () => {
       new RegExp(`^vapid t=[\\w-]+\\.[\\w-]+\\.[\\w-]+, k=${credentials.public_key}$`),
     );
   });
+  it('signs a token for each push service (aud is its origin), so each accepts its own', async () => {
+    const second = await startWebPushStandIn();
+    try {
+      const both = sender();
+      const targets = [subscribed(), targetFor(second.subscribe(credentials.public_key))];
+      for (const target of targets) expect((await both.send(target, pushContent())).kind).toBe('delivered');
+      const tokens = [receivedFor(targets[0] as PushTarget), second.received()].map(
+        (pushes) => pushes[0]?.headers.authorization,
+      );
+      expect(tokens[0]).toMatch(/^vapid t=/);
+      expect(tokens[1]).toMatch(/^vapid t=/);
+      expect(tokens[1]).not.toBe(tokens[0]);
+    } finally {
+      await second.close();
+    }
+  });
 });
 
 describe('answers of the push service', () => {
@@ -266,6 +282,26 @@ describe('the stand-in', () => {
     expect((await post({ ...base, ttl: '60', 'content-encoding': 'aesgcm' }, 100)).status).toBe(415);
     expect((await post({ ...base, ttl: '60' }, 100)).status).toBe(400); // does not decrypt
     expect(receivedFor(target)).toHaveLength(1);
+  });
+  it('hands out subscriptions over HTTP too (POST /subscriptions), for a page or another process', async () => {
+    const answer = await fetch(`${standIn.url}/subscriptions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' },
+      body: JSON.stringify({ applicationServerKey: credentials.public_key }),
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+    const subscription = (await answer.json()) as {
+      endpoint: string;
+      keys: { p256dh: string; auth: string };
+    };
+    expect(subscription.endpoint.startsWith(`${standIn.url}/wpush/`)).toBe(true);
+    expect((await sender().send(targetFor(subscription), pushContent())).kind).toBe('delivered');
+    const refused = await fetch(`${standIn.url}/subscriptions`, {
+      method: 'POST',
+      body: JSON.stringify({ applicationServerKey: 'not a key' }),
+    });
+    expect(refused.status).toBe(400);
   });
 });
 
