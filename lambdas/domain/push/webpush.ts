@@ -53,7 +53,7 @@ const HEADER_BYTES = 86;
 const TAG_BYTES = 16;
 /** Plaintext that fits one record of a 4,096-byte body: 4096 − 86 − 16 − 1 (the 0x02 delimiter) = 3,993. */
 export const MAX_PLAINTEXT_BYTES = MAX_BODY_BYTES - HEADER_BYTES - TAG_BYTES - 1;
-/** RFC 8188 record size: the whole message is one record, so any value ≥ the body works; 4096 as the RFC's example. */
+/** RFC 8188 record size: the message is one record, at most 4,010 bytes, so 4096 (the RFC's example) holds it. */
 const RECORD_SIZE = 4096;
 /** VAPID tokens live 12 hours (RFC 8292 allows at most 24) and are signed anew when less than one hour is left. */
 const VAPID_TOKEN_SECS = 12 * 3600;
