@@ -1,4 +1,6 @@
 import { createECDH } from 'node:crypto';
+import fc from 'fast-check';
+import { decrypt } from 'http_ece';
 import { describe, expect, it } from 'vitest';
 import {
   createWebPushSender,
@@ -34,6 +36,23 @@ describe('aes128gcm encryption (RFC 8291)', () => {
       b64u(RFC8291.salt),
     );
     expect(body.toString('base64url')).toBe(RFC8291.body);
+  });
+
+  it('gives bodies that http_ece, an implementation we did not write, decrypts to the plaintext', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: MAX_PLAINTEXT_BYTES }),
+        fc.uint8Array({ minLength: 16, maxLength: 16 }),
+        (plaintext, authBytes) => {
+          const userAgent = createECDH('prime256v1');
+          const auth = Buffer.from(authBytes);
+          const body = encryptPushPayload(plaintext, { p256dh: userAgent.generateKeys(), auth });
+          const read = decrypt(body, { version: 'aes128gcm', privateKey: userAgent, authSecret: auth });
+          expect(read.equals(Buffer.from(plaintext))).toBe(true);
+        },
+      ),
+      { numRuns: 50 },
+    );
   });
 
   it('fits the largest plaintext it sends in the 4,096 bytes a push service must take, and no more', () => {
