@@ -333,10 +333,15 @@ describe('the endpoint, a URL the user supplied', () => {
     }
   });
 
-  it('on loopback is refused outside local mode: the stand-in gets nothing', async () => {
+  it('on loopback is refused outside local mode, the default without the webhook setting: the stand-in gets nothing', async () => {
+    expect(process.env.NOTIFY_WEBHOOK_ALLOW_LOOPBACK).toBeUndefined();
     const target = subscribed();
-    const outcome = await sender({ allowLoopback: false }).send(target, pushContent());
-    expect(outcome).toMatchObject({ kind: 'rejected', reason: expect.stringMatching(/^endpoint refused: /) });
+    for (const production of [sender({ allowLoopback: false }), createWebPushSender(credentials)]) {
+      expect(await production.send(target, pushContent())).toEqual({
+        kind: 'rejected',
+        reason: expect.stringMatching(/^endpoint refused: (plain http|must be an https)/),
+      });
+    }
     expect(receivedFor(target)).toEqual([]);
   });
 
