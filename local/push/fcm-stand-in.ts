@@ -374,7 +374,7 @@ export const startFcmStandIn = async (options: FcmStandInOptions = {}): Promise<
     try {
       body = JSON.parse(request.body);
     } catch {
-      return googleError(400, 'Invalid JSON payload received. Unexpected token.', { field: '' });
+      return googleError(400, 'Invalid JSON payload received. Unexpected token.');
     }
     if (
       !isObject(body) ||

@@ -93,8 +93,8 @@ const rsaPrivateKey = (pem: string): KeyObject => {
   return key;
 };
 
-/** The service-account JSON (its text, or the parsed object) checked field by field; unknown fields are ignored. */
-export const parseFcmCredentials = (value: unknown): FcmCredentials => {
+/** The service-account JSON checked field by field, with its signing key. */
+const readCredentials = (value: unknown): { credentials: FcmCredentials; signingKey: KeyObject } => {
   let parsed = value;
   if (typeof value === 'string') {
     try {
@@ -120,9 +120,11 @@ export const parseFcmCredentials = (value: unknown): FcmCredentials => {
     throw new FcmCredentialsError('FCM credentials: "project_id" is not a Firebase project id');
   if (!credentials.client_email.includes('@'))
     throw new FcmCredentialsError('FCM credentials: "client_email" is not an email address');
-  rsaPrivateKey(credentials.private_key);
-  return credentials;
+  return { credentials, signingKey: rsaPrivateKey(credentials.private_key) };
 };
+
+/** The service-account JSON (its text, or the parsed object) checked field by field; unknown fields are ignored. */
+export const parseFcmCredentials = (value: unknown): FcmCredentials => readCredentials(value).credentials;
 
 /** A failed call that ends the send with this outcome. */
 class Outcome extends Error {
@@ -156,7 +158,10 @@ const call = async (
     const response = await fetch(url, { ...init, redirect: 'error', signal: deadline.signal });
     return { status: response.status, headers: response.headers, text: await response.text() };
   } catch (error) {
-    const reason = deadline.signal.aborted ? 'no answer within the deadline' : (error as Error).message;
+    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    const reason = deadline.signal.aborted
+      ? 'no answer within the deadline'
+      : [(error as Error).message, cause].filter(Boolean).join(': ');
     throw new Outcome({ kind: 'retry', reason: `${what}: network: ${reason}` });
   } finally {
     clearTimeout(timer);
@@ -201,7 +206,7 @@ const googleError = (text: string): GoogleError => {
   };
 };
 
-const describe = (status: number, error: GoogleError): string =>
+const describeError = (status: number, error: GoogleError): string =>
   [String(status), error.errorCode ?? error.status, error.message].filter(Boolean).join(' ');
 
 /** A 400 INVALID_ARGUMENT about the registration token (FCM names the field, or says so in the message). */
@@ -215,7 +220,7 @@ const classify = (status: number, headers: Headers, text: string, now: number): 
     return { kind: 'delivered', provider_id: typeof name === 'string' ? name : null };
   }
   const error = googleError(text);
-  const reason = describe(status, error);
+  const reason = describeError(status, error);
   if (status === 429 || status === 408 || status >= 500) {
     const retryAfter = retryAfterSecs(headers.get('retry-after'), new Date(now));
     return retryAfter === undefined
@@ -321,8 +326,7 @@ const messageOf = (content: PushContent, now: number): Record<string, unknown> =
  * SENDER_ID_MISMATCH), a refused grant, a 404 without UNREGISTERED → credentials; any other 4xx → rejected.
  */
 export const createFcmSender = (credentials: unknown, options: FcmSenderOptions = {}): PushSender => {
-  const account = parseFcmCredentials(credentials);
-  const privateKey = rsaPrivateKey(account.private_key);
+  const { credentials: account, signingKey } = readCredentials(credentials);
   const tokenUrl = endpointUrl(options.tokenUrl ?? account.token_uri, 'tokenUrl');
   const sendUrl = `${(options.url ?? FCM_URL).replace(/\/+$/, '')}/v1/projects/${encodeURIComponent(account.project_id)}/messages:send`;
   const now = options.now ?? Date.now;
@@ -339,7 +343,7 @@ export const createFcmSender = (credentials: unknown, options: FcmSenderOptions 
       .setAudience(tokenUrl)
       .setIssuedAt(iat)
       .setExpirationTime(iat + ASSERTION_LIFETIME_SECS)
-      .sign(privateKey);
+      .sign(signingKey);
     const answer = await call(
       tokenUrl,
       {
