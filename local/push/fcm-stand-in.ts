@@ -25,10 +25,13 @@ export interface FcmServiceAccount {
   readonly token_uri: string;
 }
 
-/** An answer `messages:send` gives instead of its own (see `failNext`). */
+/** An answer given instead of the endpoint's own (see `failNext`). */
 export interface FcmFault {
   readonly status: number;
-  /** The FcmError `errorCode` detail (UNREGISTERED, QUOTA_EXCEEDED, SENDER_ID_MISMATCH, THIRD_PARTY_AUTH_ERROR...). */
+  /**
+   * `messages:send`: the FcmError `errorCode` detail (UNREGISTERED, QUOTA_EXCEEDED, SENDER_ID_MISMATCH,
+   * THIRD_PARTY_AUTH_ERROR...); the token endpoint: the OAuth `error` (default `temporarily_unavailable`).
+   */
   readonly errorCode?: string;
   /** A google.rpc.BadRequest detail naming this field. */
   readonly field?: string;
@@ -56,8 +59,8 @@ export interface FcmStandIn extends PushStandIn {
   answers(): readonly FcmAnswer[];
   /** Every access token issued so far stops working (401 UNAUTHENTICATED), as at their expiry. */
   expireAccessTokens(): void;
-  /** The next `count` `messages:send` requests (with a valid access token) get `fault`. */
-  failNext(count: number, fault: FcmFault): void;
+  /** The next `count` requests to `endpoint` (for `messages:send`: with a valid access token) get `fault`. */
+  failNext(count: number, fault: FcmFault, endpoint?: 'messages:send' | 'token'): void;
 }
 
 export interface FcmStandInOptions {
@@ -87,6 +90,9 @@ const STATUS_NAMES: Readonly<Record<number, string>> = {
   503: 'UNAVAILABLE',
 };
 
+const withRetryAfter = (reply: HttpReply, secs: number | undefined): HttpReply =>
+  secs === undefined ? reply : { ...reply, headers: { ...reply.headers, 'retry-after': String(secs) } };
+
 const googleError = (
   status: number,
   message: string,
@@ -111,9 +117,7 @@ const googleError = (
       ...(details.length > 0 ? { details } : {}),
     },
   });
-  return extras.retryAfter === undefined
-    ? reply
-    : { ...reply, headers: { ...reply.headers, 'retry-after': String(extras.retryAfter) } };
+  return withRetryAfter(reply, extras.retryAfter);
 };
 
 /** A 400 for a message FCM would not parse, naming the field as Google does. */
@@ -295,12 +299,22 @@ export const startFcmStandIn = async (options: FcmStandInOptions = {}): Promise<
   const received: ReceivedPush[] = [];
   const answers: FcmAnswer[] = [];
   const faults: FcmFault[] = [];
+  const grantFaults: FcmFault[] = [];
   let tokenUri = '';
 
   const oauthError = (error: string, description: string, status = 400): HttpReply =>
     jsonReply(status, 'application/json; charset=utf-8', { error, error_description: description });
 
   const grant = async (request: HttpRequest): Promise<HttpReply> => {
+    const fault = grantFaults.shift();
+    if (fault) {
+      const reply = oauthError(
+        fault.errorCode ?? 'temporarily_unavailable',
+        fault.message ?? '',
+        fault.status,
+      );
+      return withRetryAfter(reply, fault.retryAfter);
+    }
     const form = new URLSearchParams(request.body);
     if (form.get('grant_type') !== JWT_BEARER)
       return oauthError('unsupported_grant_type', `Invalid grant_type: ${form.get('grant_type') ?? ''}`);
@@ -476,8 +490,9 @@ export const startFcmStandIn = async (options: FcmStandInOptions = {}): Promise<
     tokensIssued: () => issued,
     answers: () => [...answers],
     expireAccessTokens: () => accessTokens.clear(),
-    failNext: (count, fault) => {
-      for (let index = 0; index < count; index += 1) faults.push(fault);
+    failNext: (count, fault, endpoint = 'messages:send') => {
+      for (let index = 0; index < count; index += 1)
+        (endpoint === 'token' ? grantFaults : faults).push(fault);
     },
     close: () => server.close(),
   };

@@ -213,6 +213,16 @@ const describeError = (status: number, error: GoogleError): string =>
 const aboutTheToken = (error: GoogleError): boolean =>
   error.fields.includes('message.token') || /registration token/i.test(error.message);
 
+/** Answers worth trying again later: throttling, timeouts and server errors. */
+const transient = (status: number): boolean => status === 429 || status === 408 || status >= 500;
+
+const retryOutcome = (reason: string, headers: Headers, now: number): PushOutcome => {
+  const retryAfter = retryAfterSecs(headers.get('retry-after'), new Date(now));
+  return retryAfter === undefined
+    ? { kind: 'retry', reason }
+    : { kind: 'retry', reason, retry_after_secs: retryAfter };
+};
+
 /** The answer to a `messages:send`, as the pipeline acts on it (docs/push.md "FCM", answer classes). */
 const classify = (status: number, headers: Headers, text: string, now: number): PushOutcome => {
   if (status === 200) {
@@ -221,12 +231,7 @@ const classify = (status: number, headers: Headers, text: string, now: number): 
   }
   const error = googleError(text);
   const reason = describeError(status, error);
-  if (status === 429 || status === 408 || status >= 500) {
-    const retryAfter = retryAfterSecs(headers.get('retry-after'), new Date(now));
-    return retryAfter === undefined
-      ? { kind: 'retry', reason }
-      : { kind: 'retry', reason, retry_after_secs: retryAfter };
-  }
+  if (transient(status)) return retryOutcome(reason, headers, now);
   if (error.errorCode === 'UNREGISTERED') return { kind: 'gone', reason };
   // A 404 without UNREGISTERED is not FCM speaking about a token: the URL or project is wrong, not the device.
   if (status === 404) return { kind: 'credentials', reason: `${reason} (check the FCM URL and project_id)` };
@@ -247,15 +252,9 @@ const readTokenAnswer = (status: number, headers: Headers, text: string, issuedA
     return { value: answer.access_token, refreshAt: issuedAt + usable * 1000 };
   }
   const reason =
-    `token endpoint: ${status} ${[answer.error, answer.error_description].filter((part) => typeof part === 'string').join(': ')}`.trim();
-  if (status === 200 || status === 429 || status === 408 || status >= 500) {
-    const retryAfter = retryAfterSecs(headers.get('retry-after'), new Date(issuedAt));
-    throw new Outcome(
-      retryAfter === undefined
-        ? { kind: 'retry', reason }
-        : { kind: 'retry', reason, retry_after_secs: retryAfter },
-    );
-  }
+    `token endpoint: ${status} ${[answer.error, answer.error_description].filter((part) => typeof part === 'string' && part !== '').join(': ')}`.trim();
+  // A 200 without a token is Google misbehaving, as transient as a 5xx.
+  if (status === 200 || transient(status)) throw new Outcome(retryOutcome(reason, headers, issuedAt));
   // invalid_grant (signature, clock, deleted key), invalid_client, invalid_scope...: our credentials are refused.
   throw new Outcome({ kind: 'credentials', reason });
 };

@@ -303,6 +303,27 @@ describe('FCM sender: access tokens', () => {
     expect(outcome).toMatchObject({ kind: 'credentials', reason: expect.stringContaining('invalid_grant') });
   });
 
+  it('classifies a token endpoint’s 503 as retry with its Retry-After, and caches no failure', async () => {
+    const { fcm, sender } = await setUp();
+    fcm.failNext(1, { status: 503, retryAfter: 9 }, 'token');
+    expect(await sender.send(target(), content())).toEqual({
+      kind: 'retry',
+      reason: 'token endpoint: 503 temporarily_unavailable',
+      retry_after_secs: 9,
+    });
+    expect(fcm.answers()).toEqual([]);
+    expect((await sender.send(target(), content())).kind).toBe('delivered');
+    expect(fcm.tokensIssued()).toBe(1);
+  });
+
+  it('has concurrent sends share a refused grant, then try again on the next send', async () => {
+    const { fcm, sender } = await setUp();
+    fcm.failNext(1, { status: 400, errorCode: 'invalid_grant', message: 'Invalid JWT Signature.' }, 'token');
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => sender.send(target(), content())));
+    expect(outcomes.map((outcome) => outcome.kind)).toEqual(Array(5).fill('credentials'));
+    expect((await sender.send(target(), content())).kind).toBe('delivered');
+  });
+
   it('classifies an unreachable token endpoint as retry', async () => {
     const { fcm } = await setUp();
     const { credentials, url } = fcm;
