@@ -1,4 +1,4 @@
-import { generateKeyPairSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { type HttpReply, type HttpRequest, jsonReply, startLoopbackServer } from '../aws-http';
 import type { PushStandIn, ReceivedPush } from './stand-in';
@@ -69,6 +69,8 @@ export interface FcmStandInOptions {
   readonly accessTokenLifetimeSecs?: number;
   /** Milliseconds since the epoch, for the assertion's and the access tokens' times. */
   readonly now?: () => number;
+  /** The account's RSA key (default: a new one); tests share one, as generating it takes a while. */
+  readonly privateKey?: KeyObject;
 }
 
 const SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
@@ -288,7 +290,9 @@ export const startFcmStandIn = async (options: FcmStandInOptions = {}): Promise<
   const now = options.now ?? Date.now;
   const projectId = options.projectId ?? 'notify-local';
   const lifetime = options.accessTokenLifetimeSecs ?? 3599;
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey } = options.privateKey
+    ? { privateKey: options.privateKey, publicKey: createPublicKey(options.privateKey) }
+    : generateKeyPairSync('rsa', { modulusLength: 2048 });
   const privateKeyId = randomBytes(20).toString('hex');
   const clientEmail = `firebase-adminsdk-local@${projectId}.iam.gserviceaccount.com`;
 

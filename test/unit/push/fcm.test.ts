@@ -32,11 +32,14 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((standIn) => standIn.close()));
 });
 
+/** One RSA key for every stand-in (each has its own key id and token endpoint, so its own cached token). */
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+
 /** A stand-in and a sender on one movable clock. */
 const setUp = async (options: FcmStandInOptions = {}) => {
   const clock = { now: T0 };
   const now = () => clock.now;
-  const fcm = await startFcmStandIn({ now, ...options });
+  const fcm = await startFcmStandIn({ now, privateKey, ...options });
   running.push(fcm);
   const sender = createFcmSender(fcm.credentials, { url: fcm.url, now });
   return { fcm, sender, clock, now };
