@@ -39,8 +39,8 @@ const REFRESH_MARGIN_SECS = 300;
 const CALL_TIMEOUT_MS = 10_000;
 /** FCM keeps a message at most four weeks. */
 const MAX_TTL_SECS = 28 * 24 * 3600;
-/** Data keys FCM reserves for itself: a message carrying one is refused with INVALID_ARGUMENT. */
-const RESERVED_DATA_KEY = /^(from|notification|message_type)$|^(google|gcm)/i;
+/** Data keys FCM refuses with INVALID_ARGUMENT: the empty one, and those it reserves for itself. */
+const REFUSED_DATA_KEY = /^$|^(from|notification|message_type)$|^(google|gcm)/i;
 /** The data keys Notify sets on every push, over a same-named key of the notification's `data`. */
 const NOTIFY_DATA_KEYS = ['notification_id', 'event_type', 'push_id'] as const;
 /** A Web Push `Topic` is at most 32 characters of the URL-safe base64 alphabet (RFC 8030 §5.4). */
@@ -398,9 +398,9 @@ export const createFcmSender = (credentials: unknown, options: FcmSenderOptions 
       const sentAt = now();
       if (content.expires_at !== null && Date.parse(content.expires_at) <= sentAt)
         return { kind: 'rejected', reason: `expired at ${content.expires_at}, before it was sent` };
-      const reserved = Object.keys(content.data).find((key) => RESERVED_DATA_KEY.test(key));
-      if (reserved !== undefined)
-        return { kind: 'rejected', reason: `data key "${reserved}" is reserved by FCM` };
+      const refused = Object.keys(content.data).find((key) => REFUSED_DATA_KEY.test(key));
+      if (refused !== undefined)
+        return { kind: 'rejected', reason: `data key "${refused}" is refused by FCM` };
       const fitted = fitPayload(content, (candidate) => JSON.stringify(messageOf(candidate, sentAt)));
       if (!fitted)
         return { kind: 'rejected', reason: 'over the 4096-byte FCM limit even without data and text' };

@@ -153,12 +153,12 @@ describe('FCM sender: mapping', () => {
     });
   });
 
-  it('refuses a data key FCM reserves without sending it (FCM would answer 400)', async () => {
+  it('refuses an empty data key, or one FCM reserves, without sending it (FCM would answer 400)', async () => {
     const { fcm, sender } = await setUp();
-    for (const key of ['from', 'google.sent_time', 'gcm_x', 'message_type']) {
+    for (const key of ['from', 'google.sent_time', 'gcm_x', 'message_type', '']) {
       expect(await sender.send(target(), content({ data: { [key]: 'x' } }))).toEqual({
         kind: 'rejected',
-        reason: `data key "${key}" is reserved by FCM`,
+        reason: `data key "${key}" is refused by FCM`,
       });
     }
     expect(fcm.answers()).toEqual([]);
