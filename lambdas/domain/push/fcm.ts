@@ -273,7 +273,7 @@ const dataOf = (content: PushContent): Record<string, string> => {
   return data;
 };
 
-/** A collapse key as a value that fits `pattern`/`maxBytes`: itself when it does, else a digest of it. */
+/** The collapse key itself when it `fits` a header's rules, else `length` characters of its digest (stable per key). */
 const digestUnless = (key: string, fits: boolean, length: number): string =>
   fits ? key : createHash('sha256').update(key).digest('base64url').slice(0, length);
 
@@ -396,8 +396,13 @@ export const createFcmSender = (credentials: unknown, options: FcmSenderOptions 
   return {
     async send(target: PushTarget, content: PushContent): Promise<PushOutcome> {
       const sentAt = now();
-      if (content.expires_at !== null && Date.parse(content.expires_at) <= sentAt)
-        return { kind: 'rejected', reason: `expired at ${content.expires_at}, before it was sent` };
+      if (content.expires_at !== null) {
+        const expiresAt = Date.parse(content.expires_at);
+        if (Number.isNaN(expiresAt))
+          return { kind: 'rejected', reason: `expires_at "${content.expires_at}" is no time` };
+        if (expiresAt <= sentAt)
+          return { kind: 'rejected', reason: `expired at ${content.expires_at}, before it was sent` };
+      }
       const refused = Object.keys(content.data).find((key) => REFUSED_DATA_KEY.test(key));
       if (refused !== undefined)
         return { kind: 'rejected', reason: `data key "${refused}" is refused by FCM` };

@@ -118,12 +118,16 @@ describe('FCM sender: mapping', () => {
     expect(message.webpush.headers).toEqual({ Urgency: 'normal', TTL: '3600', Topic: 'thread-7' });
   });
 
-  it('caps the TTL at four weeks, and sends nothing once expires_at has passed', async () => {
+  it('caps the TTL at four weeks, and sends nothing once expires_at has passed or when it is no time', async () => {
     const { fcm, sender } = await setUp();
     await sender.send(target(), content({ expires_at: new Date(T0 + 90 * 86400_000).toISOString() }));
     expect(lastMessage(fcm).android.ttl).toBe('2419200s');
     const late = await sender.send(target(), content({ expires_at: new Date(T0 - 1000).toISOString() }));
     expect(late).toMatchObject({ kind: 'rejected', reason: expect.stringContaining('expired') });
+    expect(await sender.send(target(), content({ expires_at: 'tomorrow' }))).toEqual({
+      kind: 'rejected',
+      reason: 'expires_at "tomorrow" is no time',
+    });
     expect(fcm.received()).toHaveLength(1);
   });
 
