@@ -428,6 +428,11 @@ export const startFcmStandIn = async (options: FcmStandInOptions = {}): Promise<
       return googleError(400, 'Message is too big', { errorCode: 'INVALID_ARGUMENT', field: 'message' });
     if (dead.has(token))
       return googleError(404, 'Requested entity was not found.', { errorCode: 'UNREGISTERED' });
+    // A dry run is checked in full and delivers nothing.
+    if (body.validate_only === true || body.validateOnly === true)
+      return jsonReply(200, 'application/json; charset=UTF-8', {
+        name: `projects/${projectId}/messages/fake_message_id`,
+      });
     const data = isObject(message.data) ? message.data : {};
     received.push({
       provider: 'fcm',

@@ -262,6 +262,22 @@ describe('FCM stand-in: messages:send', () => {
     });
   });
 
+  it('checks a dry run (validate_only) in full and delivers nothing', async () => {
+    const before = fcm.received().length;
+    const dry = await send(undefined, {
+      raw: JSON.stringify({ message: { token: 'd' }, validate_only: true }),
+    });
+    expect(dry).toMatchObject({
+      status: 200,
+      body: { name: 'projects/notify-local/messages/fake_message_id' },
+    });
+    const invalid = await send(undefined, {
+      raw: JSON.stringify({ message: { token: 'd', x: 1 }, validateOnly: true }),
+    });
+    expect(invalid.status).toBe(400);
+    expect(fcm.received()).toHaveLength(before);
+  });
+
   it('answers a body that is no JSON with 400', async () => {
     expect((await send(undefined, { raw: '{"message":' })).status).toBe(400);
   });
