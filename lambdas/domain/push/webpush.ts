@@ -10,8 +10,9 @@ import {
   randomBytes,
 } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { retryAfterSecs } from '../../core/retry-after';
 import { AddressRefused } from '../webhooks/address-policy';
-import { postPinned, retryAfterSecs, type SendResult } from '../webhooks/sender';
+import { postPinned, type SendResult } from '../webhooks/sender';
 import { webhookSettings } from '../webhooks/settings';
 import { checkWebhookUrl } from '../webhooks/url-policy';
 import { fitPayload, type PushContent, type PushOutcome, type PushSender, type PushTarget } from './provider';

@@ -3,6 +3,7 @@ import { canonical } from '../../core/canonical-json';
 import { logger } from '../../core/logger';
 import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core/message-handling';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
+import { retryAfterSecs } from '../../core/retry-after';
 import { AddressRefused } from './address-policy';
 import {
   type AttemptLog,
@@ -21,7 +22,7 @@ import {
 } from './deliveries';
 import { leaseSlot, releaseSlot, type SlotLease } from './endpoint-slots';
 import { openSecret } from './secret-box';
-import { postTo, retryAfterSecs, type SendResult } from './sender';
+import { postTo, type SendResult } from './sender';
 import { webhookSettings } from './settings';
 import { secretProblem, signatureHeader } from './signature';
 import { checkWebhookUrl } from './url-policy';

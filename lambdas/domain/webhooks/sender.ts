@@ -14,19 +14,6 @@ export interface SendResult {
   readonly durationMs: number;
 }
 
-/** Longest wait a Retry-After can ask for. */
-const MAX_RETRY_AFTER_SECS = 24 * 3600;
-
-/** Retry-After as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
-export const retryAfterSecs = (value: string | undefined, now: Date): number | undefined => {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed), MAX_RETRY_AFTER_SECS);
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.min(Math.max(0, (at - now.getTime()) / 1000), MAX_RETRY_AFTER_SECS);
-};
-
 /** Bytes of a response body read at most (only to free the socket; the body itself is not kept). */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 

@@ -1,11 +1,11 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { retryAfterSecs } from '../../../lambdas/core/retry-after';
 import { addressRefusal } from '../../../lambdas/domain/webhooks/address-policy';
 import { retryDelaySecs } from '../../../lambdas/domain/webhooks/deliver';
 import { queueDelaySecs } from '../../../lambdas/domain/webhooks/deliveries';
 import { filterKeysFor, filterMatches } from '../../../lambdas/domain/webhooks/filters';
 import { createWebhookSchema } from '../../../lambdas/domain/webhooks/schema';
-import { retryAfterSecs } from '../../../lambdas/domain/webhooks/sender';
 import { parseWebhookSettings } from '../../../lambdas/domain/webhooks/settings';
 import { signatureHeader } from '../../../lambdas/domain/webhooks/signature';
 import { checkWebhookUrl } from '../../../lambdas/domain/webhooks/url-policy';
