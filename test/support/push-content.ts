@@ -1,13 +1,13 @@
 import type { PushContent } from '../../lambdas/domain/push/provider';
 
-/** A provider-neutral push for provider tests: a short alert with a little data; `overrides` change any field. */
+/** One push's content as the pipeline hands it to a provider, with a fresh `push_id`; `overrides` change fields. */
 export const pushContent = (overrides: Partial<PushContent> = {}): PushContent => ({
-  push_id: '0b0f9d4e-7d55-4b43-9d5f-0d5a3c1f6a10',
+  push_id: crypto.randomUUID(),
   notification_id: 'n-1',
   event_type: 'comment.created',
   title: 'New comment',
-  body: 'Alice replied',
-  data: { post: 42 },
+  body: 'Alice replied to your post',
+  data: { post: 42, url: '/posts/42' },
   priority: 'normal',
   expires_at: null,
   collapse_key: null,

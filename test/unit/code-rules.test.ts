@@ -70,6 +70,7 @@ describe('queue messages', () => {
     'lambdas/domain/webhooks/delivery-admin.ts': 'paging cursors',
     'lambdas/domain/idempotency.ts': 'the response kept for an idempotent replay, as its JSON text',
     'lambdas/domain/push/apns.ts': "APNs's error answers ({reason, timestamp})",
+    'lambdas/domain/push/fcm.ts': "the service-account JSON, and FCM's and Google's token endpoint's answers",
   };
 
   it('are parsed only by the worker wrapper, with their queue’s schema (JSON.parse elsewhere reads no message)', () => {

@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { type ClientHttp2Session, connect, constants as http2Constants } from 'node:http2';
 import { SignJWT } from 'jose';
+import { retryAfterSecs } from '../../core/retry-after';
 import { fitPayload, type PushContent, type PushOutcome, type PushSender, type PushTarget } from './provider';
 
 /*
@@ -341,22 +342,13 @@ const readReason = (body: string): { reason: string | null; timestamp: number | 
   }
 };
 
-/** `Retry-After` as seconds (a number of seconds or an HTTP date), when present and sensible. */
-const retryAfterSecs = (value: string | null, nowMs: number): number | undefined => {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - nowMs) / 1000));
-};
-
 /** What an APNs answer means for the pipeline (docs/push.md "APNs": the classification table). */
 const classify = (answer: Answer, nowMs: number): PushOutcome => {
   if (answer.status === 200) return { kind: 'delivered', provider_id: answer.apnsId };
   const { reason: given, timestamp } = readReason(answer.body);
   const reason = given ?? `HTTP ${answer.status}`;
   const retry = (): PushOutcome => {
-    const after = retryAfterSecs(answer.retryAfter, nowMs);
+    const after = retryAfterSecs(answer.retryAfter, new Date(nowMs));
     return { kind: 'retry', reason, ...(after === undefined ? {} : { retry_after_secs: after }) };
   };
   switch (answer.status) {

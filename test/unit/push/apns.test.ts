@@ -23,9 +23,9 @@ import { pushContent } from '../../support/push-content';
 const TOKEN = 'a'.repeat(64);
 const MINUTE = 60_000;
 
-/** Each push with its own id, as the pipeline gives them. */
+/** A short alert with a little data (the shared fixture gives each push its own id). */
 const content = (overrides: Partial<PushContent> = {}): PushContent =>
-  pushContent({ push_id: randomUUID(), ...overrides });
+  pushContent({ body: 'Alice replied', data: { post: 42 }, ...overrides });
 
 const target = (overrides: Partial<PushTarget> = {}): PushTarget => ({
   provider: 'apns',
@@ -248,7 +248,8 @@ describe('the APNs sender, connections and provider tokens', () => {
         timeout: 60_000,
       },
     );
-    expect(JSON.parse(stdout)).toEqual({ kind: 'delivered', provider_id: pushContent().push_id });
+    const { push_id, outcome } = JSON.parse(stdout);
+    expect(outcome).toEqual({ kind: 'delivered', provider_id: push_id });
     expect(standIn.sessions()).toBe(1);
   });
 

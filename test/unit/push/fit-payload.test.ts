@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { fitPayload, type PushContent } from '../../../lambdas/domain/push/provider';
 import { pushContent } from '../../support/push-content';
 
-const content = pushContent;
+const content = (overrides: Partial<PushContent> = {}): PushContent =>
+  pushContent({ body: 'Alice replied', data: { post: 42 }, ...overrides });
 
 const encode = (c: PushContent) => JSON.stringify({ title: c.title, body: c.body, data: c.data });
 
