@@ -45,9 +45,9 @@ export interface ApnsStandIn extends PushStandIn {
 export interface ApnsStandInOptions {
   /** The app's key to accept (e.g. one shared by a production and a sandbox stand-in); default: a new one. */
   readonly credentials?: ApnsCredentials;
-  readonly bundle_id?: string;
+  readonly bundleId?: string;
   /** Milliseconds since the epoch: a provider token's age and the 410 timestamps are read from it. */
-  readonly clock?: () => number;
+  readonly now?: () => number;
 }
 
 /** APNs refuses a provider token issued more than an hour ago. */
@@ -81,8 +81,8 @@ interface Refusal {
 const refuse = (status: number, reason: string): Refusal => ({ status, reason });
 
 export const startApnsStandIn = async (options: ApnsStandInOptions = {}): Promise<ApnsStandIn> => {
-  const clock = options.clock ?? Date.now;
-  const credentials = options.credentials ?? generateCredentials(options.bundle_id ?? 'dev.notify.local');
+  const clock = options.now ?? Date.now;
+  const credentials = options.credentials ?? generateCredentials(options.bundleId ?? 'dev.notify.local');
   const verificationKey = await importSPKI(publicPemOf(credentials.private_key), 'ES256');
   const tls = await generateTls();
 

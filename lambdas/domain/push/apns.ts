@@ -20,14 +20,16 @@ export interface ApnsCredentials {
 }
 
 export interface ApnsSenderOptions {
-  /** Where each environment's pushes go; default Apple's. A local stand-in serves both at its URL. */
-  readonly origins?: { readonly production: string; readonly sandbox: string };
+  /** Where production devices' pushes go (and sandbox ones', unless `sandboxUrl` is given); default Apple's. */
+  readonly url?: string;
+  /** Where sandbox devices' pushes go; default `url` when given (a local stand-in serves both), else Apple's. */
+  readonly sandboxUrl?: string;
   /** The only CA certificate (PEM) trusted instead of Node's roots: a local stand-in's. */
   readonly ca?: string;
   /** Milliseconds since the epoch: the provider token's age and a session's idle time are read from it. */
-  readonly clock?: () => number;
+  readonly now?: () => number;
   /** How long one request may take before its session is dropped and the push retried. */
-  readonly timeout_ms?: number;
+  readonly timeoutMs?: number;
 }
 
 const APPLE_ORIGINS = {
@@ -377,15 +379,15 @@ const classify = (answer: Answer, nowMs: number): PushOutcome => {
 
 // --- The sender -------------------------------------------------------------------------------------------
 
-/** A PushSender for one app's APNs key; throws, naming the field, when the credentials are wrong. */
-export const createApnsSender = (
-  credentials: ApnsCredentials,
-  options: ApnsSenderOptions = {},
-): PushSender => {
+/** A PushSender for one app's APNs key (the secret's JSON); throws, naming the field, when it is wrong. */
+export const createApnsSender = (credentials: unknown, options: ApnsSenderOptions = {}): PushSender => {
   const checked = parseApnsCredentials(credentials);
-  const clock = options.clock ?? Date.now;
-  const origins = options.origins ?? APPLE_ORIGINS;
-  const timeoutMs = options.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+  const clock = options.now ?? Date.now;
+  const origins = {
+    production: options.url ?? APPLE_ORIGINS.production,
+    sandbox: options.sandboxUrl ?? options.url ?? APPLE_ORIGINS.sandbox,
+  };
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const tokens = providerTokenSource(checked, clock);
 
   const attempt = async (

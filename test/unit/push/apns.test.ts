@@ -57,12 +57,7 @@ const senderFor = (
   standIn: ApnsStandIn,
   options: ApnsSenderOptions = {},
   credentials = standIn.credentials,
-) =>
-  createApnsSender(credentials, {
-    origins: { production: standIn.url, sandbox: standIn.url },
-    ca: standIn.ca,
-    ...options,
-  });
+) => createApnsSender(credentials, { url: standIn.url, ca: standIn.ca, ...options });
 
 const last = (standIn: ApnsStandIn) => {
   const push = standIn.received().at(-1);
@@ -209,8 +204,8 @@ describe('the APNs sender, connections and provider tokens', () => {
 
   it('signs an ES256 provider token {alg, kid} / {iss, iat}, reused until 50 minutes, never refreshed before 20', async () => {
     const clock = movableClock();
-    const standIn = await started({ clock });
-    const sender = senderFor(standIn, { clock });
+    const standIn = await started({ now: clock });
+    const sender = senderFor(standIn, { now: clock });
     const start = clock();
     const authorizationAt = async (minutes: number) => {
       clock.set(start + minutes * MINUTE);
@@ -255,8 +250,8 @@ describe('the APNs sender, connections and provider tokens', () => {
 
   it('replaces a session idle for over 5 minutes (a frozen function’s connection is likely gone)', async () => {
     const clock = movableClock();
-    const standIn = await started({ clock });
-    const sender = senderFor(standIn, { clock });
+    const standIn = await started({ now: clock });
+    const sender = senderFor(standIn, { now: clock });
     await sender.send(target(), content());
     clock.advance(4 * MINUTE);
     await sender.send(target(), content());
@@ -269,8 +264,8 @@ describe('the APNs sender, connections and provider tokens', () => {
   it('on ExpiredProviderToken refreshes a token older than 20 minutes once and sends again', async () => {
     const senderClock = movableClock();
     const apnsClock = movableClock();
-    const standIn = await started({ clock: apnsClock });
-    const sender = senderFor(standIn, { clock: senderClock });
+    const standIn = await started({ now: apnsClock });
+    const sender = senderFor(standIn, { now: senderClock });
     await sender.send(target(), content());
     const first = last(standIn).headers.authorization;
     // Our clock says 45 minutes (the token is reused); APNs's says the token is over an hour old.
@@ -288,7 +283,7 @@ describe('the APNs sender, connections and provider tokens', () => {
     const senderClock = movableClock();
     senderClock.advance(-2 * 60 * MINUTE);
     const standIn = await started();
-    const sender = senderFor(standIn, { clock: senderClock });
+    const sender = senderFor(standIn, { now: senderClock });
     expect(await sender.send(target(), content())).toEqual({
       kind: 'credentials',
       reason: 'ExpiredProviderToken',
@@ -300,12 +295,14 @@ describe('the APNs sender, connections and provider tokens', () => {
     const production = await started();
     const sandbox = await started({ credentials: production.credentials });
     const sender = createApnsSender(production.credentials, {
-      origins: { production: production.url, sandbox: sandbox.url },
+      url: production.url,
+      sandboxUrl: sandbox.url,
       ca: production.ca,
     });
     // Each stand-in has its own CA: the sandbox one is trusted through its own sender below.
     const sandboxSender = createApnsSender(production.credentials, {
-      origins: { production: production.url, sandbox: sandbox.url },
+      url: production.url,
+      sandboxUrl: sandbox.url,
       ca: sandbox.ca,
     });
     expect((await sender.send(target({ apns_environment: 'production' }), content())).kind).toBe('delivered');
@@ -423,7 +420,7 @@ describe('the APNs sender, answers', () => {
   it('no answer in time: retry, and the suspect session is not reused', async () => {
     const own = await started();
     own.failNext('silence');
-    expect(await senderFor(own, { timeout_ms: 300 }).send(target(), content())).toMatchObject({
+    expect(await senderFor(own, { timeoutMs: 300 }).send(target(), content())).toMatchObject({
       kind: 'retry',
     });
     // The default deadline: a new TLS handshake on a loaded machine may take longer than 300 ms.
@@ -479,7 +476,7 @@ describe('APNs credentials', () => {
   ])('refuses %s, naming the field', (_, change, message) => {
     const value = change === null ? null : { ...valid, ...change };
     expect(() => parseApnsCredentials(value)).toThrow(message);
-    if (value !== null) expect(() => createApnsSender(value as ApnsCredentials)).toThrow(message);
+    if (value !== null) expect(() => createApnsSender(value)).toThrow(message);
   });
 });
 
