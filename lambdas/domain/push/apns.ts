@@ -54,13 +54,20 @@ const KEY_OR_TEAM_ID = /^[A-Z0-9]{10}$/;
 const BUNDLE_ID = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
 const DEVICE_TOKEN = /^[0-9a-fA-F]+$/;
 
+/** Thrown by `parseApnsCredentials` and `createApnsSender`: the message names the field. */
+export class ApnsCredentialsError extends Error {
+  override readonly name = 'ApnsCredentialsError';
+}
+
 const credentialsError = (field: string, requirement: string) =>
-  new Error(`APNs credentials: ${field} ${requirement}`);
+  new ApnsCredentialsError(`APNs credentials: ${field} ${requirement}`);
 
 /** Checks an app's APNs secret, naming the first field that is wrong. The key must load as P-256. */
 export const parseApnsCredentials = (value: unknown): ApnsCredentials => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new Error('APNs credentials: must be a JSON object {key_id, team_id, bundle_id, private_key}');
+    throw new ApnsCredentialsError(
+      'APNs credentials: must be a JSON object {key_id, team_id, bundle_id, private_key}',
+    );
   }
   const record = value as Record<string, unknown>;
   const text = (field: keyof ApnsCredentials): string => {

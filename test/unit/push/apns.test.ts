@@ -6,6 +6,7 @@ import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApnsCredentials,
+  ApnsCredentialsError,
   type ApnsSenderOptions,
   createApnsSender,
   parseApnsCredentials,
@@ -476,7 +477,8 @@ describe('APNs credentials', () => {
   ])('refuses %s, naming the field', (_, change, message) => {
     const value = change === null ? null : { ...valid, ...change };
     expect(() => parseApnsCredentials(value)).toThrow(message);
-    if (value !== null) expect(() => createApnsSender(value)).toThrow(message);
+    expect(() => parseApnsCredentials(value)).toThrow(ApnsCredentialsError);
+    expect(() => createApnsSender(value)).toThrow(message);
   });
 });
 
