@@ -238,7 +238,11 @@ const post = (
     };
     let stream: ReturnType<ClientHttp2Session['request']>;
     try {
-      stream = session.request({ ...headers, ':method': 'POST' });
+      stream = session.request({
+        ...headers,
+        ':method': 'POST',
+        'content-length': String(Buffer.byteLength(body, 'utf8')),
+      });
     } catch (error) {
       finish({ failure: (error as Error).message, refused: false });
       return;

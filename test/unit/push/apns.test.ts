@@ -91,6 +91,8 @@ describe('the APNs sender, mapping', () => {
       'apns-expiration': String(Date.parse('2099-01-01T00:00:00Z') / 1000),
       'apns-collapse-id': 'thread-7',
       'apns-id': push.push_id,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(JSON.stringify(received.payload))),
     });
     expect(received.payload).toEqual({
       aps: { alert: { title: 'New comment', body: 'Alice replied' }, badge: 3, sound: 'default' },
