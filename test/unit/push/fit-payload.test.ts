@@ -37,4 +37,8 @@ describe('fitPayload', () => {
   it('is null when not even an empty body and title fit', () => {
     expect(fitPayload(content(), () => 'x'.repeat(200), 100)).toBeNull();
   });
+
+  it('is null for a silent push whose data does not fit: its data is all it carries', () => {
+    expect(fitPayload(content({ silent: true, data: { blob: 'x'.repeat(5000) } }), encode)).toBeNull();
+  });
 });
