@@ -7,10 +7,10 @@ import { processFanoutMessage } from '../../../lambdas/domain/notifications/fano
 import {
   listFeed,
   MAX_READ_ALL_MARKS,
-  markRead,
   readAll,
   unreadCount,
 } from '../../../lambdas/domain/notifications/feed';
+import { readItem as markRead } from '../../../lambdas/domain/notifications/item-states';
 import {
   FEED_RETENTION_MS,
   type NotificationRecord,
@@ -151,6 +151,9 @@ describe('feed', () => {
       created_at: records[4]!.created_at,
       read_at: null,
       expires_at: null,
+      seen_at: null,
+      archived_at: null,
+      snoozed_until: null,
     });
     const second = await listFeed(alice, { limit: 2, cursor: first.next_cursor! });
     const third = await listFeed(alice, { limit: 2, cursor: second.next_cursor! });
