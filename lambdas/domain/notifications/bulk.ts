@@ -7,7 +7,7 @@ import type { NotificationBulkFrame } from '../realtime/frames';
 import { feedState, NOT_EXPIRED, readAll, stateFilter } from './feed';
 import type { FeedStateFilter } from './feed-query';
 import { announce, applyTransition, archive, markRead, markSeen, type Transition } from './item-states';
-import { isReceiverId, type ReceiverRecord } from './model';
+import { isExpired, isReceiverId, type ReceiverRecord } from './model';
 import type { BulkAction } from './state-requests';
 
 /*
@@ -35,17 +35,18 @@ const BULK: Record<
 /** Receivers changed at once. */
 const BULK_CONCURRENCY = 20;
 
-/** `before` must name one of the user's items (else 404, as for a change of that item). */
+/** `before` must name one of the user's unexpired items (else 404, as for a change of that item). */
 const checkBefore = async (userId: string, before: string): Promise<void> => {
   if (!isReceiverId(before)) throw notFound('No such notification');
   const found = await documentClient().send(
     new GetCommand({
       TableName: tableName('receivers'),
       Key: { user_id: userId, receiver_id: before },
-      ProjectionExpression: 'receiver_id',
+      ProjectionExpression: 'receiver_id, expires_at',
     }),
   );
-  if (!found.Item) throw notFound('No such notification');
+  const item = found.Item as Pick<ReceiverRecord, 'expires_at'> | undefined;
+  if (!item || isExpired(item.expires_at)) throw notFound('No such notification');
 };
 
 /** Changes, one by one, the matching items of the default feed delivered by `startedAt` (older than `before`). */
