@@ -219,10 +219,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       '`notification.state` frame with `change: woken`. Snoozing again moves the time (the earlier wake-up does ' +
       'nothing); the same time again changes nothing. The user’s connections get a `notification.state` frame.',
     success: { 200: { description: 'The item’s states', schema: itemStateSchema } },
-    errors: {
-      not_found: 'an unknown or expired receiver id, or another user’s',
-      validation: '`until` not in the future, or more than 365 days ahead',
-    },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
   },
   'notifications.seen': {
     tag: 'notifications',

@@ -24,7 +24,7 @@ export type NotificationsCreateRequest = {
 };
 
 export type NotificationsSnoozeRequest = {
-  /** when the item wakes up: unread and unseen again, announced by a `woken` frame */
+  /** when the item wakes up (in the future, at most 365 days ahead): unread and unseen again, announced by a `woken` frame */
   readonly until: string;
 };
 

@@ -27,7 +27,9 @@ export const snoozeSchema = z.strictObject({
     z.refine((until) => Date.parse(until) <= Date.now() + MAX_SNOOZE_AHEAD_MS, {
       message: 'must be at most 365 days ahead',
     }),
-    z.describe('when the item wakes up: unread and unseen again, announced by a `woken` frame'),
+    z.describe(
+      'when the item wakes up (in the future, at most 365 days ahead): unread and unseen again, announced by a `woken` frame',
+    ),
   ),
 });
 
