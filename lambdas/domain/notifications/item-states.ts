@@ -93,7 +93,7 @@ const unarchive: Transition = (receiver, feed): Update | undefined => {
   return { set: { unread_key: unreadKey }, remove: ['archived_at', 'hidden_unread_key'] };
 };
 
-const snoozeUntil =
+export const snoozeUntil =
   (until: string): Transition =>
   (receiver, feed) => {
     if (receiver.snoozed_until === until) return undefined;
