@@ -269,6 +269,27 @@ describe('item states', () => {
   });
 });
 
+describe('state filters', () => {
+  it('pages a filtered feed with its cursor while items arrive: nothing missed, nothing twice', async () => {
+    const ned = user('ned');
+    const token = await runtime.mintUserToken(ned);
+    const ids = await notify(ned, token, 'r0', 'u1', 'r2', 'u3', 'r4', 'u5', 'u6');
+    for (const index of [0, 2, 4]) await api('POST', `/notifications/${ids[index]}/read`, token);
+    const first = await api('GET', '/notifications?state=unread&limit=2', token);
+    expect(titles(first.body.items)).toEqual(['u6', 'u5']);
+    await notify(ned, token, 'u7', 'u8');
+    const second = await api(
+      'GET',
+      `/notifications?state=unread&limit=2&cursor=${first.body.next_cursor}`,
+      token,
+    );
+    expect(titles(second.body.items)).toEqual(['u3', 'u1']);
+    expect(second.body.next_cursor).toBeNull();
+    expect(titles(await feed(token, 'read'))).toEqual(['r4', 'r2', 'r0']);
+    expect(titles(await feed(token, 'unread'))).toEqual(['u8', 'u7', 'u6', 'u5', 'u3', 'u1']);
+  });
+});
+
 describe('snooze', () => {
   it('hides an item until its time, then wakes it up unread and unseen, with a frame, through the scheduler', async () => {
     const ida = user('ida');

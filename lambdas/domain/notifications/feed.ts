@@ -169,14 +169,14 @@ export const listFeed = async (
   options: { readonly limit: number; readonly cursor?: string; readonly state?: FeedStateFilter },
 ): Promise<z.output<typeof feedPageSchema>> => {
   const startAfter = options.cursor ? await decodeCursor(userId, options.cursor) : undefined;
-  const state = await feedState(userId);
-  const { receivers, nextAfter } = await pageOfReceivers(
-    userId,
-    options.limit,
-    stateFilter(options.state, state.read_all_watermark),
-    state.read_all_watermark,
-    startAfter,
-  );
+  // Only the read-state filters need the watermark before the Query; the others read both at once.
+  const reading = feedState(userId);
+  const watermark =
+    options.state === 'unread' || options.state === 'read' ? (await reading).read_all_watermark : undefined;
+  const [state, { receivers, nextAfter }] = await Promise.all([
+    reading,
+    pageOfReceivers(userId, options.limit, stateFilter(options.state, watermark), watermark, startAfter),
+  ]);
   const notifications = await notificationsById(receivers.map((receiver) => receiver.notification_id));
   const items = receivers.flatMap((receiver): FeedItem[] => {
     const notification = notifications.get(receiver.notification_id);
