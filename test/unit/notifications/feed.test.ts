@@ -266,6 +266,41 @@ describe('read state', () => {
     expect(removed).toBe(true);
   });
 
+  it('leaves alone in a bulk change an item that arrives during it, also one older than the others', async () => {
+    const alice = newUser();
+    const older = await storeNotification([alice], { deliver_at: Date.now() - 60_000 });
+    for (let index = 0; index < 3; index += 1) {
+      await deliver(await storeNotification([alice], { deliver_at: Date.now() + index }));
+    }
+    const [newest] = (await listFeed(alice, { limit: 1 })).items;
+    const table = tableName('receivers');
+    for (const action of ['mark_seen', 'archive'] as const) {
+      let arrived = false;
+      outage.interpose(async (operation, request) => {
+        if (operation !== 'Query' || request.TableName !== table || request.IndexName || arrived) return;
+        arrived = true;
+        // A lagging fan-out lands now, between the call's start and its Query: its id sorts below the others'.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (action === 'mark_seen') await deliver(older);
+        else await deliver(await storeNotification([alice], { deliver_at: Date.now() - 30_000 }));
+      });
+      const before = action === 'mark_seen' ? newest?.id : undefined;
+      expect(await bulkChange(alice, action, before)).toEqual({
+        updated: 2 + (action === 'archive' ? 2 : 0),
+      });
+      expect(arrived).toBe(true);
+      const lateId =
+        action === 'mark_seen'
+          ? receiverIdFor(older.id, alice, older.deliver_at)
+          : (await listFeed(alice, { limit: 100 })).items.at(-1)?.id;
+      const all = (await listFeed(alice, { limit: 100, state: 'all' })).items;
+      const late = all.find((item) => item.id === lateId);
+      expect(late).toMatchObject(action === 'mark_seen' ? { seen_at: null } : { archived_at: null });
+    }
+    expect((await listFeed(alice, { limit: 100 })).items).toHaveLength(1);
+    expect(await unreadCount(alice)).toBe(1);
+  });
+
   it('counts in a second read-all only what arrived after the first', async () => {
     const alice = newUser();
     for (let index = 0; index < 2; index += 1) {
