@@ -310,7 +310,7 @@ export const wakeItem = async (
   try {
     result = await applyTransition(receiver, feed, wakeFrom(until));
   } catch (error) {
-    if (error instanceof ServiceError) return 'skipped'; // removed meanwhile (its retention)
+    if (error instanceof ServiceError && error.code === 'not_found') return 'skipped'; // removed (its retention)
     throw error;
   }
   if (result.receiver.snoozed_until !== undefined) return 'skipped'; // snoozed again, until another time
