@@ -11,8 +11,11 @@ import { MAX_DEVICES_PER_USER } from '../lambdas/domain/devices/schema';
 import { eventAcceptedSchema } from '../lambdas/domain/events/responses';
 import { healthSchema, liveSchema, readySchema } from '../lambdas/domain/health/responses';
 import {
+  bulkChangeSchema,
   feedPageSchema,
+  itemStateSchema,
   markedReadSchema,
+  markedSeenSchema,
   notificationAcceptedSchema,
   readAllSchema,
   receiverSchema,
@@ -78,6 +81,9 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   Receiver: receiverSchema,
   FeedPage: feedPageSchema,
   MarkedRead: markedReadSchema,
+  ItemState: itemStateSchema,
+  MarkedSeen: markedSeenSchema,
+  BulkChange: bulkChangeSchema,
   ReadAll: readAllSchema,
   UnreadCount: unreadCountSchema,
   Preferences: preferencesSchema,
@@ -170,25 +176,84 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'notifications.feed': {
     tag: 'notifications',
     summary: 'The caller’s in-app feed, newest first',
-    description: 'The cursor is opaque; pass `next_cursor` back to get the next page.',
+    description:
+      'The cursor is opaque; pass `next_cursor` back to get the next page (with the same `state`). Without ' +
+      '`state`, the default feed: items neither archived nor snoozed. `state=unseen`, `unread` or `read` narrow ' +
+      'it; `archived` lists the archived items, `snoozed` the snoozed ones, `all` every item not snoozed.',
     success: { 200: { description: 'A page of the feed', schema: feedPageSchema } },
-    errors: { validation: 'a cursor this feed did not issue' },
+    errors: { validation: 'a cursor this feed did not issue; an unknown `state`' },
   },
   'notifications.read': {
     tag: 'notifications',
     summary: 'Mark one feed item read',
-    description: 'Idempotent: a second call keeps the first `read_at`.',
+    description:
+      'Idempotent: a second call keeps the first `read_at`. The user’s connections get a `notification.state` frame.',
     success: { 200: { description: 'The item is read', schema: markedReadSchema } },
-    errors: { not_found: 'an unknown receiver id, or another user’s' },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
+  },
+  'notifications.archive': {
+    tag: 'notifications',
+    summary: 'Archive one feed item',
+    description:
+      'It leaves the default feed and the unread count; `GET /notifications?state=archived` lists it. ' +
+      'Idempotent: a second call keeps the first `archived_at`. The user’s connections get a ' +
+      '`notification.state` frame.',
+    success: { 200: { description: 'The item’s states', schema: itemStateSchema } },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
+  },
+  'notifications.unarchive': {
+    tag: 'notifications',
+    summary: 'Bring an archived item back to the feed',
+    description:
+      'Back with the read state it had (an unread item counts as unread again). Idempotent. The user’s ' +
+      'connections get a `notification.state` frame.',
+    success: { 200: { description: 'The item’s states', schema: itemStateSchema } },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
+  },
+  'notifications.snooze': {
+    tag: 'notifications',
+    summary: 'Hide one feed item until a time',
+    description:
+      'Until `until` it is listed only by `GET /notifications?state=snoozed` and not counted. Then it wakes up: ' +
+      'back in the default feed (also out of the archive), unread and unseen, and the user’s connections get a ' +
+      '`notification.state` frame with `change: woken`. Snoozing again moves the time (the earlier wake-up does ' +
+      'nothing); the same time again changes nothing. The user’s connections get a `notification.state` frame.',
+    success: { 200: { description: 'The item’s states', schema: itemStateSchema } },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
+  },
+  'notifications.seen': {
+    tag: 'notifications',
+    summary: 'Mark feed items seen (shown to the user)',
+    description:
+      'Up to 100 items in one call; each keeps its first `seen_at`. Every id must be the caller’s, else 404 and ' +
+      'none is marked. The user’s connections get one `notification.bulk` frame naming them.',
+    success: { 200: { description: 'The items’ states, in the order asked', schema: markedSeenSchema } },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
   },
   'notifications.readAll': {
     tag: 'notifications',
     summary: 'Mark the whole feed read',
+    description:
+      'Every unread item of the default feed present when the call starts (one that arrives meanwhile stays ' +
+      'unread; archived and snoozed items keep their state). The user’s connections get a `notification.bulk` ' +
+      'frame. The same as `POST /notifications/bulk` with `action: mark_read`.',
     success: { 200: { description: 'How many items became read', schema: readAllSchema } },
+  },
+  'notifications.bulk': {
+    tag: 'notifications',
+    summary: 'Mark seen, mark read or archive many feed items at once',
+    description:
+      'Every item of the default feed present when the call starts, or only those older than `before` (a ' +
+      'receiver id). An item that arrives during the call is left as it is. The user’s connections get one ' +
+      '`notification.bulk` frame.',
+    success: { 200: { description: 'How many items changed', schema: bulkChangeSchema } },
+    errors: { not_found: '`before` is an unknown or expired receiver id, or another user’s' },
   },
   'notifications.unreadCount': {
     tag: 'notifications',
-    summary: 'Unread, unexpired items in the caller’s feed',
+    summary: 'Unread, unexpired items in the caller’s default feed',
+    description:
+      'Equals the items `GET /notifications?state=unread` lists: archived and snoozed items are not counted.',
     success: { 200: { description: 'The count', schema: unreadCountSchema } },
   },
   'preferences.get': {

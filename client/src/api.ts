@@ -1,11 +1,16 @@
 import { HttpClient, type HttpOptions, newIdempotencyKey } from './http.js';
 import { type TokenProvider, type TokenSource, tokenSourceOf } from './token.js';
 import type {
+  BulkChange,
+  BulkChangeRequest,
   Device,
   DeviceRequest,
   FeedPage,
+  FeedStateFilter,
   ItemList,
   ItemPage,
+  ItemState,
+  MarkedSeen,
   NotificationAccepted,
   NotificationRequest,
   PreferenceDefaults,
@@ -51,13 +56,17 @@ export class NotifyApi {
     this.http = new HttpClient(options, (force) => tokens.get(force));
   }
 
-  /** One page of the feed, newest first. */
-  getFeed(options: { readonly cursor?: string; readonly limit?: number } = {}): Promise<FeedPage> {
+  /** One page of the feed, newest first: the default feed (neither archived nor snoozed), or one `state`. */
+  getFeed(
+    options: { readonly cursor?: string; readonly limit?: number; readonly state?: FeedStateFilter } = {},
+  ): Promise<FeedPage> {
     return this.http.request('GET', '/notifications', { query: options });
   }
 
-  /** Every feed item, newest first, fetching pages of `limit` as the loop asks for more. */
-  async *feed(options: { readonly limit?: number } = {}): AsyncGenerator<Receiver, void, undefined> {
+  /** Every feed item (of `state`), newest first, fetching pages of `limit` as the loop asks for more. */
+  async *feed(
+    options: { readonly limit?: number; readonly state?: FeedStateFilter } = {},
+  ): AsyncGenerator<Receiver, void, undefined> {
     let cursor: string | undefined;
     do {
       const page = await this.getFeed({ ...options, ...(cursor ? { cursor } : {}) });
@@ -73,6 +82,36 @@ export class NotifyApi {
 
   markAllRead(): Promise<ReadAllResult> {
     return this.http.request('POST', '/notifications/read-all', { idempotent: true });
+  }
+
+  /** Marks up to 100 feed items seen (shown to the user); each keeps its first `seen_at`. */
+  async markSeen(receiverIds: readonly string[]): Promise<readonly ItemState[]> {
+    const body = { ids: [...receiverIds] };
+    return (await this.http.request<MarkedSeen>('POST', '/notifications/seen', { body, idempotent: true }))
+      .items;
+  }
+
+  /** Archives one feed item: out of the default feed and the unread count. */
+  archive(receiverId: string): Promise<ItemState> {
+    return this.http.request('POST', path('/notifications/{}/archive', receiverId), { idempotent: true });
+  }
+
+  unarchive(receiverId: string): Promise<ItemState> {
+    return this.http.request('POST', path('/notifications/{}/unarchive', receiverId), { idempotent: true });
+  }
+
+  /** Hides one feed item until `until`; then it comes back unread and unseen (a `notificationState` event). */
+  snooze(receiverId: string, until: Date | string): Promise<ItemState> {
+    const body = { until: typeof until === 'string' ? until : until.toISOString() };
+    return this.http.request('POST', path('/notifications/{}/snooze', receiverId), {
+      body,
+      idempotent: true,
+    });
+  }
+
+  /** Marks seen, marks read or archives every item of the default feed, or those older than `before`. */
+  bulkChange(body: BulkChangeRequest): Promise<BulkChange> {
+    return this.http.request('POST', '/notifications/bulk', { body, idempotent: true });
   }
 
   async getUnreadCount(): Promise<number> {
