@@ -143,7 +143,7 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
   expectStatus(
     'register device',
     201,
-    await user.POST('/devices', { body: { token: device, platform: 'web' } }),
+    await user.POST('/devices', { body: { token: device, platform: 'android' } }),
   );
   expectStatus('devices', 200, await user.GET('/devices'));
   expectStatus('remove device', 204, await user.DELETE('/devices', { body: { token: device } }));

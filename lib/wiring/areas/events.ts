@@ -109,6 +109,8 @@ export const events: WiringPart = {
       handler: `${HTTP}/devices/register.ts`,
       access: { users: 'any' },
       writes: ['devices'],
+      // The configured apps and their providers (registration checks app_id); no credentials.
+      push: { readsCredentials: [] },
     }),
     route({
       id: 'devices.delete',
