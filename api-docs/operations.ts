@@ -20,6 +20,7 @@ import {
 } from '../lambdas/domain/notifications/responses';
 import { defaultsSchema, preferencesSchema } from '../lambdas/domain/preferences/responses';
 import { MAX_RULES } from '../lambdas/domain/preferences/schema';
+import { vapidPublicKeySchema } from '../lambdas/domain/push/vapid-schema';
 import {
   broadcastAcceptedSchema,
   scopePresenceSchema,
@@ -87,6 +88,7 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   TopicList: topicListSchema,
   TopicDeletion: topicDeletionSchema,
   Subscription: subscriptionSchema,
+  VapidPublicKey: vapidPublicKeySchema,
   SubscriptionList: subscriptionListSchema,
   Device: deviceSchema,
   DeviceList: deviceListSchema,
@@ -307,6 +309,18 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     summary: 'The caller’s device tokens',
     success: { 200: { description: 'A page of the devices', schema: deviceListSchema } },
     errors: { validation: 'a cursor this listing did not issue' },
+  },
+  'push.vapidPublicKey': {
+    tag: 'devices',
+    summary: 'The VAPID public key browsers subscribe with',
+    description:
+      'The `applicationServerKey` of `pushManager.subscribe()` for the app’s Web Push devices (base64url of the ' +
+      'uncompressed P-256 point). `app_id` absent: the stage’s default app.',
+    success: { 200: { description: 'The key', schema: vapidPublicKeySchema } },
+    errors: {
+      validation: '`app_id` is not an app configured for push on this stage',
+      not_found: 'the app has no Web Push credentials (or push is not configured)',
+    },
   },
   'presence.user': {
     tag: 'presence',

@@ -228,6 +228,11 @@ export type Subscription = {
   readonly created_at: Timestamp;
 };
 
+export type VapidPublicKey = {
+  readonly app_id: string;
+  readonly public_key: string;
+};
+
 export type SubscriptionList = {
   readonly items: readonly Subscription[];
 };

@@ -128,6 +128,15 @@ export const events: WiringPart = {
       access: { users: 'any' },
       reads: ['devices'],
     }),
+    route({
+      // What a browser subscribes with (docs/push.md): any app's users and services may read it.
+      id: 'push.vapidPublicKey',
+      method: 'GET',
+      path: '/push/vapid-public-key',
+      handler: `${HTTP}/push/vapid-public-key.ts`,
+      access: { users: 'any', services: 'any' },
+      push: { readsCredentials: ['webpush'] },
+    }),
   ],
   tables: [
     {
