@@ -412,6 +412,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     if (options.demo) {
       demo = createDemo({
         httpUrl: `${origin}/api/v1`,
+        pushStandIns: push.standIns,
         ...(cors ? { cors } : {}),
         // Only the secret generated here, which no one else holds: a configured one may be a stage's, and any
         // page the developer opens could ask the demo for that stage's tokens.
