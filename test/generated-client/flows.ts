@@ -147,6 +147,8 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
   );
   expectStatus('devices', 200, await user.GET('/devices'));
   expectStatus('remove device', 204, await user.DELETE('/devices', { body: { token: device } }));
+  // The runtime of this flow configures no push app: no VAPID key to give.
+  expectStatus('vapid key', 404, await user.GET('/push/vapid-public-key'));
 
   // Presence and broadcast.
   expectStatus(

@@ -69,6 +69,7 @@ describe('queue messages', () => {
     'lambdas/domain/realtime/presence.ts': 'paging cursors',
     'lambdas/domain/webhooks/delivery-admin.ts': 'paging cursors',
     'lambdas/domain/idempotency.ts': 'the response kept for an idempotent replay, as its JSON text',
+    'lambdas/domain/push/credentials.ts': 'the push credentials a Secrets Manager secret holds',
   };
 
   it('are parsed only by the worker wrapper, with their queue’s schema (JSON.parse elsewhere reads no message)', () => {

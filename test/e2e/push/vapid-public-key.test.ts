@@ -1,24 +1,14 @@
-import { createECDH } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushSettingName } from '../../../common/env';
 import { apiClient } from '../../support/api';
+import { vapidCredentials } from '../../support/push-keys';
 import { type Runtime, startTestRuntime } from '../../support/runtime';
 
 let runtime: Runtime;
 const api = apiClient(() => runtime.httpUrl);
 
-/** A VAPID key pair as the key command gives it: base64url of the raw P-256 public point and private scalar. */
-const vapidKeys = () => {
-  const ecdh = createECDH('prime256v1');
-  ecdh.generateKeys();
-  return {
-    public_key: ecdh.getPublicKey().toString('base64url'),
-    private_key: ecdh.getPrivateKey().toString('base64url'),
-    subject: 'mailto:push@notify.test',
-  };
-};
-const webApp = vapidKeys();
-const otherWebApp = vapidKeys();
+const webApp = vapidCredentials();
+const otherWebApp = vapidCredentials();
 
 beforeAll(async () => {
   runtime = await startTestRuntime({
