@@ -11,10 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PUSH_DEAD_PATH, DEMO_PUSHES_PATH } from '../../../local/demo/server';
 import { REPO_ROOT } from '../../../local/lambda/runner';
 import { apiClient } from '../../support/api';
+import { launchBrowser, type TestBrowser } from '../../support/browser';
 import { recordingStandIn } from '../../support/recording-push-stand-in';
 import { type Runtime, startTestRuntime } from '../../support/runtime';
 
 let runtime: Runtime;
+let browser: TestBrowser | undefined;
 const api = apiClient(() => runtime.httpUrl);
 const run = promisify(execFile);
 
@@ -24,7 +26,10 @@ beforeAll(async () => {
     pushStandIns: [recordingStandIn('fcm'), recordingStandIn('expo')],
   });
 });
-afterAll(() => runtime?.stop());
+afterAll(async () => {
+  await browser?.close();
+  await runtime?.stop();
+});
 
 const local = (path: string, token: string | undefined, init: RequestInit = {}) =>
   fetch(`${new URL(runtime.httpUrl).origin}${path}`, {
@@ -138,5 +143,24 @@ describe('local push stand-ins', () => {
     );
     expect(refused).toMatchObject({ code: 1 });
     expect((refused as { stderr: string }).stderr).toContain('404: No such token among your devices');
+  }, 60_000);
+
+  it('the demo inbox’s panel lists the pushes to the demo user’s devices and marks a token dead', async () => {
+    browser = await launchBrowser();
+    const user = 'push-demo-user';
+    const token = await runtime.mintUserToken(user);
+    await api('POST', '/devices', token, { token: 'demo-phone', platform: 'android' });
+    expect((await send('fcm', 'demo-phone', 'to the panel')).status).toBe(200);
+    const page = await browser.context.newPage();
+    await page.goto(`${runtime.demoUrl}?user=${user}`);
+    await page.locator('#pushes-refresh').click();
+    const device = page.locator('#push-devices li[data-token="demo-phone"]');
+    await expect.poll(() => device.textContent()).toContain('fcm demo-phone (1 received)');
+    expect(await page.locator('#pushes li[data-push-id="push-to the panel"]').textContent()).toContain(
+      '{"title":"to the panel"}',
+    );
+    await device.locator('button').click();
+    await page.locator('#activity li[data-kind="push"][data-token="demo-phone"]').waitFor();
+    expect((await send('fcm', 'demo-phone', 'after')).status).toBe(410);
   }, 60_000);
 });
