@@ -294,12 +294,18 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     stoppers.push(() => scheduler.stop());
     const push = await startPushStandIns(options.pushStandIns ?? PUSH_STAND_INS);
     stoppers.push(() => push.close());
-    const pushEnv = Object.fromEntries(
-      Object.entries({ ...push.env, ...process.env, ...options.env }).filter(
+    const givenPushEnv = Object.fromEntries(
+      Object.entries({ ...process.env, ...options.env }).filter(
         (entry): entry is [string, string] =>
           entry[0].startsWith(PUSH_SETTING_PREFIX) && entry[1] !== undefined,
       ),
     );
+    // Apps given replace the stand-ins' app whole: its default app is no app of theirs.
+    const { [pushSettingName('APPS')]: _, [pushSettingName('DEFAULT_APP')]: __, ...standInUrls } = push.env;
+    const pushEnv = {
+      ...(givenPushEnv[pushSettingName('APPS')] === undefined ? push.env : standInUrls),
+      ...givenPushEnv,
+    };
 
     const queueEnv: Record<string, string> = {};
     for (const queue of wiring.queues) {
