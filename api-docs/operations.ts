@@ -294,9 +294,21 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'devices.register': {
     tag: 'devices',
     summary: 'Register a push device token',
-    description: 'Registering a token again updates it; one owner per token (another user takes it over).',
+    description:
+      'Registering a token again updates it; one owner per token (another user takes it over). What each ' +
+      'provider needs (docs/push.md): `provider` defaults from the platform (ios → apns, android → fcm, web → ' +
+      'webpush); a Web Push device sends the browser’s `PushSubscription.toJSON()` as `subscription` (its ' +
+      'endpoint is the token). The Web Push `auth` secret is never answered.',
     success: { 201: { description: 'Registered', schema: deviceSchema } },
-    errors: { conflict: `the user already has ${MAX_DEVICES_PER_USER} devices (the most allowed)` },
+    errors: {
+      validation:
+        '`app_id` is not an app configured for push on this stage; a `provider` that does not reach the ' +
+        '`platform`, or whose credentials the app lacks; `apns_environment` on a device not on APNs; a Web Push ' +
+        'device without `subscription`, or one whose `p256dh` is not an uncompressed P-256 point on the curve, ' +
+        'whose `auth` is not 16 bytes, or whose `endpoint` breaks the webhook address policy (https, no ' +
+        'private, loopback, link-local or metadata address)',
+      conflict: `the user already has ${MAX_DEVICES_PER_USER} devices (the most allowed)`,
+    },
   },
   'devices.delete': {
     tag: 'devices',
