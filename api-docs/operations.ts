@@ -23,6 +23,7 @@ import {
 } from '../lambdas/domain/notifications/responses';
 import { defaultsSchema, preferencesSchema } from '../lambdas/domain/preferences/responses';
 import { MAX_RULES } from '../lambdas/domain/preferences/schema';
+import { vapidPublicKeySchema } from '../lambdas/domain/push/vapid-schema';
 import {
   broadcastAcceptedSchema,
   scopePresenceSchema,
@@ -93,6 +94,7 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   TopicList: topicListSchema,
   TopicDeletion: topicDeletionSchema,
   Subscription: subscriptionSchema,
+  VapidPublicKey: vapidPublicKeySchema,
   SubscriptionList: subscriptionListSchema,
   Device: deviceSchema,
   DeviceList: deviceListSchema,
@@ -357,9 +359,21 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'devices.register': {
     tag: 'devices',
     summary: 'Register a push device token',
-    description: 'Registering a token again updates it; one owner per token (another user takes it over).',
+    description:
+      'Registering a token again updates it; one owner per token (another user takes it over). What each ' +
+      'provider needs (docs/push.md): `provider` defaults from the platform (ios → apns, android → fcm, web → ' +
+      'webpush); a Web Push device sends the browser’s `PushSubscription.toJSON()` as `subscription` (its ' +
+      'endpoint is the token). The Web Push `auth` secret is never answered.',
     success: { 201: { description: 'Registered', schema: deviceSchema } },
-    errors: { conflict: `the user already has ${MAX_DEVICES_PER_USER} devices (the most allowed)` },
+    errors: {
+      validation:
+        '`app_id` is not an app configured for push on this stage; a `provider` that does not reach the ' +
+        '`platform`, or whose credentials the app lacks; `apns_environment` on a device not on APNs; a Web Push ' +
+        'device without `subscription`, or one whose `p256dh` is not an uncompressed P-256 point on the curve, ' +
+        'whose `auth` is not 16 bytes, or whose `endpoint` breaks the webhook address policy (https, no ' +
+        'private, loopback, link-local or metadata address)',
+      conflict: `the user already has ${MAX_DEVICES_PER_USER} devices (the most allowed)`,
+    },
   },
   'devices.delete': {
     tag: 'devices',
@@ -372,6 +386,18 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     summary: 'The caller’s device tokens',
     success: { 200: { description: 'A page of the devices', schema: deviceListSchema } },
     errors: { validation: 'a cursor this listing did not issue' },
+  },
+  'push.vapidPublicKey': {
+    tag: 'devices',
+    summary: 'The VAPID public key browsers subscribe with',
+    description:
+      'The `applicationServerKey` of `pushManager.subscribe()` for the app’s Web Push devices (base64url of the ' +
+      'uncompressed P-256 point). `app_id` absent: the stage’s default app.',
+    success: { 200: { description: 'The key', schema: vapidPublicKeySchema } },
+    errors: {
+      validation: '`app_id` is not an app configured for push on this stage',
+      not_found: 'the app has no Web Push credentials (or push is not configured)',
+    },
   },
   'presence.user': {
     tag: 'presence',

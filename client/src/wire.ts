@@ -57,6 +57,7 @@ export type {
   TopicsCreateRequest as TopicRequest,
   UnreadCount,
   UserPresence,
+  VapidPublicKey,
 } from './generated/wire.js';
 
 export type Priority = NotificationFrame['priority'];

@@ -160,10 +160,13 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
   expectStatus(
     'register device',
     201,
-    await user.POST('/devices', { body: { token: device, platform: 'web' } }),
+    await user.POST('/devices', { body: { token: device, platform: 'android' } }),
   );
   expectStatus('devices', 200, await user.GET('/devices'));
   expectStatus('remove device', 204, await user.DELETE('/devices', { body: { token: device } }));
+  // The local runtime's push app has the Web Push stand-in's VAPID key.
+  const vapid = expectStatus('vapid key', 200, await user.GET('/push/vapid-public-key'));
+  if (!vapid.data?.public_key) throw new Error('vapid key: no public_key');
 
   // Presence and broadcast.
   expectStatus(

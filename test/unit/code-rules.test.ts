@@ -71,6 +71,7 @@ describe('queue messages', () => {
     'lambdas/domain/idempotency.ts': 'the response kept for an idempotent replay, as its JSON text',
     'lambdas/domain/push/apns.ts': "APNs's error answers ({reason, timestamp})",
     'lambdas/domain/push/fcm.ts': "the service-account JSON, and FCM's and Google's token endpoint's answers",
+    'lambdas/domain/push/credentials.ts': 'the push credentials a Secrets Manager secret holds',
   };
 
   it('are parsed only by the worker wrapper, with their queue’s schema (JSON.parse elsewhere reads no message)', () => {

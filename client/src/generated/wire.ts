@@ -98,8 +98,18 @@ export type SubscriptionsCreateRequest = {
 };
 
 export type DevicesRegisterRequest = {
-  readonly token: string;
+  readonly token?: string;
   readonly platform: 'ios' | 'android' | 'web';
+  readonly provider?: 'fcm' | 'apns' | 'webpush' | 'expo';
+  readonly apns_environment?: 'sandbox' | 'production';
+  readonly subscription?: {
+    readonly endpoint: string;
+    readonly expirationTime?: number | null;
+    readonly keys: {
+      readonly p256dh: string;
+      readonly auth: string;
+    };
+  };
   readonly app_id?: string | null;
 };
 
@@ -255,6 +265,11 @@ export type Subscription = {
   readonly created_at: Timestamp;
 };
 
+export type VapidPublicKey = {
+  readonly app_id: string;
+  readonly public_key: string;
+};
+
 export type SubscriptionList = {
   readonly items: readonly Subscription[];
 };
@@ -262,7 +277,12 @@ export type SubscriptionList = {
 export type Device = {
   readonly token: string;
   readonly platform: 'ios' | 'android' | 'web';
+  readonly provider: 'fcm' | 'apns' | 'webpush' | 'expo';
   readonly app_id: string | null;
+  readonly apns_environment: 'sandbox' | 'production' | null;
+  readonly web_keys: {
+    readonly p256dh: string;
+  } | null;
   readonly created_at: Timestamp;
 };
 
