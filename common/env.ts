@@ -63,6 +63,8 @@ export const envNames = {
   webhookEndpointConcurrency: 'NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY',
   /** The key that seals webhook secrets (local runtime only; AWS uses webhookKmsKeyId). */
   webhookLocalKey: 'NOTIFY_WEBHOOK_LOCAL_KEY',
+  /** Base URL of Expo's push service (default: Expo's own); `npm start` points it at its stand-in. */
+  pushExpoUrl: 'SERVICE__PUSH__EXPO_URL',
 } as const;
 
 /** The `auth` settings of contract §1 (`SERVICE__AUTH__<KEY>`), in the order their problems are reported. */

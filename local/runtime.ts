@@ -48,6 +48,8 @@ import type { FunctionRef, InvokeFunction } from './lambda/types';
 import { localCursorEnv, localWebhookEnv } from './local-keys';
 import { type DynamoDbCall, startDynamoDbProxy } from './metering/dynamodb-proxy';
 import type { GatewayMeter } from './metering/gateway-meter';
+import { startExpoStandIn } from './push/expo-stand-in';
+import type { PushStandIn } from './push/stand-in';
 import { LocalScheduler } from './scheduler/local-scheduler';
 import { LocalSqs } from './sqs/local-sqs';
 
@@ -127,6 +129,8 @@ export interface Runtime {
     readonly eventBridge: LocalEventBridge;
     readonly scheduler: LocalScheduler;
     readonly lambda: LocalLambda;
+    /** The push providers' stand-ins: what each device would have received. */
+    readonly push: readonly PushStandIn[];
   };
   mintUserToken(sub: string, options?: UserTokenOptions): Promise<string>;
   mintServiceToken(
@@ -284,6 +288,11 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     await scheduler.start();
     stoppers.push(() => scheduler.stop());
 
+    // Expo's push service, unless the settings point the sender elsewhere.
+    const expo = await startExpoStandIn();
+    stoppers.push(() => expo.close());
+    const pushEnv = { [envNames.pushExpoUrl]: expo.url };
+
     const queueEnv: Record<string, string> = {};
     for (const queue of wiring.queues) {
       queueEnv[envNames.queueUrl(queue.id)] = sqs.queueUrl(queue.id);
@@ -353,6 +362,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       ...devAuthEnv,
       ...webhookKeyEnv,
       ...resources.cursorKey,
+      ...pushEnv,
       ...options.env,
     };
     // Hidden from a function unless its declaration gives them: every resource variable and the auth settings.
@@ -420,7 +430,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       javaPid: dynamo.pid,
       delivery,
       invoke,
-      standIns: { sqs, eventBridge, scheduler, lambda },
+      standIns: { sqs, eventBridge, scheduler, lambda, push: [expo] },
       mintUserToken: (sub, tokenOptions) =>
         hs256 ? mintUserToken(hs256, sub, tokenOptions) : withoutHs256(),
       mintServiceToken: (name, scopes, tokenOptions) =>

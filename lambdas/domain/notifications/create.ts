@@ -103,6 +103,11 @@ export const createNotification = async (
     data: input.data,
     priority: input.priority,
     channels: input.channels,
+    ...(input.push ? { push: input.push } : {}),
+    recipient_count: recipientCount(
+      { id, recipient_ids: input.recipient_ids, topics: input.topics },
+      topicCounts,
+    ),
     // Only a schedule's plan reads the list back; sent now, the recipients go out from here (docs/notifications.md).
     ...(scheduled ? { recipient_ids: input.recipient_ids } : {}),
     topics: input.topics.length > 0 ? input.topics : undefined,
@@ -128,7 +133,7 @@ export const createNotification = async (
     body: {
       id: stored.id,
       status: stored.status,
-      recipient_count: recipientCount(audience, topicCounts),
+      recipient_count: stored.recipient_count ?? recipientCount(audience, topicCounts),
       scheduled_at: stored.scheduled_at,
     },
   };

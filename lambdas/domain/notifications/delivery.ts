@@ -9,6 +9,7 @@ import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
+import { handOverPushes } from '../push/messages';
 import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToMembers, type Membership } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
@@ -123,12 +124,14 @@ export const deliverChunk = async (
   const state = await (options.state ?? readRecipientState(notification.channels, recipients));
   const { before, preferences } = state;
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
+  const pushTo: string[] = [];
   const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
     try {
       const channels = channelsFor(notification, preferences.get(userId), topic);
-      const receiver = await deliverTo(notification, userId, delivery, state, channels, progress);
+      const { receiver, push } = await deliverTo(notification, userId, delivery, state, channels, progress);
       if (receiver) written.push(receiver);
+      if (push) pushTo.push(userId);
       progress.settled.add(userId);
     } catch (error) {
       // Not settled after all (its frames failed), unless the caller already queued the others without it.
@@ -136,7 +139,11 @@ export const deliverChunk = async (
       failures.push(error);
     }
   });
-  await keepLateArrivalsUnread(notification, written, before);
+  // Before the failures are thrown: a recipient handled here is not handled again by a retry of the chunk.
+  await Promise.all([
+    keepLateArrivalsUnread(notification, written, before),
+    handOverPushes(notification, pushTo),
+  ]);
   countMetric(SERVICE_METRICS.receiversWritten, written.length); // one value per chunk, not per recipient
   if (failures.length > 0) throw failures[0];
 };
@@ -323,8 +330,8 @@ const deliverTo = async (
   state: RecipientState,
   channels: readonly Channel[],
   progress: ChunkProgress,
-): Promise<{ userId: string; receiverId: string; unreadKey: string } | undefined> => {
-  if (channels.length === 0) return undefined;
+): Promise<{ receiver?: { userId: string; receiverId: string; unreadKey: string }; push: boolean }> => {
+  if (channels.length === 0) return { push: false };
   const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
   const unreadKey = unreadKeyFor(notification, userId, receiverId, state.before);
   // Connections first: most recipients of a large notification are offline, and for them the record
@@ -341,8 +348,14 @@ const deliverTo = async (
     members.length > 0,
     channels,
   );
-  const result = written ? { userId, receiverId, unreadKey } : undefined;
-  if (!framesPending || progress.stopped) return result;
+  const receiver = written ? { userId, receiverId, unreadKey } : undefined;
+  // Its frames are left to the chunk the request queued: so is its push.
+  if (framesPending && progress.stopped) return { ...(receiver ? { receiver } : {}), push: false };
+  if (!framesPending) {
+    // No connection to send to: no frame was received. Frames another deliverer owns: that one decides.
+    const delivered = members.length === 0 ? 0 : undefined;
+    return { ...(receiver ? { receiver } : {}), push: wantsPush(notification, channels, delivered) };
+  }
   progress.settled.add(userId);
   const sent = await deliverToMembers(members, frameFor(notification, receiverId, channels));
   await endGoneConnections(sent.gone);
@@ -361,7 +374,20 @@ const deliverTo = async (
     delivered: sent.delivered,
     gone: sent.gone.length,
   });
-  return result;
+  return { ...(receiver ? { receiver } : {}), push: wantsPush(notification, channels, sent.delivered) };
+};
+
+/**
+ * Whether the recipient's devices are due a push (docs/push.md, "Routing"): `offline` only when no connection
+ * received the frame (`delivered` 0; undefined: not known here, as another deliverer sent the frames).
+ */
+const wantsPush = (
+  notification: NotificationRecord,
+  channels: readonly Channel[],
+  delivered: number | undefined,
+): boolean => {
+  if (!channels.includes('push')) return false;
+  return notification.push?.when !== 'offline' || delivered === 0;
 };
 
 /**

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../../common/env';
 import { boundedIntegerSetting } from '../../../common/settings';
 import { batchGetAll } from '../../core/batch-get';
-import { documentClient, requiredEnv, tableName } from '../../core/clients';
-import { scheduler } from '../../core/clients-scheduler';
-import { messageBody, messageQueue } from '../../core/message-queue';
+import { documentClient, tableName } from '../../core/clients';
+import { messageQueue } from '../../core/message-queue';
+import { scheduleMessage } from '../../core/schedule-send';
 import { enqueue } from '../../core/sqs-send';
 import * as z from '../../core/zod';
 import type { DELIVERY_STATUSES } from './deliveries-query';
@@ -281,11 +280,7 @@ export const waitOutRest = async (message: DeliveryMessage, now = new Date()): P
   return true;
 };
 
-/** `at()` has whole seconds: round up so the attempt is never early. */
-const atExpression = (epochMs: number): string =>
-  `at(${new Date(Math.ceil(epochMs / 1000) * 1000).toISOString().slice(0, 19)})`;
-
-const scheduleAttempt = async (message: DeliveryMessage, dueAt: number): Promise<void> => {
+const scheduleAttempt = (message: DeliveryMessage, dueAt: number): Promise<void> => {
   // A name derived from the attempt: a second try to schedule the same attempt is a ConflictException.
   // The shard too: an event handled again across a raise of the shard count has a delivery in each shard.
   const digest = createHash('sha256')
@@ -294,25 +289,7 @@ const scheduleAttempt = async (message: DeliveryMessage, dueAt: number): Promise
     )
     .digest('hex')
     .slice(0, 40);
-  try {
-    await scheduler().send(
-      new CreateScheduleCommand({
-        Name: `webhook-retry-${digest}`,
-        GroupName: requiredEnv(envNames.scheduleGroup),
-        ScheduleExpression: atExpression(dueAt),
-        ScheduleExpressionTimezone: 'UTC',
-        FlexibleTimeWindow: { Mode: 'OFF' },
-        ActionAfterCompletion: 'DELETE',
-        Target: {
-          Arn: requiredEnv(envNames.queueArn('webhookDeliveries')),
-          RoleArn: requiredEnv(envNames.schedulerRoleArn),
-          Input: messageBody(deliveryQueue, message),
-        },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConflictException)) throw error;
-  }
+  return scheduleMessage(deliveryQueue, message, dueAt, `webhook-retry-${digest}`);
 };
 
 export const isConditionFailure = (error: unknown): boolean =>

@@ -20,7 +20,8 @@ export const notifications: WiringPart = {
       // It delivers a small list of recipients itself (docs/notifications.md), as the fan-out worker does.
       reads: ['topics', 'preferences', 'feedState'],
       writes: ['notifications', 'idempotency', 'receivers', 'receipts', ...realtimeStateTables],
-      sendsTo: ['fanout', ...realtimeStateQueues],
+      // push: the pushes of the recipients it delivers (lambdas/domain/push/messages.ts).
+      sendsTo: ['fanout', 'push', ...realtimeStateQueues],
       schedules: true,
       managesConnections: true,
     },
@@ -149,7 +150,7 @@ export const notifications: WiringPart = {
       reads: ['notifications', 'feedState', 'preferences'],
       // subscriptions and topics: the purge of a deleted topic (lambdas/domain/topics/deletion.ts).
       writes: ['receivers', 'receipts', 'subscriptions', 'topics', ...realtimeStateTables],
-      sendsTo: ['fanout', ...realtimeStateQueues],
+      sendsTo: ['fanout', 'push', ...realtimeStateQueues],
       managesConnections: true,
     },
   ],

@@ -1,0 +1,55 @@
+import type { WiringPart } from '../types';
+
+const WORKERS = 'lambdas/handlers/workers';
+
+/**
+ * Push to registered devices: the `push` queue (the pushes of delivered recipients, later attempts, dead letters),
+ * its worker (claims, sends through the providers, outcomes, pruning) and the push records. Choices: docs/push.md.
+ */
+export const push: WiringPart = {
+  tables: [
+    {
+      id: 'pushes',
+      purpose:
+        'one record per (notification, device): the claim that makes each push exactly-once, its status, provider id or reason and attempts; kept 30 days',
+      partitionKey: { name: 'notification_id', type: 'S' },
+      sortKey: { name: 'device', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+  ],
+  queues: [
+    {
+      id: 'push',
+      purpose:
+        'pushes of delivered recipients (a message per chunk of up to 100, delayed for `unread` routing), later attempts after a retry answer, and dead letters of pushes failed for good',
+      maxReceiveCount: 5,
+      visibilityTimeoutSecs: 180,
+    },
+  ],
+  workers: [
+    {
+      id: 'push.deliver',
+      queue: 'push',
+      handler: `${WORKERS}/push-deliver.ts`,
+      batchSize: 10,
+      maxBatchingWindowSecs: 0,
+      timeoutSecs: 30,
+      memoryMb: 256,
+      // notifications: the content; receivers and feedState: `unread` routing and the badge (the unread count).
+      reads: ['notifications', 'receivers', 'feedState'],
+      // devices: pruned when a provider calls a token dead.
+      writes: ['pushes', 'devices'],
+      sendsTo: ['push'],
+      schedules: true,
+      putsEvents: true,
+    },
+  ],
+  scheduleTargets: [
+    {
+      id: 'pushWaits',
+      targetQueue: 'push',
+      description:
+        'one-time schedules for push waits past SQS’s 15-minute DelaySeconds limit (`unread` checks, long Retry-After)',
+    },
+  ],
+};
