@@ -20,6 +20,7 @@ import {
 } from '../lambdas/domain/notifications/responses';
 import { defaultsSchema, preferencesSchema } from '../lambdas/domain/preferences/responses';
 import { MAX_RULES } from '../lambdas/domain/preferences/schema';
+import { notificationSummarySchema, pushPageSchema } from '../lambdas/domain/push/responses';
 import {
   broadcastAcceptedSchema,
   scopePresenceSchema,
@@ -80,6 +81,8 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   MarkedRead: markedReadSchema,
   ReadAll: readAllSchema,
   UnreadCount: unreadCountSchema,
+  NotificationSummary: notificationSummarySchema,
+  PushPage: pushPageSchema,
   Preferences: preferencesSchema,
   PreferenceDefaults: defaultsSchema,
   EventAccepted: eventAcceptedSchema,
@@ -307,6 +310,26 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     summary: 'The caller’s device tokens',
     success: { 200: { description: 'A page of the devices', schema: deviceListSchema } },
     errors: { validation: 'a cursor this listing did not issue' },
+  },
+  'push.summary': {
+    tag: 'notifications',
+    summary: 'What happened to a notification the caller created, per channel',
+    description:
+      'Recipients, feed items written, frames sent, and pushes per status; kept 30 days. Only the creator (the ' +
+      'service, or the user that notified itself) reads it.',
+    success: { 200: { description: 'The summary', schema: notificationSummarySchema } },
+    errors: { not_found: 'no such notification created by the caller' },
+  },
+  'push.records': {
+    tag: 'notifications',
+    summary: 'The push records of a notification, one per device',
+    description:
+      'The creator reads every record; any other user its own (an empty page when it has none). Kept 30 days.',
+    success: { 200: { description: 'A page of push records', schema: pushPageSchema } },
+    errors: {
+      not_found: 'a service that did not create the notification',
+      validation: 'a cursor this listing did not issue',
+    },
   },
   'presence.user': {
     tag: 'presence',

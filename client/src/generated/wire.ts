@@ -171,6 +171,42 @@ export type UnreadCount = {
   readonly count: number;
 };
 
+export type NotificationSummary = {
+  readonly notification_id: string;
+  readonly status: 'accepted' | 'scheduled';
+  readonly recipients: number | null;
+  /** feed items written (`in_app`) */
+  readonly feed_items: number;
+  /** `notification` frames sent to open connections (`toast`, `realtime`) */
+  readonly frames: number;
+  /** pushes per status, one per notification × device */
+  readonly pushes: {
+    readonly sending: number;
+    readonly delivered: number;
+    readonly retrying: number;
+    readonly failed: number;
+    readonly pruned: number;
+  };
+};
+
+export type PushPage = {
+  readonly items: readonly ({
+    /** stable per notification × device (sent as `apns-id`) */
+    readonly push_id: string;
+    readonly user_id: string;
+    readonly provider: 'fcm' | 'apns' | 'webpush' | 'expo';
+    readonly app_id: string | null;
+    readonly status: 'sending' | 'delivered' | 'retrying' | 'failed' | 'pruned';
+    readonly attempts: number;
+    readonly provider_id: string | null;
+    readonly reason: string | null;
+    readonly next_attempt_at: Timestamp | null;
+    readonly created_at: Timestamp;
+    readonly updated_at: Timestamp;
+  })[];
+  readonly next_cursor: string | null;
+};
+
 export type Preferences = {
   readonly user_id: string;
   readonly rules: readonly ({

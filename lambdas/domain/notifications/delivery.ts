@@ -10,6 +10,7 @@ import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
 import { handOverPushes } from '../push/messages';
+import { addDeliveryCounts } from '../push/report';
 import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToMembers, type Membership } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
@@ -125,12 +126,15 @@ export const deliverChunk = async (
   const { before, preferences } = state;
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
   const pushTo: string[] = [];
+  let frames = 0;
   const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
     try {
       const channels = channelsFor(notification, preferences.get(userId), topic);
-      const { receiver, push } = await deliverTo(notification, userId, delivery, state, channels, progress);
+      const delivered = await deliverTo(notification, userId, delivery, state, channels, progress);
+      const { receiver, push } = delivered;
       if (receiver) written.push(receiver);
+      frames += delivered.frames ?? 0;
       if (push) pushTo.push(userId);
       progress.settled.add(userId);
     } catch (error) {
@@ -143,6 +147,7 @@ export const deliverChunk = async (
   await Promise.all([
     keepLateArrivalsUnread(notification, written, before),
     handOverPushes(notification, pushTo),
+    addDeliveryCounts(notification, { feedItems: written.length, frames }),
   ]);
   countMetric(SERVICE_METRICS.receiversWritten, written.length); // one value per chunk, not per recipient
   if (failures.length > 0) throw failures[0];
@@ -330,7 +335,11 @@ const deliverTo = async (
   state: RecipientState,
   channels: readonly Channel[],
   progress: ChunkProgress,
-): Promise<{ receiver?: { userId: string; receiverId: string; unreadKey: string }; push: boolean }> => {
+): Promise<{
+  receiver?: { userId: string; receiverId: string; unreadKey: string };
+  push: boolean;
+  frames?: number;
+}> => {
   if (channels.length === 0) return { push: false };
   const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
   const unreadKey = unreadKeyFor(notification, userId, receiverId, state.before);
@@ -374,11 +383,15 @@ const deliverTo = async (
     delivered: sent.delivered,
     gone: sent.gone.length,
   });
-  return { ...(receiver ? { receiver } : {}), push: wantsPush(notification, channels, sent.delivered) };
+  return {
+    ...(receiver ? { receiver } : {}),
+    push: wantsPush(notification, channels, sent.delivered),
+    frames: sent.delivered,
+  };
 };
 
 /**
- * Whether the recipient's devices are due a push (docs/push.md, "Routing"): `offline` only when no connection
+ * Whether the recipient's devices are due a push (docs/push-delivery.md, "Routing"): `offline` only when no connection
  * received the frame (`delivered` 0; undefined: not known here, as another deliverer sent the frames).
  */
 const wantsPush = (

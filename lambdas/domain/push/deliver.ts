@@ -12,16 +12,15 @@ import { enqueue } from '../../core/sqs-send';
 import { putEvent } from '../events/publish';
 import { readAllWatermarks, unreadCount } from '../notifications/feed';
 import { isExpired, type NotificationRecord, receiverIdFor } from '../notifications/model';
-import { type PushMessage, pushQueue, queueDelaySecs, SQS_MAX_DELAY_SECS } from './messages';
+import { enqueuePushes, type PushMessage, pushQueue, SQS_MAX_DELAY_SECS } from './messages';
 import type { PushContent, PushOutcome } from './provider';
 import { type PushRecord, type PushStatus, pushIdFor, pushKey, pushRetentionTtl } from './records';
-import { pushDueAt } from './routing';
 import { senderFor } from './senders';
 import { type DeviceTarget, deviceOf, devicesOf, pruneDevice } from './targets';
 
 /*
  * The push of a notification to each registered device of each recipient, exactly once per notification × device
- * (docs/push.md, "Exactly once"), with the discipline of webhook deliveries: a push record per (notification,
+ * (docs/push-delivery.md, "Exactly once"), with the discipline of webhook deliveries: a push record per (notification,
  * device) claimed by a conditional write before anything is sent, the claim naming the SQS message that holds it
  * and until when its invocation can run; only an expired claim is taken over.
  */
@@ -32,8 +31,6 @@ export const MAX_PUSH_ATTEMPTS = 5;
 const BACKOFF_BASE_SECS = 5;
 /** Recipients of one message handled at once (each: a Query of devices, a count, a send per device). */
 const RECIPIENT_CONCURRENCY = 10;
-/** A message that arrives this much before its time is not put back (schedules fire up to a minute late, not early). */
-const EARLY_TOLERANCE_MS = 1000;
 /** Where the service publishes its own events (`notify.device.pruned`). */
 const SERVICE_EVENT_SOURCE = 'notify';
 export const DEVICE_PRUNED_EVENT = 'notify.device.pruned';
@@ -69,13 +66,9 @@ export const handlePushMessage = async (
   now = Date.now(),
 ): Promise<PushMessageOutcome> => {
   if (message.kind === 'dead-letter') throw new PushDeadLettered(message);
+  if (await waitOutRest(message, now)) return 'waiting';
   const notification = await loadNotification(message.notification_id);
   if (!notification) return 'gone'; // expired by TTL, pushes and all
-  const dueAt =
-    message.kind === 'recipients'
-      ? pushDueAt(notification.push, notification.deliver_at)
-      : (message.not_before ?? 0);
-  if (await waitUntil(message, dueAt, now)) return 'waiting';
   if (message.kind === 'recipients') {
     if (isExpired(notification.expires_at, now)) return 'expired';
     await pushToRecipients(notification, message.recipients, handling);
@@ -91,17 +84,19 @@ const loadNotification = async (id: string): Promise<NotificationRecord | undefi
 };
 
 /**
- * A message early for its time (an `unread` check after SQS's longest delay, a long Retry-After) goes back for the
- * rest: to the queue with a delay, or past SQS's longest delay through a one-time schedule. Whether it waits.
+ * A message with part of its wait left (see `enqueuePushes`): back to the queue for the rest, or — past SQS's
+ * longest delay — a one-time schedule that sends it to the queue then. Whether it still waits.
  */
-const waitUntil = async (message: PushMessage, dueAt: number, now: number): Promise<boolean> => {
-  if (dueAt <= now + EARLY_TOLERANCE_MS) return false;
-  if (dueAt - now <= SQS_MAX_DELAY_SECS * 1000) {
-    await enqueue(pushQueue, [message], queueDelaySecs(dueAt, now));
+const waitOutRest = async (message: PushMessage, now: number): Promise<boolean> => {
+  if (message.kind === 'dead-letter') return false;
+  const { rest_secs: rest, ...due } = message;
+  if (rest === undefined || rest <= 0) return false;
+  if (rest <= SQS_MAX_DELAY_SECS) {
+    await enqueuePushes([due], rest);
     return true;
   }
   const digest = createHash('sha256').update(JSON.stringify(message)).digest('hex').slice(0, 40);
-  await scheduleMessage(pushQueue, message, dueAt, `push-${digest}`);
+  await scheduleMessage(pushQueue, due, now + rest * 1000, `push-${digest}`);
   return true;
 };
 
@@ -448,7 +443,7 @@ const queueDeadLetter = (record: PushRecord, reason: string): Promise<void> =>
     },
   ]);
 
-/** The attempt after a recorded retry, due at its `next_attempt_at` (past SQS's longest delay: waited out on arrival). */
+/** The attempt after a recorded retry, due at its `next_attempt_at`. */
 const queueNextAttempt = (record: PushRecord): Promise<void> => {
   const dueAt = record.next_attempt_at ? Date.parse(record.next_attempt_at) : Date.now();
   const message: PushMessage = {
@@ -457,9 +452,8 @@ const queueNextAttempt = (record: PushRecord): Promise<void> => {
     user_id: record.user_id,
     token_hash: record.token_hash,
     attempt: record.attempts + 1,
-    ...(dueAt - Date.now() > SQS_MAX_DELAY_SECS * 1000 ? { not_before: dueAt } : {}),
   };
-  return enqueue(pushQueue, [message], queueDelaySecs(dueAt));
+  return enqueuePushes([message], Math.max(0, (dueAt - Date.now()) / 1000));
 };
 
 /** The outcome of the attempt this receive holds; the claim stays as its author (a redelivery finds its own). */

@@ -3,9 +3,9 @@ import { enqueue } from '../../core/sqs-send';
 import * as z from '../../core/zod';
 import { CHUNK_SIZE, chunksOf } from '../notifications/fanout-messages';
 import type { NotificationRecord } from '../notifications/model';
-import { pushDueAt } from './routing';
+import { pushDelaySecs } from './routing';
 
-/** SQS DelaySeconds is at most 900; a longer wait is finished by a one-time schedule (deliver.ts, `waitUntil`). */
+/** SQS DelaySeconds is at most 900; a longer wait is finished by a one-time schedule (deliver.ts, `waitOutRest`). */
 export const SQS_MAX_DELAY_SECS = 900;
 
 /**
@@ -15,11 +15,18 @@ export const SQS_MAX_DELAY_SECS = 900;
  * for good in a way an operator must see (credentials refused, attempts used up); it fails on every receive and
  * so ends in the queue's DLQ, whose alarm fires.
  */
+/**
+ * Seconds still to wait once the message arrives: a wait longer than SQS's longest delay is queued for that delay
+ * with the rest here. Relative, counted from the arrival: a late arrival makes the push later, never earlier.
+ */
+const restSecs = z.optional(z.number().check(z.nonnegative()));
+
 const pushMessage = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('recipients'),
     notification_id: z.string(),
     recipients: z.readonly(z.array(z.string()).check(z.minLength(1), z.maxLength(CHUNK_SIZE))),
+    rest_secs: restSecs,
   }),
   z.object({
     kind: z.literal('attempt'),
@@ -27,8 +34,7 @@ const pushMessage = z.discriminatedUnion('kind', [
     user_id: z.string(),
     token_hash: z.string(),
     attempt: z.int().check(z.gte(2)),
-    /** Not before this time (epoch ms): a Retry-After longer than SQS's longest delay. */
-    not_before: z.optional(z.number()),
+    rest_secs: restSecs,
   }),
   z.object({
     kind: z.literal('dead-letter'),
@@ -43,25 +49,32 @@ export type PushMessage = z.infer<typeof pushMessage>;
 
 export const pushQueue = messageQueue('push', pushMessage);
 
-/** Seconds from `now` to `at`, as an SQS delay: 0 when due, at most SQS's longest. */
-export const queueDelaySecs = (at: number, now = Date.now()): number =>
-  Math.min(SQS_MAX_DELAY_SECS, Math.max(0, Math.ceil((at - now) / 1000)));
+/**
+ * Sends messages to the push queue after `delaySecs`: by SQS DelaySeconds up to its limit, the rest carried in the
+ * messages and waited out by the worker when they arrive.
+ */
+export const enqueuePushes = async (messages: readonly PushMessage[], delaySecs = 0): Promise<void> => {
+  if (messages.length === 0) return;
+  const queued = Math.min(SQS_MAX_DELAY_SECS, Math.max(0, Math.ceil(delaySecs)));
+  const rest = delaySecs - queued;
+  await enqueue(
+    pushQueue,
+    rest > 0 ? messages.map((message) => ({ ...message, rest_secs: rest })) : messages,
+    queued > 0 ? queued : undefined,
+  );
+};
 
 /**
  * Hands the pushes of delivered recipients to the push queue, due when the notification's routing says (now, or
  * `after_secs` later for `unread`). A chunk handled twice hands them over twice: each push is claimed once.
  */
-export const handOverPushes = async (
+export const handOverPushes = (
   notification: NotificationRecord,
   recipients: readonly string[],
-): Promise<void> => {
-  if (recipients.length === 0) return;
-  const delay = queueDelaySecs(pushDueAt(notification.push, notification.deliver_at));
-  await enqueue(
-    pushQueue,
+): Promise<void> =>
+  enqueuePushes(
     chunksOf(recipients, CHUNK_SIZE).map(
       (chunk): PushMessage => ({ kind: 'recipients', notification_id: notification.id, recipients: chunk }),
     ),
-    delay > 0 ? delay : undefined,
+    pushDelaySecs(notification.push),
   );
-};

@@ -4,7 +4,8 @@ import type { PushProviderName } from './provider';
 /** How long push records are kept (the per-notification summary and per-device records read them). */
 const PUSH_RETENTION_SECS = 30 * 24 * 3600;
 
-export type PushStatus = 'sending' | 'delivered' | 'retrying' | 'failed' | 'pruned';
+export const PUSH_STATUSES = ['sending', 'delivered', 'retrying', 'failed', 'pruned'] as const;
+export type PushStatus = (typeof PUSH_STATUSES)[number];
 
 /**
  * One push: (notification, device) in the `pushes` table. Its sort key `p#<user key>#<token hash>` groups a user's

@@ -30,8 +30,6 @@ export interface PushRouting {
 /** What a notification with the `push` channel and no `push` field gets. */
 export const DEFAULT_PUSH_ROUTING: PushRouting = { when: 'always', collapse_key: null, silent: false };
 
-/** When the push of a notification delivered at `deliverAt` (epoch ms) is due. */
-export const pushDueAt = (routing: PushRouting | undefined, deliverAt: number): number =>
-  routing?.when === 'unread'
-    ? deliverAt + (routing.after_secs ?? DEFAULT_UNREAD_AFTER_SECS) * 1000
-    : deliverAt;
+/** How long after a recipient's delivery its push is due: `after_secs` for `unread`, else at once. */
+export const pushDelaySecs = (routing: PushRouting | undefined): number =>
+  routing?.when === 'unread' ? (routing.after_secs ?? DEFAULT_UNREAD_AFTER_SECS) : 0;

@@ -4,7 +4,7 @@ import { documentClient, tableName } from '../../core/clients';
 import { queryAll } from '../../core/paging';
 import type { PushProviderName, PushTarget } from './provider';
 
-/** A device as the push pipeline reads it from the `devices` table (fields: docs/push.md, "Devices"). */
+/** A device as the push pipeline reads it from the `devices` table (written by the device routes, lambdas/domain/devices). */
 interface DeviceItem {
   readonly token_hash: string;
   readonly token: string;

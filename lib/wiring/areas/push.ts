@@ -1,17 +1,36 @@
 import type { WiringPart } from '../types';
 
+const HTTP = 'lambdas/handlers/http/push';
 const WORKERS = 'lambdas/handlers/workers';
 
 /**
  * Push to registered devices: the `push` queue (the pushes of delivered recipients, later attempts, dead letters),
- * its worker (claims, sends through the providers, outcomes, pruning) and the push records. Choices: docs/push.md.
+ * its worker (claims, sends through the providers, outcomes, pruning) and the push records. Choices: docs/push-delivery.md.
  */
 export const push: WiringPart = {
+  httpRoutes: [
+    {
+      id: 'push.summary',
+      method: 'GET',
+      path: '/sent-notifications/{notification_id}',
+      handler: `${HTTP}/summary.ts`,
+      access: { users: 'any', services: 'any' },
+      reads: ['notifications', 'pushes'],
+    },
+    {
+      id: 'push.records',
+      method: 'GET',
+      path: '/sent-notifications/{notification_id}/pushes',
+      handler: `${HTTP}/records.ts`,
+      access: { users: 'any', services: 'any' },
+      reads: ['notifications', 'pushes'],
+    },
+  ],
   tables: [
     {
       id: 'pushes',
       purpose:
-        'one record per (notification, device): the claim that makes each push exactly-once, its status, provider id or reason and attempts; kept 30 days',
+        'per notification: one record per device (the claim that makes each push exactly-once, its status, provider id or reason, attempts) and a `summary` item of delivery counts; kept 30 days',
       partitionKey: { name: 'notification_id', type: 'S' },
       sortKey: { name: 'device', type: 'S' },
       ttlAttribute: 'ttl',
