@@ -289,9 +289,10 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     stoppers.push(() => scheduler.stop());
 
     // Expo's push service, unless the settings point the sender elsewhere.
-    const expo = await startExpoStandIn();
-    stoppers.push(() => expo.close());
-    const pushEnv = { [envNames.pushExpoUrl]: expo.url };
+    const expoConfigured = Boolean(options.env?.[envNames.pushExpoUrl] ?? process.env[envNames.pushExpoUrl]);
+    const expo = expoConfigured ? undefined : await startExpoStandIn();
+    if (expo) stoppers.push(() => expo.close());
+    const pushEnv: Record<string, string> = expo ? { [envNames.pushExpoUrl]: expo.url } : {};
 
     const queueEnv: Record<string, string> = {};
     for (const queue of wiring.queues) {
@@ -430,7 +431,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       javaPid: dynamo.pid,
       delivery,
       invoke,
-      standIns: { sqs, eventBridge, scheduler, lambda, push: [expo] },
+      standIns: { sqs, eventBridge, scheduler, lambda, push: expo ? [expo] : [] },
       mintUserToken: (sub, tokenOptions) =>
         hs256 ? mintUserToken(hs256, sub, tokenOptions) : withoutHs256(),
       mintServiceToken: (name, scopes, tokenOptions) =>

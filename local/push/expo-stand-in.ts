@@ -12,11 +12,15 @@ import type { PushStandIn, ReceivedPush } from './stand-in';
 /** An answer the stand-in gives instead of its own, for tests of the sender's classification. */
 export type ExpoFault =
   | { readonly status: number; readonly retryAfter?: string }
-  | { readonly ticketError: string };
+  | { readonly ticketError: string }
+  /** No answer at all until the stand-in closes: a send cut off by a crash of its sender. */
+  | { readonly hang: true };
 
 export interface ExpoStandIn extends PushStandIn {
   /** The next `times` messages get this answer, before any check of theirs. */
   failNext(fault: ExpoFault, times?: number): void;
+  /** Messages held unanswered (`hang` faults), as they arrived. */
+  held(): readonly ReceivedPush[];
 }
 
 export interface ExpoStandInOptions {
@@ -80,8 +84,21 @@ const headersOf = (req: IncomingMessage): Record<string, string> =>
     ),
   );
 
+const receivedPush = (message: Record<string, unknown>, headers: Record<string, string>): ReceivedPush => {
+  const ids = isObject(message.data) && isObject(message.data._notify) ? message.data._notify : {};
+  return {
+    provider: 'expo',
+    token: String(message.to),
+    push_id: typeof ids.push_id === 'string' ? ids.push_id : null,
+    headers,
+    payload: message,
+    at: new Date().toISOString(),
+  };
+};
+
 export const startExpoStandIn = async (options: ExpoStandInOptions = {}): Promise<ExpoStandIn> => {
   const received: ReceivedPush[] = [];
+  const held: ReceivedPush[] = [];
   const dead = new Set<string>();
   const faults: ExpoFault[] = [];
 
@@ -101,15 +118,7 @@ export const startExpoStandIn = async (options: ExpoStandInOptions = {}): Promis
         details: { error: 'MessageTooBig' },
       };
     }
-    const ids = isObject(message.data) && isObject(message.data._notify) ? message.data._notify : {};
-    received.push({
-      provider: 'expo',
-      token,
-      push_id: typeof ids.push_id === 'string' ? ids.push_id : null,
-      headers,
-      payload: message,
-      at: new Date().toISOString(),
-    });
+    received.push(receivedPush(message, headers));
     return { status: 'ok', id: randomUUID() };
   };
 
@@ -137,6 +146,11 @@ export const startExpoStandIn = async (options: ExpoStandInOptions = {}): Promis
     const problem = messages.map(shapeProblem).find((found) => found !== undefined);
     if (problem) return requestError(res, 400, 'VALIDATION_ERROR', problem);
     const fault = faults.shift();
+    const headers = headersOf(req);
+    if (fault && 'hang' in fault) {
+      for (const message of messages as Record<string, unknown>[]) held.push(receivedPush(message, headers));
+      return; // the connection stays open, unanswered, until `close`
+    }
     if (fault && 'status' in fault) {
       return answer(
         res,
@@ -149,7 +163,6 @@ export const startExpoStandIn = async (options: ExpoStandInOptions = {}): Promis
         fault.retryAfter ? { 'retry-after': fault.retryAfter } : {},
       );
     }
-    const headers = headersOf(req);
     const tickets = messages.map((message: Record<string, unknown>) =>
       fault
         ? { status: 'error', message: fault.ticketError, details: { error: fault.ticketError } }
@@ -168,6 +181,7 @@ export const startExpoStandIn = async (options: ExpoStandInOptions = {}): Promis
     provider: 'expo',
     url: `http://127.0.0.1:${port}`,
     received: () => [...received],
+    held: () => [...held],
     markDead: (token) => {
       dead.add(token);
     },
