@@ -10,7 +10,7 @@ import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
 import { handOverPushes } from '../push/messages';
-import { addDeliveryCounts } from '../push/report';
+import { addDeliveryCounts } from '../push/summary-counts';
 import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToMembers, type Membership } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';

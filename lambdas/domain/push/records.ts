@@ -37,6 +37,9 @@ export interface PushRecord {
   readonly ttl: number;
 }
 
+/** The sort key of the notification's summary item (report.ts), beside its push records. */
+export const SUMMARY_KEY = 'summary';
+
 /** The sort-key prefix of every push record (other items of a notification's partition have other keys). */
 export const PUSH_KEY_PREFIX = 'p#';
 

@@ -1,17 +1,11 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound, validationError } from '../../core/errors';
 import { type ItemKey, queryAll, queryPage } from '../../core/paging';
 import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
 import type { NotificationRecord } from '../notifications/model';
-import {
-  PUSH_KEY_PREFIX,
-  type PushRecord,
-  type PushStatus,
-  pushRetentionTtl,
-  userPushPrefix,
-} from './records';
+import { PUSH_KEY_PREFIX, type PushRecord, type PushStatus, SUMMARY_KEY, userPushPrefix } from './records';
 import type { notificationSummarySchema, pushPageSchema } from './responses';
 
 /*
@@ -19,33 +13,6 @@ import type { notificationSummarySchema, pushPageSchema } from './responses';
  * the per-device push records, for the creator all of them and for a recipient its own. Both read the `pushes` table:
  * the notification's push records and one `summary` item the deliverers add their counts to.
  */
-
-/** The sort key of the summary item in a notification's partition (push records' keys start with `p#`). */
-const SUMMARY_KEY = 'summary';
-
-/**
- * Adds what one deliverer did (a chunk, or the accepting request) to the summary: feed items it wrote (each written
- * once, so exact) and frames it sent (counted as sent, so a redelivered chunk's repeated frames count again).
- */
-export const addDeliveryCounts = async (
-  notification: Pick<NotificationRecord, 'id'>,
-  counts: { readonly feedItems: number; readonly frames: number },
-): Promise<void> => {
-  if (counts.feedItems === 0 && counts.frames === 0) return;
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: tableName('pushes'),
-      Key: { notification_id: notification.id, device: SUMMARY_KEY },
-      UpdateExpression: 'ADD feed_items :feed, frames :frames SET #ttl = if_not_exists(#ttl, :ttl)',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: {
-        ':feed': counts.feedItems,
-        ':frames': counts.frames,
-        ':ttl': pushRetentionTtl(),
-      },
-    }),
-  );
-};
 
 const loadNotification = async (id: string): Promise<NotificationRecord | undefined> => {
   const { Item } = await documentClient().send(
