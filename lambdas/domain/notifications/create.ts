@@ -12,6 +12,7 @@ import { type Principal, sourceOf } from '../../core/principal';
 import { enqueue } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
 import { defaultsFor } from '../preferences/preferences';
+import { handOverPushes } from '../push/messages';
 import { subscriberCounts } from '../topics/topics';
 import {
   type ChunkProgress,
@@ -188,7 +189,7 @@ const fanOutNow = async (
   }
   await enqueue(fanoutQueue, planMessages({ ...audience, recipient_ids: [] }));
   const delivery = deliveryByRequest(record.id);
-  const progress: ChunkProgress = { settled: new Set(), stopped: false };
+  const progress: ChunkProgress = { settled: new Set(), pushes: new Set(), stopped: false };
   const outcome = await withinBudget(
     deliverChunk(record, audience.recipient_ids, delivery, { progress, ...(state ? { state } : {}) }),
     deliverUntil - Date.now(),
@@ -202,6 +203,8 @@ const fanOutNow = async (
     queued: rest.length,
     error: outcome === 'late' ? `not done by ${new Date(deliverUntil).toISOString()}` : String(outcome.error),
   });
+  // The pushes of the recipients settled so far: the delivery, no longer awaited, may hand them over too late.
+  await handOverPushes(record, [...progress.pushes]);
   if (rest.length === 0) return;
   await enqueue(fanoutQueue, [
     { kind: 'chunk', notification_id: record.id, recipients: rest, delivery_id: delivery.id },

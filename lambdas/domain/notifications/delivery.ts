@@ -100,6 +100,11 @@ export const readRecipientState = async (
  */
 export interface ChunkProgress {
   readonly settled: Set<string>;
+  /**
+   * Settled recipients whose devices are due a push. The chunk hands them to the push queue when it ends; a caller
+   * that stops waiting hands over those it has seen itself (again later costs nothing: each push is claimed once).
+   */
+  readonly pushes: Set<string>;
   stopped: boolean;
 }
 
@@ -119,13 +124,12 @@ export const deliverChunk = async (
     readonly state?: Promise<RecipientState>;
   } = {},
 ): Promise<void> => {
-  const { topic, progress = { settled: new Set(), stopped: false } } = options;
+  const { topic, progress = { settled: new Set(), pushes: new Set(), stopped: false } } = options;
   // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
   const recipients = [...new Set(chunk)];
   const state = await (options.state ?? readRecipientState(notification.channels, recipients));
   const { before, preferences } = state;
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
-  const pushTo: string[] = [];
   let frames = 0;
   const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
@@ -135,7 +139,7 @@ export const deliverChunk = async (
       const { receiver, push } = delivered;
       if (receiver) written.push(receiver);
       frames += delivered.frames ?? 0;
-      if (push) pushTo.push(userId);
+      if (push) progress.pushes.add(userId);
       progress.settled.add(userId);
     } catch (error) {
       // Not settled after all (its frames failed), unless the caller already queued the others without it.
@@ -146,7 +150,7 @@ export const deliverChunk = async (
   // Before the failures are thrown: a recipient handled here is not handled again by a retry of the chunk.
   await Promise.all([
     keepLateArrivalsUnread(notification, written, before),
-    handOverPushes(notification, pushTo),
+    handOverPushes(notification, [...progress.pushes]),
     addDeliveryCounts(notification, { feedItems: written.length, frames }),
   ]);
   countMetric(SERVICE_METRICS.receiversWritten, written.length); // one value per chunk, not per recipient

@@ -30,7 +30,7 @@ export const MAX_PUSH_ATTEMPTS = 5;
 /** Backoff before attempt n + 1 without Retry-After: 5 s × 2^(n-1), jittered, at most SQS's longest delay. */
 const BACKOFF_BASE_SECS = 5;
 /** Recipients of one message handled at once (each: a Query of devices, a count, a send per device). */
-const RECIPIENT_CONCURRENCY = 10;
+const RECIPIENT_CONCURRENCY = 20;
 /** Where the service publishes its own events (`notify.device.pruned`). */
 const SERVICE_EVENT_SOURCE = 'notify';
 export const DEVICE_PRUNED_EVENT = 'notify.device.pruned';

@@ -52,6 +52,8 @@ export const push: WiringPart = {
       handler: `${WORKERS}/push-deliver.ts`,
       batchSize: 10,
       maxBatchingWindowSecs: 0,
+      // A message of 100 recipients sends 20 at a time (in about a second); an invocation cut off by a provider
+      // stalling is safe: each push's claim is taken over once its deadline has passed.
       timeoutSecs: 30,
       memoryMb: 256,
       // notifications: the content; receivers and feedState: `unread` routing and the badge (the unread count).
