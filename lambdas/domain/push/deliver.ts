@@ -56,8 +56,8 @@ export class PushDeadLettered extends Error {
   }
 }
 
-/** What became of the pushes one message handled, for the log line and the tests. */
-export type PushMessageOutcome = 'waiting' | 'expired' | 'gone' | 'handled';
+/** What became of one message: put back to wait, dropped (its notification expired or gone), or handled. */
+type PushMessageOutcome = 'waiting' | 'expired' | 'gone' | 'handled';
 
 /** The push worker's handling of one message. Safe to run any number of times, also twice at once. */
 export const handlePushMessage = async (
