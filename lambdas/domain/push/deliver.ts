@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { SQS_MAX_DELAY_SECS } from '../../../common/limits';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
 import { logger } from '../../core/logger';
 import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core/message-handling';
-import { scheduleMessage } from '../../core/schedule-send';
-import { enqueue } from '../../core/sqs-send';
+import { waitOutRest } from '../../core/schedule-send';
+import { enqueue, enqueueAfter } from '../../core/sqs-send';
 import { putEvent } from '../events/publish';
 import { readAllWatermarks, unreadCount } from '../notifications/feed';
 import { isExpired, type NotificationRecord, receiverIdFor } from '../notifications/model';
-import { enqueuePushes, type PushMessage, pushQueue, SQS_MAX_DELAY_SECS } from './messages';
+import { type PushMessage, pushQueue } from './messages';
 import type { PushContent, PushOutcome } from './provider';
 import { type PushRecord, type PushStatus, pushIdFor, pushKey, pushRetentionTtl } from './records';
 import { senderFor } from './senders';
@@ -66,7 +67,7 @@ export const handlePushMessage = async (
   now = Date.now(),
 ): Promise<PushMessageOutcome> => {
   if (message.kind === 'dead-letter') throw new PushDeadLettered(message);
-  if (await waitOutRest(message, now)) return 'waiting';
+  if (await waitOutRest(pushQueue, message, scheduleName, now)) return 'waiting';
   const notification = await loadNotification(message.notification_id);
   if (!notification) return 'gone'; // expired by TTL, pushes and all
   if (message.kind === 'recipients') {
@@ -83,22 +84,9 @@ const loadNotification = async (id: string): Promise<NotificationRecord | undefi
   return Item as NotificationRecord | undefined;
 };
 
-/**
- * A message with part of its wait left (see `enqueuePushes`): back to the queue for the rest, or — past SQS's
- * longest delay — a one-time schedule that sends it to the queue then. Whether it still waits.
- */
-const waitOutRest = async (message: PushMessage, now: number): Promise<boolean> => {
-  if (message.kind === 'dead-letter') return false;
-  const { rest_secs: rest, ...due } = message;
-  if (rest === undefined || rest <= 0) return false;
-  if (rest <= SQS_MAX_DELAY_SECS) {
-    await enqueuePushes([due], rest);
-    return true;
-  }
-  const digest = createHash('sha256').update(JSON.stringify(message)).digest('hex').slice(0, 40);
-  await scheduleMessage(pushQueue, due, now + rest * 1000, `push-${digest}`);
-  return true;
-};
+/** Scheduled again, the same wait of the same message is the same schedule (a ConflictException). */
+const scheduleName = (message: PushMessage): string =>
+  `push-${createHash('sha256').update(JSON.stringify(message)).digest('hex').slice(0, 40)}`;
 
 /**
  * The recipients whose feed item of the notification is still unread now (routing `unread`): its receiver exists,
@@ -453,7 +441,7 @@ const queueNextAttempt = (record: PushRecord): Promise<void> => {
     token_hash: record.token_hash,
     attempt: record.attempts + 1,
   };
-  return enqueuePushes([message], Math.max(0, (dueAt - Date.now()) / 1000));
+  return enqueueAfter(pushQueue, [message], Math.max(0, (dueAt - Date.now()) / 1000));
 };
 
 /** The outcome of the attempt this receive holds; the claim stays as its author (a redelivery finds its own). */

@@ -1,12 +1,9 @@
 import { messageQueue } from '../../core/message-queue';
-import { enqueue } from '../../core/sqs-send';
+import { enqueueAfter } from '../../core/sqs-send';
 import * as z from '../../core/zod';
 import { CHUNK_SIZE, chunksOf } from '../notifications/fanout-messages';
 import type { NotificationRecord } from '../notifications/model';
 import { pushDelaySecs } from './routing';
-
-/** SQS DelaySeconds is at most 900; a longer wait is finished by a one-time schedule (deliver.ts, `waitOutRest`). */
-export const SQS_MAX_DELAY_SECS = 900;
 
 /**
  * Messages on the `push` queue. `recipients`: the pushes of a notification to these recipients' devices, one
@@ -42,27 +39,13 @@ const pushMessage = z.discriminatedUnion('kind', [
     user_id: z.string(),
     token_hash: z.string(),
     reason: z.string(),
+    rest_secs: restSecs,
   }),
 ]);
 
 export type PushMessage = z.infer<typeof pushMessage>;
 
 export const pushQueue = messageQueue('push', pushMessage);
-
-/**
- * Sends messages to the push queue after `delaySecs`: by SQS DelaySeconds up to its limit, the rest carried in the
- * messages and waited out by the worker when they arrive.
- */
-export const enqueuePushes = async (messages: readonly PushMessage[], delaySecs = 0): Promise<void> => {
-  if (messages.length === 0) return;
-  const queued = Math.min(SQS_MAX_DELAY_SECS, Math.max(0, Math.ceil(delaySecs)));
-  const rest = delaySecs - queued;
-  await enqueue(
-    pushQueue,
-    rest > 0 ? messages.map((message) => ({ ...message, rest_secs: rest })) : messages,
-    queued > 0 ? queued : undefined,
-  );
-};
 
 /**
  * Hands the pushes of delivered recipients to the push queue, due when the notification's routing says (now, or
@@ -72,7 +55,8 @@ export const handOverPushes = (
   notification: NotificationRecord,
   recipients: readonly string[],
 ): Promise<void> =>
-  enqueuePushes(
+  enqueueAfter(
+    pushQueue,
     chunksOf(recipients, CHUNK_SIZE).map(
       (chunk): PushMessage => ({ kind: 'recipients', notification_id: notification.id, recipients: chunk }),
     ),
