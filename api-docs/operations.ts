@@ -24,6 +24,7 @@ import {
 import { defaultsSchema, preferencesSchema } from '../lambdas/domain/preferences/responses';
 import { MAX_RULES } from '../lambdas/domain/preferences/schema';
 import { vapidPublicKeySchema } from '../lambdas/domain/push/vapid-schema';
+import { notificationSummarySchema, pushPageSchema } from '../lambdas/domain/push/responses';
 import {
   broadcastAcceptedSchema,
   scopePresenceSchema,
@@ -87,6 +88,8 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   BulkChange: bulkChangeSchema,
   ReadAll: readAllSchema,
   UnreadCount: unreadCountSchema,
+  NotificationSummary: notificationSummarySchema,
+  PushPage: pushPageSchema,
   Preferences: preferencesSchema,
   PreferenceDefaults: defaultsSchema,
   EventAccepted: eventAcceptedSchema,
@@ -397,6 +400,26 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     errors: {
       validation: '`app_id` is not an app configured for push on this stage',
       not_found: 'the app has no Web Push credentials (or push is not configured)',
+    },
+  },
+  'push.summary': {
+    tag: 'notifications',
+    summary: 'What happened to a notification the caller created, per channel',
+    description:
+      'Recipients, feed items written, frames sent, and pushes per status; kept 30 days. Only the creator (the ' +
+      'service, or the user that notified itself) reads it.',
+    success: { 200: { description: 'The summary', schema: notificationSummarySchema } },
+    errors: { not_found: 'no such notification created by the caller' },
+  },
+  'push.records': {
+    tag: 'notifications',
+    summary: 'The push records of a notification, one per device',
+    description:
+      'The creator reads every record; any other user its own (an empty page when it has none). Kept 30 days.',
+    success: { 200: { description: 'A page of push records', schema: pushPageSchema } },
+    errors: {
+      not_found: 'a service that did not create the notification',
+      validation: 'a cursor this listing did not issue',
     },
   },
   'presence.user': {

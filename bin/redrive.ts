@@ -26,7 +26,7 @@ const args = parseCliArgs(
     bus: { type: 'string' },
   },
   USAGE,
-  'URL / NAME: the DLQ (eventFrames-dlq, webhookEvents-dlq). Each event (from Lambda’s invocation record, or\n' +
+  'URL / NAME: the DLQ (busFunctions-dlq). Each event (from Lambda’s invocation record, or\n' +
     'EventBridge’s dead letter) is invoked again, asynchronously, on the function that failed it (the record’s\n' +
     'functionArn, the dead letter’s TARGET_ARN), and its message deleted once Lambda accepted it. --function: the\n' +
     'function for messages that name none. What cannot be redriven is left in the queue and listed (exit code 2).\n' +

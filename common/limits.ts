@@ -9,6 +9,9 @@
  */
 export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 
+/** SQS DelaySeconds at most (15 minutes); a longer wait goes through an EventBridge Scheduler schedule. */
+export const SQS_MAX_DELAY_SECS = 900;
+
 /** EventBridge PutEvents: the entries of one request together (event buses carry 1 MB events since 2026-01-29). */
 export const EVENTBRIDGE_MAX_PUT_EVENTS_BYTES = 1_048_576;
 

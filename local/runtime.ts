@@ -377,6 +377,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       ...devAuthEnv,
       ...webhookKeyEnv,
       ...resources.cursorKey,
+      ...pushEnv,
       ...options.env,
     };
     // Hidden from a function unless its declaration gives them: every resource variable and the auth settings.

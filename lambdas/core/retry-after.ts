@@ -1,7 +1,10 @@
 /** Longest wait a Retry-After can ask for. */
 const MAX_RETRY_AFTER_SECS = 24 * 3600;
 
-/** Retry-After as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
+/**
+ * An HTTP `Retry-After` (delta-seconds or an HTTP date) as seconds from `now`, at most a day; undefined when absent
+ * or unreadable. Webhook endpoints and push providers answer with it.
+ */
 export const retryAfterSecs = (value: string | null | undefined, now: Date): number | undefined => {
   if (!value) return undefined;
   const trimmed = value.trim();

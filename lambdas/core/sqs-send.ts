@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { SQS_MAX_MESSAGE_BYTES } from '../../common/limits';
+import { SQS_MAX_DELAY_SECS, SQS_MAX_MESSAGE_BYTES } from '../../common/limits';
 import { queueUrl } from './clients';
 import { sqs } from './clients-sqs';
 import { type MessageQueue, messageBody } from './message-queue';
@@ -70,4 +70,29 @@ export const enqueue = async <T>(
 ): Promise<void> => {
   const bodies = messages.map((message) => messageBody(queue, message));
   await sendAll(queueUrl(queue.id), bodies, delaySeconds);
+};
+
+/** SQS DelaySeconds for a wait: whole seconds rounded up (never early), within 0–900. */
+export const queueDelaySecs = (delaySecs: number): number =>
+  Math.max(0, Math.min(SQS_MAX_DELAY_SECS, Math.ceil(delaySecs)));
+
+/**
+ * Sends messages to `queue` after a wait of any length: by SQS DelaySeconds up to `longest` (at most 900 s); a
+ * longer wait is queued for that long with the rest in each message (`rest_secs`), which its worker waits out when
+ * it arrives (schedule-send.ts, `waitOutRest`). Only that worker schedules: a sender carries no Scheduler client.
+ */
+export const enqueueAfter = async <T extends { readonly rest_secs?: number | undefined }>(
+  queue: MessageQueue<T>,
+  messages: readonly T[],
+  delaySecs: number,
+  longest: number = SQS_MAX_DELAY_SECS,
+): Promise<void> => {
+  if (messages.length === 0) return;
+  if (delaySecs <= longest) return enqueue(queue, messages, queueDelaySecs(delaySecs));
+  const queued = Math.floor(longest);
+  await enqueue(
+    queue,
+    messages.map((message) => ({ ...message, rest_secs: delaySecs - queued })),
+    queued,
+  );
 };

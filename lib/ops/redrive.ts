@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 
 /**
- * The redrive of a bus function's dead-letter queue (`eventFrames-dlq`, `webhookEvents-dlq`; docs/operations.md,
+ * The redrive of a bus function's dead-letter queue (`busFunctions-dlq`; docs/operations.md,
  * "Dead letters of the bus functions"). There is no source queue to move messages back to, and the bus is not
  * one: each event is handed again to the function that failed it, as EventBridge hands it (Lambda `Invoke`,
  * `InvocationType: Event`, so Lambda's retries and on-failure destination apply again), with the event's own

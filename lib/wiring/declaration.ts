@@ -1,6 +1,7 @@
 import { events } from './areas/events';
 import { notifications } from './areas/notifications';
 import { platform } from './areas/platform';
+import { push } from './areas/push';
 import { realtime } from './areas/realtime';
 import { webhooks } from './areas/webhooks';
 import type { Wiring, WiringPart } from './types';
@@ -10,7 +11,7 @@ import type { Wiring, WiringPart } from './types';
  * same handler modules from it. Each area of the service declares its part in lib/wiring/areas/, and its
  * functions deploy in a nested stack of that area.
  */
-const areas = { platform, notifications, realtime, events, webhooks } as const satisfies Record<
+const areas = { platform, notifications, realtime, events, webhooks, push } as const satisfies Record<
   string,
   WiringPart
 >;

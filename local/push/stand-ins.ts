@@ -6,6 +6,7 @@
 import { type PushSettingKey, pushSettingName } from '../../common/env';
 import type { PushProvider } from '../../common/settings';
 import { startApnsStandIn } from './apns-stand-in';
+import { startExpoStandIn } from './expo-stand-in';
 import { startFcmStandIn } from './fcm-stand-in';
 import type { PushStandIn } from './stand-in';
 import { startWebPushStandIn } from './webpush-stand-in';
@@ -43,6 +44,11 @@ export const PUSH_STAND_INS: readonly PushStandInStarter[] = [
   async () => {
     const standIn = await startWebPushStandIn();
     return { standIn, provider: 'webpush', credentials: standIn.credentials, settings: {} };
+  },
+  // Without an access token, as Expo projects are by default.
+  async () => {
+    const standIn = await startExpoStandIn();
+    return { standIn, provider: 'expo', credentials: undefined, settings: { EXPO_URL: standIn.url } };
   },
 ];
 

@@ -14,12 +14,12 @@ import { WebhookReceiver } from './webhook-receiver';
 /**
  * `npm run redrive` of a bus function's dead letters on the local runtime (lib/ops/redrive.ts,
  * docs/operations.md): the matcher really fails a replayed event (its webhook filters' table is down) and
- * Lambda's record lands in `webhookEvents-dlq`; once the table is back, the redrive invokes the matcher again
+ * Lambda's record lands in `busFunctions-dlq`; once the table is back, the redrive invokes the matcher again
  * with the very event — same EventBridge id and time, the replay's `replay-name` — so the webhook gets the
  * replay's own delivery (`<event id>~<replay name>`) stamped with the event's time, and the bus sees nothing:
  * no PutEvents, no archive write, no second replay.
  */
-const DLQ = 'webhookEvents-dlq';
+const DLQ = 'busFunctions-dlq';
 const REPLAY = 'redrive-e2e';
 /** Only this test's events match it, so the outage below hits this test's matcher invocations alone. */
 const eventType = `redrive.e2e${randomBytes(4).toString('hex')}`;

@@ -104,6 +104,24 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
     200,
     await user.POST('/notifications/{receiver_id}/read', { ...receiver, body: {} }),
   );
+  // What happened to a notification: its creator's summary and push records, a recipient's own records.
+  const pushed = expectStatus(
+    'notify with push',
+    202,
+    await service.POST('/notifications', {
+      body: {
+        event_type: 'billing.invoice_ready',
+        title: 'Invoice ready',
+        recipient_ids: ['alice'],
+        channels: ['in_app', 'push'],
+        push: { when: 'offline', collapse_key: 'invoices' },
+      },
+    }),
+  );
+  const sent = { params: { path: { notification_id: pushed.data?.id ?? '' } } };
+  expectStatus('summary', 200, await service.GET('/sent-notifications/{notification_id}', sent));
+  expectStatus('push records', 200, await service.GET('/sent-notifications/{notification_id}/pushes', sent));
+  expectStatus('own push records', 200, await user.GET('/sent-notifications/{notification_id}/pushes', sent));
   expectStatus('mark all read', 200, await user.POST('/notifications/read-all'));
   expectStatus('mark all read with {}', 200, await user.POST('/notifications/read-all', { body: {} }));
   expectStatus('mark seen', 200, await user.POST('/notifications/seen', { body: { ids: [first.id] } }));

@@ -72,7 +72,8 @@ export const useQueuesWithoutWorkers = (): {
   beforeAll(async () => {
     queues = await startQueuesWithoutWorkers();
     sqs = queues.sqs;
-    process.env[envNames.queueUrl('fanout')] = sqs.queueUrl('fanout');
+    // Delivery sends to `fanout` and, for the `push` channel, to `push`.
+    for (const queueId of ['fanout', 'push']) process.env[envNames.queueUrl(queueId)] = sqs.queueUrl(queueId);
     process.env.AWS_ENDPOINT_URL_SQS = sqs.endpoint;
     client = new SQSClient({ endpoint: sqs.endpoint });
   });

@@ -12,11 +12,21 @@ export type NotificationsCreateRequest = {
   /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly data?: Record<string, unknown>;
   readonly priority?: 'low' | 'normal' | 'high' | 'urgent';
-  readonly channels?: readonly ('in_app' | 'toast' | 'realtime')[];
+  readonly channels?: readonly ('in_app' | 'toast' | 'realtime' | 'push')[];
   /** Unique user ids; required (non-empty) unless `topics` is given. A user may name only itself (another id is a 403). */
   readonly recipient_ids?: readonly string[];
   /** Unique names of existing topics (an unknown one is a 404): every subscriber is reached, each user once. Services only (a user naming topics is a 403). */
   readonly topics?: readonly string[];
+  /** How the `push` channel reaches devices; only with `push` in `channels`. */
+  readonly push?: {
+    /** `always`: with the delivery; `offline`: only to a recipient none of whose open connections received the frame; `unread`: `after_secs` later, only if the feed item is still unread (needs `in_app`). */
+    readonly when?: 'always' | 'offline' | 'unread';
+    /** `unread` only; default 300. */
+    readonly after_secs?: number;
+    readonly collapse_key?: string | null;
+    /** Data-only: nothing is shown; the app wakes with `data`. */
+    readonly silent?: boolean;
+  };
   /** At most 365 days ahead; null or absent: now. */
   readonly scheduled_at?: string | null;
   /** After now and after `scheduled_at`; null or absent: never. */
@@ -46,6 +56,7 @@ export type PreferencesPutRequest = {
       readonly in_app?: boolean;
       readonly toast?: boolean;
       readonly realtime?: boolean;
+      readonly push?: boolean;
     };
   })[];
   readonly muted_topics?: readonly string[];
@@ -58,6 +69,7 @@ export type PreferencesDefaultsPutRequest = {
       readonly in_app?: boolean;
       readonly toast?: boolean;
       readonly realtime?: boolean;
+      readonly push?: boolean;
     };
     readonly required?: boolean;
   })[];
@@ -160,7 +172,7 @@ export type Receiver = {
   readonly body: string;
   readonly data: Record<string, unknown>;
   readonly priority: 'low' | 'normal' | 'high' | 'urgent';
-  readonly channels: readonly ('in_app' | 'toast' | 'realtime')[];
+  readonly channels: readonly ('in_app' | 'toast' | 'realtime' | 'push')[];
   readonly created_at: Timestamp;
   readonly read_at: Timestamp | null;
   readonly expires_at: Timestamp | null;
@@ -206,6 +218,42 @@ export type UnreadCount = {
   readonly count: number;
 };
 
+export type NotificationSummary = {
+  readonly notification_id: string;
+  readonly status: 'accepted' | 'scheduled';
+  readonly recipients: number | null;
+  /** feed items written (`in_app`) */
+  readonly feed_items: number;
+  /** `notification` frames sent to open connections (`toast`, `realtime`) */
+  readonly frames: number;
+  /** pushes per status, one per notification × device */
+  readonly pushes: {
+    readonly sending: number;
+    readonly delivered: number;
+    readonly retrying: number;
+    readonly failed: number;
+    readonly pruned: number;
+  };
+};
+
+export type PushPage = {
+  readonly items: readonly ({
+    /** stable per notification × device (sent as `apns-id`) */
+    readonly push_id: string;
+    readonly user_id: string;
+    readonly provider: 'fcm' | 'apns' | 'webpush' | 'expo';
+    readonly app_id: string | null;
+    readonly status: 'sending' | 'delivered' | 'retrying' | 'failed' | 'pruned';
+    readonly attempts: number;
+    readonly provider_id: string | null;
+    readonly reason: string | null;
+    readonly next_attempt_at: Timestamp | null;
+    readonly created_at: Timestamp;
+    readonly updated_at: Timestamp;
+  })[];
+  readonly next_cursor: string | null;
+};
+
 export type Preferences = {
   readonly user_id: string;
   readonly rules: readonly ({
@@ -214,6 +262,7 @@ export type Preferences = {
       readonly in_app?: boolean;
       readonly toast?: boolean;
       readonly realtime?: boolean;
+      readonly push?: boolean;
     };
   })[];
   readonly muted_topics: readonly string[];
@@ -229,6 +278,7 @@ export type PreferenceDefaults = {
       readonly in_app?: boolean;
       readonly toast?: boolean;
       readonly realtime?: boolean;
+      readonly push?: boolean;
     };
     readonly required: boolean;
   })[];

@@ -14,6 +14,7 @@ import type * as z from '../../core/zod';
 import { AddressRefused } from '../webhooks/address-policy';
 import { webhookSettings } from '../webhooks/settings';
 import { checkWebhookUrl } from '../webhooks/url-policy';
+import { defaultProviderOf } from './default-provider';
 import type { deviceListSchema, deviceSchema } from './responses';
 import {
   type ListDevicesQuery,
@@ -35,20 +36,13 @@ interface DeviceRecord {
   readonly app_id: string | null;
   readonly created_at: string;
   readonly updated_at: string;
-  /** Absent on records made before providers were recorded: DEFAULT_PROVIDER of the platform. */
+  /** Absent on records made before providers were recorded: `defaultProviderOf`. */
   readonly provider?: PushProvider;
   /** APNs devices only. */
   readonly apns_environment?: ApnsEnvironment;
   /** Web Push devices only: the subscription's keys (base64url). */
   readonly web_keys?: { readonly p256dh: string; readonly auth: string };
 }
-
-/** The provider of a device registered without one (and of records older than the field). */
-export const DEFAULT_PROVIDER: Readonly<Record<Platform, PushProvider>> = {
-  ios: 'apns',
-  android: 'fcm',
-  web: 'webpush',
-};
 
 /** The platforms each provider reaches (FCM also serves iOS and web apps built on Firebase). */
 const PROVIDER_PLATFORMS: Readonly<Record<PushProvider, readonly Platform[]>> = {
@@ -73,7 +67,7 @@ const invalid = (details: readonly FieldIssue[]) => validationError('Invalid req
  */
 const registrationOf = async (input: RegisterDeviceInput, settings: PushSettings): Promise<Registration> => {
   const details: FieldIssue[] = [];
-  const provider = input.provider ?? DEFAULT_PROVIDER[input.platform];
+  const provider = input.provider ?? defaultProviderOf(input.platform, input.token ?? '');
   if (!PROVIDER_PLATFORMS[provider].includes(input.platform)) {
     details.push({
       field: 'provider',
@@ -146,7 +140,7 @@ export type Device = z.output<typeof deviceSchema>;
 
 /** The device as its owner sees it: never the Web Push `auth` secret (docs/push.md says why). */
 const toDevice = (record: DeviceRecord): Device => {
-  const provider = record.provider ?? DEFAULT_PROVIDER[record.platform];
+  const provider = record.provider ?? defaultProviderOf(record.platform, record.token);
   return {
     token: record.token,
     platform: record.platform,

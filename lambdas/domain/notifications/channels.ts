@@ -2,6 +2,6 @@
 // the channels from it (the preferences routes) would carry the whole creation schema.
 
 /** The channels a notification is delivered on (contract §3 "Notifications"). */
-export const CHANNELS = ['in_app', 'toast', 'realtime'] as const;
+export const CHANNELS = ['in_app', 'toast', 'realtime', 'push'] as const;
 
 export type Channel = (typeof CHANNELS)[number];

@@ -8,6 +8,7 @@ import { type Principal, sourceOf } from '../../core/principal';
 import { enqueue } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
 import { defaultsFor } from '../preferences/preferences';
+import { handOverPushes } from '../push/messages';
 import { subscriberCounts } from '../topics/topics';
 import {
   type ChunkProgress,
@@ -96,6 +97,11 @@ export const createNotification = async (
     data: input.data,
     priority: input.priority,
     channels: input.channels,
+    ...(input.push ? { push: input.push } : {}),
+    recipient_count: recipientCount(
+      { id, recipient_ids: input.recipient_ids, topics: input.topics },
+      topicCounts,
+    ),
     // Only a schedule's plan reads the list back; sent now, the recipients go out from here (docs/notifications.md).
     ...(scheduled ? { recipient_ids: input.recipient_ids } : {}),
     topics: input.topics.length > 0 ? input.topics : undefined,
@@ -121,7 +127,7 @@ export const createNotification = async (
     body: {
       id: stored.id,
       status: stored.status,
-      recipient_count: recipientCount(audience, topicCounts),
+      recipient_count: stored.recipient_count ?? recipientCount(audience, topicCounts),
       scheduled_at: stored.scheduled_at,
     },
   };
@@ -176,7 +182,7 @@ const fanOutNow = async (
   }
   await enqueue(fanoutQueue, planMessages({ ...audience, recipient_ids: [] }));
   const delivery = deliveryByRequest(record.id);
-  const progress: ChunkProgress = { settled: new Set(), stopped: false };
+  const progress: ChunkProgress = { settled: new Set(), pushes: new Set(), stopped: false };
   const outcome = await withinBudget(
     deliverChunk(record, audience.recipient_ids, delivery, { progress, ...(state ? { state } : {}) }),
     deliverUntil - Date.now(),
@@ -190,6 +196,8 @@ const fanOutNow = async (
     queued: rest.length,
     error: outcome === 'late' ? `not done by ${new Date(deliverUntil).toISOString()}` : String(outcome.error),
   });
+  // The pushes of the recipients settled so far: the delivery, no longer awaited, may hand them over too late.
+  await handOverPushes(record, [...progress.pushes]);
   if (rest.length === 0) return;
   await enqueue(fanoutQueue, [
     { kind: 'chunk', notification_id: record.id, recipients: rest, delivery_id: delivery.id },

@@ -8,6 +8,8 @@ import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
+import { handOverPushes } from '../push/messages';
+import { addDeliveryCounts } from '../push/summary-counts';
 import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToMembers, type Membership } from '../realtime/deliver';
 import type { NotificationFrame } from '../realtime/frames';
@@ -97,6 +99,11 @@ export const readRecipientState = async (
  */
 export interface ChunkProgress {
   readonly settled: Set<string>;
+  /**
+   * Settled recipients whose devices are due a push. The chunk hands them to the push queue when it ends; a caller
+   * that stops waiting hands over those it has seen itself (again later costs nothing: each push is claimed once).
+   */
+  readonly pushes: Set<string>;
   stopped: boolean;
 }
 
@@ -116,18 +123,22 @@ export const deliverChunk = async (
     readonly state?: Promise<RecipientState>;
   } = {},
 ): Promise<void> => {
-  const { topic, progress = { settled: new Set(), stopped: false } } = options;
+  const { topic, progress = { settled: new Set(), pushes: new Set(), stopped: false } } = options;
   // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
   const recipients = [...new Set(chunk)];
   const state = await (options.state ?? readRecipientState(notification.channels, recipients));
   const { before, preferences } = state;
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
+  let frames = 0;
   const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
     try {
       const channels = channelsFor(notification, preferences.get(userId), topic);
-      const receiver = await deliverTo(notification, userId, delivery, state, channels, progress);
+      const delivered = await deliverTo(notification, userId, delivery, state, channels, progress);
+      const { receiver, push } = delivered;
       if (receiver) written.push(receiver);
+      frames += delivered.frames ?? 0;
+      if (push) progress.pushes.add(userId);
       progress.settled.add(userId);
     } catch (error) {
       // Not settled after all (its frames failed), unless the caller already queued the others without it.
@@ -135,7 +146,12 @@ export const deliverChunk = async (
       failures.push(error);
     }
   });
-  await keepLateArrivalsUnread(notification, written, before);
+  // Before the failures are thrown: a recipient handled here is not handled again by a retry of the chunk.
+  await Promise.all([
+    keepLateArrivalsUnread(notification, written, before),
+    handOverPushes(notification, [...progress.pushes]),
+    addDeliveryCounts(notification, { feedItems: written.length, frames }),
+  ]);
   countMetric(SERVICE_METRICS.receiversWritten, written.length); // one value per chunk, not per recipient
   if (failures.length > 0) throw failures[0];
 };
@@ -322,8 +338,12 @@ const deliverTo = async (
   state: RecipientState,
   channels: readonly Channel[],
   progress: ChunkProgress,
-): Promise<{ userId: string; receiverId: string; unreadKey: string } | undefined> => {
-  if (channels.length === 0) return undefined;
+): Promise<{
+  receiver?: { userId: string; receiverId: string; unreadKey: string };
+  push: boolean;
+  frames?: number;
+}> => {
+  if (channels.length === 0) return { push: false };
   const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
   const unreadKey = unreadKeyFor(notification, userId, receiverId, state.before);
   // Connections first: most recipients of a large notification are offline, and for them the record
@@ -340,8 +360,14 @@ const deliverTo = async (
     members.length > 0,
     channels,
   );
-  const result = written ? { userId, receiverId, unreadKey } : undefined;
-  if (!framesPending || progress.stopped) return result;
+  const receiver = written ? { userId, receiverId, unreadKey } : undefined;
+  // Its frames are left to the chunk the request queued: so is its push.
+  if (framesPending && progress.stopped) return { ...(receiver ? { receiver } : {}), push: false };
+  if (!framesPending) {
+    // No connection to send to: no frame was received. Frames another deliverer owns: that one decides.
+    const delivered = members.length === 0 ? 0 : undefined;
+    return { ...(receiver ? { receiver } : {}), push: wantsPush(notification, channels, delivered) };
+  }
   progress.settled.add(userId);
   const sent = await deliverToMembers(members, frameFor(notification, receiverId, channels));
   await endGoneConnections(sent.gone);
@@ -360,7 +386,24 @@ const deliverTo = async (
     delivered: sent.delivered,
     gone: sent.gone.length,
   });
-  return result;
+  return {
+    ...(receiver ? { receiver } : {}),
+    push: wantsPush(notification, channels, sent.delivered),
+    frames: sent.delivered,
+  };
+};
+
+/**
+ * Whether the recipient's devices are due a push (docs/push-delivery.md, "Routing"): `offline` only when no connection
+ * received the frame (`delivered` 0; undefined: not known here, as another deliverer sent the frames).
+ */
+const wantsPush = (
+  notification: NotificationRecord,
+  channels: readonly Channel[],
+  delivered: number | undefined,
+): boolean => {
+  if (!channels.includes('push')) return false;
+  return notification.push?.when !== 'offline' || delivered === 0;
 };
 
 /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { openCursor, signCursor } from '../../core/cursor-mac';
 import { validationError } from '../../core/errors';
 import type { ResolvedDefaults } from '../preferences/rules';
+import type { PushRouting } from '../push/routing';
 import type { Channel } from './channels';
 import type { Priority } from './shared-fields';
 
@@ -30,6 +31,10 @@ export interface NotificationRecord {
   readonly status: 'accepted' | 'scheduled';
   /** `user:<id>` or `service:<name>`: who created it. */
   readonly created_by: string;
+  /** How the `push` channel reaches devices: present exactly when `channels` has `push`. */
+  readonly push?: PushRouting;
+  /** What the 202 answered as `recipient_count` (absent on records older than the delivery summary). */
+  readonly recipient_count?: number;
   /** The service defaults for its event type when it was created (absent on records older than preferences). */
   readonly preference_defaults?: ResolvedDefaults;
   readonly ttl: number;

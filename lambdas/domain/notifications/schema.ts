@@ -2,6 +2,14 @@ import { identifierSchema } from '../../core/identifier-schema';
 import { jsonLimits } from '../../core/json-limits';
 import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
+import {
+  COLLAPSE_KEY,
+  DEFAULT_PUSH_ROUTING,
+  DEFAULT_UNREAD_AFTER_SECS,
+  MAX_UNREAD_AFTER_SECS,
+  PUSH_WHEN,
+  type PushRouting,
+} from '../push/routing';
 import { TOPIC_NAME } from '../topics/names';
 import { CHANNELS } from './channels';
 import { timestamp } from './input-timestamp';
@@ -74,6 +82,48 @@ const fields = z.strictObject({
       ),
     ),
   ),
+  push: z.optional(
+    z
+      .strictObject({
+        when: z._default(
+          z
+            .enum(PUSH_WHEN)
+            .check(
+              z.describe(
+                '`always`: with the delivery; `offline`: only to a recipient none of whose open connections ' +
+                  'received the frame; `unread`: `after_secs` later, only if the feed item is still unread (needs ' +
+                  '`in_app`).',
+              ),
+            ),
+          'always',
+        ),
+        after_secs: z.optional(
+          z
+            .int()
+            .check(
+              z.gte(1),
+              z.lte(MAX_UNREAD_AFTER_SECS),
+              z.describe(`\`unread\` only; default ${DEFAULT_UNREAD_AFTER_SECS}.`),
+            ),
+        ),
+        collapse_key: z._default(
+          z.nullable(
+            z
+              .string()
+              .check(
+                z.regex(COLLAPSE_KEY, 'must be 1 to 32 characters of A-Z, a-z, 0-9, _ and -'),
+                z.describe('Pushes with the same key replace each other on the device.'),
+              ),
+          ),
+          null,
+        ),
+        silent: z._default(
+          z.boolean().check(z.describe('Data-only: nothing is shown; the app wakes with `data`.')),
+          false,
+        ),
+      })
+      .check(z.describe('How the `push` channel reaches devices; only with `push` in `channels`.')),
+  ),
   scheduled_at: z._default(
     z.nullable(timestamp).check(z.describe('At most 365 days ahead; null or absent: now.')),
     null,
@@ -83,6 +133,15 @@ const fields = z.strictObject({
     null,
   ),
 });
+
+/** The stored routing of a notification with the `push` channel: defaults filled in. */
+const pushRouting = (push: z.output<typeof fields>['push']): PushRouting => {
+  if (!push) return DEFAULT_PUSH_ROUTING;
+  const { when, collapse_key, silent } = push;
+  return when === 'unread'
+    ? { when, after_secs: push.after_secs ?? DEFAULT_UNREAD_AFTER_SECS, collapse_key, silent }
+    : { when, collapse_key, silent };
+};
 
 export const createNotificationSchema = z.pipe(
   fields.check(
@@ -111,6 +170,24 @@ export const createNotificationSchema = z.pipe(
           message: 'must be at most 365 days ahead',
         });
       }
+      const { push } = input;
+      if (push !== undefined && !input.channels.includes('push')) {
+        context.addIssue({ code: 'custom', path: ['push'], message: 'needs `push` in channels' });
+      }
+      if (push?.when === 'unread' && !input.channels.includes('in_app')) {
+        context.addIssue({
+          code: 'custom',
+          path: ['push', 'when'],
+          message: '`unread` needs `in_app` in channels',
+        });
+      }
+      if (push?.after_secs !== undefined && push.when !== 'unread') {
+        context.addIssue({
+          code: 'custom',
+          path: ['push', 'after_secs'],
+          message: 'only with `when: unread`',
+        });
+      }
       if (expiresAt !== null && expiresAt <= now) {
         context.addIssue({ code: 'custom', path: ['expires_at'], message: 'must be in the future' });
       }
@@ -119,10 +196,11 @@ export const createNotificationSchema = z.pipe(
       }
     }),
   ),
-  z.transform(({ recipient_ids, topics, ...rest }: z.output<typeof fields>) => ({
+  z.transform(({ recipient_ids, topics, push, ...rest }: z.output<typeof fields>) => ({
     ...rest,
     recipient_ids: recipient_ids ?? [],
     topics: topics ?? [],
+    push: rest.channels.includes('push') ? pushRouting(push) : undefined,
   })),
 );
 

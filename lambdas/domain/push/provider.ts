@@ -6,8 +6,8 @@ import type { Priority } from '../notifications/shared-fields';
  * and classifies the answer; it never touches DynamoDB or SQS.
  */
 
-/** The push services Notify speaks (export it when a schema needs the list). */
-const PUSH_PROVIDERS = ['fcm', 'apns', 'webpush', 'expo'] as const;
+/** The push services Notify speaks. */
+export const PUSH_PROVIDERS = ['fcm', 'apns', 'webpush', 'expo'] as const;
 export type PushProviderName = (typeof PUSH_PROVIDERS)[number];
 
 /** What one push to one device carries, provider-neutral (docs/push.md "Mapping"). */

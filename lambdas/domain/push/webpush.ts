@@ -63,7 +63,7 @@ const VAPID_RENEW_BEFORE_SECS = 3600;
 const VAPID_CACHE_ENTRIES = 64;
 const DEFAULT_TIMEOUT_MS = 10_000;
 
-class WebPushCredentialsError extends Error {
+export class WebPushCredentialsError extends Error {
   override name = 'WebPushCredentialsError';
 }
 

@@ -1,22 +1,16 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { envNames } from '../../../common/env';
 import { boundedIntegerSetting } from '../../../common/settings';
 import { batchGetAll } from '../../core/batch-get';
-import { documentClient, requiredEnv, tableName } from '../../core/clients';
-import { scheduler } from '../../core/clients-scheduler';
-import { messageBody, messageQueue } from '../../core/message-queue';
-import { enqueue } from '../../core/sqs-send';
+import { documentClient, tableName } from '../../core/clients';
+import { messageQueue } from '../../core/message-queue';
+import { waitOutRest as waitOutRestOf } from '../../core/schedule-send';
+import { enqueue, enqueueAfter, queueDelaySecs } from '../../core/sqs-send';
 import * as z from '../../core/zod';
 import type { DELIVERY_STATUSES } from './deliveries-query';
-import {
-  DEFAULT_DELIVERY_SHARDS,
-  MAX_DELIVERY_SHARDS,
-  SQS_MAX_DELAY_SECS,
-  webhookSettings,
-} from './settings';
+import { DEFAULT_DELIVERY_SHARDS, MAX_DELIVERY_SHARDS, webhookSettings } from './settings';
 
 /** Deliveries (and their dead letters) are kept this long after their last change. */
 export const DELIVERY_RETENTION_SECS = 30 * 24 * 3600;
@@ -247,72 +241,31 @@ export const queueAttempts = async (messages: readonly DeliveryMessage[], delayS
   await enqueue(deliveryQueue, messages, queueDelaySecs(delaySecs));
 };
 
-/** SQS DelaySeconds for a wait: whole seconds rounded up (an attempt is never early), within 0–900. */
-export const queueDelaySecs = (delaySecs: number): number =>
-  Math.max(0, Math.min(SQS_MAX_DELAY_SECS, Math.ceil(delaySecs)));
-
 /**
  * Hands attempts to the delivery queue now, or after a delay: SQS DelaySeconds up to its limit; a longer wait is
  * queued for that limit with the rest in the message, which the delivery worker waits out (`waitOutRest`). Only
  * that worker schedules, so the matcher, which makes first attempts and may queue what follows, carries no
  * Scheduler client (docs/performance.md).
  */
-export const enqueueAttempts = async (messages: readonly DeliveryMessage[], delaySecs = 0): Promise<void> => {
-  if (messages.length === 0) return;
-  const longest = webhookSettings().maxQueueDelaySecs;
-  if (delaySecs <= longest) return queueAttempts(messages, delaySecs);
-  const queued = Math.floor(longest);
-  await queueAttempts(
-    messages.map((message) => ({ ...message, rest_secs: delaySecs - queued })),
-    queued,
-  );
-};
+export const enqueueAttempts = (messages: readonly DeliveryMessage[], delaySecs = 0): Promise<void> =>
+  enqueueAfter(deliveryQueue, messages, delaySecs, webhookSettings().maxQueueDelaySecs);
+
+/** A message with part of its wait left (see `enqueueAttempts`): waited out. Returns whether it still waits. */
+export const waitOutRest = (message: DeliveryMessage, now = new Date()): Promise<boolean> =>
+  waitOutRestOf(deliveryQueue, message, scheduleName, now.getTime(), webhookSettings().maxQueueDelaySecs);
 
 /**
- * A message with part of its wait left (see `enqueueAttempts`): back to the queue for the rest, or — past SQS's
- * longest delay — a one-time schedule that sends it to the queue then. Returns whether it still waits. The rest
- * is relative, counted from the message's arrival: a late arrival makes the attempt later, never earlier.
+ * A name derived from the attempt: a second try to schedule the same attempt is a ConflictException. The shard
+ * too: an event handled again across a raise of the shard count has a delivery in each shard.
  */
-export const waitOutRest = async (message: DeliveryMessage, now = new Date()): Promise<boolean> => {
-  const { rest_secs: restSecs, ...due } = message;
-  if (!(restSecs !== undefined && restSecs > 0)) return false;
-  if (restSecs <= webhookSettings().maxQueueDelaySecs) await queueAttempts([due], restSecs);
-  else await scheduleAttempt(due, now.getTime() + restSecs * 1000);
-  return true;
-};
-
-/** `at()` has whole seconds: round up so the attempt is never early. */
-const atExpression = (epochMs: number): string =>
-  `at(${new Date(Math.ceil(epochMs / 1000) * 1000).toISOString().slice(0, 19)})`;
-
-const scheduleAttempt = async (message: DeliveryMessage, dueAt: number): Promise<void> => {
-  // A name derived from the attempt: a second try to schedule the same attempt is a ConflictException.
-  // The shard too: an event handled again across a raise of the shard count has a delivery in each shard.
+const scheduleName = (message: DeliveryMessage): string => {
   const digest = createHash('sha256')
     .update(
       `${message.webhook_id}/${message.shard ?? 0}/${message.delivery_id}/${message.run}/${message.attempt}`,
     )
     .digest('hex')
     .slice(0, 40);
-  try {
-    await scheduler().send(
-      new CreateScheduleCommand({
-        Name: `webhook-retry-${digest}`,
-        GroupName: requiredEnv(envNames.scheduleGroup),
-        ScheduleExpression: atExpression(dueAt),
-        ScheduleExpressionTimezone: 'UTC',
-        FlexibleTimeWindow: { Mode: 'OFF' },
-        ActionAfterCompletion: 'DELETE',
-        Target: {
-          Arn: requiredEnv(envNames.queueArn('webhookDeliveries')),
-          RoleArn: requiredEnv(envNames.schedulerRoleArn),
-          Input: messageBody(deliveryQueue, message),
-        },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConflictException)) throw error;
-  }
+  return `webhook-retry-${digest}`;
 };
 
 export const isConditionFailure = (error: unknown): boolean =>

@@ -1,4 +1,5 @@
 import { envNames } from '../../../common/env';
+import { SQS_MAX_DELAY_SECS } from '../../../common/limits';
 import { flagSetting } from '../../../common/settings';
 
 /**
@@ -9,8 +10,6 @@ import { flagSetting } from '../../../common/settings';
 /** Delays before attempts 2, 3, … (the first attempt is immediate): Standard Webhooks' example schedule. */
 export const DEFAULT_RETRY_SCHEDULE_SECS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
 export const DEFAULT_TIMEOUT_MS = 15_000;
-/** SQS DelaySeconds is at most 900; longer waits go through a one-time EventBridge Scheduler schedule. */
-export const SQS_MAX_DELAY_SECS = 900;
 /** Attempts in flight to one webhook at most (per-endpoint concurrency); more wait their turn in the queue. */
 export const DEFAULT_ENDPOINT_CONCURRENCY = 10;
 /** Partitions of one webhook's deliveries (write sharding, `deliveryShards` in deliveries.ts). */

@@ -183,8 +183,8 @@ export const events: WiringPart = {
       timeoutSecs: 30,
       memoryMb: 256,
       ...BUS_FUNCTION_RETRIES,
-      // Its on-failure destination keeps the name of the DLQ of the queue it replaced.
-      deadLetterQueue: 'eventFrames',
+      // One on-failure destination for both bus functions: each record names its function (npm run redrive).
+      deadLetterQueue: 'busFunctions',
       writes: [...realtimeStateTables],
       sendsTo: [...realtimeStateQueues],
       managesConnections: true,

@@ -36,8 +36,10 @@ export const notifications: WiringPart = {
       access: { users: 'any', services: 'notifications:write' },
       // It delivers a small list of recipients itself (docs/notifications.md), as the fan-out worker does.
       reads: ['topics', 'preferences', 'feedState'],
-      writes: ['notifications', 'idempotency', 'receivers', 'receipts', ...realtimeStateTables],
-      sendsTo: ['fanout', ...realtimeStateQueues],
+      // pushes: the delivery counts of the notification's summary (lambdas/domain/push/report.ts).
+      writes: ['notifications', 'idempotency', 'receivers', 'receipts', 'pushes', ...realtimeStateTables],
+      // push: the pushes of the recipients it delivers (lambdas/domain/push/messages.ts).
+      sendsTo: ['fanout', 'push', ...realtimeStateQueues],
       schedules: true,
       managesConnections: true,
     },
@@ -163,8 +165,8 @@ export const notifications: WiringPart = {
       memoryMb: 512,
       reads: ['notifications', 'feedState', 'preferences'],
       // subscriptions and topics: the purge of a deleted topic (lambdas/domain/topics/deletion.ts).
-      writes: ['receivers', 'receipts', 'subscriptions', 'topics', ...realtimeStateTables],
-      sendsTo: ['fanout', ...realtimeStateQueues],
+      writes: ['receivers', 'receipts', 'subscriptions', 'topics', 'pushes', ...realtimeStateTables],
+      sendsTo: ['fanout', 'push', ...realtimeStateQueues],
       managesConnections: true,
     },
   ],

@@ -106,8 +106,8 @@ export const webhooks: WiringPart = {
       // POST of up to 15 s), so a queue hop is saved twice over (docs/performance.md, (d)).
       timeoutSecs: 30,
       ...BUS_FUNCTION_RETRIES,
-      // Its on-failure destination keeps the name of the DLQ of the queue it replaced.
-      deadLetterQueue: 'webhookEvents',
+      // One on-failure destination for both bus functions: each record names its function (npm run redrive).
+      deadLetterQueue: 'busFunctions',
       memoryMb: 256,
       reads: ['webhookFilters'],
       // As webhooks.deliver: the first attempt may lease an endpoint slot, disable a webhook and queue a retry,

@@ -14,6 +14,7 @@ import {
 import { enqueue } from '../../../lambdas/core/sqs-send';
 import { sqsWorker } from '../../../lambdas/core/workers';
 import { fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
+import { pushQueue } from '../../../lambdas/domain/push/messages';
 import { broadcastQueue } from '../../../lambdas/domain/realtime/broadcast-queue';
 import { sweepQueue } from '../../../lambdas/domain/realtime/sweep-schedule';
 import { authDeadlineQueue } from '../../../lambdas/domain/realtime/sweeper';
@@ -34,6 +35,17 @@ const QUEUES: {
     malformed: [
       { body: '{"kind":"chunk","notification_id":"n1"}', reason: /recipients/ },
       { body: '{"kind":"burst","notification_id":"n1"}', reason: /kind/ },
+    ],
+  },
+  {
+    queue: pushQueue as MessageQueue<unknown>,
+    valid: { kind: 'recipients', notification_id: 'n1', recipients: ['u1'] },
+    malformed: [
+      { body: '{"kind":"recipients","notification_id":"n1","recipients":[]}', reason: /recipients/ },
+      {
+        body: '{"kind":"attempt","notification_id":"n1","user_id":"u1","token_hash":"h","attempt":1}',
+        reason: /attempt/,
+      },
     ],
   },
   {

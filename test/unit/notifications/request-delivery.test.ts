@@ -11,6 +11,7 @@ import {
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
+import { pushQueue } from '../../../lambdas/domain/push/messages';
 import { waitUntil } from '../../support/await';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
 import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
@@ -166,6 +167,51 @@ describe('delivery inside the accepting request', () => {
       spy.mockRestore();
     }
     expect(await receiverCount(ben)).toBe(1);
+  }, 60_000);
+
+  it('hands over the pushes of the recipients it settled before it answers at its budget', async () => {
+    const [ann, ben] = users(2) as [string, string];
+    const id = unique('n');
+    const client = documentClient();
+    const send = client.send.bind(client);
+    const budgetMs = 2500;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // ben's feed item waits until the test lets it go: the request answers first, and the delivery it no longer
+    // awaits (frozen with its function, on AWS) cannot be what hands ann's push over.
+    const spy = vi.spyOn(client, 'send').mockImplementation(((command: unknown) => {
+      if (command instanceof PutCommand && command.input.Item?.user_id === ben) {
+        return held.then(() => send(command as never));
+      }
+      return send(command as never);
+    }) as typeof client.send);
+    try {
+      const answer = await createNotification(
+        service,
+        body([ann, ben], { channels: ['in_app', 'push'] }),
+        id,
+        budgetMs,
+      );
+      expect(answer.status).toBe(202);
+      const pushUrl = queues.sqs().queueUrl('push');
+      const { Messages = [] } = await queues
+        .client()
+        .send(new ReceiveMessageCommand({ QueueUrl: pushUrl, MaxNumberOfMessages: 10 }));
+      expect(Messages.map((message) => messageOf(pushQueue, message.Body))).toContainEqual({
+        kind: 'recipients',
+        notification_id: id,
+        recipients: [ann],
+      });
+      // ben is queued as a chunk, as in the test before: taken off so that later tests see only their own.
+      expect((await takeQueued()).map(({ message }) => message)).toEqual([
+        { kind: 'chunk', notification_id: id, recipients: [ben], delivery_id: `request:${id}` },
+      ]);
+    } finally {
+      release();
+      spy.mockRestore();
+    }
   }, 60_000);
 
   it('sends a large list as chunks of 100 from the request, keeping the list out of the notification item', async () => {

@@ -1,9 +1,9 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { retryAfterSecs } from '../../../lambdas/core/retry-after';
+import { queueDelaySecs } from '../../../lambdas/core/sqs-send';
 import { addressRefusal } from '../../../lambdas/domain/webhooks/address-policy';
 import { retryDelaySecs } from '../../../lambdas/domain/webhooks/deliver';
-import { queueDelaySecs } from '../../../lambdas/domain/webhooks/deliveries';
 import { filterKeysFor, filterMatches } from '../../../lambdas/domain/webhooks/filters';
 import { createWebhookSchema } from '../../../lambdas/domain/webhooks/schema';
 import { parseWebhookSettings } from '../../../lambdas/domain/webhooks/settings';

@@ -1,0 +1,64 @@
+import { messageQueue } from '../../core/message-queue';
+import { enqueueAfter } from '../../core/sqs-send';
+import * as z from '../../core/zod';
+import { CHUNK_SIZE, chunksOf } from '../notifications/fanout-messages';
+import type { NotificationRecord } from '../notifications/model';
+import { pushDelaySecs } from './routing';
+
+/**
+ * Messages on the `push` queue. `recipients`: the pushes of a notification to these recipients' devices, one
+ * message per delivered chunk (up to 100 recipients: a message per device would cost more in SQS than the rest
+ * of the push). `attempt`: a later attempt of one push after a `retry` answer. `dead-letter`: a push that failed
+ * for good in a way an operator must see (credentials refused, attempts used up); it fails on every receive and
+ * so ends in the queue's DLQ, whose alarm fires.
+ */
+/**
+ * Seconds still to wait once the message arrives: a wait longer than SQS's longest delay is queued for that delay
+ * with the rest here. Relative, counted from the arrival: a late arrival makes the push later, never earlier.
+ */
+const restSecs = z.optional(z.number().check(z.nonnegative()));
+
+const pushMessage = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('recipients'),
+    notification_id: z.string(),
+    recipients: z.readonly(z.array(z.string()).check(z.minLength(1), z.maxLength(CHUNK_SIZE))),
+    rest_secs: restSecs,
+  }),
+  z.object({
+    kind: z.literal('attempt'),
+    notification_id: z.string(),
+    user_id: z.string(),
+    token_hash: z.string(),
+    attempt: z.int().check(z.gte(2)),
+    rest_secs: restSecs,
+  }),
+  z.object({
+    kind: z.literal('dead-letter'),
+    notification_id: z.string(),
+    user_id: z.string(),
+    token_hash: z.string(),
+    reason: z.string(),
+    rest_secs: restSecs,
+  }),
+]);
+
+export type PushMessage = z.infer<typeof pushMessage>;
+
+export const pushQueue = messageQueue('push', pushMessage);
+
+/**
+ * Hands the pushes of delivered recipients to the push queue, due when the notification's routing says (now, or
+ * `after_secs` later for `unread`). A chunk handled twice hands them over twice: each push is claimed once.
+ */
+export const handOverPushes = (
+  notification: NotificationRecord,
+  recipients: readonly string[],
+): Promise<void> =>
+  enqueueAfter(
+    pushQueue,
+    chunksOf(recipients, CHUNK_SIZE).map(
+      (chunk): PushMessage => ({ kind: 'recipients', notification_id: notification.id, recipients: chunk }),
+    ),
+    pushDelaySecs(notification.push),
+  );

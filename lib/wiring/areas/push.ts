@@ -1,0 +1,77 @@
+import type { WiringPart } from '../types';
+
+const HTTP = 'lambdas/handlers/http/push';
+const WORKERS = 'lambdas/handlers/workers';
+
+/**
+ * Push to registered devices: the `push` queue (the pushes of delivered recipients, later attempts, dead letters),
+ * its worker (claims, sends through the providers, outcomes, pruning) and the push records. Choices: docs/push-delivery.md.
+ */
+export const push: WiringPart = {
+  httpRoutes: [
+    {
+      id: 'push.summary',
+      method: 'GET',
+      path: '/sent-notifications/{notification_id}',
+      handler: `${HTTP}/summary.ts`,
+      access: { users: 'any', services: 'any' },
+      reads: ['notifications', 'pushes'],
+    },
+    {
+      id: 'push.records',
+      method: 'GET',
+      path: '/sent-notifications/{notification_id}/pushes',
+      handler: `${HTTP}/records.ts`,
+      access: { users: 'any', services: 'any' },
+      reads: ['notifications', 'pushes'],
+    },
+  ],
+  tables: [
+    {
+      id: 'pushes',
+      purpose:
+        'per notification: one record per device (the claim that makes each push exactly-once, its status, provider id or reason, attempts) and a `summary` item of delivery counts; kept 30 days',
+      partitionKey: { name: 'notification_id', type: 'S' },
+      sortKey: { name: 'device', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+  ],
+  queues: [
+    {
+      id: 'push',
+      purpose:
+        'pushes of delivered recipients (a message per chunk of up to 100, delayed for `unread` routing), later attempts after a retry answer, and dead letters of pushes failed for good',
+      maxReceiveCount: 5,
+      visibilityTimeoutSecs: 180,
+    },
+  ],
+  workers: [
+    {
+      id: 'push.deliver',
+      queue: 'push',
+      handler: `${WORKERS}/push-deliver.ts`,
+      batchSize: 10,
+      maxBatchingWindowSecs: 0,
+      // A message of 100 recipients sends 20 at a time (in about a second); an invocation cut off by a provider
+      // stalling is safe: each push's claim is taken over once its deadline has passed.
+      timeoutSecs: 30,
+      memoryMb: 256,
+      // notifications: the content; receivers and feedState: `unread` routing and the badge (the unread count).
+      reads: ['notifications', 'receivers', 'feedState'],
+      // devices: pruned when a provider calls a token dead.
+      writes: ['pushes', 'devices'],
+      sendsTo: ['push'],
+      schedules: true,
+      putsEvents: true,
+      push: { readsCredentials: ['fcm', 'apns', 'webpush', 'expo'] },
+    },
+  ],
+  scheduleTargets: [
+    {
+      id: 'pushWaits',
+      targetQueue: 'push',
+      description:
+        'one-time schedules for push waits past SQS’s 15-minute DelaySeconds limit (`unread` checks, long Retry-After)',
+    },
+  ],
+};
