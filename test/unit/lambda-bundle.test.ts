@@ -51,10 +51,10 @@ const bundleOf = (handlerFiles: readonly string[]) =>
 
 /**
  * The functions over the bundle goal, each with the most it may carry above its floor (KiB): the goal cannot be
- * met without giving up one of what it does, a decision docs/performance.md ("Cold start") sets out. The ceiling
- * holds it where it is until then.
+ * met without giving up one of what it does, a decision docs/performance.md ("Cold start") sets out. Until then
+ * the ceiling holds it where it is (98.8), with 1 KiB for code every function shares.
  */
-const OVER_THE_GOAL: Readonly<Record<string, number>> = { 'notifications.create': 99 };
+const OVER_THE_GOAL: Readonly<Record<string, number>> = { 'notifications.create': 100 };
 
 describe('Lambda bundles', () => {
   it('stay within the bundle goal: each ≤ 300 KiB, or ≤ 1.3 × its floor (its SDK clients, jose and the logger)', async () => {
