@@ -76,6 +76,11 @@ describe('queue messages', () => {
     expect(parsers).toEqual(Object.keys(JSON_READERS).sort());
     expect(codeOf('lambdas/core/workers.ts')).toMatch(/readMessage\(/);
   });
+
+  it('of several kinds are declared as their kinds: only the reader makes their union (a sender carries none)', () => {
+    const unions = sourceFiles('lambdas').filter((file) => /\bdiscriminatedUnion\(/.test(codeOf(file)));
+    expect(unions).toEqual(['lambdas/core/message-queue.ts']);
+  });
 });
 
 describe('channel names', () => {

@@ -52,9 +52,9 @@ const bundleOf = (handlerFiles: readonly string[]) =>
 /**
  * The functions over the bundle goal, each with the most it may carry above its floor (KiB): the goal cannot be
  * met without giving up one of what it does, a decision docs/performance.md ("Cold start") sets out. Until then
- * the ceiling holds it where it is (98.8), with 1 KiB for code every function shares.
+ * the ceiling holds it where it is (95.9), with 1 KiB for code every function shares.
  */
-const OVER_THE_GOAL: Readonly<Record<string, number>> = { 'notifications.create': 100 };
+const OVER_THE_GOAL: Readonly<Record<string, number>> = { 'notifications.create': 97 };
 
 describe('Lambda bundles', () => {
   it('stay within the bundle goal: each ≤ 300 KiB, or ≤ 1.3 × its floor (its SDK clients, jose and the logger)', async () => {
@@ -408,6 +408,19 @@ describe('Lambda bundles', () => {
     expect(carried('preferences/put.ts')).not.toContain('lambdas/domain/notifications/schema.ts');
     expect(carried('notifications/create.ts')).toContain('lambdas/domain/notifications/schema.ts');
     expect(carried('notifications/create.ts')).not.toContain('lambdas/core/page-limit.ts');
+  }, 60_000);
+
+  it("carry the union of a queue's message kinds only where messages are read: a sender checks against the kind", async () => {
+    const { outputFiles } = await bundleOf([
+      'lambdas/handlers/http/notifications/create.ts',
+      'lambdas/handlers/workers/fanout.ts',
+    ]);
+    const carriesUnion = (handler: string) =>
+      outputFiles
+        .find((file) => file.path.endsWith(handler.replace(/\.ts$/, '.js')))
+        ?.text.includes('$ZodDiscriminatedUnion');
+    expect(carriesUnion('notifications/create.ts')).toBe(false);
+    expect(carriesUnion('workers/fanout.ts')).toBe(true);
   }, 60_000);
 
   it('carry only the SDK clients their function calls, not those of shared modules it imports', async () => {
