@@ -1,4 +1,4 @@
-import * as z from './zod';
+import type * as z from './zod';
 
 /** One kind of message on a queue of several: an object told from the others by its literal `kind`. */
 type MessageKind = z.ZodMiniObject<{ kind: z.ZodMiniLiteral<string> }, z.core.$strip>;
@@ -12,9 +12,9 @@ export interface MessageQueue<T> {
   /** The queue's id in the wiring declaration. */
   readonly id: string;
   /**
-   * The schema of its messages, or one per kind (`messageQueue`). A sender checks a message against these
-   * alone: the union that tells the kinds apart is made only where messages are read (`readMessage`), so a
-   * function that only sends carries none of it (≈ 3 KiB of zod).
+   * The schema of its messages, or one per kind (`messageQueue`), told apart by the `kind` a message names
+   * (`checkMessage`). No union of them is made: zod's discriminated union would put ≈ 3 KiB in every function
+   * that sends or reads such messages.
    */
   readonly kinds: readonly z.ZodMiniType<T>[];
 }
@@ -42,34 +42,39 @@ const reasonOf = (error: z.core.$ZodError): string =>
     .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'message'}: ${issue.message}`)
     .join('; ');
 
-/** The body of a message for `queue` (also what a schedule sends to it): checked against its kind, as JSON. */
-export const messageBody = <T>(queue: MessageQueue<T>, message: T): string => {
-  let refusal: z.core.$ZodError | undefined;
-  for (const kind of queue.kinds) {
-    const checked = kind.safeParse(message);
-    if (checked.success) return JSON.stringify(checked.data);
-    // The reasons told are those of the message's own kind: the schema whose `kind` it matched.
-    if (!refusal || !checked.error.issues.some((issue) => issue.path[0] === 'kind')) refusal = checked.error;
-  }
-  throw new MalformedMessage(queue.id, refusal ? reasonOf(refusal) : 'the queue declares no message');
-};
-
 export type MessageRead<T> =
   | { readonly ok: true; readonly message: T }
   | { readonly ok: false; readonly reason: string };
 
-const readers = new WeakMap<MessageQueue<unknown>, z.ZodMiniType<unknown>>();
-
-/** What reads a queue's messages: its schema, or the union of its kinds by `kind`. */
-const readerOf = <T>(queue: MessageQueue<T>): z.ZodMiniType<T> => {
-  const [only, ...others] = queue.kinds;
-  if (only && others.length === 0) return only;
-  let reader = readers.get(queue);
-  if (!reader) {
-    reader = z.discriminatedUnion('kind', queue.kinds as unknown as [MessageKind, ...MessageKind[]]);
-    readers.set(queue, reader);
+/**
+ * `value` checked as a message of `queue`: by the kind whose literal `kind` it names (the kinds' literals differ,
+ * so at most one accepts it), whose reasons are told when it refuses; a `kind` that none has is told as such.
+ */
+const checkMessage = <T>(queue: MessageQueue<T>, value: unknown): MessageRead<T> => {
+  const kindsNamed: unknown[] = [];
+  let refusal: z.core.$ZodError | undefined;
+  for (const kind of queue.kinds) {
+    const checked = kind.safeParse(value);
+    if (checked.success) return { ok: true, message: checked.data };
+    const otherKind = checked.error.issues.find(
+      (issue) => issue.code === 'invalid_value' && issue.path.length === 1 && issue.path[0] === 'kind',
+    );
+    if (otherKind?.code === 'invalid_value') kindsNamed.push(...otherKind.values);
+    else refusal ??= checked.error;
   }
-  return reader as z.ZodMiniType<T>;
+  return {
+    ok: false,
+    reason: refusal
+      ? reasonOf(refusal)
+      : `kind: must be one of ${kindsNamed.map((kind) => JSON.stringify(kind)).join(', ')}`,
+  };
+};
+
+/** The body of a message for `queue` (also what a schedule sends to it): checked against its kind, as JSON. */
+export const messageBody = <T>(queue: MessageQueue<T>, message: T): string => {
+  const checked = checkMessage(queue, message);
+  if (!checked.ok) throw new MalformedMessage(queue.id, checked.reason);
+  return JSON.stringify(checked.message);
 };
 
 /** A received body read as a message of `queue`, or why it is none. */
@@ -80,6 +85,5 @@ export const readMessage = <T>(queue: MessageQueue<T>, body: string): MessageRea
   } catch (error) {
     return { ok: false, reason: `not JSON: ${(error as Error).message}` };
   }
-  const parsed = readerOf(queue).safeParse(value);
-  return parsed.success ? { ok: true, message: parsed.data } : { ok: false, reason: reasonOf(parsed.error) };
+  return checkMessage(queue, value);
 };
