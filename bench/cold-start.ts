@@ -18,7 +18,7 @@ export interface ColdStart {
   readonly memoryMb: number;
   /** Minified bundle, as the stack ships it (source map not counted: it is not loaded without a stack trace). */
   readonly bundleKiB: number;
-  /** Median wall time of importing the bundle in a fresh `node`, minus a bare `node` start. */
+  /** Median, over the runs, of the wall time of importing the bundle in a fresh `node` minus that run's bare `node` start. */
   readonly initMs: number;
   /** Median time of the `import()` itself, timed inside that process (less noise from process start-up). */
   readonly importMs: number;
@@ -63,6 +63,7 @@ export const describeGoal = (goal: typeof COLD_START_GOAL): string =>
 export interface ColdStartReport {
   readonly nodeVersion: string;
   readonly runs: number;
+  /** Median wall time of a bare `node` start, over every run. */
   readonly bareNodeMs: number;
   readonly goal: typeof COLD_START_GOAL;
   readonly functions: readonly ColdStart[];
@@ -219,9 +220,6 @@ export const measureColdStarts = async (options: {
   if (!nodeVersion) throw new Error(`cold start: ${node} --version printed nothing`);
   const bundles = await measureBundles(OUT_DIR);
   const env = functionEnv();
-  const bareRuns: number[] = [];
-  for (let run = 0; run < options.runs; run++) bareRuns.push(timeNode(node, '', env).wallMs);
-  const bareNodeMs = median(bareRuns);
   /** One cold import of a bundle in a fresh node: its wall time and the `import()` timed inside the process. */
   const importOnce = (outFile: string) =>
     timeNode(
@@ -231,19 +229,20 @@ export const measureColdStarts = async (options: {
         'process.stdout.write(String(performance.now() - started));',
       env,
     );
+  const bareRuns: number[] = [];
   const results: ColdStart[] = [];
   for (const measured of bundles) {
-    // The function's and its floor's imports alternate, so that both meet the same load: the init rule compares them.
+    // A bare node start, the function's import and its floor's, one after the other in each run: the three meet
+    // the same load, and the init rule compares the function's with its floor's.
     const runs: { bundle: number; floor: number; import: number }[] = [];
     for (let run = 0; run < options.runs; run++) {
+      const bare = timeNode(node, '', env).wallMs;
       const timed = importOnce(measured.file);
-      runs.push({
-        bundle: timed.wallMs,
-        import: timed.printed,
-        floor: importOnce(measured.floor.file).wallMs,
-      });
+      const floor = importOnce(measured.floor.file).wallMs;
+      bareRuns.push(bare);
+      runs.push({ bundle: timed.wallMs - bare, import: timed.printed, floor: floor - bare });
     }
-    const initOf = (wallMs: number[]) => Math.max(0, median(wallMs) - bareNodeMs);
+    const initOf = (beyondBare: number[]) => Math.max(0, median(beyondBare));
     const timed = {
       initMs: initOf(runs.map((run) => run.bundle)),
       importMs: median(runs.map((run) => run.import)),
@@ -275,7 +274,7 @@ export const measureColdStarts = async (options: {
   return {
     nodeVersion,
     runs: options.runs,
-    bareNodeMs,
+    bareNodeMs: median(bareRuns),
     goal: COLD_START_GOAL,
     functions: results,
   };
