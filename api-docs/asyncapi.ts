@@ -93,6 +93,14 @@ const SERVER_FRAME_DOCS: Record<ServerFrameType | (typeof OTHER_FRAMES)[number],
   notification:
     'A notification whose `channels` include `toast` or `realtime`, on `user:<recipient>` (one frame per ' +
     'such channel).',
+  'notification.state':
+    'A feed item of the user changed state (seen, read, archived, unarchived, snoozed, or woken up by its ' +
+    'snooze) on any device or by its wake-up: its states after the change, on `user:<user>`, so every device ' +
+    'shows the same. Sent again by a repeated call (the same states), and replayed on `reconnect`.',
+  'notification.bulk':
+    'Many feed items of the user changed at once: the items named in `ids` (POST /notifications/seen), or ' +
+    'the items of the default feed delivered by `at` (older than `before` when set; POST /notifications/bulk, ' +
+    'POST /notifications/read-all). On `user:<user>`; replayed on `reconnect`.',
   event: 'An event published with POST /events, to subscribers of `topic:<event_type>`.',
   presence:
     'A presence change of a member of a room the connection is subscribed to, in rooms of at most ' +

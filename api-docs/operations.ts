@@ -11,8 +11,11 @@ import { MAX_DEVICES_PER_USER } from '../lambdas/domain/devices/schema';
 import { eventAcceptedSchema } from '../lambdas/domain/events/responses';
 import { healthSchema, liveSchema, readySchema } from '../lambdas/domain/health/responses';
 import {
+  bulkChangeSchema,
   feedPageSchema,
+  itemStateSchema,
   markedReadSchema,
+  markedSeenSchema,
   notificationAcceptedSchema,
   readAllSchema,
   receiverSchema,
@@ -20,6 +23,7 @@ import {
 } from '../lambdas/domain/notifications/responses';
 import { defaultsSchema, preferencesSchema } from '../lambdas/domain/preferences/responses';
 import { MAX_RULES } from '../lambdas/domain/preferences/schema';
+import { vapidPublicKeySchema } from '../lambdas/domain/push/vapid-schema';
 import {
   broadcastAcceptedSchema,
   scopePresenceSchema,
@@ -78,6 +82,9 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   Receiver: receiverSchema,
   FeedPage: feedPageSchema,
   MarkedRead: markedReadSchema,
+  ItemState: itemStateSchema,
+  MarkedSeen: markedSeenSchema,
+  BulkChange: bulkChangeSchema,
   ReadAll: readAllSchema,
   UnreadCount: unreadCountSchema,
   Preferences: preferencesSchema,
@@ -87,6 +94,7 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   TopicList: topicListSchema,
   TopicDeletion: topicDeletionSchema,
   Subscription: subscriptionSchema,
+  VapidPublicKey: vapidPublicKeySchema,
   SubscriptionList: subscriptionListSchema,
   Device: deviceSchema,
   DeviceList: deviceListSchema,
@@ -170,25 +178,84 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'notifications.feed': {
     tag: 'notifications',
     summary: 'The caller’s in-app feed, newest first',
-    description: 'The cursor is opaque; pass `next_cursor` back to get the next page.',
+    description:
+      'The cursor is opaque; pass `next_cursor` back to get the next page (with the same `state`). Without ' +
+      '`state`, the default feed: items neither archived nor snoozed. `state=unseen`, `unread` or `read` narrow ' +
+      'it; `archived` lists the archived items, `snoozed` the snoozed ones, `all` every item not snoozed.',
     success: { 200: { description: 'A page of the feed', schema: feedPageSchema } },
-    errors: { validation: 'a cursor this feed did not issue' },
+    errors: { validation: 'a cursor this feed did not issue; an unknown `state`' },
   },
   'notifications.read': {
     tag: 'notifications',
     summary: 'Mark one feed item read',
-    description: 'Idempotent: a second call keeps the first `read_at`.',
+    description:
+      'Idempotent: a second call keeps the first `read_at`. The user’s connections get a `notification.state` frame.',
     success: { 200: { description: 'The item is read', schema: markedReadSchema } },
-    errors: { not_found: 'an unknown receiver id, or another user’s' },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
+  },
+  'notifications.archive': {
+    tag: 'notifications',
+    summary: 'Archive one feed item',
+    description:
+      'It leaves the default feed and the unread count; `GET /notifications?state=archived` lists it. ' +
+      'Idempotent: a second call keeps the first `archived_at`. The user’s connections get a ' +
+      '`notification.state` frame.',
+    success: { 200: { description: 'The item’s states', schema: itemStateSchema } },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
+  },
+  'notifications.unarchive': {
+    tag: 'notifications',
+    summary: 'Bring an archived item back to the feed',
+    description:
+      'Back with the read state it had (an unread item counts as unread again). Idempotent. The user’s ' +
+      'connections get a `notification.state` frame.',
+    success: { 200: { description: 'The item’s states', schema: itemStateSchema } },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
+  },
+  'notifications.snooze': {
+    tag: 'notifications',
+    summary: 'Hide one feed item until a time',
+    description:
+      'Until `until` it is listed only by `GET /notifications?state=snoozed` and not counted. Then it wakes up: ' +
+      'back in the default feed (also out of the archive), unread and unseen, and the user’s connections get a ' +
+      '`notification.state` frame with `change: woken`. Snoozing again moves the time (the earlier wake-up does ' +
+      'nothing); the same time again changes nothing. The user’s connections get a `notification.state` frame.',
+    success: { 200: { description: 'The item’s states', schema: itemStateSchema } },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
+  },
+  'notifications.seen': {
+    tag: 'notifications',
+    summary: 'Mark feed items seen (shown to the user)',
+    description:
+      'Up to 100 items in one call; each keeps its first `seen_at`. Every id must be the caller’s, else 404 and ' +
+      'none is marked. The user’s connections get one `notification.bulk` frame naming them.',
+    success: { 200: { description: 'The items’ states, in the order asked', schema: markedSeenSchema } },
+    errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
   },
   'notifications.readAll': {
     tag: 'notifications',
     summary: 'Mark the whole feed read',
+    description:
+      'Every unread item of the default feed present when the call starts (one that arrives meanwhile stays ' +
+      'unread; archived and snoozed items keep their state). The user’s connections get a `notification.bulk` ' +
+      'frame. The same as `POST /notifications/bulk` with `action: mark_read`.',
     success: { 200: { description: 'How many items became read', schema: readAllSchema } },
+  },
+  'notifications.bulk': {
+    tag: 'notifications',
+    summary: 'Mark seen, mark read or archive many feed items at once',
+    description:
+      'Every item of the default feed present when the call starts, or only those older than `before` (a ' +
+      'receiver id). An item that arrives during the call is left as it is. The user’s connections get one ' +
+      '`notification.bulk` frame.',
+    success: { 200: { description: 'How many items changed', schema: bulkChangeSchema } },
+    errors: { not_found: '`before` is an unknown or expired receiver id, or another user’s' },
   },
   'notifications.unreadCount': {
     tag: 'notifications',
-    summary: 'Unread, unexpired items in the caller’s feed',
+    summary: 'Unread, unexpired items in the caller’s default feed',
+    description:
+      'Equals the items `GET /notifications?state=unread` lists: archived and snoozed items are not counted.',
     success: { 200: { description: 'The count', schema: unreadCountSchema } },
   },
   'preferences.get': {
@@ -292,9 +359,21 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'devices.register': {
     tag: 'devices',
     summary: 'Register a push device token',
-    description: 'Registering a token again updates it; one owner per token (another user takes it over).',
+    description:
+      'Registering a token again updates it; one owner per token (another user takes it over). What each ' +
+      'provider needs (docs/push.md): `provider` defaults from the platform (ios → apns, android → fcm, web → ' +
+      'webpush); a Web Push device sends the browser’s `PushSubscription.toJSON()` as `subscription` (its ' +
+      'endpoint is the token). The Web Push `auth` secret is never answered.',
     success: { 201: { description: 'Registered', schema: deviceSchema } },
-    errors: { conflict: `the user already has ${MAX_DEVICES_PER_USER} devices (the most allowed)` },
+    errors: {
+      validation:
+        '`app_id` is not an app configured for push on this stage; a `provider` that does not reach the ' +
+        '`platform`, or whose credentials the app lacks; `apns_environment` on a device not on APNs; a Web Push ' +
+        'device without `subscription`, or one whose `p256dh` is not an uncompressed P-256 point on the curve, ' +
+        'whose `auth` is not 16 bytes, or whose `endpoint` breaks the webhook address policy (https, no ' +
+        'private, loopback, link-local or metadata address)',
+      conflict: `the user already has ${MAX_DEVICES_PER_USER} devices (the most allowed)`,
+    },
   },
   'devices.delete': {
     tag: 'devices',
@@ -307,6 +386,18 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     summary: 'The caller’s device tokens',
     success: { 200: { description: 'A page of the devices', schema: deviceListSchema } },
     errors: { validation: 'a cursor this listing did not issue' },
+  },
+  'push.vapidPublicKey': {
+    tag: 'devices',
+    summary: 'The VAPID public key browsers subscribe with',
+    description:
+      'The `applicationServerKey` of `pushManager.subscribe()` for the app’s Web Push devices (base64url of the ' +
+      'uncompressed P-256 point). `app_id` absent: the stage’s default app.',
+    success: { 200: { description: 'The key', schema: vapidPublicKeySchema } },
+    errors: {
+      validation: '`app_id` is not an app configured for push on this stage',
+      not_found: 'the app has no Web Push credentials (or push is not configured)',
+    },
   },
   'presence.user': {
     tag: 'presence',

@@ -37,6 +37,17 @@ const prodAsAnOperatorFillsItIn = (outdir: string): string => {
         issuer: 'https://login.notify.test/',
         jwks_url: 'https://login.notify.test/jwks',
       },
+      // Push on, so the credentials' grants are linted too: one app with every provider (docs/push.md).
+      push: {
+        apps: {
+          'com.notify.test': {
+            fcm: { secret: 'notify/prod/push/fcm' },
+            apns: { secret: 'notify/prod/push/apns' },
+            webpush: { secret: 'notify/prod/push/webpush' },
+            expo: {},
+          },
+        },
+      },
     }),
   );
   return file;

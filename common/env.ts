@@ -91,3 +91,24 @@ export const authSettingName = (key: AuthSettingKey): string => `${AUTH_SETTING_
 
 /** Header CloudFront adds to every request it forwards to the HTTP API (lower case, as API Gateway passes it). */
 export const ORIGIN_VERIFY_HEADER = 'x-notify-origin-verify';
+
+/** The push settings (docs/push.md), `SERVICE__PUSH__<KEY>`: the apps' credentials and, locally, the stand-ins. */
+export const PUSH_SETTING_KEYS = [
+  /** JSON: app id → provider → where its credentials are (`{"secret": name or ARN}`; locally `{"credentials": …}`). */
+  'APPS',
+  /** The app of devices registered without `app_id`. */
+  'DEFAULT_APP',
+  /** Base URLs of the providers (default: the real ones); `npm start` points them at its stand-ins. */
+  'FCM_URL',
+  'FCM_TOKEN_URL',
+  'APNS_URL',
+  /** A CA certificate (PEM) the APNs connection trusts besides the system's: the local stand-in's. */
+  'APNS_CA',
+  'EXPO_URL',
+] as const;
+export type PushSettingKey = (typeof PUSH_SETTING_KEYS)[number];
+
+export const PUSH_SETTING_PREFIX = 'SERVICE__PUSH__';
+
+/** `APPS` → `SERVICE__PUSH__APPS`. */
+export const pushSettingName = (key: PushSettingKey): string => `${PUSH_SETTING_PREFIX}${key}`;

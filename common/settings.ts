@@ -3,7 +3,13 @@
  * name from common/env.ts. It imports nothing but that: every function bundles it, and the CDK app runs
  * `parseAuthConfig` to check a stage's settings at synth time.
  */
-import { AUTH_SETTING_KEYS, type AuthSettingKey, authSettingName } from './env';
+import {
+  AUTH_SETTING_KEYS,
+  type AuthSettingKey,
+  authSettingName,
+  type PushSettingKey,
+  pushSettingName,
+} from './env';
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -373,4 +379,161 @@ export const authConfig = (): AuthConfig => {
 /** Forgets the cached settings; for tests that change process.env. */
 export const resetAuthConfigForTests = (): void => {
   cachedAuthConfig = undefined;
+};
+
+/** The push services Notify speaks (docs/push.md). */
+export const PUSH_PROVIDERS = ['fcm', 'apns', 'webpush', 'expo'] as const;
+export type PushProvider = (typeof PUSH_PROVIDERS)[number];
+
+export const APNS_ENVIRONMENTS = ['sandbox', 'production'] as const;
+export type ApnsEnvironment = (typeof APNS_ENVIRONMENTS)[number];
+
+/**
+ * Where one provider's credentials of one app are: a Secrets Manager secret (name or ARN; deployed stages), or
+ * the credentials themselves (the local runtime's generated ones). Expo may have neither: its access token is
+ * optional.
+ */
+export type PushCredentialSource =
+  | { readonly secret: string }
+  | { readonly credentials: unknown }
+  | { readonly none: true };
+
+export interface PushProviderSettings {
+  readonly source: PushCredentialSource;
+  /** APNs: the environment of the app's devices registered without `apns_environment`. */
+  readonly apnsEnvironment?: ApnsEnvironment;
+}
+
+export type PushApp = Readonly<Partial<Record<PushProvider, PushProviderSettings>>>;
+
+export interface PushSettings {
+  /** The apps that may receive pushes, by app id; empty when push is not configured. */
+  readonly apps: ReadonlyMap<string, PushApp>;
+  /** The app of devices registered without `app_id`; undefined when no app is configured. */
+  readonly defaultApp: string | undefined;
+  /** Provider base URLs other than the real ones (the local stand-ins); undefined: the provider's own. */
+  readonly urls: {
+    readonly fcm: string | undefined;
+    readonly fcmToken: string | undefined;
+    readonly apns: string | undefined;
+    readonly expo: string | undefined;
+  };
+  /** A CA certificate (PEM) trusted for APNs besides the system's (the local stand-in's). */
+  readonly apnsCa: string | undefined;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** One provider entry of `SERVICE__PUSH__APPS`; a string is the problem (after `apps.<app>.<provider>`). */
+const pushProviderSettings = (provider: PushProvider, entry: unknown): PushProviderSettings | string => {
+  if (!isObject(entry)) return 'expected an object';
+  const allowed = provider === 'apns' ? ['secret', 'credentials', 'environment'] : ['secret', 'credentials'];
+  const unknown = Object.keys(entry).filter((key) => !allowed.includes(key));
+  if (unknown.length > 0) return `unknown field ${unknown.join(', ')}`;
+  const { secret, credentials, environment } = entry;
+  if (secret !== undefined && (typeof secret !== 'string' || secret.trim() === ''))
+    return 'secret: expected the name or ARN of a Secrets Manager secret';
+  if (secret !== undefined && credentials !== undefined) return 'expected secret or credentials, not both';
+  if (environment !== undefined && !(APNS_ENVIRONMENTS as readonly unknown[]).includes(environment))
+    return `environment: expected ${APNS_ENVIRONMENTS.join(' or ')}`;
+  const source: PushCredentialSource | 'missing' =
+    typeof secret === 'string'
+      ? { secret }
+      : credentials !== undefined
+        ? { credentials }
+        : provider === 'expo'
+          ? { none: true }
+          : 'missing';
+  if (source === 'missing') return 'expected secret (a Secrets Manager secret name or ARN)';
+  return environment === undefined ? { source } : { source, apnsEnvironment: environment as ApnsEnvironment };
+};
+
+/**
+ * Validates the `SERVICE__PUSH__*` variables of `env`; throws a ConfigError naming each bad variable (secrets and
+ * credentials are never echoed). Hand-written for the reason parseAuthConfig is.
+ */
+export const parsePushSettings = (env: Environment): PushSettings => {
+  const problems: { key: PushSettingKey; message: string }[] = [];
+  const apps = new Map<string, PushApp>();
+  const appsText = settingText(env, pushSettingName('APPS'));
+  if (appsText !== undefined) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(appsText);
+    } catch {
+      raw = undefined;
+    }
+    if (!isObject(raw)) problems.push({ key: 'APPS', message: 'expected a JSON object of app ids' });
+    for (const [appId, providers] of Object.entries(isObject(raw) ? raw : {})) {
+      if (!isObject(providers) || Object.keys(providers).length === 0) {
+        problems.push({
+          key: 'APPS',
+          message: `${appId}: expected an object of providers (${PUSH_PROVIDERS.join(', ')})`,
+        });
+        continue;
+      }
+      const app: Partial<Record<PushProvider, PushProviderSettings>> = {};
+      for (const [provider, entry] of Object.entries(providers)) {
+        if (!(PUSH_PROVIDERS as readonly string[]).includes(provider)) {
+          problems.push({
+            key: 'APPS',
+            message: `${appId}.${provider}: not a provider (${PUSH_PROVIDERS.join(', ')})`,
+          });
+          continue;
+        }
+        const settings = pushProviderSettings(provider as PushProvider, entry);
+        if (typeof settings === 'string')
+          problems.push({ key: 'APPS', message: `${appId}.${provider}: ${settings}` });
+        else app[provider as PushProvider] = settings;
+      }
+      apps.set(appId, app);
+    }
+  }
+  const named = settingText(env, pushSettingName('DEFAULT_APP'));
+  if (named !== undefined && !apps.has(named))
+    problems.push({ key: 'DEFAULT_APP', message: `"${named}" is not an app of ${pushSettingName('APPS')}` });
+  if (named === undefined && apps.size > 1)
+    problems.push({
+      key: 'DEFAULT_APP',
+      message: `is required with more than one app in ${pushSettingName('APPS')}`,
+    });
+  const url = (key: PushSettingKey): string | undefined => {
+    const text = settingText(env, pushSettingName(key))?.trim();
+    if (text === undefined) return undefined;
+    const value = secureUrl(text);
+    if (!(value instanceof Invalid)) return value;
+    problems.push({ key, message: value.message });
+    return undefined;
+  };
+  const urls = {
+    fcm: url('FCM_URL'),
+    fcmToken: url('FCM_TOKEN_URL'),
+    apns: url('APNS_URL'),
+    expo: url('EXPO_URL'),
+  };
+  const apnsCa = settingText(env, pushSettingName('APNS_CA'));
+  if (apnsCa !== undefined && !apnsCa.includes('-----BEGIN CERTIFICATE-----'))
+    problems.push({ key: 'APNS_CA', message: 'expected a PEM certificate' });
+  if (problems.length > 0) {
+    const names = problems.map((problem) => pushSettingName(problem.key));
+    throw new ConfigError(
+      problems.map((problem, index) => `${names[index]}: ${problem.message}`).join('; '),
+      [...new Set(names)],
+    );
+  }
+  return {
+    apps,
+    defaultApp: named ?? (apps.size === 1 ? [...apps.keys()][0] : undefined),
+    urls,
+    apnsCa,
+  };
+};
+
+let cachedPushSettings: PushSettings | undefined;
+
+/** The push settings of this process, read from process.env once (throws, naming the variable, when malformed). */
+export const pushSettings = (): PushSettings => {
+  cachedPushSettings ??= parsePushSettings(process.env);
+  return cachedPushSettings;
 };

@@ -17,6 +17,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import type { PushProvider } from '../common/settings';
 import { REMOVAL_POLICIES, type StageSettings } from './config/stage-config';
 import { ServiceHttpApi, ServiceWebSocketApi } from './constructs/apis';
 import { DataTables } from './constructs/data-tables';
@@ -97,6 +98,8 @@ export class NotifyStack extends Stack {
   readonly hs256Secret: secretsmanager.ISecret | undefined;
   /** The IdP client secret for token introspection (stage setting `auth.introspection_client_secret`). */
   readonly introspectionClientSecret: secretsmanager.ISecret | undefined;
+  /** The push credentials' secrets of every app (stage setting `push.apps`), by provider. */
+  readonly pushSecrets = new Map<PushProvider, secretsmanager.ISecret[]>();
 
   constructor(scope: Construct, id: string, props: NotifyStackProps) {
     super(scope, id, {
@@ -202,6 +205,16 @@ export class NotifyStack extends Stack {
     this.introspectionClientSecret =
       settings.introspectionClientSecret &&
       this.existingSecret('IntrospectionClientSecret', settings.introspectionClientSecret.secretId);
+    for (const [appId, providers] of Object.entries(settings.push?.apps ?? {})) {
+      for (const [provider, ref] of Object.entries(providers) as [PushProvider, { secretId?: string }][]) {
+        if (ref.secretId === undefined) continue;
+        const secret = this.existingSecret(
+          `Push${pascalCase(appId)}${pascalCase(provider)}Secret`,
+          ref.secretId,
+        );
+        this.pushSecrets.set(provider, [...(this.pushSecrets.get(provider) ?? []), secret]);
+      }
+    }
     this.webhookSecretKey = allSpecs.some((spec) => spec.webhookSecretKey)
       ? new kms.Key(this, 'WebhookSecretKey', {
           description: 'Notify: envelope encryption of webhook signing secrets',
@@ -473,6 +486,7 @@ export class NotifyStack extends Stack {
       ...(this.webhookSecretKey
         ? { webhookSecretKey: { [envNames.webhookKmsKeyId]: this.webhookSecretKey.keyArn } }
         : {}),
+      ...(this.settings.push ? { push: this.settings.push.env } : {}),
       auth: {
         ...this.authEnv,
         ...(this.hs256Secret ? { [envNames.hs256SecretArn]: this.hs256Secret.secretArn } : {}),
@@ -546,6 +560,10 @@ export class NotifyStack extends Stack {
     }
     if (grants.schedules && this.scheduling) this.scheduling.grantManageSchedules(lambdaFn);
     if (grants.cursorKey && this.cursorKey) this.cursorKey.grantRead(lambdaFn);
+    // Exactly the secrets of the providers whose credentials the function reads, of every app.
+    for (const provider of grants.pushCredentials) {
+      for (const secret of this.pushSecrets.get(provider) ?? []) secret.grantRead(lambdaFn);
+    }
     if (grants.webhookSecretKey && this.webhookSecretKey) {
       if (grants.webhookSecretKey === 'encrypt') this.webhookSecretKey.grant(lambdaFn, 'kms:GenerateDataKey');
       else this.webhookSecretKey.grantDecrypt(lambdaFn);

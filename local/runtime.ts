@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AUTH_SETTING_PREFIX } from '../common/env';
+import { AUTH_SETTING_PREFIX, PUSH_SETTING_KEYS, PUSH_SETTING_PREFIX, pushSettingName } from '../common/env';
 import { DEFAULT_PRESENCE_SCALE } from '../common/presence-settings';
 import { AUTH_ENV_NAMES, pickAuthEnv } from '../common/settings';
 import { DEFAULT_CONNECTION_SHARDS } from '../lambdas/domain/realtime/config';
@@ -48,6 +48,8 @@ import type { FunctionRef, InvokeFunction } from './lambda/types';
 import { localCursorEnv, localWebhookEnv } from './local-keys';
 import { type DynamoDbCall, startDynamoDbProxy } from './metering/dynamodb-proxy';
 import type { GatewayMeter } from './metering/gateway-meter';
+import type { PushStandIn } from './push/stand-in';
+import { PUSH_STAND_INS, type PushStandInStarter, startPushStandIns } from './push/stand-ins';
 import { LocalScheduler } from './scheduler/local-scheduler';
 import { LocalSqs } from './sqs/local-sqs';
 
@@ -83,6 +85,11 @@ export interface RuntimeOptions {
    * as a page under development may be served from anywhere. An empty list configures no CORS at all.
    */
   readonly corsOrigins?: readonly string[];
+  /**
+   * The push providers' stand-ins to start (default: every one, local/push/stand-ins.ts); their generated
+   * credentials make the push settings of the functions. `SERVICE__PUSH__*` in `env` or process.env win.
+   */
+  readonly pushStandIns?: readonly PushStandInStarter[];
   /** Serves the demo inbox at /demo/ with its local-only token and test-notification endpoints (npm start). */
   readonly demo?: boolean;
   /**
@@ -127,6 +134,8 @@ export interface Runtime {
     readonly eventBridge: LocalEventBridge;
     readonly scheduler: LocalScheduler;
     readonly lambda: LocalLambda;
+    /** The push providers' stand-ins: what each device would have received. */
+    readonly push: readonly PushStandIn[];
   };
   mintUserToken(sub: string, options?: UserTokenOptions): Promise<string>;
   mintServiceToken(
@@ -283,6 +292,20 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     });
     await scheduler.start();
     stoppers.push(() => scheduler.stop());
+    const push = await startPushStandIns(options.pushStandIns ?? PUSH_STAND_INS);
+    stoppers.push(() => push.close());
+    const givenPushEnv = Object.fromEntries(
+      Object.entries({ ...process.env, ...options.env }).filter(
+        (entry): entry is [string, string] =>
+          entry[0].startsWith(PUSH_SETTING_PREFIX) && entry[1] !== undefined,
+      ),
+    );
+    // Apps given replace the stand-ins' app whole: its default app is no app of theirs.
+    const { [pushSettingName('APPS')]: _, [pushSettingName('DEFAULT_APP')]: __, ...standInUrls } = push.env;
+    const pushEnv = {
+      ...(givenPushEnv[pushSettingName('APPS')] === undefined ? push.env : standInUrls),
+      ...givenPushEnv,
+    };
 
     const queueEnv: Record<string, string> = {};
     for (const queue of wiring.queues) {
@@ -322,6 +345,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       cursorKey: localCursorEnv(dataDir),
       ...(webhookLocalKey ? { webhookSecretKey: { NOTIFY_WEBHOOK_LOCAL_KEY: webhookLocalKey } } : {}),
       auth: pickAuthEnv({ ...process.env, ...devAuthEnv, ...options.env }),
+      ...(Object.keys(pushEnv).length > 0 ? { push: pushEnv } : {}),
     };
     const httpRouteIds = new Set(wiring.httpRoutes.map((route) => route.id));
     const environments = new Map<string, Record<string, string>>();
@@ -361,10 +385,12 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
         (name) => name.startsWith('NOTIFY_') && !Object.hasOwn(webhookSettings, name),
       ),
       ...AUTH_ENV_NAMES,
+      ...PUSH_SETTING_KEYS.map(pushSettingName),
       envNames.hs256SecretArn,
     ]);
     for (const setting of Object.keys(options.env ?? {})) {
-      if (!setting.startsWith(AUTH_SETTING_PREFIX)) hidden.delete(setting);
+      if (!setting.startsWith(AUTH_SETTING_PREFIX) && !setting.startsWith(PUSH_SETTING_PREFIX))
+        hidden.delete(setting);
     }
     scopeOf = (fn) => {
       const credentials = access.credentialsFor(
@@ -392,6 +418,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
     if (options.demo) {
       demo = createDemo({
         httpUrl: `${origin}/api/v1`,
+        pushStandIns: push.standIns,
         ...(cors ? { cors } : {}),
         // Only the secret generated here, which no one else holds: a configured one may be a stage's, and any
         // page the developer opens could ask the demo for that stage's tokens.
@@ -420,7 +447,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       javaPid: dynamo.pid,
       delivery,
       invoke,
-      standIns: { sqs, eventBridge, scheduler, lambda },
+      standIns: { sqs, eventBridge, scheduler, lambda, push: push.standIns },
       mintUserToken: (sub, tokenOptions) =>
         hs256 ? mintUserToken(hs256, sub, tokenOptions) : withoutHs256(),
       mintServiceToken: (name, scopes, tokenOptions) =>

@@ -1,11 +1,16 @@
 import { HttpClient, type HttpOptions, newIdempotencyKey } from './http.js';
 import { type TokenProvider, type TokenSource, tokenSourceOf } from './token.js';
 import type {
+  BulkChange,
+  BulkChangeRequest,
   Device,
   DeviceRequest,
   FeedPage,
+  FeedStateFilter,
   ItemList,
   ItemPage,
+  ItemState,
+  MarkedSeen,
   NotificationAccepted,
   NotificationRequest,
   PreferenceDefaults,
@@ -18,6 +23,7 @@ import type {
   Subscription,
   Topic,
   UserPresence,
+  VapidPublicKey,
 } from './wire.js';
 
 export interface ApiOptions extends HttpOptions {
@@ -40,6 +46,37 @@ export const postWithKey = <T>(
 ): Promise<T> =>
   http.request('POST', route, { body, idempotencyKey: options.idempotencyKey ?? newIdempotencyKey() });
 
+/** What the push helpers use of a browser's subscription (structural: the SDK also builds without DOM types). */
+export interface PushSubscriptionLike {
+  readonly endpoint: string;
+  readonly options: { readonly applicationServerKey: ArrayBuffer | null };
+  toJSON(): { endpoint?: string; expirationTime?: number | null; keys?: Record<string, string> };
+  unsubscribe(): Promise<boolean>;
+}
+
+/** What the push helpers use of a `ServiceWorkerRegistration` (pass the browser's own). */
+export interface PushRegistration {
+  readonly pushManager: {
+    getSubscription(): Promise<PushSubscriptionLike | null>;
+    subscribe(options: {
+      userVisibleOnly: boolean;
+      applicationServerKey: Uint8Array<ArrayBuffer>;
+    }): Promise<PushSubscriptionLike>;
+  };
+}
+
+/** base64url (the VAPID key's encoding) to bytes, in browsers without Uint8Array.fromBase64. */
+const base64urlBytes = (text: string): Uint8Array<ArrayBuffer> => {
+  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, ''));
+  return Uint8Array.from(binary, (character) => character.charCodeAt(0));
+};
+
+const sameBytes = (buffer: ArrayBuffer | null, bytes: Uint8Array): boolean => {
+  if (!buffer || buffer.byteLength !== bytes.length) return false;
+  const view = new Uint8Array(buffer);
+  return view.every((byte, index) => byte === bytes[index]);
+};
+
 const path = (template: string, value: string) => template.replace('{}', encodeURIComponent(value));
 
 /** The REST API as a signed-in user sees it. Every method throws NotifyError on failure. */
@@ -51,13 +88,17 @@ export class NotifyApi {
     this.http = new HttpClient(options, (force) => tokens.get(force));
   }
 
-  /** One page of the feed, newest first. */
-  getFeed(options: { readonly cursor?: string; readonly limit?: number } = {}): Promise<FeedPage> {
+  /** One page of the feed, newest first: the default feed (neither archived nor snoozed), or one `state`. */
+  getFeed(
+    options: { readonly cursor?: string; readonly limit?: number; readonly state?: FeedStateFilter } = {},
+  ): Promise<FeedPage> {
     return this.http.request('GET', '/notifications', { query: options });
   }
 
-  /** Every feed item, newest first, fetching pages of `limit` as the loop asks for more. */
-  async *feed(options: { readonly limit?: number } = {}): AsyncGenerator<Receiver, void, undefined> {
+  /** Every feed item (of `state`), newest first, fetching pages of `limit` as the loop asks for more. */
+  async *feed(
+    options: { readonly limit?: number; readonly state?: FeedStateFilter } = {},
+  ): AsyncGenerator<Receiver, void, undefined> {
     let cursor: string | undefined;
     do {
       const page = await this.getFeed({ ...options, ...(cursor ? { cursor } : {}) });
@@ -73,6 +114,36 @@ export class NotifyApi {
 
   markAllRead(): Promise<ReadAllResult> {
     return this.http.request('POST', '/notifications/read-all', { idempotent: true });
+  }
+
+  /** Marks up to 100 feed items seen (shown to the user); each keeps its first `seen_at`. */
+  async markSeen(receiverIds: readonly string[]): Promise<readonly ItemState[]> {
+    const body = { ids: [...receiverIds] };
+    return (await this.http.request<MarkedSeen>('POST', '/notifications/seen', { body, idempotent: true }))
+      .items;
+  }
+
+  /** Archives one feed item: out of the default feed and the unread count. */
+  archive(receiverId: string): Promise<ItemState> {
+    return this.http.request('POST', path('/notifications/{}/archive', receiverId), { idempotent: true });
+  }
+
+  unarchive(receiverId: string): Promise<ItemState> {
+    return this.http.request('POST', path('/notifications/{}/unarchive', receiverId), { idempotent: true });
+  }
+
+  /** Hides one feed item until `until`; then it comes back unread and unseen (a `notificationState` event). */
+  snooze(receiverId: string, until: Date | string): Promise<ItemState> {
+    const body = { until: typeof until === 'string' ? until : until.toISOString() };
+    return this.http.request('POST', path('/notifications/{}/snooze', receiverId), {
+      body,
+      idempotent: true,
+    });
+  }
+
+  /** Marks seen, marks read or archives every item of the default feed, or those older than `before`. */
+  bulkChange(body: BulkChangeRequest): Promise<BulkChange> {
+    return this.http.request('POST', '/notifications/bulk', { body, idempotent: true });
   }
 
   async getUnreadCount(): Promise<number> {
@@ -129,9 +200,66 @@ export class NotifyApi {
     return this.http.request('DELETE', path('/subscriptions/{}', id));
   }
 
-  /** Registers (or updates) a push token for this user. */
+  /**
+   * Registers (or updates) a push device for this user: a provider's token, or a browser's subscription
+   * (`subscribeToPush` does that one for you). docs/push.md, "Devices".
+   */
   registerDevice(device: DeviceRequest): Promise<Device> {
     return this.http.request('POST', '/devices', { body: device, idempotent: true });
+  }
+
+  /** Removes one of this user's devices (a Web Push device's token is its subscription's endpoint). */
+  unregisterDevice(token: string): Promise<void> {
+    return this.http.request('DELETE', '/devices', { body: { token } });
+  }
+
+  /** The app's VAPID public key, which browsers subscribe with; `appId` absent: the default app. */
+  getVapidPublicKey(appId?: string): Promise<VapidPublicKey> {
+    return this.http.request('GET', '/push/vapid-public-key', { query: { app_id: appId } });
+  }
+
+  /**
+   * Subscribes a service worker registration to Web Push with the app's VAPID key and registers the
+   * subscription as this user's device. A subscription the registration already holds is reused when it was
+   * made with the same key, and replaced when not (a browser keeps one per registration). Needs the
+   * notification permission (the browser asks on first use, or `Notification.requestPermission()` first).
+   */
+  async subscribeToPush(
+    registration: PushRegistration,
+    options: { readonly appId?: string } = {},
+  ): Promise<Device> {
+    const { app_id, public_key } = await this.getVapidPublicKey(options.appId);
+    const applicationServerKey = base64urlBytes(public_key);
+    let subscription = await registration.pushManager.getSubscription();
+    if (subscription && !sameBytes(subscription.options.applicationServerKey, applicationServerKey)) {
+      await subscription.unsubscribe();
+      subscription = null;
+    }
+    subscription ??= await registration.pushManager.subscribe({
+      userVisibleOnly: true,
+      applicationServerKey,
+    });
+    const { endpoint, expirationTime, keys } = subscription.toJSON();
+    if (!endpoint || !keys?.p256dh || !keys.auth)
+      throw new Error('The browser gave a subscription without keys');
+    return this.registerDevice({
+      platform: 'web',
+      provider: 'webpush',
+      app_id,
+      subscription: {
+        endpoint,
+        expirationTime: expirationTime ?? null,
+        keys: { p256dh: keys.p256dh, auth: keys.auth },
+      },
+    });
+  }
+
+  /** Ends the registration's Web Push subscription and removes its device; false when there was none. */
+  async unsubscribeFromPush(registration: PushRegistration): Promise<boolean> {
+    const subscription = await registration.pushManager.getSubscription();
+    if (!subscription) return false;
+    await this.unregisterDevice(subscription.endpoint);
+    return subscription.unsubscribe();
   }
 
   /** Every device of this user: GET /devices is paged, so it follows `next_cursor` to the last page. */
@@ -146,8 +274,9 @@ export class NotifyApi {
     return devices;
   }
 
+  /** @deprecated The same as unregisterDevice, by its earlier name. */
   deleteDevice(token: string): Promise<void> {
-    return this.http.request('DELETE', '/devices', { body: { token } });
+    return this.unregisterDevice(token);
   }
 
   /** This user's preferences (empty lists and `updated_at: null` until it sets any). docs/preferences.md. */

@@ -1,15 +1,17 @@
 /**
- * The inbox: feed items and the unread count, kept in sync by realtime frames, with optimistic mark-read.
+ * The inbox: the default feed's items (neither archived nor snoozed) and the unread count, kept in sync by
+ * realtime frames — new notifications, and state changes made on any of the user's devices — with optimistic
+ * mark-read, archive and snooze.
  * Framework-free, in the shape React's `useSyncExternalStore(inbox.subscribe, inbox.getSnapshot)` expects
  * (Vue, Svelte or plain DOM code subscribe the same way).
  */
 import type { NotifyApi } from './api.js';
 import type { NotifyError } from './errors.js';
 import type { RealtimeClient } from './realtime.js';
-import type { Receiver } from './wire.js';
+import type { NotificationBulkFrame, NotificationStateFrame, Receiver } from './wire.js';
 
 export interface InboxSnapshot {
-  /** Newest first, with optimistic reads applied. */
+  /** The default feed, newest first, with optimistic reads, archives and snoozes applied. */
   readonly items: readonly Receiver[];
   readonly unreadCount: number;
   /** `idle` before `load()`; `error` when the last load or refresh failed (`error` says why; items stay). */
@@ -44,6 +46,8 @@ export class InboxStore {
   private readonly reading = new Map<string, string>();
   /** A read-all sent and not yet confirmed: items up to this id show as read. */
   private readingAll: { readonly upTo: string; readonly at: string } | undefined;
+  /** Archives and snoozes sent and not yet confirmed: not shown meanwhile. */
+  private readonly hiding = new Set<string>();
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
   private readonly listeners = new Set<() => void>();
@@ -61,6 +65,9 @@ export class InboxStore {
       };
       this.detach.push(realtime.on('notification', stale));
       this.detach.push(realtime.on('session', ({ resumed }) => resumed || stale()));
+      // Changes made on another device (or by a wake-up): shown at once, then the exact count and head fetched.
+      this.detach.push(realtime.on('notificationState', (frame) => this.applyState(frame)));
+      this.detach.push(realtime.on('notificationBulk', (frame) => this.applyBulk(frame)));
     }
   }
 
@@ -156,6 +163,40 @@ export class InboxStore {
     await this.refresh();
   }
 
+  /** Marks items seen (shown to the user), e.g. those an open inbox panel shows. */
+  async markSeen(ids: readonly string[]): Promise<void> {
+    const unseen = ids.filter((id) => this.items.some((item) => item.id === id && !item.seen_at));
+    if (unseen.length === 0) return;
+    const states = await this.options.api.markSeen(unseen);
+    const seenAt = new Map(states.map((state) => [state.id, state.seen_at]));
+    this.items = this.items.map((item) =>
+      seenAt.has(item.id) ? { ...item, seen_at: seenAt.get(item.id) ?? null } : item,
+    );
+    this.publish();
+  }
+
+  /** Marks every item of the default feed seen (the badge of "new" items cleared). */
+  async markAllSeen(): Promise<void> {
+    await this.options.api.bulkChange({ action: 'mark_seen' });
+    await this.refresh();
+  }
+
+  /** Hides the item at once (archived); shows it again if the service refuses, then rethrows. */
+  archive(id: string): Promise<void> {
+    return this.hide(id, () => this.options.api.archive(id));
+  }
+
+  /** Hides the item at once until `until` (snoozed); shows it again if the service refuses, then rethrows. */
+  snooze(id: string, until: Date | string): Promise<void> {
+    return this.hide(id, () => this.options.api.snooze(id, until));
+  }
+
+  /** Brings an archived item back; the feed's head and count are fetched again to show it in its place. */
+  async unarchive(id: string): Promise<void> {
+    await this.options.api.unarchive(id);
+    await this.refresh();
+  }
+
   /** Stops listening to the realtime client. */
   destroy(): void {
     for (const off of this.detach.splice(0)) off();
@@ -209,10 +250,73 @@ export class InboxStore {
     this.publish();
   }
 
+  private async hide(id: string, change: () => Promise<unknown>): Promise<void> {
+    this.hiding.add(id);
+    this.publish();
+    try {
+      await change();
+      this.remove(id);
+    } finally {
+      this.hiding.delete(id);
+      this.publish();
+    }
+  }
+
+  /** Takes an item out of the list (archived or snoozed), and out of the count when it was unread. */
+  private remove(id: string): void {
+    const index = this.items.findIndex((item) => item.id === id);
+    const item = this.items[index];
+    if (!item) return;
+    this.items.splice(index, 1);
+    if (!item.read_at) this.serverUnread = Math.max(0, this.serverUnread - 1);
+  }
+
+  /** A `notification.state` frame: the item's states after a change made anywhere. */
+  private applyState(frame: NotificationStateFrame): void {
+    if (this.status === 'idle') return;
+    const index = this.items.findIndex((item) => item.id === frame.id);
+    const item = this.items[index];
+    if (item && (frame.archived_at !== null || frame.snoozed_until !== null)) this.remove(frame.id);
+    else if (item) {
+      if (!item.read_at && frame.read_at) this.serverUnread = Math.max(0, this.serverUnread - 1);
+      this.items[index] = { ...item, seen_at: frame.seen_at, read_at: frame.read_at };
+    }
+    this.publish();
+    // The exact count, and an item back in the feed (unarchived, woken up) in its place.
+    void this.refresh();
+  }
+
+  /** A `notification.bulk` frame: the items named, or those of the feed older than `before` (or all). */
+  private applyBulk(frame: NotificationBulkFrame): void {
+    if (this.status === 'idle') return;
+    const { ids, before } = frame;
+    const matches = (item: Receiver) =>
+      ids ? ids.includes(item.id) : before === null || olderThan(item.id, before);
+    for (const item of this.items.filter(matches)) {
+      if (frame.change === 'archived') this.remove(item.id);
+      else if (frame.change === 'seen' && !item.seen_at) this.replace({ ...item, seen_at: frame.at });
+      else if (frame.change === 'read' && !item.read_at) {
+        this.replace({ ...item, read_at: frame.at });
+        this.serverUnread = Math.max(0, this.serverUnread - 1);
+      }
+    }
+    this.publish();
+    // Items that arrived during the change are not part of it, and older unloaded ones are: the exact state.
+    void this.refresh();
+  }
+
+  private replace(item: Receiver): void {
+    const index = this.items.findIndex((current) => current.id === item.id);
+    if (index >= 0) this.items[index] = item;
+  }
+
   private compute(): InboxSnapshot {
     const readingAll = this.readingAll;
     let hidden = 0;
-    const items = this.items.map((item) => {
+    const shown =
+      this.hiding.size === 0 ? this.items : this.items.filter((item) => !this.hiding.has(item.id));
+    for (const item of this.items) if (this.hiding.has(item.id) && !item.read_at) hidden++;
+    const items = shown.map((item) => {
       if (item.read_at) return item;
       const readAt =
         this.reading.get(item.id) ??

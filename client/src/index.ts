@@ -8,7 +8,13 @@ import { InboxStore } from './inbox.js';
 import { RealtimeClient, type RealtimeOptions } from './realtime.js';
 import { type TokenProvider, TokenSource } from './token.js';
 
-export { type ApiOptions, type IdempotencyOptions, NotifyApi } from './api.js';
+export {
+  type ApiOptions,
+  type IdempotencyOptions,
+  NotifyApi,
+  type PushRegistration,
+  type PushSubscriptionLike,
+} from './api.js';
 export type { BackoffOptions } from './backoff.js';
 export { NotifyError } from './errors.js';
 export type { RetryOptions } from './http.js';

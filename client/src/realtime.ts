@@ -13,7 +13,9 @@ import {
   type BroadcastFrame,
   type ClientFrame,
   type EventFrame,
+  type NotificationBulkFrame,
   type NotificationFrame,
+  type NotificationStateFrame,
   PROTOCOL_FRAME_TYPES,
   type PresenceFrame,
   type PresenceStatus,
@@ -64,6 +66,10 @@ export interface RealtimeEvents {
   /** The previous session could not be resumed (gone too long): reload what the app shows from REST. */
   sessionExpired: { readonly sessionId: string };
   notification: NotificationFrame;
+  /** A feed item changed state (on this device or another): its states after the change. */
+  notificationState: NotificationStateFrame;
+  /** Many feed items changed at once (a bulk change, a read-all, items marked seen). */
+  notificationBulk: NotificationBulkFrame;
   event: EventFrame;
   presence: PresenceFrame;
   /** Instead of `presence` in rooms too large for a frame per change: counts, at most one per interval. */
@@ -401,6 +407,13 @@ export class RealtimeClient extends Emitter<RealtimeEvents> {
         return;
       case 'presence':
         this.emit('presence', frame);
+        return;
+      // Not told apart by `id` (deliver): one item changes state many times, and a repeat states the same.
+      case 'notification.state':
+        this.emit('notificationState', frame);
+        return;
+      case 'notification.bulk':
+        this.emit('notificationBulk', frame);
         return;
       default:
         this.deliver(frame as unknown as BroadcastFrame);

@@ -20,6 +20,7 @@ export type {
   BroadcastAccepted,
   BroadcastFrame,
   BroadcastSendRequest as BroadcastRequest,
+  BulkChange,
   ClientFrame,
   Device,
   DevicesRegisterRequest as DeviceRequest,
@@ -31,8 +32,13 @@ export type {
   FeedPage,
   GatewayErrorFrame,
   HeartbeatAckFrame,
+  ItemState,
+  MarkedSeen,
   NotificationAccepted,
+  NotificationBulkFrame,
   NotificationFrame,
+  NotificationStateFrame,
+  NotificationsBulkRequest as BulkChangeRequest,
   NotificationsCreateRequest as NotificationRequest,
   PreferenceDefaults,
   Preferences,
@@ -51,6 +57,7 @@ export type {
   TopicsCreateRequest as TopicRequest,
   UnreadCount,
   UserPresence,
+  VapidPublicKey,
 } from './generated/wire.js';
 
 export type Priority = NotificationFrame['priority'];
@@ -62,6 +69,8 @@ export type PresenceState = PresenceFrame['status'];
 export type DevicePlatform = Device['platform'];
 export type ReadResult = MarkedRead;
 export type ReadAllResult = ReadAll;
+/** What `GET /notifications?state=` lists; absent: the default feed (neither archived nor snoozed). */
+export type FeedStateFilter = 'unseen' | 'unread' | 'read' | 'archived' | 'snoozed' | 'all';
 
 /** Frame types the protocol defines; anything else is a broadcast payload. */
 export const PROTOCOL_FRAME_TYPES: ReadonlySet<string> = new Set<string>(SERVER_FRAME_TYPES);

@@ -7,12 +7,17 @@ import path from 'node:path';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { z } from 'zod';
-import { AUTH_SETTING_PREFIX, type AuthSettingKey, authSettingName } from '../../common/env';
+import { AUTH_SETTING_PREFIX, type AuthSettingKey, authSettingName, pushSettingName } from '../../common/env';
 import { DEFAULT_PRESENCE_SCALE, type PresenceSettings } from '../../common/presence-settings';
 import {
+  APNS_ENVIRONMENTS,
+  type ApnsEnvironment,
   AUTH_ENV_NAMES,
   ConfigError,
+  PUSH_PROVIDERS,
+  type PushProvider,
   parseAuthConfig,
+  parsePushSettings,
   REPLAY_PROTECTION_SCOPES,
 } from '../../common/settings';
 import { repoRoot } from '../paths';
@@ -178,6 +183,23 @@ export interface StageSettings {
   /** The Secrets Manager secret (name or ARN) holding the client secret for token introspection. */
   readonly introspectionClientSecret: { readonly secretId: string } | undefined;
   readonly scale: ScaleSettings;
+  /** Push credentials per app (docs/push.md); undefined: the stage pushes nothing. */
+  readonly push: PushStageSettings | undefined;
+}
+
+/** One provider's credentials of one app: the Secrets Manager secret (name or ARN) that holds them. */
+export interface PushCredentialsRef {
+  /** Undefined only for Expo without an access token. */
+  readonly secretId: string | undefined;
+  /** APNs: the environment of the app's devices registered without one. */
+  readonly apnsEnvironment?: ApnsEnvironment;
+}
+
+export interface PushStageSettings {
+  readonly defaultApp: string;
+  readonly apps: Readonly<Record<string, Readonly<Partial<Record<PushProvider, PushCredentialsRef>>>>>;
+  /** `SERVICE__PUSH__APPS` and `SERVICE__PUSH__DEFAULT_APP` of the functions that declare `push`. */
+  readonly env: Readonly<Record<string, string>>;
 }
 
 /** CloudWatch Logs accepts only these retention periods. */
@@ -325,6 +347,42 @@ const corsSchema = z.strictObject({
     .refine((origins) => new Set(origins).size === origins.length, { message: 'lists an origin twice' }),
 });
 
+// A Secrets Manager secret's name (1–512 of letters, digits and /_+=.@-) or ARN: checked for placeholders below.
+const secretRef = z.string().min(1, 'expected the name or ARN of a Secrets Manager secret').max(2048);
+const pushProviderRef = z.strictObject({ secret: secretRef });
+const pushSchema = z
+  .strictObject({
+    default_app: z.string().optional(),
+    apps: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9._-]{1,256}$/, 'app ids are 1–256 letters, digits and . _ -'),
+        z
+          .strictObject({
+            fcm: pushProviderRef.optional(),
+            apns: z
+              .strictObject({ secret: secretRef, environment: z.enum(APNS_ENVIRONMENTS).optional() })
+              .optional(),
+            webpush: pushProviderRef.optional(),
+            // Expo's access token is optional (required only when the Expo project enforces push security).
+            expo: z.strictObject({ secret: secretRef.optional() }).optional(),
+          })
+          .refine((app) => Object.keys(app).length > 0, {
+            message: `name at least one of ${PUSH_PROVIDERS.join(', ')}`,
+          }),
+      )
+      .refine((apps) => Object.keys(apps).length > 0, {
+        message: 'name at least one app, or leave push out',
+      }),
+  })
+  .refine((push) => push.default_app === undefined || push.default_app in push.apps, {
+    message: 'default_app must be one of apps',
+    path: ['default_app'],
+  })
+  .refine((push) => push.default_app !== undefined || Object.keys(push.apps).length === 1, {
+    message: 'is required with more than one app',
+    path: ['default_app'],
+  });
+
 const fileSchema = z.strictObject({
   development: z.boolean({ error: 'is required (true or false)' }),
   region: z.string().regex(AWS_REGION, 'expected an AWS region such as "eu-west-1"').optional(),
@@ -385,6 +443,7 @@ const fileSchema = z.strictObject({
   cors: corsSchema.optional(),
   auth: authSchema,
   scale: scaleSchema.optional(),
+  push: pushSchema.optional(),
 });
 
 const customDomain = (domain: z.output<typeof domainSchema> | undefined): CustomDomain | undefined =>
@@ -481,6 +540,54 @@ const placeholdersIn = (raw: unknown): string[] => {
     .map(([key, value]) => `${key} (${String(value)})`);
 };
 
+/** Characters of a Secrets Manager secret name; an ARN is `arn:` and such a name. */
+const SECRET_ID = /^(arn:aws[\w-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:)?[\w/+=.@-]{1,512}$/;
+/** Words a shipped example secret name would hold instead of the operator's own. */
+const PLACEHOLDER_SECRET = /example|placeholder|replace|change-?me|todo|your-/i;
+
+/** Push secret references that are no secret's name yet (`<name of …>`, `example`, …): every stage. */
+const pushPlaceholdersIn = (push: z.output<typeof pushSchema> | undefined): string[] =>
+  Object.entries(push?.apps ?? {}).flatMap(([appId, providers]) =>
+    Object.entries(providers)
+      .filter(
+        ([, ref]) =>
+          ref?.secret !== undefined && (!SECRET_ID.test(ref.secret) || PLACEHOLDER_SECRET.test(ref.secret)),
+      )
+      .map(([provider, ref]) => `push.apps.${appId}.${provider}.secret (${ref?.secret})`),
+  );
+
+/** The push settings of the stage and the functions' variables naming them (validated as the functions will). */
+const pushStageSettings = (push: z.output<typeof pushSchema> | undefined): PushStageSettings | undefined => {
+  if (push === undefined) return undefined;
+  const apps: Record<string, Partial<Record<PushProvider, PushCredentialsRef>>> = {};
+  const variable: Record<string, Record<string, unknown>> = {};
+  for (const [appId, providers] of Object.entries(push.apps)) {
+    apps[appId] = {};
+    variable[appId] = {};
+    for (const provider of PUSH_PROVIDERS) {
+      const ref = providers[provider];
+      if (ref === undefined) continue;
+      const environment = 'environment' in ref ? ref.environment : undefined;
+      apps[appId][provider] = {
+        secretId: ref.secret,
+        ...(environment ? { apnsEnvironment: environment } : {}),
+      };
+      variable[appId][provider] = {
+        ...(ref.secret === undefined ? {} : { secret: ref.secret }),
+        ...(environment ? { environment } : {}),
+      };
+    }
+  }
+  const defaultApp = push.default_app ?? (Object.keys(push.apps)[0] as string);
+  const env = {
+    [pushSettingName('APPS')]: JSON.stringify(variable),
+    [pushSettingName('DEFAULT_APP')]: defaultApp,
+  };
+  // What the functions will parse: the stage must not deploy settings they refuse.
+  parsePushSettings(env);
+  return { defaultApp, apps, env };
+};
+
 /** Validates the parsed content of a stage file; `source` names the file in error messages. */
 export const parseStageConfig = (stage: string, raw: unknown, source: string): StageSettings => {
   if (!STAGE_NAME.test(stage)) {
@@ -538,7 +645,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
   }
 
   const missing = settingsAStageNeeds(raw);
-  const placeholders = file.development ? [] : placeholdersIn(raw);
+  const placeholders = [...(file.development ? [] : placeholdersIn(raw)), ...pushPlaceholdersIn(file.push)];
   if (missing.length > 0 || placeholders.length > 0) {
     const parts = [
       ...(missing.length > 0 ? [`missing ${missing.join(', ')}`] : []),
@@ -635,6 +742,7 @@ export const parseStageConfig = (stage: string, raw: unknown, source: string): S
     hs256Secret,
     introspectionClientSecret,
     scale,
+    push: pushStageSettings(file.push),
   };
 };
 

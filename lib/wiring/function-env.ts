@@ -35,6 +35,8 @@ export interface FunctionResources {
   readonly cursorKey?: Readonly<Record<string, string>>;
   /** Likewise for the key that seals webhook secrets (a KMS key id on AWS, a local key). */
   readonly webhookSecretKey?: Readonly<Record<string, string>>;
+  /** The push settings (`SERVICE__PUSH__*`) of the functions that declare `push`; undefined: push not configured. */
+  readonly push?: Readonly<Record<string, string>>;
   /** Auth settings of HTTP and WebSocket functions (`SERVICE__AUTH__*`, the HS256 secret's ARN). */
   readonly auth: Readonly<Record<string, string>>;
 }
@@ -103,5 +105,6 @@ export const functionEnvironment = (
   }
   if (spec.cursorKey && resources.cursorKey) Object.assign(env, resources.cursorKey);
   if (spec.webhookSecretKey && resources.webhookSecretKey) Object.assign(env, resources.webhookSecretKey);
+  if (spec.push && resources.push) Object.assign(env, resources.push);
   return env;
 };

@@ -1,3 +1,4 @@
+import type { PushProvider } from '../../common/settings';
 import type { FunctionSpec, QueueId, TableId } from './types';
 
 /**
@@ -14,6 +15,8 @@ export interface FunctionGrants {
   readonly schedules: boolean;
   readonly cursorKey: boolean;
   readonly webhookSecretKey: 'encrypt' | 'decrypt' | undefined;
+  /** Providers whose credential secrets (every app's) it may read. */
+  readonly pushCredentials: ReadonlySet<PushProvider>;
 }
 
 export const functionGrants = (spec: FunctionSpec): FunctionGrants => {
@@ -28,6 +31,7 @@ export const functionGrants = (spec: FunctionSpec): FunctionGrants => {
     schedules: spec.schedules ?? false,
     cursorKey: spec.cursorKey ?? false,
     webhookSecretKey: spec.webhookSecretKey,
+    pushCredentials: new Set(spec.push?.readsCredentials ?? []),
   };
 };
 

@@ -3,6 +3,8 @@
  * (lib/stack) and the local runtime (local/) both build from the same declaration (docs/design.md principle 1).
  */
 
+import type { PushProvider } from '../../common/settings';
+
 /** Scopes a service token can carry (docs/contract.md §2). */
 export type Scope = 'events:publish' | 'notifications:write' | 'webhooks:admin' | 'broadcast:write';
 
@@ -39,6 +41,11 @@ export interface FunctionSpec {
   readonly webhookSecretKey?: 'encrypt' | 'decrypt';
   /** Whether it signs or opens paging cursors (reads the cursor key's secret on AWS; lambdas/core/cursor-mac.ts). */
   readonly cursorKey?: boolean;
+  /**
+   * Whether it reads the push settings (`SERVICE__PUSH__*`: the configured apps and where their credentials are),
+   * and whose credentials it reads (Secrets Manager read access to exactly those providers' secrets on AWS).
+   */
+  readonly push?: { readonly readsCredentials: readonly PushProvider[] };
 }
 
 /** `ANY` is only for the catch-all route (path `$default`): it answers requests no other route matches. */

@@ -131,6 +131,12 @@ const lines = [
   `  CORS       ${corsOrigins.length ? corsOrigins.join(', ') : 'none (browser pages of other origins are refused)'}`,
   `  Logs       one line per record below${args['json-logs'] ? ', as JSON' : ' (--json-logs for JSON)'}`,
   `  Delivery   ${describeDelivery(running.delivery)}`,
+  ...(running.standIns.push.length > 0
+    ? running.standIns.push.map(
+        (standIn, index) =>
+          `  ${index === 0 ? 'Push      ' : '          '} ${standIn.provider.padEnd(8)} ${standIn.url}`,
+      )
+    : ['  Push       no provider stand-ins (local/push/stand-ins.ts)']),
   // The SDK's own 9-line warning is switched off (../sdk-env.ts); this says the same in one line.
   ...(nodeMajor < 22
     ? [
@@ -170,6 +176,7 @@ lines.push(
   "    -H 'Content-Type: application/json' \\",
   `    -d '{"event_type":"demo.hello","title":"Hello","channels":["in_app","realtime"],"recipient_ids":["${recipient}"]}'`,
   '  curl -sS "$NOTIFY_API_URL/notifications" -H "Authorization: Bearer $NOTIFY_USER_TOKEN"',
+  "  npm run pushes                                             # what the user's devices would have received",
   '  npm run smoke                                              # the deployment smoke test, run against this',
   '',
   'Ctrl-C stops everything.',

@@ -360,6 +360,70 @@ element('prefs').addEventListener('submit', async (event) => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
+// Pushes: what the local push stand-ins received for this user's devices, and marking a token dead
+
+interface UserPushes {
+  readonly devices: readonly { token: string; provider: string; app_id: string | null }[];
+  readonly pushes: readonly {
+    provider: string;
+    token: string;
+    push_id: string | null;
+    payload: unknown;
+    at: string;
+  }[];
+}
+
+const pushesRequest = async (path: string, init: RequestInit = {}): Promise<Response> => {
+  const response = await fetch(`${apiBase}/demo/api/${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${await fetchToken(false)}`, 'content-type': 'application/json' },
+  });
+  if (!response.ok) {
+    const body = (await response.json().catch(() => ({}))) as { message?: string };
+    throw new Error(`${path}: ${response.status} ${body.message ?? ''}`);
+  }
+  return response;
+};
+
+const loadPushes = async () => {
+  const { devices, pushes } = (await (await pushesRequest('pushes')).json()) as UserPushes;
+  element('push-devices').replaceChildren(
+    ...devices.map((device) => {
+      const line = document.createElement('li');
+      line.dataset.token = device.token;
+      const received = pushes.filter((push) => push.token === device.token).length;
+      line.textContent = `${device.provider} ${device.token} (${received} received) `;
+      const kill = document.createElement('button');
+      kill.type = 'button';
+      kill.textContent = 'Mark dead';
+      kill.addEventListener('click', async () => {
+        try {
+          await pushesRequest('pushes/dead', {
+            method: 'POST',
+            body: JSON.stringify({ token: device.token }),
+          });
+          activity('push', `marked dead: ${device.token}`, { token: device.token });
+        } catch (error) {
+          showError(error);
+        }
+      });
+      line.append(kill);
+      return line;
+    }),
+  );
+  element('pushes').replaceChildren(
+    ...pushes.map((push) => {
+      const line = document.createElement('li');
+      line.dataset.pushId = push.push_id ?? '';
+      line.textContent = `${push.at.slice(11, 19)} ${push.provider} → ${push.token}: ${JSON.stringify(push.payload)}`;
+      return line;
+    }),
+  );
+};
+
+element('pushes-refresh').addEventListener('click', () => loadPushes().catch(showError));
+
+// ---------------------------------------------------------------------------------------------------------
 
 element('user').textContent = userId;
 loadPreferences().catch(showError);

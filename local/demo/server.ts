@@ -11,11 +11,16 @@ import { build } from 'esbuild';
 import type { CorsPolicy } from '../../lib/wiring';
 import { answerPreflight, applyCors, isPreflight, sendError } from '../gateway/http';
 import { apiGatewayId } from '../gateway/ids';
+import { markDeviceDead, PushesRefused, pushesOfUser } from '../push/received';
+import type { PushStandIn } from '../push/stand-in';
 
 export const DEMO_PATH = '/demo/';
 /** Local-only endpoints of the demo, under DEMO_PATH. */
 export const DEMO_TOKEN_PATH = `${DEMO_PATH}api/token`;
 export const DEMO_NOTIFY_PATH = `${DEMO_PATH}api/notifications`;
+/** What the caller's devices would have received (GET), and marking one dead (POST {"token"}): docs/push.md. */
+export const DEMO_PUSHES_PATH = `${DEMO_PATH}api/pushes`;
+export const DEMO_PUSH_DEAD_PATH = `${DEMO_PATH}api/pushes/dead`;
 
 /** Longest user token the demo hands out (a day, as `npm start` prints). */
 export const DEMO_MAX_TOKEN_SECS = 24 * 3600;
@@ -49,6 +54,8 @@ export interface DemoOptions {
    * secret of one's own or an IdP's key set): the endpoints then answer 404 and the page asks for a token.
    */
   readonly minting: DemoMinting | undefined;
+  /** The push providers' stand-ins of the runtime. */
+  readonly pushStandIns?: readonly PushStandIn[];
 }
 
 const json = (
@@ -189,7 +196,41 @@ export const createDemo = (options: DemoOptions) => {
     });
   };
 
+  /** The pushes endpoints: the caller's bearer token decides whose devices (the service checks it). */
+  const handlePushes = async (request: IncomingMessage, response: ServerResponse, path: string) => {
+    const requestId = apiGatewayId();
+    const refuse = (status: number, code: string, message: string) =>
+      sendError(request, response, status, code, message, requestId);
+    const method = path === DEMO_PUSHES_PATH ? 'GET' : 'POST';
+    if (request.method !== method) return methodNotAllowed(request, response, method);
+    const authorization = request.headers.authorization;
+    if (!authorization) {
+      request.resume();
+      return refuse(401, 'unauthorized', 'A user token is required (Authorization: Bearer …)');
+    }
+    const standIns = options.pushStandIns ?? [];
+    try {
+      if (method === 'GET') {
+        request.resume();
+        return json(response, 200, await pushesOfUser(options.httpUrl, authorization, standIns));
+      }
+      const body = await readJsonObject(request);
+      if (typeof body.token !== 'string' || body.token === '')
+        throw new BadRequest('token: expected a device token');
+      await markDeviceDead(options.httpUrl, authorization, standIns, body.token);
+      response.writeHead(204, { 'cache-control': 'no-store' });
+      return response.end();
+    } catch (error) {
+      if (error instanceof BadRequest) return refuse(400, 'validation', error.message);
+      if (error instanceof PushesRefused) return refuse(error.status, error.code, error.message);
+      process.stderr.write(`demo: ${path} failed (request ${requestId}): ${(error as Error).message}\n`);
+      return refuse(500, 'internal', 'Internal error');
+    }
+  };
+
   const handleApi = async (request: IncomingMessage, response: ServerResponse, path: string) => {
+    if (path === DEMO_PUSHES_PATH || path === DEMO_PUSH_DEAD_PATH)
+      return handlePushes(request, response, path);
     const requestId = apiGatewayId();
     const refuse = (status: number, code: string, message: string) =>
       sendError(request, response, status, code, message, requestId);

@@ -585,6 +585,23 @@ describe('the CDK app', () => {
     },
     SYNTH_PROCESS_TIMEOUT_MS,
   );
+
+  it(
+    'fails synth of a stage whose push credentials name a placeholder secret, naming the key',
+    async () => {
+      const failure = await synthFailure({
+        stage: 'prod',
+        config: 'test/cdk/fixtures/prod-push-placeholder.json',
+      });
+      expect(failure?.code).toBe(1);
+      expect(failure?.stderr).toContain(
+        'placeholder values in push.apps.com.acme.app.apns.secret (<name of the secret holding the APNs key>)',
+      );
+      expect(failure?.stderr).not.toContain('push.apps.com.acme.app.fcm');
+      expect(failure?.stderr).not.toMatch(/\n\s+at /);
+    },
+    SYNTH_PROCESS_TIMEOUT_MS,
+  );
 });
 
 describe('the cdk-nag harness', () => {

@@ -53,7 +53,7 @@ describe('client SDK: preferences', () => {
   it('listDevices returns every device of the user', async () => {
     const api = apiFor(`sdk-devices-${run}`);
     for (const token of ['a', 'b', 'c'])
-      await api.registerDevice({ token: `${token}-${run}`, platform: 'web' });
+      await api.registerDevice({ token: `${token}-${run}`, platform: 'android' });
     expect((await api.listDevices()).map((device) => device.token).sort()).toEqual(
       ['a', 'b', 'c'].map((token) => `${token}-${run}`),
     );

@@ -5,14 +5,17 @@
  * stated. A rule row holds a request that breaks the rule and the same request keeping it; the documents' words are
  * matched as they are written, so rewording a rule means looking at this table again.
  */
+import { createECDH } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../api-docs/operations';
+import { pushSettingName } from '../../common/env';
 import openApi from '../../docs/api/openapi.json' with { type: 'json' };
 import { repoRoot } from '../../lib/paths';
 import { wiring } from '../../lib/wiring';
 import { apiClient } from '../support/api';
+import { vapidCredentials } from '../support/push-keys';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 type Json = Record<string, unknown>;
@@ -68,6 +71,18 @@ const refusedUrl = (url: string) => ({
   code: 'validation',
   field: 'url',
 });
+/** POST /devices by alice. */
+const registerDevice = (body: Json): Call => ({ method: 'POST', path: '/devices', token: alice, body });
+/** A browser's PushSubscription.toJSON() with a fresh P-256 key, on loopback (allowed locally). */
+const webSubscription = (p256dh = createECDH('prime256v1').generateKeys().toString('base64url')) => ({
+  endpoint: `http://127.0.0.1:9/push/${run}`,
+  keys: { p256dh, auth: Buffer.alloc(16, 7).toString('base64url') },
+});
+const offCurve = (() => {
+  const point = createECDH('prime256v1').generateKeys();
+  point[64] = (point[64] as number) ^ 1;
+  return point.toString('base64url');
+})();
 const event = (source: string) => ({ event_type: 'rules.checked', source, version: 1, data: {} });
 
 /** Rows run in order: a later one may rely on an earlier one's `kept` request (the required default that the
@@ -388,6 +403,79 @@ const RULES: readonly Rule[] = [
       status: 201,
     },
   },
+  {
+    operation: 'devices.register',
+    rule: 'a device names an app configured for push',
+    contract: /`app_id`: an app configured for push on the stage.*An unknown app.*→ 400/s,
+    openApi: /`app_id` is not an app configured for push on this stage/,
+    broken: {
+      ...registerDevice({ token: `rules-${run}`, platform: 'android', app_id: 'no-such-app' }),
+      status: 400,
+      code: 'validation',
+      field: 'app_id',
+    },
+    kept: {
+      ...registerDevice({ token: `rules-${run}`, platform: 'android', app_id: 'rules-app' }),
+      status: 201,
+    },
+  },
+  {
+    operation: 'devices.register',
+    rule: 'a provider reaches the platform',
+    contract: /`apns` reaches `ios` only, `webpush` `web` only/,
+    openApi: /a `provider` that does not reach the\s+`platform`/,
+    broken: {
+      ...registerDevice({ token: `rules-${run}-2`, platform: 'android', provider: 'apns' }),
+      status: 400,
+      code: 'validation',
+      field: 'provider',
+    },
+    kept: { ...registerDevice({ token: `rules-${run}-2`, platform: 'ios', provider: 'apns' }), status: 201 },
+  },
+  {
+    operation: 'devices.register',
+    rule: "a Web Push subscription's p256dh is a P-256 point on the curve",
+    contract: /`p256dh`: base64url of an uncompressed P-256 point\s+\(65 bytes\) on the curve/,
+    openApi: /whose `p256dh` is not an uncompressed P-256 point on the curve/,
+    broken: {
+      ...registerDevice({ platform: 'web', subscription: webSubscription(offCurve) }),
+      status: 400,
+      code: 'validation',
+      field: 'subscription.keys.p256dh',
+    },
+    kept: { ...registerDevice({ platform: 'web', subscription: webSubscription() }), status: 201 },
+  },
+  {
+    operation: 'devices.register',
+    rule: "a Web Push subscription's endpoint passes the webhook address policy",
+    contract: /`endpoint`.*a URL under the webhook address policy/s,
+    openApi: /whose `endpoint` breaks the webhook address policy/,
+    broken: {
+      ...registerDevice({
+        platform: 'web',
+        subscription: { ...webSubscription(), endpoint: 'https://10.0.0.1/push' },
+      }),
+      status: 400,
+      code: 'validation',
+      field: 'subscription.endpoint',
+    },
+    kept: { ...registerDevice({ platform: 'web', subscription: webSubscription() }), status: 201 },
+  },
+  {
+    operation: 'push.vapidPublicKey',
+    rule: 'the VAPID key is asked for a configured app',
+    contract: /An unknown `app_id` → 400 naming it/,
+    openApi: /`app_id` is not an app configured for push on this stage/,
+    broken: {
+      method: 'GET',
+      path: '/push/vapid-public-key?app_id=no-such-app',
+      token: alice,
+      status: 400,
+      code: 'validation',
+      field: 'app_id',
+    },
+    kept: { method: 'GET', path: '/push/vapid-public-key?app_id=rules-app', token: alice, status: 200 },
+  },
 ];
 
 /** The operation's whole part of the OpenAPI document: route, parameters, responses and request body schema. */
@@ -439,7 +527,18 @@ describe('the service enforces each documented rule as documented', () => {
   const send = (call: Call) => api(call.method, call.path, call.token(tokens), call.body);
 
   beforeAll(async () => {
-    runtime = await startTestRuntime();
+    // One push app with every provider, for the device and VAPID key rules.
+    runtime = await startTestRuntime({
+      env: {
+        [pushSettingName('APPS')]: JSON.stringify({
+          'rules-app': {
+            fcm: { credentials: {} },
+            apns: { credentials: {} },
+            webpush: { credentials: vapidCredentials() },
+          },
+        }),
+      },
+    });
     tokens = {
       alice: await runtime.mintUserToken('alice'),
       billing: await runtime.mintServiceToken('billing', [

@@ -211,6 +211,22 @@ describe('the demo page in Chromium', () => {
     expect(await badge(alice)).toBe('0');
   });
 
+  it('clears the badge on a second tab of the same user when the first reads (state frames)', async () => {
+    const [first, second] = [await openDemo('carol'), await openDemo('carol')];
+    await sendAsService('carol', 'One');
+    await sendAsService('carol', 'Two');
+    await second.locator('#badge[data-count="2"]').waitFor();
+    await first.locator('#badge[data-count="2"]').waitFor();
+    await first.locator('#feed li', { hasText: 'One' }).locator('button.mark-read').click();
+    // The second tab made no request: the `notification.state` frame the read sent brought it.
+    await second.locator('#badge[data-count="1"]').waitFor();
+    await second.locator('#feed li[data-read="true"]', { hasText: 'One' }).waitFor();
+    await first.locator('#read-all').click();
+    await second.locator('#badge[data-count="0"]').waitFor({ state: 'attached' });
+    expect(await second.locator('#feed li[data-read="false"]').count()).toBe(0);
+    await Promise.all([first.close(), second.close()]);
+  });
+
   it('works from a second origin: REST calls pass CORS, and the room shows both users live', async () => {
     const bob = await browser.context.newPage();
     const unreadCall = bob.waitForResponse((response) =>

@@ -331,10 +331,10 @@ describe('devices', () => {
       'ü'.repeat(4_096),
     ];
     for (const token of tokens) {
-      const created = await api('POST', '/devices', user, { token, platform: 'web' });
+      const created = await api('POST', '/devices', user, { token, platform: 'android' });
       expect(created, `${token.length}`).toMatchObject({ status: 201, body: { token } });
       // Registering again updates in place.
-      expect((await api('POST', '/devices', user, { token, platform: 'web', app_id: 'a' })).status).toBe(201);
+      expect((await api('POST', '/devices', user, { token, platform: 'ios' })).status).toBe(201);
     }
     const listed = await api('GET', '/devices', user);
     expect(listed.status).toBe(200);

@@ -3,7 +3,9 @@
  * at the bound it works end to end, past it the answer is a 400, a 401 for a token subject or service name, or
  * a WebSocket error frame, never a 500 or `internal`. Over real HTTP and WebSocket on the local runtime.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pushSettingName } from '../../common/env';
 import { IDENTIFIER_BYTES } from '../../lambdas/core/identifiers';
 import { apiClient, eventually } from '../support/api';
 import { type Runtime, startTestRuntime } from '../support/runtime';
@@ -15,7 +17,10 @@ const api = apiClient(() => runtime.httpUrl);
 const open: TestClient[] = [];
 
 beforeAll(async () => {
-  runtime = await startTestRuntime();
+  // An app id in right-to-left letters, configured for push (registration accepts configured apps only).
+  runtime = await startTestRuntime({
+    env: { [pushSettingName('APPS')]: JSON.stringify({ تطبيق: { fcm: { credentials: {} } } }) },
+  });
 }, 60_000);
 afterAll(async () => {
   await Promise.all(open.map((client) => client.close()));
@@ -55,7 +60,7 @@ describe('token subjects and service names', () => {
         ['GET', '/notifications', undefined],
         ['GET', '/notifications/unread-count', undefined],
         ['PUT', '/preferences', { rules: [] }],
-        ['POST', '/devices', { token: 'device-1', platform: 'web' }],
+        ['POST', '/devices', { token: 'device-1', platform: 'android' }],
       ] as const) {
         const response = await api(method, path, token, body);
         expect(response, `${method} ${path}`).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
@@ -119,7 +124,9 @@ describe('token subjects and service names', () => {
     expect((await api('GET', '/notifications', token)).status).toBe(200);
     expect((await api('GET', '/notifications/unread-count', token)).status).toBe(200);
     expect((await api('PUT', '/preferences', token, { rules: [] })).status).toBe(200);
-    expect((await api('POST', '/devices', token, { token: 'device-at', platform: 'web' })).status).toBe(201);
+    expect((await api('POST', '/devices', token, { token: 'device-at', platform: 'android' })).status).toBe(
+      201,
+    );
     const client = await connectAs(userId);
     const roomId = emojiOf('r', IDENTIFIER_BYTES.channelName);
     expect(await client.request({ type: 'join.room', room_id: roomId })).toMatchObject({ type: 'ack' });
@@ -193,8 +200,14 @@ describe('identifiers in requests', () => {
       ['GET', `/presence/${encodeURIComponent('bidi\u202eevil')}`, user, undefined, 'user_id'],
       ['GET', `/preferences?user_id=${encodeURIComponent('bidi\u202eevil')}`, writer, undefined, 'user_id'],
       ['POST', '/subscriptions', writer, { topic: 'names-topic', user_id: 'esc\u001b[31m' }, 'user_id'],
-      ['POST', '/devices', user, { token: 'device\nforged', platform: 'web' }, 'token'],
-      ['POST', '/devices', user, { token: 'device-ok', platform: 'web', app_id: 'app\u001b[31m' }, 'app_id'],
+      ['POST', '/devices', user, { token: 'device\nforged', platform: 'android' }, 'token'],
+      [
+        'POST',
+        '/devices',
+        user,
+        { token: 'device-ok', platform: 'android', app_id: 'app\u001b[31m' },
+        'app_id',
+      ],
       ['POST', '/devices', user, { token: 'device\u202e', platform: 'ios' }, 'token'],
       ['DELETE', '/devices', user, { token: 'device\nforged' }, 'token'],
       ['POST', '/broadcast', writer, { payload: { type: 'chat\u202e' } }, 'payload.type'],
@@ -215,7 +228,7 @@ describe('identifiers in requests', () => {
     // Text that is not a name keeps what names refuse: a device token with emoji and right-to-left letters works.
     const device = await api('POST', '/devices', user, {
       token: 'جهاز-😀',
-      platform: 'web',
+      platform: 'android',
       app_id: 'تطبيق',
     });
     expect(device).toMatchObject({ status: 201, body: { token: 'جهاز-😀', app_id: 'تطبيق' } });

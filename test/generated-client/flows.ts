@@ -106,6 +106,23 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
   );
   expectStatus('mark all read', 200, await user.POST('/notifications/read-all'));
   expectStatus('mark all read with {}', 200, await user.POST('/notifications/read-all', { body: {} }));
+  expectStatus('mark seen', 200, await user.POST('/notifications/seen', { body: { ids: [first.id] } }));
+  expectStatus('archive', 200, await user.POST('/notifications/{receiver_id}/archive', receiver));
+  expectStatus(
+    'archived items',
+    200,
+    await user.GET('/notifications', { params: { query: { state: 'archived' } } }),
+  );
+  expectStatus('unarchive', 200, await user.POST('/notifications/{receiver_id}/unarchive', receiver));
+  expectStatus(
+    'snooze',
+    200,
+    await user.POST('/notifications/{receiver_id}/snooze', {
+      ...receiver,
+      body: { until: new Date(Date.now() + 3_600_000).toISOString() },
+    }),
+  );
+  expectStatus('bulk archive', 200, await user.POST('/notifications/bulk', { body: { action: 'archive' } }));
 
   // Preferences and the service defaults.
   expectStatus('preferences', 200, await user.GET('/preferences'));
@@ -143,10 +160,13 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
   expectStatus(
     'register device',
     201,
-    await user.POST('/devices', { body: { token: device, platform: 'web' } }),
+    await user.POST('/devices', { body: { token: device, platform: 'android' } }),
   );
   expectStatus('devices', 200, await user.GET('/devices'));
   expectStatus('remove device', 204, await user.DELETE('/devices', { body: { token: device } }));
+  // The local runtime's push app has the Web Push stand-in's VAPID key.
+  const vapid = expectStatus('vapid key', 200, await user.GET('/push/vapid-public-key'));
+  if (!vapid.data?.public_key) throw new Error('vapid key: no public_key');
 
   // Presence and broadcast.
   expectStatus(

@@ -35,7 +35,7 @@ describe('concurrent writes to one thing', () => {
   it('one device token registered by many users at once has exactly one owner', async () => {
     const users = await times(RACERS, (index) => runtime.mintUserToken(`racer-${index}`));
     const answers = await times(RACERS, (index) =>
-      api('POST', '/devices', users[index], { token: 'raced-device', platform: 'web' }),
+      api('POST', '/devices', users[index], { token: 'raced-device', platform: 'android' }),
     );
     expect(statuses(answers)).toEqual({ 201: RACERS });
     const lists = await Promise.all(users.map((user) => api('GET', '/devices', user)));

@@ -213,6 +213,14 @@ const ENDPOINTS: readonly Endpoint[] = [
     body: bodies({
       token: maybe(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 200 })),
       platform: maybe(fc.constantFrom('ios', 'android', 'web', 'symbian')),
+      provider: maybe(fc.constantFrom('fcm', 'apns', 'webpush', 'expo', 'gcm')),
+      apns_environment: maybe(fc.constantFrom('sandbox', 'production', 'development')),
+      subscription: maybe(
+        fc.record({
+          endpoint: fc.constantFrom('https://10.0.0.1/push', 'http://127.0.0.1:9/push', 'not a url'),
+          keys: fc.record({ p256dh: text, auth: text }),
+        }),
+      ),
       app_id: maybe(fc.option(text)),
     }),
   },

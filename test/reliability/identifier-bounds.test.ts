@@ -65,7 +65,7 @@ describe('identifiers at and around their bounds', () => {
             expect((await api('PUT', '/preferences', token, { rules: [] })).status, what).toBe(expected);
             const device = await api('POST', '/devices', token, {
               token: `d-${caseNumber}`,
-              platform: 'web',
+              platform: 'android',
             });
             expect(device.status, what).toBe(user.within ? 201 : 401);
 

@@ -69,6 +69,9 @@ describe('queue messages', () => {
     'lambdas/domain/realtime/presence.ts': 'paging cursors',
     'lambdas/domain/webhooks/delivery-admin.ts': 'paging cursors',
     'lambdas/domain/idempotency.ts': 'the response kept for an idempotent replay, as its JSON text',
+    'lambdas/domain/push/apns.ts': "APNs's error answers ({reason, timestamp})",
+    'lambdas/domain/push/fcm.ts': "the service-account JSON, and FCM's and Google's token endpoint's answers",
+    'lambdas/domain/push/credentials.ts': 'the push credentials a Secrets Manager secret holds',
   };
 
   it('are parsed only by the worker wrapper, with their queue’s schema (JSON.parse elsewhere reads no message)', () => {

@@ -23,6 +23,22 @@ export type NotificationsCreateRequest = {
   readonly expires_at?: string | null;
 };
 
+export type NotificationsSnoozeRequest = {
+  /** when the item wakes up (in the future, at most 365 days ahead): unread and unseen again, announced by a `woken` frame */
+  readonly until: string;
+};
+
+export type NotificationsSeenRequest = {
+  /** receiver ids (the `id` of feed items and notification frames) */
+  readonly ids: readonly string[];
+};
+
+export type NotificationsBulkRequest = {
+  readonly action: 'mark_seen' | 'mark_read' | 'archive';
+  /** only items older than this one (a receiver id); absent: every item of the default feed */
+  readonly before?: string;
+};
+
 export type PreferencesPutRequest = {
   readonly rules: readonly ({
     readonly event_type: string;
@@ -52,7 +68,7 @@ export type BroadcastSendRequest = {
   readonly channel?: string;
   /** Free-form JSON object: at most 32768 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly payload: {
-    /** any type but the protocol's own: session, ack, error, heartbeat.ack, notification, event, presence, presence.summary */
+    /** any type but the protocol's own: session, ack, error, heartbeat.ack, notification, notification.state, notification.bulk, event, presence, presence.summary */
     readonly type: string;
     readonly [field: string]: unknown;
   };
@@ -82,8 +98,18 @@ export type SubscriptionsCreateRequest = {
 };
 
 export type DevicesRegisterRequest = {
-  readonly token: string;
+  readonly token?: string;
   readonly platform: 'ios' | 'android' | 'web';
+  readonly provider?: 'fcm' | 'apns' | 'webpush' | 'expo';
+  readonly apns_environment?: 'sandbox' | 'production';
+  readonly subscription?: {
+    readonly endpoint: string;
+    readonly expirationTime?: number | null;
+    readonly keys: {
+      readonly p256dh: string;
+      readonly auth: string;
+    };
+  };
   readonly app_id?: string | null;
 };
 
@@ -138,6 +164,9 @@ export type Receiver = {
   readonly created_at: Timestamp;
   readonly read_at: Timestamp | null;
   readonly expires_at: Timestamp | null;
+  readonly seen_at: Timestamp | null;
+  readonly archived_at: Timestamp | null;
+  readonly snoozed_until: Timestamp | null;
 };
 
 export type FeedPage = {
@@ -148,6 +177,24 @@ export type FeedPage = {
 export type MarkedRead = {
   readonly id: string;
   readonly read_at: Timestamp;
+};
+
+export type ItemState = {
+  /** the receiver id */
+  readonly id: string;
+  readonly seen_at: Timestamp | null;
+  readonly read_at: Timestamp | null;
+  readonly archived_at: Timestamp | null;
+  readonly snoozed_until: Timestamp | null;
+};
+
+export type MarkedSeen = {
+  readonly items: readonly ItemState[];
+};
+
+export type BulkChange = {
+  /** items the change applied to (those already so are not counted) */
+  readonly updated: number;
 };
 
 export type ReadAll = {
@@ -218,6 +265,11 @@ export type Subscription = {
   readonly created_at: Timestamp;
 };
 
+export type VapidPublicKey = {
+  readonly app_id: string;
+  readonly public_key: string;
+};
+
 export type SubscriptionList = {
   readonly items: readonly Subscription[];
 };
@@ -225,7 +277,12 @@ export type SubscriptionList = {
 export type Device = {
   readonly token: string;
   readonly platform: 'ios' | 'android' | 'web';
+  readonly provider: 'fcm' | 'apns' | 'webpush' | 'expo';
   readonly app_id: string | null;
+  readonly apns_environment: 'sandbox' | 'production' | null;
+  readonly web_keys: {
+    readonly p256dh: string;
+  } | null;
   readonly created_at: Timestamp;
 };
 
@@ -370,6 +427,28 @@ export type NotificationFrame = {
   readonly channel: 'toast' | 'realtime';
 };
 
+export type NotificationStateFrame = {
+  readonly type: 'notification.state';
+  readonly change: 'seen' | 'read' | 'archived' | 'unarchived' | 'snoozed' | 'woken';
+  /** the receiver id */
+  readonly id: string;
+  readonly seen_at: Timestamp | null;
+  readonly read_at: Timestamp | null;
+  readonly archived_at: Timestamp | null;
+  readonly snoozed_until: Timestamp | null;
+};
+
+export type NotificationBulkFrame = {
+  readonly type: 'notification.bulk';
+  readonly change: 'seen' | 'read' | 'archived';
+  readonly ids: readonly string[] | null;
+  readonly before: string | null;
+  /** when it ran: with `ids` null, it changed the items of the default feed delivered by then */
+  readonly at: Timestamp;
+  /** items that changed (those already so are not counted) */
+  readonly updated: number;
+};
+
 export type EventFrame = {
   readonly type: 'event';
   /** the WebSocket channel it was sent to: `topic:<event_type>` */
@@ -418,7 +497,7 @@ export type PresenceSummaryFrame = {
 };
 
 export type BroadcastFrame = {
-  /** any type but the protocol's own: session, ack, error, heartbeat.ack, notification, event, presence, presence.summary */
+  /** any type but the protocol's own: session, ack, error, heartbeat.ack, notification, notification.state, notification.bulk, event, presence, presence.summary */
   readonly type: string;
   readonly [field: string]: unknown;
 };
@@ -431,9 +510,9 @@ export type GatewayErrorFrame = {
 };
 
 /** Frame types the service defines; any other `type` is a broadcast payload. */
-export const SERVER_FRAME_TYPES = ['session', 'ack', 'error', 'heartbeat.ack', 'notification', 'event', 'presence', 'presence.summary'] as const;
+export const SERVER_FRAME_TYPES = ['session', 'ack', 'error', 'heartbeat.ack', 'notification', 'notification.state', 'notification.bulk', 'event', 'presence', 'presence.summary'] as const;
 
-export type ServerFrame = SessionFrame | AckFrame | ErrorFrame | HeartbeatAckFrame | NotificationFrame | EventFrame | PresenceFrame | PresenceSummaryFrame;
+export type ServerFrame = SessionFrame | AckFrame | ErrorFrame | HeartbeatAckFrame | NotificationFrame | NotificationStateFrame | NotificationBulkFrame | EventFrame | PresenceFrame | PresenceSummaryFrame;
 
 // ---- Client → server frames (AsyncAPI)
 

@@ -1,10 +1,19 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type ApnsEnvironment,
+  type PushProvider,
+  type PushSettings,
+  pushSettings,
+} from '../../../common/settings';
 import { documentClient, tableName } from '../../core/clients';
-import { conflict, notFound, validationError } from '../../core/errors';
+import { conflict, type FieldIssue, notFound, validationError } from '../../core/errors';
 import { countQuery, type ItemKey, queryPage } from '../../core/paging';
 import type * as z from '../../core/zod';
+import { AddressRefused } from '../webhooks/address-policy';
+import { webhookSettings } from '../webhooks/settings';
+import { checkWebhookUrl } from '../webhooks/url-policy';
 import type { deviceListSchema, deviceSchema } from './responses';
 import {
   type ListDevicesQuery,
@@ -22,20 +31,132 @@ interface DeviceRecord {
   readonly token: string;
   readonly user_id: string;
   readonly platform: Platform;
+  /** Null: the stage's default push app. */
   readonly app_id: string | null;
   readonly created_at: string;
   readonly updated_at: string;
+  /** Absent on records made before providers were recorded: DEFAULT_PROVIDER of the platform. */
+  readonly provider?: PushProvider;
+  /** APNs devices only. */
+  readonly apns_environment?: ApnsEnvironment;
+  /** Web Push devices only: the subscription's keys (base64url). */
+  readonly web_keys?: { readonly p256dh: string; readonly auth: string };
 }
+
+/** The provider of a device registered without one (and of records older than the field). */
+export const DEFAULT_PROVIDER: Readonly<Record<Platform, PushProvider>> = {
+  ios: 'apns',
+  android: 'fcm',
+  web: 'webpush',
+};
+
+/** The platforms each provider reaches (FCM also serves iOS and web apps built on Firebase). */
+const PROVIDER_PLATFORMS: Readonly<Record<PushProvider, readonly Platform[]>> = {
+  fcm: ['android', 'ios', 'web'],
+  apns: ['ios'],
+  webpush: ['web'],
+  expo: ['ios', 'android'],
+};
+
+/** What a registration stores beside the owner and the times. */
+type Registration = Pick<
+  DeviceRecord,
+  'token' | 'platform' | 'app_id' | 'provider' | 'apns_environment' | 'web_keys'
+>;
+
+const invalid = (details: readonly FieldIssue[]) => validationError('Invalid request body', details);
+
+/**
+ * The checks the body schema cannot make alone: the provider fits the platform, the app is one configured for
+ * push on this stage and has that provider's credentials, the fields belong to the provider, and a Web Push
+ * endpoint passes the webhook address policy (a URL the user supplies, which Notify will call).
+ */
+const registrationOf = async (input: RegisterDeviceInput, settings: PushSettings): Promise<Registration> => {
+  const details: FieldIssue[] = [];
+  const provider = input.provider ?? DEFAULT_PROVIDER[input.platform];
+  if (!PROVIDER_PLATFORMS[provider].includes(input.platform)) {
+    details.push({
+      field: 'provider',
+      issue: `${provider} does not reach ${input.platform} devices (only ${PROVIDER_PLATFORMS[provider].join(', ')})`,
+    });
+  }
+  const appId = input.app_id ?? null;
+  if (appId !== null && !settings.apps.has(appId)) {
+    details.push({
+      field: 'app_id',
+      issue:
+        settings.apps.size === 0
+          ? 'no app is configured for push on this stage: leave app_id out'
+          : 'is not an app configured for push on this stage',
+    });
+  }
+  const appName = appId ?? settings.defaultApp;
+  const app = appName === undefined ? undefined : settings.apps.get(appName);
+  if (app && !app[provider]) {
+    details.push({
+      field: 'provider',
+      issue: `the app ${appName} has no ${provider} credentials on this stage`,
+    });
+  }
+  if (input.apns_environment !== undefined && provider !== 'apns') {
+    details.push({ field: 'apns_environment', issue: 'is for APNs devices only' });
+  }
+  const subscription = input.subscription;
+  if (provider === 'webpush') {
+    if (!subscription) {
+      details.push({
+        field: 'subscription',
+        issue: "is required for Web Push devices (the browser's PushSubscription as JSON)",
+      });
+    } else if (input.token !== undefined && input.token !== subscription.endpoint) {
+      details.push({ field: 'token', issue: "must be the subscription's endpoint, or be left out" });
+    }
+  } else {
+    if (subscription) details.push({ field: 'subscription', issue: 'is for Web Push devices only' });
+    if (input.token === undefined) details.push({ field: 'token', issue: 'required' });
+  }
+  if (details.length > 0) throw invalid(details);
+  if (subscription) {
+    try {
+      await checkWebhookUrl(subscription.endpoint, webhookSettings().allowLoopback);
+    } catch (error) {
+      if (error instanceof AddressRefused) {
+        throw invalid([{ field: 'subscription.endpoint', issue: error.message }]);
+      }
+      throw error;
+    }
+  }
+  const strip = (key: string) => key.replace(/=+$/, '');
+  return {
+    token: subscription?.endpoint ?? (input.token as string),
+    platform: input.platform,
+    app_id: appId,
+    provider,
+    ...(provider === 'apns'
+      ? { apns_environment: input.apns_environment ?? app?.apns?.apnsEnvironment ?? 'production' }
+      : {}),
+    ...(subscription
+      ? { web_keys: { p256dh: strip(subscription.keys.p256dh), auth: strip(subscription.keys.auth) } }
+      : {}),
+  };
+};
 
 /** What the device routes answer (the schema is the API documents' too). */
 export type Device = z.output<typeof deviceSchema>;
 
-const toDevice = (record: DeviceRecord): Device => ({
-  token: record.token,
-  platform: record.platform,
-  app_id: record.app_id,
-  created_at: record.created_at,
-});
+/** The device as its owner sees it: never the Web Push `auth` secret (docs/push.md says why). */
+const toDevice = (record: DeviceRecord): Device => {
+  const provider = record.provider ?? DEFAULT_PROVIDER[record.platform];
+  return {
+    token: record.token,
+    platform: record.platform,
+    provider,
+    app_id: record.app_id,
+    apns_environment: provider === 'apns' ? (record.apns_environment ?? 'production') : null,
+    web_keys: record.web_keys ? { p256dh: record.web_keys.p256dh } : null,
+    created_at: record.created_at,
+  };
+};
 
 /** base64url SHA-256: 43 characters whatever the token. */
 export const tokenHashOf = (token: string): string =>
@@ -57,23 +178,36 @@ const deviceCount = (userId: string): Promise<number> =>
  * keeps created_at; a token new to the user (new, or taken over from another user: one item per token, so the
  * previous owner's list loses it in the same write) counts against MAX_DEVICES_PER_USER and gets a new created_at.
  */
-export const registerDevice = async (userId: string, input: RegisterDeviceInput): Promise<Device> => {
+export const registerDevice = async (
+  userId: string,
+  input: RegisterDeviceInput,
+  settings: PushSettings = pushSettings(),
+): Promise<Device> => {
+  const registration = await registrationOf(input, settings);
   const now = new Date().toISOString();
   const table = tableName('devices');
-  const tokenHash = tokenHashOf(input.token);
-  const appId = input.app_id ?? null;
+  const tokenHash = tokenHashOf(registration.token);
+  // A device that changes provider keeps no field of the old one.
+  const optional = { apns_environment: registration.apns_environment, web_keys: registration.web_keys };
+  const set = Object.entries(optional).filter(([, value]) => value !== undefined);
+  const remove = Object.entries(optional).filter(([, value]) => value === undefined);
   try {
     const result = await documentClient().send(
       new UpdateCommand({
         TableName: table,
         Key: { token_hash: tokenHash },
-        UpdateExpression: 'SET platform = :platform, app_id = :app, updated_at = :now',
+        UpdateExpression: [
+          `SET ${['platform = :platform, app_id = :app, provider = :provider, updated_at = :now', ...set.map(([name]) => `${name} = :${name}`)].join(', ')}`,
+          ...(remove.length > 0 ? [`REMOVE ${remove.map(([name]) => name).join(', ')}`] : []),
+        ].join(' '),
         ConditionExpression: 'user_id = :user',
         ExpressionAttributeValues: {
           ':user': userId,
-          ':platform': input.platform,
-          ':app': appId,
+          ':platform': registration.platform,
+          ':app': registration.app_id,
+          ':provider': registration.provider,
           ':now': now,
+          ...Object.fromEntries(set.map(([name, value]) => [`:${name}`, value])),
         },
         ReturnValues: 'ALL_NEW',
       }),
@@ -90,10 +224,8 @@ export const registerDevice = async (userId: string, input: RegisterDeviceInput)
   }
   const record: DeviceRecord = {
     token_hash: tokenHash,
-    token: input.token,
     user_id: userId,
-    platform: input.platform,
-    app_id: appId,
+    ...registration,
     created_at: now,
     updated_at: now,
   };

@@ -1,12 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { envNames } from '../../../common/env';
-import { documentClient, requiredEnv, tableName } from '../../core/clients';
-import { scheduler } from '../../core/clients-scheduler';
+import { documentClient, tableName } from '../../core/clients';
 import { forbidden, validationError } from '../../core/errors';
 import { logger } from '../../core/logger';
-import { messageBody } from '../../core/message-queue';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { type Principal, sourceOf } from '../../core/principal';
 import { enqueue } from '../../core/sqs-send';
@@ -20,7 +16,8 @@ import {
   type RecipientState,
   readRecipientState,
 } from './delivery';
-import { type Audience, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
+import { type Audience, fanoutQueue, planMessages } from './fanout-messages';
+import { scheduleOnFanout } from './fanout-schedule';
 import { FEED_RETENTION_MS, type NotificationRecord } from './model';
 import type { CreateNotificationInput } from './schema';
 
@@ -61,10 +58,6 @@ const audienceOf = (principal: Principal, input: CreateNotificationInput): Creat
   }
   return input;
 };
-
-/** `at()` takes whole seconds: round up so the schedule never fires before `scheduled_at`. */
-export const atExpression = (epochMs: number): string =>
-  `at(${new Date(Math.ceil(epochMs / 1000) * 1000).toISOString().slice(0, 19)})`;
 
 /**
  * Stores the notification once, delivers a few named recipients itself and hands the rest of the fan-out to SQS
@@ -221,25 +214,8 @@ const withinBudget = (
   ]).finally(() => clearTimeout(timer));
 };
 
-const scheduleFanout = async (record: NotificationRecord) => {
-  const plan: FanoutMessage = { kind: 'plan', notification_id: record.id };
-  try {
-    await scheduler().send(
-      new CreateScheduleCommand({
-        Name: `notification-${record.id}`,
-        GroupName: requiredEnv(envNames.scheduleGroup),
-        ScheduleExpression: atExpression(record.deliver_at),
-        ScheduleExpressionTimezone: 'UTC',
-        FlexibleTimeWindow: { Mode: 'OFF' },
-        ActionAfterCompletion: 'DELETE',
-        Target: {
-          Arn: requiredEnv(envNames.queueArn('fanout')),
-          RoleArn: requiredEnv(envNames.schedulerRoleArn),
-          Input: messageBody(fanoutQueue, plan),
-        },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConflictException)) throw error; // an earlier attempt created it already
-  }
-};
+const scheduleFanout = (record: NotificationRecord) =>
+  scheduleOnFanout(`notification-${record.id}`, record.deliver_at, {
+    kind: 'plan',
+    notification_id: record.id,
+  });

@@ -3,7 +3,6 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
-import { timeOfId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core/message-handling';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
@@ -14,7 +13,7 @@ import { channelMembers, deliverToMembers, type Membership } from '../realtime/d
 import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import type { Channel } from './channels';
-import { readAllWatermarks } from './feed';
+import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
 import { type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 
 /*
@@ -198,7 +197,7 @@ const unreadKeyFor = (
 ) => {
   const watermark = before.get(userId);
   if (watermark === undefined || receiverId > watermark) return receiverId;
-  return receiverIdFor(notification.id, userId, Math.max(Date.now(), timeOfId(watermark) + 1));
+  return unreadKeyAbove(notification.id, userId, watermark);
 };
 
 /**
@@ -376,33 +375,12 @@ const keepLateArrivalsUnread = async (
   before: Watermarks,
 ): Promise<void> => {
   if (written.length === 0) return;
-  let after = await readAllWatermarks(written.map(({ userId }) => userId));
+  const after = await readAllWatermarks(written.map(({ userId }) => userId));
   const covered = written.filter(({ userId, unreadKey }) => {
     const watermark = after.get(userId);
     return watermark !== undefined && watermark !== before.get(userId) && unreadKey <= watermark;
   });
-  await forEachLimited(covered, RECIPIENT_CONCURRENCY, async ({ userId, receiverId, unreadKey }) => {
-    let current = unreadKey;
-    for (;;) {
-      const above = unreadKeyFor(notification, userId, current, after);
-      if (above === current) return;
-      try {
-        await documentClient().send(
-          new UpdateCommand({
-            TableName: tableName('receivers'),
-            Key: { user_id: userId, receiver_id: receiverId },
-            UpdateExpression: 'SET unread_key = :above',
-            // Only while the key is still the covered one: a read in the meantime removed it (and stays).
-            ConditionExpression: 'unread_key = :covered',
-            ExpressionAttributeValues: { ':above': above, ':covered': current },
-          }),
-        );
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        return;
-      }
-      current = above;
-      after = await readAllWatermarks([userId]); // a read-all may have moved past this key too
-    }
-  });
+  await forEachLimited(covered, RECIPIENT_CONCURRENCY, ({ userId, receiverId, unreadKey }) =>
+    keepUnreadAboveWatermark(userId, receiverId, notification.id, unreadKey, after.get(userId)),
+  );
 };

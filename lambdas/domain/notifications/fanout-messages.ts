@@ -37,6 +37,17 @@ const fanoutMessageKinds = [
    * stage's alarms are exactly CloudWatch's 10 free metrics), its poller's idle cost and CloudFormation resources.
    */
   z.object({ kind: z.literal('topic-purge'), topic: z.string().check(z.regex(TOPIC_NAME)) }),
+  /**
+   * The wake-up of a snoozed feed item (item-states.ts), sent by its schedule. On this queue for the reason
+   * above, and because its worker already writes receivers and sends frames to users.
+   */
+  z.object({
+    kind: z.literal('wake'),
+    user_id: z.string(),
+    receiver_id: z.string(),
+    /** The `snoozed_until` it ends: an item snoozed again since (another time) is left alone. */
+    until: z.string(),
+  }),
 ] as const;
 
 export type FanoutMessage = z.infer<(typeof fanoutMessageKinds)[number]>;

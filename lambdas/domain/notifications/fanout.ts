@@ -6,12 +6,20 @@ import { purgeTopicPage } from '../topics/deletion';
 import { subscribersPage } from '../topics/subscriptions';
 import { deliverChunk, deliveryByMessage } from './delivery';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
+import { wakeItem } from './item-states';
 import { isExpired, type NotificationRecord } from './model';
 
 /** A message that arrives this much before its delivery time is put back with a delay. */
 const EARLY_TOLERANCE_MS = 500;
 
-export type FanoutOutcome = 'planned' | 'delivered' | 'expired' | 'postponed' | 'purged';
+export type FanoutOutcome =
+  | 'planned'
+  | 'delivered'
+  | 'expired'
+  | 'postponed'
+  | 'purged'
+  | 'woken'
+  | 'skipped';
 
 const loadNotification = async (id: string): Promise<NotificationRecord> => {
   const result = await documentClient().send(
@@ -34,6 +42,14 @@ export const processFanoutMessage = async (
   if (message.kind === 'topic-purge') {
     await purgeTopicPage(message);
     return 'purged';
+  }
+  if (message.kind === 'wake') {
+    const remainingMs = Date.parse(message.until) - now;
+    if (remainingMs > EARLY_TOLERANCE_MS) {
+      await postpone(message, remainingMs);
+      return 'postponed';
+    }
+    return wakeItem(message.user_id, message.receiver_id, message.until);
   }
   const notification = await loadNotification(message.notification_id);
   if (isExpired(notification.expires_at, now)) return 'expired';

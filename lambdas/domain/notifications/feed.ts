@@ -1,18 +1,17 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
-import { notFound } from '../../core/errors';
+import { timeOfId } from '../../core/ids';
 import { countQuery, queryPage } from '../../core/paging';
 import type * as z from '../../core/zod';
+import type { FeedStateFilter } from './feed-query';
 import {
   decodeCursor,
   encodeCursor,
-  isExpired,
-  isReceiverId,
   type NotificationRecord,
   type ReceiverRecord,
+  receiverIdFor,
 } from './model';
 import type { feedPageSchema, receiverSchema } from './responses';
 
@@ -22,7 +21,7 @@ import type { feedPageSchema, receiverSchema } from './responses';
  * many items are unread, and the unread count one strongly consistent Query on the `unread` local index.
  */
 
-interface FeedState {
+export interface FeedState {
   /** The greatest receiver id read-all covered. */
   readonly read_all_watermark?: string;
   readonly read_all_at?: string;
@@ -51,7 +50,7 @@ const readAllMarks = (state: FeedState): readonly (readonly [string, string])[] 
 /** One item of GET /notifications (the schema is the API documents' too). */
 export type FeedItem = z.output<typeof receiverSchema>;
 
-const feedState = async (userId: string): Promise<FeedState> => {
+export const feedState = async (userId: string): Promise<FeedState> => {
   const result = await documentClient().send(
     new GetCommand({ TableName: tableName('feedState'), Key: { user_id: userId }, ConsistentRead: true }),
   );
@@ -74,27 +73,109 @@ export const readAllWatermarks = async (userIds: readonly string[]): Promise<Map
   );
 };
 
-/** Read one by one (`read_at`), or by the first read-all whose watermark covers the receiver's unread key. */
-const readAtOf = (receiver: ReceiverRecord, state: FeedState): string | null => {
+/**
+ * An unread key just above `watermark` for a receiver of `notificationId`: for an item that becomes unread
+ * although a read-all already covers its id (a late arrival, a wake-up, an unarchived item). Time-ordered like
+ * receiver ids, so later read-alls cover it as usual.
+ */
+export const unreadKeyAbove = (notificationId: string, userId: string, watermark: string): string =>
+  receiverIdFor(notificationId, userId, Math.max(Date.now(), timeOfId(watermark) + 1));
+
+/**
+ * After writing an unread key chosen above the watermark read before: a read-all that ran meanwhile may have
+ * moved the watermark over it without seeing the item. Then the key goes above the new watermark (conditional
+ * on the key, so a read in between wins), until no read-all has covered it. So an item never becomes read
+ * unseen by the read that covers it. (A read-all that did see it may have counted it: the overlap
+ * docs/notifications.md describes.)
+ */
+export const keepUnreadAboveWatermark = async (
+  userId: string,
+  receiverId: string,
+  notificationId: string,
+  unreadKey: string,
+  watermark?: string,
+): Promise<void> => {
+  let current = unreadKey;
+  let after = watermark ?? (await readAllWatermarks([userId])).get(userId);
+  while (after !== undefined && current <= after) {
+    const above = unreadKeyAbove(notificationId, userId, after);
+    try {
+      await documentClient().send(
+        new UpdateCommand({
+          TableName: tableName('receivers'),
+          Key: { user_id: userId, receiver_id: receiverId },
+          UpdateExpression: 'SET unread_key = :above',
+          // Only while the key is still the covered one: a read in the meantime removed it (and stays).
+          ConditionExpression: 'unread_key = :covered',
+          ExpressionAttributeValues: { ':above': above, ':covered': current },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return;
+    }
+    current = above;
+    after = (await readAllWatermarks([userId])).get(userId); // a read-all may have moved past this key too
+  }
+};
+
+/**
+ * Read one by one (`read_at`), or by the first read-all whose watermark covers the receiver's unread key. An
+ * archived or snoozed item carries no unread key: hidden, it is read only by its own `read_at` (item-states.ts).
+ */
+export const readAtOf = (receiver: ReceiverRecord, state: FeedState): string | null => {
   if (receiver.read_at) return receiver.read_at;
   const key = receiver.unread_key;
   if (!key) return null;
   return readAllMarks(state).find(([watermark]) => key <= watermark)?.[1] ?? null;
 };
 
-const notExpiredFilter = {
-  FilterExpression: 'attribute_not_exists(expires_at) OR expires_at > :now',
+export const NOT_EXPIRED = 'attribute_not_exists(expires_at) OR expires_at > :now';
+const notExpiredFilter = { FilterExpression: NOT_EXPIRED };
+
+/** In the default feed: neither archived nor snoozed. */
+const IN_FEED = 'attribute_not_exists(archived_at) AND attribute_not_exists(snoozed_until)';
+
+/**
+ * Unread, for an item of the default feed: an unread key above the read-all watermark (what the `unread` index
+ * and so the unread count select).
+ */
+const UNREAD_WITH_WATERMARK = 'attribute_exists(unread_key) AND unread_key > :watermark';
+
+/** The filter of a state (absent: the default feed), given the user's read-all watermark. */
+export const stateFilter = (state: FeedStateFilter | undefined, watermark: string | undefined): string => {
+  const unread = watermark === undefined ? 'attribute_exists(unread_key)' : UNREAD_WITH_WATERMARK;
+  switch (state) {
+    case undefined:
+      return IN_FEED;
+    case 'unseen':
+      return `${IN_FEED} AND attribute_not_exists(seen_at)`;
+    case 'unread':
+      return `${IN_FEED} AND ${unread}`;
+    case 'read':
+      return `${IN_FEED} AND NOT (${unread})`;
+    case 'archived':
+      return 'attribute_exists(archived_at) AND attribute_not_exists(snoozed_until)';
+    case 'snoozed':
+      return 'attribute_exists(snoozed_until)';
+    case 'all':
+      return 'attribute_not_exists(snoozed_until)';
+  }
 };
 
-/** GET /notifications: newest first, expired receivers left out, `limit` items per page. */
+/** GET /notifications: newest first, expired receivers left out, `limit` items per page, of one state. */
 export const listFeed = async (
   userId: string,
-  options: { readonly limit: number; readonly cursor?: string },
+  options: { readonly limit: number; readonly cursor?: string; readonly state?: FeedStateFilter },
 ): Promise<z.output<typeof feedPageSchema>> => {
   const startAfter = options.cursor ? await decodeCursor(userId, options.cursor) : undefined;
+  // Only the read-state filters need the watermark before the Query; the others read both at once.
+  const reading = feedState(userId);
+  const watermark =
+    options.state === 'unread' || options.state === 'read' ? (await reading).read_all_watermark : undefined;
   const [state, { receivers, nextAfter }] = await Promise.all([
-    feedState(userId),
-    pageOfReceivers(userId, options.limit, startAfter),
+    reading,
+    pageOfReceivers(userId, options.limit, stateFilter(options.state, watermark), watermark, startAfter),
   ]);
   const notifications = await notificationsById(receivers.map((receiver) => receiver.notification_id));
   const items = receivers.flatMap((receiver): FeedItem[] => {
@@ -114,24 +195,33 @@ export const listFeed = async (
         created_at: notification.created_at,
         read_at: readAtOf(receiver, state),
         expires_at: notification.expires_at,
+        seen_at: receiver.seen_at ?? null,
+        archived_at: receiver.archived_at ?? null,
+        snoozed_until: receiver.snoozed_until ?? null,
       },
     ];
   });
   return { items, next_cursor: nextAfter ? await encodeCursor(userId, nextAfter) : null };
 };
 
-/** Up to `limit` unexpired receivers after `startAfter`, and the receiver id the next page starts after. */
+/** Up to `limit` unexpired receivers matching `filter` after `startAfter`, and where the next page starts. */
 const pageOfReceivers = async (
   userId: string,
   limit: number,
+  filter: string,
+  watermark: string | undefined,
   startAfter?: string,
 ): Promise<{ receivers: ReceiverRecord[]; nextAfter: string | undefined }> => {
   const { items, nextKey } = await queryPage<ReceiverRecord & Record<string, unknown>>(
     {
       TableName: tableName('receivers'),
       KeyConditionExpression: 'user_id = :user',
-      ...notExpiredFilter,
-      ExpressionAttributeValues: { ':user': userId, ':now': new Date().toISOString() },
+      FilterExpression: `(${NOT_EXPIRED}) AND ${filter}`,
+      ExpressionAttributeValues: {
+        ':user': userId,
+        ':now': new Date().toISOString(),
+        ...(filter.includes(':watermark') ? { ':watermark': watermark } : {}),
+      },
       ScanIndexForward: false,
     },
     {
@@ -154,48 +244,6 @@ const notificationsById = async (ids: readonly string[]): Promise<Map<string, No
     },
   );
   return new Map(items.map((item) => [item.id as string, item as unknown as NotificationRecord]));
-};
-
-/** POST /notifications/{receiver_id}/read: idempotent, the first `read_at` stays; foreign or unknown → 404. */
-export const markRead = async (
-  userId: string,
-  receiverId: string,
-): Promise<{ id: string; read_at: string }> => {
-  if (!isReceiverId(receiverId)) throw notFound('No such notification');
-  const table = tableName('receivers');
-  const [current, state] = await Promise.all([
-    documentClient().send(
-      new GetCommand({ TableName: table, Key: { user_id: userId, receiver_id: receiverId } }),
-    ),
-    feedState(userId),
-  ]);
-  const receiver = current.Item as ReceiverRecord | undefined;
-  if (!receiver || isExpired(receiver.expires_at)) throw notFound('No such notification');
-  const alreadyRead = readAtOf(receiver, state);
-  if (alreadyRead) return { id: receiverId, read_at: alreadyRead };
-  const readAt = new Date().toISOString();
-  try {
-    await documentClient().send(
-      new UpdateCommand({
-        TableName: table,
-        Key: { user_id: userId, receiver_id: receiverId },
-        UpdateExpression: 'SET read_at = :readAt REMOVE unread_key',
-        ConditionExpression: 'attribute_exists(receiver_id) AND attribute_not_exists(read_at)',
-        ExpressionAttributeValues: { ':readAt': readAt },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return { id: receiverId, read_at: readAt };
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) {
-      // Removed (by its retention) since it was read: gone, as if the read had not found it.
-      if (!error.Item) throw notFound('No such notification');
-      // A concurrent read won the race: report its timestamp, as the second call of an idempotent operation.
-      const winner = unmarshall(error.Item) as ReceiverRecord;
-      if (winner.read_at) return { id: receiverId, read_at: winner.read_at };
-    }
-    throw error;
-  }
 };
 
 /**

@@ -48,6 +48,19 @@ export interface ReceiverRecord {
    */
   readonly unread_key?: string;
   readonly read_at?: string;
+  /** When the user's app showed it (marked seen); absent while unseen. */
+  readonly seen_at?: string;
+  /** Archived: out of the default feed (the `archived` filter lists it) until unarchived. */
+  readonly archived_at?: string;
+  /** Snoozed: listed only by the `snoozed` filter until its wake-up (a schedule) makes it unread and unseen. */
+  readonly snoozed_until?: string;
+  /**
+   * The unread key of an unread item while it is archived or snoozed: the `unread` index (the unread count)
+   * holds only items of the default feed, so it leaves `unread_key` and comes back on unarchive.
+   */
+  readonly hidden_unread_key?: string;
+  /** The `snoozed_until` of the last wake-up: a redelivered wake-up message sends its frame again, nothing more. */
+  readonly woken_from?: string;
   /**
    * Present until the recipient's frames went out: the SQS message id of the fan-out message that wrote the
    * record and alone sends them (again, if it is redelivered after a crash).

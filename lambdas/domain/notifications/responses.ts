@@ -33,6 +33,11 @@ export const receiverSchema = z.strictObject({
   created_at: timestamp,
   read_at: z.nullable(timestamp),
   expires_at: z.nullable(timestamp),
+  seen_at: z.nullable(timestamp),
+  archived_at: z.nullable(timestamp),
+  snoozed_until: z.nullable(
+    timestamp.check(z.describe('hidden until then: the wake-up makes it unread and unseen again')),
+  ),
 });
 
 export const feedPageSchema = pageOf(receiverSchema);
@@ -44,3 +49,22 @@ export const readAllSchema = z.strictObject({
 });
 
 export const unreadCountSchema = z.strictObject({ count: z.int().check(z.gte(0)) });
+
+/** The states of one feed item, as every state change answers them (and the `notification.state` frame). */
+export const itemStateFields = {
+  id: z.string().check(z.describe('the receiver id')),
+  seen_at: z.nullable(timestamp),
+  read_at: z.nullable(timestamp),
+  archived_at: z.nullable(timestamp),
+  snoozed_until: z.nullable(timestamp),
+};
+
+export const itemStateSchema = z.strictObject(itemStateFields);
+
+export const markedSeenSchema = z.strictObject({ items: z.array(itemStateSchema) });
+
+export const bulkChangeSchema = z.strictObject({
+  updated: z
+    .int()
+    .check(z.gte(0), z.describe('items the change applied to (those already so are not counted)')),
+});

@@ -4,6 +4,7 @@ import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { TOPIC_NAME } from '../topics/names';
 import { CHANNELS } from './channels';
+import { timestamp } from './input-timestamp';
 import { eventTypeSchema, PRIORITIES, sourceSchema } from './shared-fields';
 
 /** Contract §3 "Notifications": sizes, enumerations and defaults of POST /notifications. */
@@ -12,17 +13,6 @@ export const MAX_DATA_BYTES = 16 * 1024;
 export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
 /** Topics one notification may name (each fans out to all its subscribers). */
 export const MAX_TOPICS = 10;
-
-/** RFC 3339 allows lowercase `t` and `z` (§5.6); they are upper-cased before zod's ISO check and stored so. */
-const timestamp = z.pipe(
-  z
-    .string()
-    .check(
-      z.toUpperCase(),
-      z.meta({ format: 'date-time', description: 'RFC 3339 timestamp with an offset (Z or ±hh:mm)' }),
-    ),
-  z.isoDateTime({ offset: true, error: 'must be an RFC 3339 timestamp' }),
-);
 
 const uniqueStrings = <T extends string>(
   items: readonly T[],

@@ -73,7 +73,8 @@ export const PUSH_PAYLOAD_LIMIT = 4096;
 /**
  * The content as the provider's payload, shrunk to fit `limit` bytes the documented way (docs/push.md): first
  * without `data`, then with the body cut (on a code point, with an ellipsis) as far as needed, then the title.
- * Null when even the empty title and body do not fit: the push is `rejected`, never sent to earn a 413.
+ * Null when even the empty title and body do not fit, or a silent push's data does not: the push is `rejected`,
+ * never sent to earn a 413.
  */
 export const fitPayload = (
   content: PushContent,
@@ -82,6 +83,8 @@ export const fitPayload = (
 ): { readonly payload: string; readonly shrunk: boolean } | null => {
   const fits = (candidate: PushContent) => Buffer.byteLength(encode(candidate), 'utf8') <= limit;
   if (fits(content)) return { payload: encode(content), shrunk: false };
+  // A silent push is its data: without it the app would wake for nothing.
+  if (content.silent) return null;
   const withoutData = { ...content, data: {} };
   for (const field of ['body', 'title'] as const) {
     const full = [...withoutData[field]];

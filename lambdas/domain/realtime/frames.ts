@@ -12,6 +12,8 @@ export type PresenceStatus = (typeof schemas.PRESENCE_STATUSES)[number];
 export type PresenceState = (typeof schemas.PRESENCE_STATES)[number];
 
 export type NotificationFrame = z.output<typeof schemas.notificationFrameSchema>;
+export type NotificationStateFrame = z.output<typeof schemas.notificationStateFrameSchema>;
+export type NotificationBulkFrame = z.output<typeof schemas.notificationBulkFrameSchema>;
 export type EventFrame = z.output<typeof schemas.eventFrameSchema>;
 export type PresenceFrame = z.output<typeof schemas.presenceFrameSchema>;
 export type PresenceSummaryFrame = z.output<typeof schemas.presenceSummaryFrameSchema>;
@@ -29,6 +31,8 @@ export interface BroadcastFrame {
 
 export type ServerFrame =
   | NotificationFrame
+  | NotificationStateFrame
+  | NotificationBulkFrame
   | EventFrame
   | PresenceFrame
   | PresenceSummaryFrame

@@ -8,6 +8,8 @@ export const SERVER_FRAME_TYPES = [
   'error',
   'heartbeat.ack',
   'notification',
+  'notification.state',
+  'notification.bulk',
   'event',
   'presence',
   'presence.summary',

@@ -6,6 +6,7 @@
 import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
+import { itemStateFields } from '../notifications/responses';
 import { PRIORITIES } from '../notifications/shared-fields';
 import { broadcastTypeSchema } from './broadcast-schema';
 import type { ServerFrameType } from './server-frame-types';
@@ -51,6 +52,37 @@ export const notificationFrameSchema = z.strictObject({
   priority: z.enum(PRIORITIES),
   created_at: timestamp,
   channel: z.enum(['toast', 'realtime']).check(z.describe('the notification channel this frame delivers')),
+});
+
+/** What changed one feed item's state, as the `notification.state` frame says. */
+export const STATE_CHANGES = ['seen', 'read', 'archived', 'unarchived', 'snoozed', 'woken'] as const;
+
+export const notificationStateFrameSchema = z.strictObject({
+  type: z.literal('notification.state'),
+  change: z.enum(STATE_CHANGES),
+  ...itemStateFields,
+});
+
+/** What a bulk change did to every item it matched, as the `notification.bulk` frame says. */
+export const BULK_CHANGES = ['seen', 'read', 'archived'] as const;
+
+export const notificationBulkFrameSchema = z.strictObject({
+  type: z.literal('notification.bulk'),
+  change: z.enum(BULK_CHANGES),
+  ids: z.nullable(
+    z
+      .array(z.string())
+      .check(z.describe('the items changed, when named one by one (POST /notifications/seen)')),
+  ),
+  before: z.nullable(
+    z
+      .string()
+      .check(z.describe('a bulk change of the items older than this receiver id; null: of every item')),
+  ),
+  at: timestamp.check(
+    z.describe('when it ran: with `ids` null, it changed the items of the default feed delivered by then'),
+  ),
+  updated: z.int().check(z.gte(0), z.describe('items that changed (those already so are not counted)')),
 });
 
 export const eventFrameSchema = z.strictObject({
@@ -163,6 +195,8 @@ export const SERVER_FRAMES = {
   error: errorFrameSchema,
   'heartbeat.ack': heartbeatAckFrameSchema,
   notification: notificationFrameSchema,
+  'notification.state': notificationStateFrameSchema,
+  'notification.bulk': notificationBulkFrameSchema,
   event: eventFrameSchema,
   presence: presenceFrameSchema,
   'presence.summary': presenceSummaryFrameSchema,

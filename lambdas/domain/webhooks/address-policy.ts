@@ -65,6 +65,13 @@ export interface ResolvedAddress {
 /** Thrown when a host is refused or does not resolve; the message is safe to show to the webhook's owner. */
 export class AddressRefused extends Error {
   override name = 'AddressRefused';
+  constructor(
+    message: string,
+    /** The host did not resolve: maybe a passing DNS failure, not a verdict on an address. */
+    readonly unresolved = false,
+  ) {
+    super(message);
+  }
 }
 
 /** URL host without IPv6 brackets. */
@@ -88,11 +95,11 @@ export const resolveAllowed = async (hostname: string, allowLoopback: boolean): 
         family: entry.family as 4 | 6,
       }));
     } catch {
-      throw new AddressRefused(`host ${host} does not resolve`);
+      throw new AddressRefused(`host ${host} does not resolve`, true);
     }
   }
   const first = addresses[0];
-  if (!first) throw new AddressRefused(`host ${host} does not resolve`);
+  if (!first) throw new AddressRefused(`host ${host} does not resolve`, true);
   for (const { address } of addresses) {
     const refusal = addressRefusal(address, allowLoopback);
     if (refusal) {

@@ -3,6 +3,7 @@ import { canonical } from '../../core/canonical-json';
 import { logger } from '../../core/logger';
 import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core/message-handling';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
+import { retryAfterSecs } from '../../core/retry-after';
 import { AddressRefused } from './address-policy';
 import {
   type AttemptLog,
@@ -56,9 +57,6 @@ const deferAttempt = (message: DeliveryMessage): Promise<void> => {
   return enqueueAttempts([{ ...message, deferrals }], base * (1 + Math.random()));
 };
 
-/** Longest wait a Retry-After can ask for. */
-const MAX_RETRY_AFTER_SECS = 24 * 3600;
-
 /**
  * Contract §3 body: `{"type", "timestamp", "data": {id, event_type, source, version, data, priority, time}}`,
  * byte for byte the same on every attempt: the first is signed from the record the matcher wrote, later ones from
@@ -80,16 +78,6 @@ export const webhookBody = (record: DeliveryRecord): string => {
       time: event.time,
     },
   });
-};
-
-/** Retry-After as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
-export const retryAfterSecs = (value: string | undefined, now: Date): number | undefined => {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed), MAX_RETRY_AFTER_SECS);
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.min(Math.max(0, (at - now.getTime()) / 1000), MAX_RETRY_AFTER_SECS);
 };
 
 /** Delay before attempt `attempt + 1`: the schedule's step with ±20 % jitter, never shorter than Retry-After. */

@@ -8,6 +8,8 @@ export interface SendResult {
   /** HTTP status, or undefined when no answer came (timeout, connection error). */
   readonly status?: number;
   readonly retryAfter?: string;
+  /** The answer's `Location` (a Web Push service names the message it accepted there). */
+  readonly location?: string;
   readonly error?: string;
   readonly durationMs: number;
 }
@@ -15,16 +17,32 @@ export interface SendResult {
 /** Bytes of a response body read at most (only to free the socket; the body itself is not kept). */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-/**
- * POSTs to the webhook URL, connecting to the already checked address only (the `lookup` hook returns it,
- * so Node never resolves the name again: no DNS rebinding between check and connect), with the URL's host
- * in the Host header and as TLS SNI / certificate name. Redirects are answers like any other: not followed.
- */
+/** POSTs a webhook's JSON body to its checked URL and address (`postPinned`). */
 export const postTo = (
   url: URL,
   resolved: ResolvedAddress,
   headers: Readonly<Record<string, string>>,
   body: string,
+  timeoutMs: number,
+): Promise<SendResult> =>
+  postPinned(
+    url,
+    resolved,
+    { ...headers, 'content-type': 'application/json', 'user-agent': 'Notify-Webhooks/1' },
+    body,
+    timeoutMs,
+  );
+
+/**
+ * POSTs to a user-supplied URL, connecting to the already checked address only (the `lookup` hook returns it,
+ * so Node never resolves the name again: no DNS rebinding between check and connect), with the URL's host
+ * in the Host header and as TLS SNI / certificate name. Redirects are answers like any other: not followed.
+ */
+export const postPinned = (
+  url: URL,
+  resolved: ResolvedAddress,
+  headers: Readonly<Record<string, string>>,
+  body: string | Uint8Array,
   timeoutMs: number,
 ): Promise<SendResult> =>
   new Promise((resolve) => {
@@ -56,12 +74,7 @@ export const postTo = (
         method: 'POST',
         lookup: pinnedLookup,
         ...(url.protocol === 'https:' && !hostIsLiteral(url) ? { servername: url.hostname } : {}),
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-          'user-agent': 'Notify-Webhooks/1',
-        },
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         agent: false,
       },
       (res: IncomingMessage) => {
@@ -71,8 +84,12 @@ export const postTo = (
           if (read > MAX_RESPONSE_BYTES) res.destroy();
         });
         const done = () => {
-          const retryAfter = res.headers['retry-after'];
-          finish({ status: res.statusCode, ...(retryAfter ? { retryAfter } : {}) });
+          const { 'retry-after': retryAfter, location } = res.headers;
+          finish({
+            status: res.statusCode,
+            ...(retryAfter ? { retryAfter } : {}),
+            ...(location ? { location } : {}),
+          });
         };
         res.on('end', done);
         res.on('close', done);

@@ -109,6 +109,8 @@ export const events: WiringPart = {
       handler: `${HTTP}/devices/register.ts`,
       access: { users: 'any' },
       writes: ['devices'],
+      // The configured apps and their providers (registration checks app_id); no credentials.
+      push: { readsCredentials: [] },
     }),
     route({
       id: 'devices.delete',
@@ -125,6 +127,15 @@ export const events: WiringPart = {
       handler: `${HTTP}/devices/list.ts`,
       access: { users: 'any' },
       reads: ['devices'],
+    }),
+    route({
+      // What a browser subscribes with (docs/push.md): any app's users and services may read it.
+      id: 'push.vapidPublicKey',
+      method: 'GET',
+      path: '/push/vapid-public-key',
+      handler: `${HTTP}/push/vapid-public-key.ts`,
+      access: { users: 'any', services: 'any' },
+      push: { readsCredentials: ['webpush'] },
     }),
   ],
   tables: [

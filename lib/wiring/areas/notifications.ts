@@ -1,8 +1,25 @@
-import type { WiringPart } from '../types';
+import type { HttpRoute, WiringPart } from '../types';
 import { realtimeStateQueues, realtimeStateTables } from './realtime';
 
 const HANDLERS = 'lambdas/handlers/http/notifications';
 const PREFERENCES = 'lambdas/handlers/http/preferences';
+
+/**
+ * A change of feed items' states: it reads the read-all watermark, writes receivers, and sends the change to the
+ * user's connections (`notification.state` / `notification.bulk` frames).
+ */
+const stateChange = (id: string, path: string, file: string, extra: Partial<HttpRoute> = {}): HttpRoute => ({
+  id,
+  method: 'POST',
+  path,
+  handler: `${HANDLERS}/${file}`,
+  access: { users: 'any' },
+  reads: ['feedState'],
+  writes: ['receivers', ...realtimeStateTables],
+  sendsTo: [...realtimeStateQueues],
+  managesConnections: true,
+  ...extra,
+});
 
 /**
  * Notifications: create (stored once; a few recipients delivered at once, the rest of the fan-out handed to
@@ -33,24 +50,22 @@ export const notifications: WiringPart = {
       reads: ['receivers', 'feedState', 'notifications'],
       cursorKey: true,
     },
-    {
-      id: 'notifications.read',
-      method: 'POST',
-      path: '/notifications/{receiver_id}/read',
-      handler: `${HANDLERS}/read.ts`,
-      access: { users: 'any' },
-      reads: ['feedState'],
-      writes: ['receivers'],
-    },
-    {
-      id: 'notifications.readAll',
-      method: 'POST',
-      path: '/notifications/read-all',
-      handler: `${HANDLERS}/read-all.ts`,
-      access: { users: 'any' },
-      reads: ['receivers'],
-      writes: ['feedState'],
-    },
+    stateChange('notifications.read', '/notifications/{receiver_id}/read', 'read.ts'),
+    stateChange('notifications.archive', '/notifications/{receiver_id}/archive', 'archive.ts'),
+    stateChange('notifications.unarchive', '/notifications/{receiver_id}/unarchive', 'unarchive.ts'),
+    // Its wake-up is a schedule (or, within a second, a delayed message) sending `wake` to `fanout`.
+    stateChange('notifications.snooze', '/notifications/{receiver_id}/snooze', 'snooze.ts', {
+      sendsTo: ['fanout', ...realtimeStateQueues],
+      schedules: true,
+    }),
+    stateChange('notifications.seen', '/notifications/seen', 'seen.ts'),
+    // Read-all moves the user's watermark; the other bulk changes go item by item.
+    stateChange('notifications.readAll', '/notifications/read-all', 'read-all.ts', {
+      writes: ['receivers', 'feedState', ...realtimeStateTables],
+    }),
+    stateChange('notifications.bulk', '/notifications/bulk', 'bulk.ts', {
+      writes: ['receivers', 'feedState', ...realtimeStateTables],
+    }),
     {
       id: 'notifications.unreadCount',
       method: 'GET',

@@ -8,6 +8,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import type * as wire from '../../../client/src/wire';
 import type { Device } from '../../../lambdas/domain/devices/devices';
 import type { FeedItem } from '../../../lambdas/domain/notifications/feed';
+import type { FeedStateFilter } from '../../../lambdas/domain/notifications/feed-query';
 import type * as frames from '../../../lambdas/domain/realtime/frames';
 
 describe('client wire types', () => {
@@ -19,11 +20,14 @@ describe('client wire types', () => {
     expectTypeOf<frames.SessionFrame>().toExtend<wire.SessionFrame>();
     expectTypeOf<frames.AckFrame>().toExtend<wire.AckFrame>();
     expectTypeOf<frames.HeartbeatAckFrame>().toExtend<wire.HeartbeatAckFrame>();
+    expectTypeOf<frames.NotificationStateFrame>().toExtend<wire.NotificationStateFrame>();
+    expectTypeOf<frames.NotificationBulkFrame>().toExtend<wire.NotificationBulkFrame>();
     expectTypeOf<frames.PresenceStatus>().toEqualTypeOf<wire.PresenceStatus>();
   });
 
   it('describe the REST bodies the SDK reads', () => {
     expectTypeOf<keyof FeedItem>().toEqualTypeOf<keyof wire.Receiver>();
     expectTypeOf<Device>().toExtend<wire.Device>();
+    expectTypeOf<FeedStateFilter>().toEqualTypeOf<wire.FeedStateFilter>();
   });
 });

@@ -1,19 +1,30 @@
-import { BatchWriteCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { ServiceError, toServiceError } from '../../../lambdas/core/errors';
 import { newId } from '../../../lambdas/core/ids';
+import { bulkChange } from '../../../lambdas/domain/notifications/bulk';
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import {
+  type FeedItem,
+  feedState,
   listFeed,
   MAX_READ_ALL_MARKS,
-  markRead,
   readAll,
   unreadCount,
 } from '../../../lambdas/domain/notifications/feed';
+import type { FeedStateFilter } from '../../../lambdas/domain/notifications/feed-query';
+import {
+  applyTransition,
+  archiveItem,
+  readItem as markRead,
+  snoozeUntil,
+  unarchiveItem,
+} from '../../../lambdas/domain/notifications/item-states';
 import {
   FEED_RETENTION_MS,
   type NotificationRecord,
+  type ReceiverRecord,
   receiverIdFor,
 } from '../../../lambdas/domain/notifications/model';
 import { receiverCount, useDynamoDbLocal, useDynamoDbOutage } from '../../support/dynamodb';
@@ -151,6 +162,9 @@ describe('feed', () => {
       created_at: records[4]!.created_at,
       read_at: null,
       expires_at: null,
+      seen_at: null,
+      archived_at: null,
+      snoozed_until: null,
     });
     const second = await listFeed(alice, { limit: 2, cursor: first.next_cursor! });
     const third = await listFeed(alice, { limit: 2, cursor: second.next_cursor! });
@@ -250,6 +264,41 @@ describe('read state', () => {
     const error = await markRead(alice, receiverId).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ status: 404, code: 'not_found', message: 'No such notification' });
     expect(removed).toBe(true);
+  });
+
+  it('leaves alone in a bulk change an item that arrives during it, also one older than the others', async () => {
+    const alice = newUser();
+    const older = await storeNotification([alice], { deliver_at: Date.now() - 60_000 });
+    for (let index = 0; index < 3; index += 1) {
+      await deliver(await storeNotification([alice], { deliver_at: Date.now() + index }));
+    }
+    const [newest] = (await listFeed(alice, { limit: 1 })).items;
+    const table = tableName('receivers');
+    for (const action of ['mark_seen', 'archive'] as const) {
+      let arrived = false;
+      outage.interpose(async (operation, request) => {
+        if (operation !== 'Query' || request.TableName !== table || request.IndexName || arrived) return;
+        arrived = true;
+        // A lagging fan-out lands now, between the call's start and its Query: its id sorts below the others'.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (action === 'mark_seen') await deliver(older);
+        else await deliver(await storeNotification([alice], { deliver_at: Date.now() - 30_000 }));
+      });
+      const before = action === 'mark_seen' ? newest?.id : undefined;
+      expect(await bulkChange(alice, action, before)).toEqual({
+        updated: 2 + (action === 'archive' ? 2 : 0),
+      });
+      expect(arrived).toBe(true);
+      const lateId =
+        action === 'mark_seen'
+          ? receiverIdFor(older.id, alice, older.deliver_at)
+          : (await listFeed(alice, { limit: 100 })).items.at(-1)?.id;
+      const all = (await listFeed(alice, { limit: 100, state: 'all' })).items;
+      const late = all.find((item) => item.id === lateId);
+      expect(late).toMatchObject(action === 'mark_seen' ? { seen_at: null } : { archived_at: null });
+    }
+    expect((await listFeed(alice, { limit: 100 })).items).toHaveLength(1);
+    expect(await unreadCount(alice)).toBe(1);
   });
 
   it('counts in a second read-all only what arrived after the first', async () => {
@@ -576,4 +625,135 @@ describe('unread count under a random mix of operations', () => {
       expect(await feedUnread(user), `seed ${seed}`).toBe(expectedUnread(user, Date.now()));
     }
   }, 120_000);
+});
+
+describe('unread count under a random mix of operations with archives, snoozes and bulk changes', () => {
+  /** Snoozes as the route does after scheduling the wake-up (the schedule itself is the scheduler's). */
+  const snooze = async (userId: string, receiverId: string, until: string) => {
+    const read = await documentClient().send(
+      new GetCommand({
+        TableName: tableName('receivers'),
+        Key: { user_id: userId, receiver_id: receiverId },
+        ConsistentRead: true,
+      }),
+    );
+    if (!read.Item) throw new Error('no such receiver');
+    await applyTransition(read.Item as ReceiverRecord, await feedState(userId), snoozeUntil(until));
+  };
+
+  it('always equals the unread, unexpired items the default feed lists', async () => {
+    const seed = Number(process.env.NOTIFY_TEST_SEED ?? Date.now() % 100_000);
+    const random = prng(seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const users = [newUser(), newUser()];
+    interface Modelled {
+      read: boolean;
+      archived: boolean;
+      snoozedUntil: string | null;
+      expiresAt: number | null;
+    }
+    /** The model: per user, receiver id → its states. */
+    const model = new Map(users.map((user) => [user, new Map<string, Modelled>()]));
+    const live = (state: Modelled, at: number) => state.expiresAt === null || state.expiresAt > at;
+    const inFeed = (state: Modelled) => !state.archived && state.snoozedUntil === null;
+    const expectedUnread = (user: string, at: number) =>
+      [...(model.get(user)?.values() ?? [])].filter((r) => !r.read && inFeed(r) && live(r, at)).length;
+    const listed = async (user: string, state?: FeedStateFilter) => {
+      const items: FeedItem[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await listFeed(user, { limit: 100, cursor, ...(state ? { state } : {}) });
+        items.push(...page.items);
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+      return items;
+    };
+    const check = async (user: string, label: string) => {
+      const before = expectedUnread(user, Date.now());
+      const [count, unreadListed, feedListed] = await Promise.all([
+        unreadCount(user),
+        listed(user, 'unread'),
+        listed(user),
+      ]);
+      if (before !== expectedUnread(user, Date.now())) return; // an expiry fell in between
+      expect(count, label).toBe(before);
+      expect(unreadListed.length, label).toBe(before);
+      expect(feedListed.filter((item) => item.read_at === null).length, label).toBe(before);
+    };
+    /** Any change of an expired item is a 404; of a live one, it succeeds. */
+    const expectOutcome = (outcome: string, state: Modelled, label: string) => {
+      if (outcome === 'ok') return true;
+      expect(state.expiresAt !== null && state.expiresAt <= Date.now(), `${label}: ${outcome}`).toBe(true);
+      return false;
+    };
+
+    for (let step = 0; step < 200; step += 1) {
+      const label = `seed ${seed}, step ${step}`;
+      const roll = random();
+      const user = pick(users);
+      const receivers = [...(model.get(user)?.entries() ?? [])];
+      if (roll < 0.25 || receivers.length === 0) {
+        const expiresAt = random() < 0.15 ? Date.now() + 300 + Math.floor(random() * 1500) : null;
+        const record = await storeNotification(users, {
+          deliver_at: Date.now() + step,
+          expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+        });
+        if ((await deliver(record)) === 'delivered') {
+          for (const recipient of users) {
+            model.get(recipient)?.set(receiverIdFor(record.id, recipient, record.deliver_at), {
+              read: false,
+              archived: false,
+              snoozedUntil: null,
+              expiresAt,
+            });
+          }
+        }
+        continue;
+      }
+      const [receiverId, state] = pick(receivers);
+      if (roll < 0.37) {
+        if (expectOutcome(await errorCode(markRead(user, receiverId)), state, label)) state.read = true;
+      } else if (roll < 0.49) {
+        if (expectOutcome(await errorCode(archiveItem(user, receiverId)), state, label))
+          state.archived = true;
+      } else if (roll < 0.59) {
+        if (expectOutcome(await errorCode(unarchiveItem(user, receiverId)), state, label))
+          state.archived = false;
+      } else if (roll < 0.69) {
+        const until = new Date(Date.now() + 3_600_000 + step).toISOString();
+        if (expectOutcome(await errorCode(snooze(user, receiverId, until)), state, label))
+          state.snoozedUntil = until;
+      } else if (roll < 0.77) {
+        // The wake-up of a snooze: the schedule's message, as the fan-out worker handles it.
+        const snoozed = receivers.filter(([, candidate]) => candidate.snoozedUntil !== null);
+        if (snoozed.length === 0) continue;
+        const [sleeper, sleeping] = pick(snoozed);
+        const until = sleeping.snoozedUntil as string;
+        const outcome = await processFanoutMessage(
+          { kind: 'wake', user_id: user, receiver_id: sleeper, until },
+          handlingOf(`wake-${sleeper}-${step}`),
+          Date.parse(until),
+        );
+        if (outcome === 'woken')
+          Object.assign(sleeping, { snoozedUntil: null, archived: false, read: false });
+        else expect(live(sleeping, Date.now()), label).toBe(false);
+      } else if (roll < 0.85) {
+        await readAll(user);
+        for (const each of model.get(user)?.values() ?? []) if (inFeed(each)) each.read = true;
+      } else if (roll < 0.93) {
+        const action = pick(['mark_read', 'archive', 'mark_seen'] as const);
+        if (!live(state, Date.now() + 50)) continue; // `before` must name a live item
+        await bulkChange(user, action, receiverId);
+        for (const [id, each] of model.get(user) ?? []) {
+          if (id >= receiverId || !inFeed(each)) continue;
+          if (action === 'mark_read') each.read = true;
+          if (action === 'archive') each.archived = true;
+        }
+      } else {
+        await check(user, label);
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1900)); // every expiring receiver has expired now
+    for (const user of users) await check(user, `seed ${seed}, at the end`);
+  }, 180_000);
 });

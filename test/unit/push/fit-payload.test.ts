@@ -1,20 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { fitPayload, type PushContent } from '../../../lambdas/domain/push/provider';
+import { pushContent } from '../../support/push-content';
 
-const content = (overrides: Partial<PushContent> = {}): PushContent => ({
-  push_id: '0b0f9d4e-7d55-4b43-9d5f-0d5a3c1f6a10',
-  notification_id: 'n-1',
-  event_type: 'comment.created',
-  title: 'New comment',
-  body: 'Alice replied',
-  data: { post: 42 },
-  priority: 'normal',
-  expires_at: null,
-  collapse_key: null,
-  badge: null,
-  silent: false,
-  ...overrides,
-});
+const content = (overrides: Partial<PushContent> = {}): PushContent =>
+  pushContent({ body: 'Alice replied', data: { post: 42 }, ...overrides });
 
 const encode = (c: PushContent) => JSON.stringify({ title: c.title, body: c.body, data: c.data });
 
@@ -47,5 +36,9 @@ describe('fitPayload', () => {
 
   it('is null when not even an empty body and title fit', () => {
     expect(fitPayload(content(), () => 'x'.repeat(200), 100)).toBeNull();
+  });
+
+  it('is null for a silent push whose data does not fit: its data is all it carries', () => {
+    expect(fitPayload(content({ silent: true, data: { blob: 'x'.repeat(5000) } }), encode)).toBeNull();
   });
 });

@@ -1,7 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { retryAfterSecs } from '../../../lambdas/core/retry-after';
 import { addressRefusal } from '../../../lambdas/domain/webhooks/address-policy';
-import { retryAfterSecs, retryDelaySecs } from '../../../lambdas/domain/webhooks/deliver';
+import { retryDelaySecs } from '../../../lambdas/domain/webhooks/deliver';
 import { queueDelaySecs } from '../../../lambdas/domain/webhooks/deliveries';
 import { filterKeysFor, filterMatches } from '../../../lambdas/domain/webhooks/filters';
 import { createWebhookSchema } from '../../../lambdas/domain/webhooks/schema';

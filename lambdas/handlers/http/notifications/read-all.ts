@@ -1,7 +1,7 @@
 import { httpRoute } from '../../../core/http/route';
-import { readAll } from '../../../domain/notifications/feed';
+import { bulkChange } from '../../../domain/notifications/bulk';
 
 export const handler = httpRoute('notifications.readAll', {}, async ({ principal }) => ({
   status: 200,
-  body: await readAll(principal.id),
+  body: await bulkChange(principal.id, 'mark_read'),
 }));

@@ -1,7 +1,7 @@
 import { httpRoute } from '../../../core/http/route';
-import { markRead } from '../../../domain/notifications/feed';
+import { readItem } from '../../../domain/notifications/item-states';
 
 export const handler = httpRoute('notifications.read', {}, async ({ principal, pathParameters }) => ({
   status: 200,
-  body: await markRead(principal.id, pathParameters.receiver_id ?? ''),
+  body: await readItem(principal.id, pathParameters.receiver_id ?? ''),
 }));

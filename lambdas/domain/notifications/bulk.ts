@@ -1,0 +1,113 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '../../core/clients';
+import { forEachLimited } from '../../core/concurrency';
+import { notFound, ServiceError } from '../../core/errors';
+import { queryPages } from '../../core/paging';
+import type { NotificationBulkFrame } from '../realtime/frames';
+import { feedState, NOT_EXPIRED, readAll, stateFilter } from './feed';
+import type { FeedStateFilter } from './feed-query';
+import { announce, applyTransition, archive, markRead, markSeen, type Transition } from './item-states';
+import { isExpired, isReceiverId, type ReceiverRecord } from './model';
+import type { BulkAction } from './state-requests';
+
+/*
+ * One change to every item of the default feed that matches (POST /notifications/bulk, POST
+ * /notifications/read-all). Marking everything read is the read-all watermark: one write however many items
+ * are unread (feed.ts). The other changes go item by item over the items present when the call starts: a
+ * strongly consistent Query of the matching items delivered by then, each changed by the conditional update
+ * of a single change. An item that arrives during the call is delivered after its start and is left as it is,
+ * as read-all leaves it unread.
+ */
+
+const BULK: Record<
+  BulkAction,
+  {
+    readonly change: NotificationBulkFrame['change'];
+    readonly matching: FeedStateFilter | undefined;
+    readonly transition: Transition;
+  }
+> = {
+  mark_seen: { change: 'seen', matching: 'unseen', transition: markSeen },
+  mark_read: { change: 'read', matching: 'unread', transition: markRead },
+  archive: { change: 'archived', matching: undefined, transition: archive },
+};
+
+/** Receivers changed at once. */
+const BULK_CONCURRENCY = 20;
+
+/** `before` must name one of the user's unexpired items (else 404, as for a change of that item). */
+const checkBefore = async (userId: string, before: string): Promise<void> => {
+  if (!isReceiverId(before)) throw notFound('No such notification');
+  const found = await documentClient().send(
+    new GetCommand({
+      TableName: tableName('receivers'),
+      Key: { user_id: userId, receiver_id: before },
+      ProjectionExpression: 'receiver_id, expires_at',
+    }),
+  );
+  const item = found.Item as Pick<ReceiverRecord, 'expires_at'> | undefined;
+  if (!item || isExpired(item.expires_at)) throw notFound('No such notification');
+};
+
+/** Changes, one by one, the matching items of the default feed delivered by `startedAt` (older than `before`). */
+const sweep = async (
+  userId: string,
+  action: BulkAction,
+  startedAt: string,
+  before: string | undefined,
+): Promise<number> => {
+  const { matching, transition } = BULK[action];
+  const feed = await feedState(userId);
+  const filter = stateFilter(matching, feed.read_all_watermark);
+  let updated = 0;
+  const pages = queryPages<ReceiverRecord>({
+    TableName: tableName('receivers'),
+    KeyConditionExpression: before ? 'user_id = :user AND receiver_id < :before' : 'user_id = :user',
+    FilterExpression: `(${NOT_EXPIRED}) AND ${filter} AND delivered_at <= :startedAt`,
+    ExpressionAttributeValues: {
+      ':user': userId,
+      ':now': startedAt,
+      ':startedAt': startedAt,
+      ...(before ? { ':before': before } : {}),
+      ...(filter.includes(':watermark') ? { ':watermark': feed.read_all_watermark } : {}),
+    },
+    ConsistentRead: true,
+  });
+  for await (const receivers of pages) {
+    await forEachLimited(receivers, BULK_CONCURRENCY, async (receiver) => {
+      try {
+        if ((await applyTransition(receiver, feed, transition)).changed) updated += 1;
+      } catch (error) {
+        // Removed by its retention since the Query: nothing left to change.
+        if (!(error instanceof ServiceError && error.code === 'not_found')) throw error;
+      }
+    });
+  }
+  return updated;
+};
+
+/**
+ * POST /notifications/bulk (and POST /notifications/read-all: `mark_read` of every item). The user's
+ * connections get one `notification.bulk` frame saying what changed.
+ */
+export const bulkChange = async (
+  userId: string,
+  action: BulkAction,
+  before?: string,
+): Promise<{ updated: number }> => {
+  const startedAt = new Date().toISOString();
+  if (before !== undefined) await checkBefore(userId, before);
+  const updated =
+    action === 'mark_read' && before === undefined
+      ? (await readAll(userId)).updated
+      : await sweep(userId, action, startedAt, before);
+  await announce(userId, {
+    type: 'notification.bulk',
+    change: BULK[action].change,
+    ids: null,
+    before: before ?? null,
+    at: startedAt,
+    updated,
+  });
+  return { updated };
+};

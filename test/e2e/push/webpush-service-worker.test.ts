@@ -1,0 +1,116 @@
+/**
+ * The docs' Web Push service worker, exactly as written there, in Chromium: fed (through the DevTools protocol's
+ * push delivery, since no real push service is reachable) the very JSON the sender sent and the local push service
+ * decrypted with `http_ece`, it shows the notification with the push's title, body and tag, and shows nothing for a
+ * silent push.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PushContent } from '../../../lambdas/domain/push/provider';
+import { createWebPushSender, generateVapidCredentials } from '../../../lambdas/domain/push/webpush';
+import { repoRoot } from '../../../lib/paths';
+import { startWebPushStandIn, type WebPushStandIn } from '../../../local/push/webpush-stand-in';
+import { launchBrowser, startStaticServer, type TestBrowser } from '../../support/browser';
+import { pushContent } from '../../support/push-content';
+
+/** The docs page's ```js block that handles `push` (docs/push.md once merged there). */
+const serviceWorker = (): string => {
+  for (const page of ['docs/push.md', 'docs/push-webpush.md']) {
+    let text: string;
+    try {
+      text = readFileSync(join(repoRoot, page), 'utf8');
+    } catch {
+      continue;
+    }
+    const block = [...text.matchAll(/```js\n([\s\S]*?)```/g)]
+      .map((match) => match[1] ?? '')
+      .find((code) => code.includes("addEventListener('push'"));
+    if (block) return block;
+  }
+  throw new Error('no docs page has the Web Push service worker');
+};
+
+/** In the page (a string: these tests compile without the DOM library): the notifications the worker shows. */
+const NOTIFICATIONS = `navigator.serviceWorker.ready
+  .then((registration) => registration.getNotifications())
+  .then((list) => list.map(({ title, body, tag, data }) => ({ title, body, tag, data })))`;
+
+const PAGE = `<!doctype html><title>push</title><script>
+  window.ready = navigator.serviceWorker.register('/service-worker.js').then(() => navigator.serviceWorker.ready);
+</script>`;
+
+describe('the Web Push service worker of the docs, in Chromium', () => {
+  let standIn: WebPushStandIn;
+  let browser: TestBrowser;
+  let site: Awaited<ReturnType<typeof startStaticServer>>;
+
+  beforeAll(async () => {
+    standIn = await startWebPushStandIn();
+    site = await startStaticServer({
+      '/': { type: 'text/html', body: PAGE },
+      '/service-worker.js': { type: 'text/javascript', body: serviceWorker() },
+    });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    await standIn?.close();
+  });
+
+  /** What the browser's push service would hand the worker: the plaintext the stand-in decrypted. */
+  const sentThrough = async (push: PushContent): Promise<string> => {
+    const credentials = generateVapidCredentials('mailto:ops@example.com');
+    const subscription = standIn.subscribe(credentials.public_key);
+    const outcome = await createWebPushSender(credentials, { allowLoopback: true }).send(
+      {
+        provider: 'webpush',
+        token: subscription.endpoint,
+        app_id: null,
+        web_keys: subscription.keys,
+        registered_at: new Date().toISOString(),
+      },
+      push,
+    );
+    expect(outcome.kind).toBe('delivered');
+    const received = standIn.received().find((entry) => entry.push_id === push.push_id);
+    return JSON.stringify(received?.payload);
+  };
+
+  it('shows a push as a notification with its title, body and tag; a silent one shows nothing', async () => {
+    const silent = await sentThrough(
+      pushContent({ title: '', body: '', silent: true, data: { sync: 'feed' } }),
+    );
+    const shown = await sentThrough(
+      pushContent({
+        title: 'Build failed',
+        body: 'main is red',
+        collapse_key: 'build-9',
+        data: { url: '/builds/9' },
+      }),
+    );
+    await browser.context.grantPermissions(['notifications'], { origin: site.origin });
+    const page = await browser.context.newPage();
+    const cdp = await browser.context.newCDPSession(page);
+    const registered = new Promise<string>((resolve) => {
+      cdp.on('ServiceWorker.workerRegistrationUpdated', ({ registrations }) => {
+        const ours = registrations.find((registration) => registration.scopeURL.startsWith(site.origin));
+        if (ours && !ours.isDeleted) resolve(ours.registrationId);
+      });
+    });
+    await cdp.send('ServiceWorker.enable');
+    await page.goto(site.origin);
+    await page.evaluate('window.ready');
+    const registrationId = await registered;
+    for (const data of [silent, shown]) {
+      await cdp.send('ServiceWorker.deliverPushMessage', { origin: site.origin, registrationId, data });
+    }
+    // Pushes reach the worker in order: once the second one's notification is there, the first was handled.
+    await page.waitForFunction(`${NOTIFICATIONS}.then((list) => list.length > 0)`);
+    const notifications = await page.evaluate(NOTIFICATIONS);
+    expect(notifications).toEqual([
+      { title: 'Build failed', body: 'main is red', tag: 'build-9', data: JSON.parse(shown) },
+    ]);
+  });
+});
