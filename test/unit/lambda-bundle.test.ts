@@ -52,9 +52,9 @@ const bundleOf = (handlerFiles: readonly string[]) =>
 /**
  * The functions over the bundle goal, each with the most it may carry above its floor (KiB): the goal cannot be
  * met without giving up one of what it does, a decision docs/performance.md ("Cold start") sets out. Until then
- * the ceiling holds it where it is (96.4), with about half a KiB for code every function shares.
+ * the ceiling holds it where it is (96.4), with 1.6 KiB for code every function shares.
  */
-const OVER_THE_GOAL: Readonly<Record<string, number>> = { 'notifications.create': 97 };
+const OVER_THE_GOAL: Readonly<Record<string, number>> = { 'notifications.create': 98 };
 
 describe('Lambda bundles', () => {
   it('stay within the bundle goal: each ≤ 300 KiB, or ≤ 1.3 × its floor (its SDK clients, jose and the logger)', async () => {
