@@ -18,7 +18,7 @@ export interface ColdStart {
   readonly memoryMb: number;
   /** Minified bundle, as the stack ships it (source map not counted: it is not loaded without a stack trace). */
   readonly bundleKiB: number;
-  /** Median wall time of importing the bundle in a fresh `node`, minus a bare `node` start. */
+  /** Median, over the runs, of the wall time of importing the bundle in a fresh `node` minus that run's bare `node` start. */
   readonly initMs: number;
   /** Median time of the `import()` itself, timed inside that process (less noise from process start-up). */
   readonly importMs: number;
@@ -63,6 +63,7 @@ export const describeGoal = (goal: typeof COLD_START_GOAL): string =>
 export interface ColdStartReport {
   readonly nodeVersion: string;
   readonly runs: number;
+  /** Median wall time of a bare `node` start, over every run. */
   readonly bareNodeMs: number;
   readonly goal: typeof COLD_START_GOAL;
   readonly functions: readonly ColdStart[];
@@ -152,11 +153,63 @@ const timeNode = (
   return { wallMs, printed: Number.parseFloat(run.stdout) };
 };
 
+/** A function's bundle and its floor's, built as the stack builds them (measureBundles). */
+export interface BundleSize {
+  readonly functionId: string;
+  readonly handler: string;
+  readonly memoryMb: number;
+  /** The minified bundle and its floor's, as files (to time), and their sizes in KiB. */
+  readonly file: string;
+  readonly bundleKiB: number;
+  readonly floor: { readonly clients: readonly string[]; readonly file: string; readonly bundleKiB: number };
+  readonly largestInputs: readonly { readonly name: string; readonly kib: number }[];
+  /** The size judged by the bundle goal. */
+  readonly verdict: GoalVerdict;
+}
+
 /**
  * Bundles every function with the options of lib/constructs/notify-function.ts (NodejsFunction: esbuild,
  * minified, ESM, node24 target, main fields module/main, source maps without sources, the createRequire
- * banner, nothing external, the same aliases) and times a cold import of each bundle in a fresh Node process.
+ * banner, nothing external, the same aliases) and its floor, into `outDir`, and judges each size by the goal.
  */
+export const measureBundles = async (outDir: string): Promise<BundleSize[]> => {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const functions = declaredFunctions();
+  const entryPoints = Object.fromEntries(
+    functions.map(({ id, spec }) => [fileName(id), resolve(REPO_ROOT, spec.handler)]),
+  );
+  const { metafile } = await bundle(entryPoints, outDir);
+  const floors = await buildFloors(
+    functions.map(({ id }) => id),
+    metafile,
+    outDir,
+  );
+  const kib = (file: string) => Math.round(statSync(file).size / 102.4) / 10;
+  return functions.map(({ id, spec }) => {
+    const file = join(outDir, `${fileName(id)}.mjs`);
+    const floorFile = join(outDir, 'floor', `${fileName(id)}.mjs`);
+    const floor = { clients: floors.get(id) ?? [], file: floorFile, bundleKiB: kib(floorFile) };
+    const bundleKiB = kib(file);
+    return {
+      functionId: id,
+      handler: spec.handler,
+      memoryMb: spec.memoryMb ?? 256,
+      file,
+      bundleKiB,
+      floor,
+      largestInputs: largestInputs(metafile, file),
+      verdict: goalVerdict(
+        bundleKiB,
+        COLD_START_GOAL.maxBundleKiB,
+        floor.bundleKiB,
+        COLD_START_GOAL.bundleFloorFactor,
+      ),
+    };
+  });
+};
+
+/** Every function's bundle (measureBundles), each cold import timed in a fresh Node process, as its floor's. */
 export const measureColdStarts = async (options: {
   runs: number;
   /** The node binary to time the imports with (`--node=PATH`, e.g. Node 24 as Lambda runs); default this one. */
@@ -165,63 +218,50 @@ export const measureColdStarts = async (options: {
   const node = options.node ?? process.execPath;
   const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
   if (!nodeVersion) throw new Error(`cold start: ${node} --version printed nothing`);
-  rmSync(OUT_DIR, { recursive: true, force: true });
-  mkdirSync(OUT_DIR, { recursive: true });
-  const functions = declaredFunctions();
-  const entryPoints = Object.fromEntries(
-    functions.map(({ id, spec }) => [fileName(id), resolve(REPO_ROOT, spec.handler)]),
-  );
-  const { metafile } = await bundle(entryPoints, OUT_DIR);
-  const floors = await buildFloors(
-    functions.map(({ id }) => id),
-    metafile,
-  );
+  const bundles = await measureBundles(OUT_DIR);
   const env = functionEnv();
-  const bareRuns: number[] = [];
-  for (let run = 0; run < options.runs; run++) bareRuns.push(timeNode(node, '', env).wallMs);
-  const bareNodeMs = median(bareRuns);
-  /** Median init (wall time minus bare node) and median in-process import time of one bundle. */
-  const timeBundle = (outFile: string) => {
-    const script =
+  /** One cold import of a bundle in a fresh node: its wall time and the `import()` timed inside the process. */
+  const importOnce = (outFile: string) =>
+    timeNode(
+      node,
       'const started = performance.now();' +
-      `await import(${JSON.stringify(pathToFileURL(outFile).href)});` +
-      'process.stdout.write(String(performance.now() - started));';
-    const runs: number[] = [];
-    const imports: number[] = [];
-    for (let run = 0; run < options.runs; run++) {
-      const { wallMs, printed } = timeNode(node, script, env);
-      runs.push(wallMs);
-      imports.push(printed);
-    }
-    return { initMs: Math.max(0, median(runs) - bareNodeMs), importMs: median(imports) };
-  };
-  const kib = (file: string) => Math.round(statSync(file).size / 102.4) / 10;
+        `await import(${JSON.stringify(pathToFileURL(outFile).href)});` +
+        'process.stdout.write(String(performance.now() - started));',
+      env,
+    );
+  const bareRuns: number[] = [];
   const results: ColdStart[] = [];
-  for (const { id, spec } of functions) {
-    const outFile = join(OUT_DIR, `${fileName(id)}.mjs`);
-    const floorFile = join(FLOOR_DIR, `${fileName(id)}.mjs`);
-    const timed = timeBundle(outFile);
-    const floor = {
-      clients: floors.get(id) ?? [],
-      bundleKiB: kib(floorFile),
-      initMs: timeBundle(floorFile).initMs,
+  for (const measured of bundles) {
+    // A bare node start, the function's import and its floor's, one after the other in each run: the three meet
+    // the same load, and the init rule compares the function's with its floor's.
+    const runs: { bundle: number; floor: number; import: number }[] = [];
+    for (let run = 0; run < options.runs; run++) {
+      const bare = timeNode(node, '', env).wallMs;
+      const timed = importOnce(measured.file);
+      const floor = importOnce(measured.floor.file).wallMs;
+      bareRuns.push(bare);
+      runs.push({ bundle: timed.wallMs - bare, import: timed.printed, floor: floor - bare });
+    }
+    const initOf = (beyondBare: number[]) => Math.max(0, median(beyondBare));
+    const timed = {
+      initMs: initOf(runs.map((run) => run.bundle)),
+      importMs: median(runs.map((run) => run.import)),
     };
-    const bundleKiB = kib(outFile);
+    const floor = {
+      clients: measured.floor.clients,
+      bundleKiB: measured.floor.bundleKiB,
+      initMs: initOf(runs.map((run) => run.floor)),
+    };
     results.push({
-      functionId: id,
-      handler: spec.handler,
-      memoryMb: spec.memoryMb ?? 256,
-      bundleKiB,
+      functionId: measured.functionId,
+      handler: measured.handler,
+      memoryMb: measured.memoryMb,
+      bundleKiB: measured.bundleKiB,
       ...timed,
       floor,
-      largestInputs: largestInputs(metafile, outFile),
+      largestInputs: measured.largestInputs,
       goal: {
-        bundle: goalVerdict(
-          bundleKiB,
-          COLD_START_GOAL.maxBundleKiB,
-          floor.bundleKiB,
-          COLD_START_GOAL.bundleFloorFactor,
-        ),
+        bundle: measured.verdict,
         init: goalVerdict(
           timed.initMs,
           COLD_START_GOAL.maxInitMs,
@@ -234,7 +274,7 @@ export const measureColdStarts = async (options: {
   return {
     nodeVersion,
     runs: options.runs,
-    bareNodeMs,
+    bareNodeMs: median(bareRuns),
     goal: COLD_START_GOAL,
     functions: results,
   };
@@ -251,8 +291,6 @@ const bundle = (entryPoints: Record<string, string>, outdir: string, nodePaths: 
     metafile: true,
     logLevel: 'error',
   });
-
-const FLOOR_DIR = join(OUT_DIR, 'floor');
 
 /** The client class a `@aws-sdk/client-*` package exports (`export * from "./SQSClient"` in its index). */
 const clientClassOf = (sdkPackage: string): string => {
@@ -287,13 +325,13 @@ const floorImport = (name: string, alias: string) =>
   };
 
 /** Writes and bundles one floor handler per function; returns the packages each one imports. */
-const buildFloors = async (ids: readonly string[], metafile: Metafile) => {
-  const sourceDir = join(OUT_DIR, 'floor-src');
+const buildFloors = async (ids: readonly string[], metafile: Metafile, outDir: string) => {
+  const sourceDir = join(outDir, 'floor-src');
   mkdirSync(sourceDir, { recursive: true });
   const clients = new Map<string, string[]>();
   const entryPoints: Record<string, string> = {};
   for (const id of ids) {
-    const output = outputOf(metafile, join(OUT_DIR, `${fileName(id)}.mjs`));
+    const output = outputOf(metafile, join(outDir, `${fileName(id)}.mjs`));
     const packages = [...new Set(Object.keys(output?.inputs ?? {}).map(packageOf))]
       .filter((name) => name.startsWith('@aws-sdk/client-') || name in FLOOR_IMPORTS)
       .sort();
@@ -308,6 +346,6 @@ const buildFloors = async (ids: readonly string[], metafile: Metafile) => {
     entryPoints[fileName(id)] = source;
   }
   // The floor sources live outside the repository: their SDK imports resolve to its node_modules.
-  await bundle(entryPoints, FLOOR_DIR, [join(REPO_ROOT, 'node_modules')]);
+  await bundle(entryPoints, join(outDir, 'floor'), [join(REPO_ROOT, 'node_modules')]);
   return clients;
 };

@@ -13,11 +13,8 @@ import {
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
-/** The setting's text; undefined when unset or empty (most deployment tools cannot unset a variable). */
-const settingText = (env: Environment, name: string): string | undefined => {
-  const raw = env[name];
-  return raw === undefined || raw === '' ? undefined : raw;
-};
+/** The setting's text, trimmed; undefined when unset, empty or blank (most deployment tools cannot unset a variable). */
+const settingText = (env: Environment, name: string): string | undefined => env[name]?.trim() || undefined;
 
 /** What a numeric setting must be: the test, and the words that follow the variable's name when it fails. */
 interface NumberRule {
@@ -38,6 +35,7 @@ const POSITIVE_SECONDS: NumberRule = {
   valid: (value) => Number.isFinite(value) && value > 0,
   requirement: 'a positive number of seconds',
 };
+const POSITIVE_NUMBER: NumberRule = { valid: POSITIVE_SECONDS.valid, requirement: 'a positive number' };
 const POSITIVE_INTEGER: NumberRule = {
   valid: (value) => Number.isInteger(value) && value >= 1,
   requirement: 'a positive integer',
@@ -46,6 +44,10 @@ const POSITIVE_INTEGER: NumberRule = {
 /** A positive number of seconds (fractions allowed, so tests can shorten a duration below a second). */
 export const positiveSecondsSetting = (name: string, fallback: number, env: Environment = process.env) =>
   numberSetting(env, name, fallback, POSITIVE_SECONDS);
+
+/** A positive number, fractions allowed (milliseconds; a count that is rounded up where it is used). */
+export const positiveNumberSetting = (name: string, fallback: number, env: Environment = process.env) =>
+  numberSetting(env, name, fallback, POSITIVE_NUMBER);
 
 /** A whole number >= 1 (counts, shards). */
 export const positiveIntegerSetting = (name: string, fallback: number, env: Environment = process.env) =>
@@ -60,7 +62,36 @@ export const boundedIntegerSetting = (name: string, fallback: number, max: numbe
 
 /** `true`, `1`, `yes` or `on` (any case); anything else, or unset, is false. */
 export const flagSetting = (name: string, env: Environment = process.env): boolean =>
-  ['true', '1', 'yes', 'on'].includes((env[name] ?? '').trim().toLowerCase());
+  ['true', '1', 'yes', 'on'].includes((settingText(env, name) ?? '').toLowerCase());
+
+const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/i;
+const DURATION_UNIT_SECS: Readonly<Record<string, number>> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
+
+/** `250ms`, `1.5s`, `5m`, `2h`, `1d` or plain seconds (any case) → seconds; undefined when it is no such duration. */
+const durationSecsOf = (text: string): number | undefined => {
+  const match = DURATION.exec(text.trim());
+  if (!match?.[1]) return undefined;
+  return Number(match[1]) * (DURATION_UNIT_SECS[(match[2] ?? 's').toLowerCase()] ?? 1);
+};
+
+/** Durations separated by commas (`5s,5m,2h`), in seconds each; `fallback` when unset. */
+export const durationListSetting = (
+  name: string,
+  fallback: readonly number[],
+  env: Environment = process.env,
+): number[] => {
+  const raw = settingText(env, name);
+  if (raw === undefined) return [...fallback];
+  return raw.split(',').map((part) => {
+    const secs = durationSecsOf(part);
+    if (secs === undefined) {
+      throw new Error(
+        `${name} must be durations like 5s, 5m or 2h separated by commas, not "${part.trim()}"`,
+      );
+    }
+    return secs;
+  });
+};
 /** A setting is missing or malformed; the message names the environment variable. */
 export class ConfigError extends Error {
   constructor(
@@ -145,15 +176,9 @@ export const MIN_HS256_SECRET_BYTES = 32;
 export const DEFAULT_INTROSPECTION_CACHE_TTL_SECS = 60;
 export const DEFAULT_INTROSPECTION_CALLS_PER_SEC = 20;
 
-const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
-
-/** `300`, `300s`, `5m`, `1h` → seconds; undefined when the text is not such a duration. */
-export const parseDurationSecs = (text: string): number | undefined => {
-  const match = /^(\d{1,9})\s*([smh]?)$/i.exec(text.trim());
-  if (!match?.[1]) return undefined;
-  const unit = DURATION_UNITS[(match[2] || 's').toLowerCase()] ?? 1;
-  return Number(match[1]) * unit;
-};
+/** `300`, `300s`, `5m`, `1h` → seconds: whole numbers of seconds, minutes or hours; undefined for anything else. */
+export const parseDurationSecs = (text: string): number | undefined =>
+  /^\d{1,9}\s*[smh]?$/i.test(text.trim()) ? durationSecsOf(text) : undefined;
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 

@@ -1,17 +1,33 @@
 import type * as z from './zod';
 
+/** One kind of message on a queue of several: an object told from the others by its literal `kind`. */
+type MessageKind = z.ZodMiniObject<{ kind: z.ZodMiniLiteral<string> }, z.core.$strip>;
+
 /**
- * A queue of the wiring (lib/wiring `queues`) with the one schema of its messages: `enqueue` (sqs-send.ts) checks
- * and serializes with it, and the queue's `sqsWorker` (workers.ts) parses each message with it before the
+ * A queue of the wiring (lib/wiring `queues`) with the one declaration of its messages: `enqueue` (sqs-send.ts)
+ * checks and serializes with it, and the queue's `sqsWorker` (workers.ts) parses each message with it before the
  * handler sees the message. Each area declares its queues beside the domain code that sends to them.
  */
 export interface MessageQueue<T> {
   /** The queue's id in the wiring declaration. */
   readonly id: string;
-  readonly schema: z.ZodMiniType<T>;
+  /**
+   * The schema of its messages, or one per kind (`messageQueue`), told apart by the `kind` a message names
+   * (`checkMessage`). No union of them is made: zod's discriminated union would put ≈ 3 KiB in every function
+   * that sends or reads such messages.
+   */
+  readonly kinds: readonly z.ZodMiniType<T>[];
 }
 
-export const messageQueue = <T>(id: string, schema: z.ZodMiniType<T>): MessageQueue<T> => ({ id, schema });
+/** A queue whose messages are of one schema, or of several kinds (each an object with a literal `kind`). */
+export function messageQueue<T>(id: string, schema: z.ZodMiniType<T>): MessageQueue<T>;
+export function messageQueue<const K extends readonly [MessageKind, ...MessageKind[]]>(
+  id: string,
+  kinds: K,
+): MessageQueue<z.output<K[number]>>;
+export function messageQueue(id: string, schemas: z.ZodMiniType | readonly z.ZodMiniType[]) {
+  return { id, kinds: Array.isArray(schemas) ? schemas : [schemas] };
+}
 
 /** A message that is not what its queue carries: refused when sent, logged and left to the DLQ when received. */
 export class MalformedMessage extends Error {
@@ -26,16 +42,40 @@ const reasonOf = (error: z.core.$ZodError): string =>
     .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'message'}: ${issue.message}`)
     .join('; ');
 
-/** The body of a message for `queue` (also what a schedule sends to it): checked against its schema, as JSON. */
-export const messageBody = <T>(queue: MessageQueue<T>, message: T): string => {
-  const checked = queue.schema.safeParse(message);
-  if (!checked.success) throw new MalformedMessage(queue.id, reasonOf(checked.error));
-  return JSON.stringify(checked.data);
-};
-
 export type MessageRead<T> =
   | { readonly ok: true; readonly message: T }
   | { readonly ok: false; readonly reason: string };
+
+/**
+ * `value` checked as a message of `queue`: by the kind whose literal `kind` it names (the kinds' literals differ,
+ * so at most one accepts it), whose reasons are told when it refuses; a `kind` that none has is told as such.
+ */
+const checkMessage = <T>(queue: MessageQueue<T>, value: unknown): MessageRead<T> => {
+  const kindsNamed: unknown[] = [];
+  let refusal: z.core.$ZodError | undefined;
+  for (const kind of queue.kinds) {
+    const checked = kind.safeParse(value);
+    if (checked.success) return { ok: true, message: checked.data };
+    const otherKind = checked.error.issues.find(
+      (issue) => issue.code === 'invalid_value' && issue.path.length === 1 && issue.path[0] === 'kind',
+    );
+    if (otherKind?.code === 'invalid_value') kindsNamed.push(...otherKind.values);
+    else refusal ??= checked.error;
+  }
+  return {
+    ok: false,
+    reason: refusal
+      ? reasonOf(refusal)
+      : `kind: must be one of ${kindsNamed.map((kind) => JSON.stringify(kind)).join(', ')}`,
+  };
+};
+
+/** The body of a message for `queue` (also what a schedule sends to it): checked against its kind, as JSON. */
+export const messageBody = <T>(queue: MessageQueue<T>, message: T): string => {
+  const checked = checkMessage(queue, message);
+  if (!checked.ok) throw new MalformedMessage(queue.id, checked.reason);
+  return JSON.stringify(checked.message);
+};
 
 /** A received body read as a message of `queue`, or why it is none. */
 export const readMessage = <T>(queue: MessageQueue<T>, body: string): MessageRead<T> => {
@@ -45,6 +85,5 @@ export const readMessage = <T>(queue: MessageQueue<T>, body: string): MessageRea
   } catch (error) {
     return { ok: false, reason: `not JSON: ${(error as Error).message}` };
   }
-  const parsed = queue.schema.safeParse(value);
-  return parsed.success ? { ok: true, message: parsed.data } : { ok: false, reason: reasonOf(parsed.error) };
+  return checkMessage(queue, value);
 };

@@ -79,6 +79,11 @@ describe('queue messages', () => {
     expect(parsers).toEqual(Object.keys(JSON_READERS).sort());
     expect(codeOf('lambdas/core/workers.ts')).toMatch(/readMessage\(/);
   });
+
+  it('of several kinds are declared as their kinds, told apart by `kind` without a union (none in any bundle)', () => {
+    const unions = sourceFiles('lambdas').filter((file) => /\bdiscriminatedUnion\(/.test(codeOf(file)));
+    expect(unions).toEqual([]);
+  });
 });
 
 describe('channel names', () => {

@@ -8,6 +8,7 @@ import { Md5, Sha256 } from '@smithy/core/checksum';
 import { build } from 'esbuild';
 import MnemonistLruCache from 'mnemonist/lru-cache';
 import { describe, expect, it } from 'vitest';
+import { COLD_START_GOAL, measureBundles } from '../../bench/cold-start';
 import { defaultProvider } from '../../lambdas/core/bundle-shims/credentials-env';
 import * as nativeHashes from '../../lambdas/core/bundle-shims/native-hashes';
 import { SignatureV4MultiRegion as SigV4Only } from '../../lambdas/core/bundle-shims/sigv4-only';
@@ -48,7 +49,49 @@ const bundleOf = (handlerFiles: readonly string[]) =>
     logLevel: 'error',
   });
 
+/**
+ * The functions over the bundle goal, each with the most it may carry above its floor (KiB): the goal cannot be
+ * met without giving up one of what it does, a decision docs/performance.md ("Cold start") sets out. Until then
+ * the ceiling holds it where it is (102.6 with the push channel's options and hand-off), with 0.4 KiB to spare.
+ */
+const OVER_THE_GOAL: Readonly<Record<string, number>> = { 'notifications.create': 103 };
+
 describe('Lambda bundles', () => {
+  it('stay within the bundle goal: each ≤ 300 KiB, or ≤ 1.3 × its floor (its SDK clients, jose and the logger)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'notify-bundle-goal-'));
+    try {
+      const sizes = await measureBundles(dir);
+      expect(sizes.length).toBeGreaterThanOrEqual(handlers.length);
+      const limit = (floorKiB: number) =>
+        Math.max(COLD_START_GOAL.maxBundleKiB, COLD_START_GOAL.bundleFloorFactor * floorKiB);
+      const over = sizes
+        .filter((size) => size.verdict === 'over' && !(size.functionId in OVER_THE_GOAL))
+        .map(
+          (size) =>
+            `${size.functionId}: ${size.bundleKiB} KiB, over ${limit(size.floor.bundleKiB).toFixed(1)} ` +
+            `(floor ${size.floor.bundleKiB} KiB: ${size.floor.clients.join(', ')})`,
+        );
+      expect(over).toEqual([]);
+      const grown = sizes
+        .filter((size) => size.functionId in OVER_THE_GOAL)
+        .map((size) => ({
+          id: size.functionId,
+          aboveFloor: Math.round((size.bundleKiB - size.floor.bundleKiB) * 10) / 10,
+          within: size.verdict !== 'over',
+        }))
+        .filter(({ id, aboveFloor, within }) => within || aboveFloor > (OVER_THE_GOAL[id] as number))
+        .map(({ id, aboveFloor, within }) =>
+          within
+            ? `${id} is within the goal now: take it off OVER_THE_GOAL`
+            : `${id}: ${aboveFloor} KiB above its floor, over its ceiling of ${OVER_THE_GOAL[id]}`,
+        );
+      expect(grown).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // Bundling every function and its floor takes a minute or more on a loaded 2-core machine.
+  }, 300_000);
+
   it('carry only the environment credential provider, not the default chain (SSO, STS, nested clients)', async () => {
     const { metafile } = await bundleOf(['lambdas/handlers/http/health/live.ts']);
     const inputs = Object.keys(metafile.inputs);
@@ -365,6 +408,16 @@ describe('Lambda bundles', () => {
     expect(carried('preferences/put.ts')).not.toContain('lambdas/domain/notifications/schema.ts');
     expect(carried('notifications/create.ts')).toContain('lambdas/domain/notifications/schema.ts');
     expect(carried('notifications/create.ts')).not.toContain('lambdas/core/page-limit.ts');
+  }, 60_000);
+
+  it("carry no union of a queue's message kinds, where they send messages or read them", async () => {
+    const { outputFiles } = await bundleOf([
+      'lambdas/handlers/http/notifications/create.ts',
+      'lambdas/handlers/workers/fanout.ts',
+    ]);
+    const bundles = outputFiles.filter((file) => file.path.endsWith('.js'));
+    expect(bundles).toHaveLength(2);
+    expect(bundles.filter((file) => file.text.includes('$ZodDiscriminatedUnion'))).toEqual([]);
   }, 60_000);
 
   it('carry only the SDK clients their function calls, not those of shared modules it imports', async () => {

@@ -9,7 +9,7 @@ import type { NotificationRecord } from './model';
  * its subscribers' chunks and the next page, so a large audience is processed in parallel and no single
  * request walks the whole list.
  */
-const fanoutMessage = z.discriminatedUnion('kind', [
+const fanoutMessageKinds = [
   z.object({ kind: z.literal('plan'), notification_id: z.string() }),
   z.object({
     kind: z.literal('chunk'),
@@ -48,12 +48,12 @@ const fanoutMessage = z.discriminatedUnion('kind', [
     /** The `snoozed_until` it ends: an item snoozed again since (another time) is left alone. */
     until: z.string(),
   }),
-]);
+] as const;
 
-export type FanoutMessage = z.infer<typeof fanoutMessage>;
+export type FanoutMessage = z.infer<(typeof fanoutMessageKinds)[number]>;
 export type TopicPurgeMessage = Extract<FanoutMessage, { kind: 'topic-purge' }>;
 
-export const fanoutQueue = messageQueue('fanout', fanoutMessage);
+export const fanoutQueue = messageQueue('fanout', fanoutMessageKinds);
 
 /** Recipients per chunk: 100 × 256-character ids stays far below SQS's message limit (common/limits.ts). */
 export const CHUNK_SIZE = 100;

@@ -5,14 +5,11 @@ import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
 import { notFound, ServiceError } from '../../core/errors';
-import { enqueue } from '../../core/sqs-send';
 import type * as z from '../../core/zod';
 import { userChannel } from '../realtime/channel-names';
 import { deliverToChannel } from '../realtime/deliver';
 import type { NotificationBulkFrame, NotificationStateFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
-import { type FanoutMessage, fanoutQueue } from './fanout-messages';
-import { scheduleOnFanout } from './fanout-schedule';
 import { type FeedState, feedState, keepUnreadAboveWatermark, readAtOf, unreadKeyAbove } from './feed';
 import { isExpired, isReceiverId, type ReceiverRecord } from './model';
 import type { itemStateSchema } from './responses';
@@ -128,7 +125,7 @@ export const stateOf = (receiver: ReceiverRecord, feed: FeedState): ItemState =>
 const receiverKey = (userId: string, receiverId: string) => ({ user_id: userId, receiver_id: receiverId });
 
 /** The user's receiver, unexpired (strongly consistent: a change is computed from it); else 404. */
-const loadReceiver = async (userId: string, receiverId: string): Promise<ReceiverRecord> => {
+export const loadReceiver = async (userId: string, receiverId: string): Promise<ReceiverRecord> => {
   if (!isReceiverId(receiverId)) throw notFound('No such notification');
   const result = await documentClient().send(
     new GetCommand({
@@ -254,34 +251,6 @@ export const archiveItem = (userId: string, receiverId: string): Promise<ItemSta
 /** POST /notifications/{receiver_id}/unarchive. */
 export const unarchiveItem = (userId: string, receiverId: string): Promise<ItemState> =>
   changeItem(userId, receiverId, 'unarchived', unarchive);
-
-/** A snooze ending less than this far ahead goes to `fanout` with an SQS delay instead of a schedule. */
-const SCHEDULE_THRESHOLD_MS = 1000;
-
-const wakeMessage = (userId: string, receiverId: string, until: string): FanoutMessage => ({
-  kind: 'wake',
-  user_id: userId,
-  receiver_id: receiverId,
-  until,
-});
-
-/**
- * POST /notifications/{receiver_id}/snooze: the wake-up is scheduled first (EventBridge Scheduler, one
- * schedule per item and time), then the item hidden. A crash in between leaves a schedule whose wake-up finds
- * the item not snoozed until then and does nothing; a retry finds the schedule made and goes on.
- */
-export const snoozeItem = async (userId: string, receiverId: string, until: string): Promise<ItemState> => {
-  const [receiver, feed] = await Promise.all([loadReceiver(userId, receiverId), feedState(userId)]);
-  const untilMs = Date.parse(until);
-  const stored = new Date(untilMs).toISOString();
-  const message = wakeMessage(userId, receiverId, stored);
-  if (untilMs - Date.now() < SCHEDULE_THRESHOLD_MS) await enqueue(fanoutQueue, [message], 1);
-  else await scheduleOnFanout(`snooze-${receiverId}-${untilMs}`, untilMs, message);
-  const result = await applyTransition(receiver, feed, snoozeUntil(stored));
-  const state = stateOf(result.receiver, result.feed);
-  await announce(userId, { type: 'notification.state', change: 'snoozed', ...state });
-  return state;
-};
 
 /**
  * The wake-up of a snoozed item (a `wake` message on `fanout`, from its schedule): unread, unseen and back in

@@ -1,12 +1,10 @@
 import * as z from '../../core/zod';
-import { timestamp } from './input-timestamp';
 
-// Request bodies of the feed's state changes, apart from the creation schema (feed-query.ts says why).
+// Request bodies of the feed's state changes, apart from the creation schema (feed-query.ts says why); the
+// snooze's is in snooze-request.ts, so that these routes carry no timestamp checks.
 
 /** Feed items one POST /notifications/seen marks at most (one frame names them all). */
 export const MAX_SEEN_IDS = 100;
-/** How far ahead an item may be snoozed. */
-export const MAX_SNOOZE_AHEAD_MS = 365 * 24 * 3600 * 1000;
 
 const receiverIdField = z.string().check(z.minLength(1), z.maxLength(64));
 
@@ -17,19 +15,6 @@ export const markSeenSchema = z.strictObject({
     z.maxLength(MAX_SEEN_IDS),
     z.refine((ids) => new Set(ids).size === ids.length, { message: 'duplicate ids' }),
     z.describe('receiver ids (the `id` of feed items and notification frames)'),
-  ),
-});
-
-/** POST /notifications/{receiver_id}/snooze. */
-export const snoozeSchema = z.strictObject({
-  until: timestamp.check(
-    z.refine((until) => Date.parse(until) > Date.now(), { message: 'must be in the future' }),
-    z.refine((until) => Date.parse(until) <= Date.now() + MAX_SNOOZE_AHEAD_MS, {
-      message: 'must be at most 365 days ahead',
-    }),
-    z.describe(
-      'when the item wakes up (in the future, at most 365 days ahead): unread and unseen again, announced by a `woken` frame',
-    ),
   ),
 });
 

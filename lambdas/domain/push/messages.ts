@@ -18,7 +18,7 @@ import { pushDelaySecs } from './routing';
  */
 const restSecs = z.optional(z.number().check(z.nonnegative()));
 
-const pushMessage = z.discriminatedUnion('kind', [
+const pushMessageKinds = [
   z.object({
     kind: z.literal('recipients'),
     notification_id: z.string(),
@@ -41,11 +41,11 @@ const pushMessage = z.discriminatedUnion('kind', [
     reason: z.string(),
     rest_secs: restSecs,
   }),
-]);
+] as const;
 
-export type PushMessage = z.infer<typeof pushMessage>;
+export type PushMessage = z.infer<(typeof pushMessageKinds)[number]>;
 
-export const pushQueue = messageQueue('push', pushMessage);
+export const pushQueue = messageQueue('push', pushMessageKinds);
 
 /**
  * Hands the pushes of delivered recipients to the push queue, due when the notification's routing says (now, or

@@ -29,7 +29,4 @@ export type BroadcastChunk = z.infer<typeof channelChunk> | z.infer<typeof shard
 export type PresenceSummaryMessage = z.infer<typeof presenceSummaryMessage>;
 
 /** The `broadcast` queue: broadcast chunks, and the presence summaries of large rooms, which start such chunks. */
-export const broadcastQueue = messageQueue(
-  'broadcast',
-  z.discriminatedUnion('kind', [channelChunk, shardChunk, presenceSummaryMessage]),
-);
+export const broadcastQueue = messageQueue('broadcast', [channelChunk, shardChunk, presenceSummaryMessage]);

@@ -4,11 +4,13 @@ import {
   authConfig,
   boundedIntegerSetting,
   ConfigError,
+  durationListSetting,
   flagSetting,
   parseAuthConfig,
   parseDurationSecs,
   pickAuthEnv,
   positiveIntegerSetting,
+  positiveNumberSetting,
   positiveSecondsSetting,
   resetAuthConfigForTests,
 } from '../../../common/settings';
@@ -216,10 +218,32 @@ describe('authConfig', () => {
 describe('setting readers', () => {
   const NAME = 'NOTIFY_WS_IDLE_TIMEOUT_SECS';
 
-  it('give the fallback when a setting is unset or empty', () => {
+  it('give the fallback when a setting is unset, empty or blank', () => {
     expect(positiveSecondsSetting(NAME, 45, {})).toBe(45);
     expect(positiveSecondsSetting(NAME, 45, { [NAME]: '' })).toBe(45);
     expect(positiveIntegerSetting(NAME, 16, { [NAME]: '' })).toBe(16);
+    expect(positiveNumberSetting(NAME, 2, { [NAME]: ' ' })).toBe(2);
+    expect(durationListSetting(NAME, [5, 300], { [NAME]: ' \t' })).toEqual([5, 300]);
+  });
+
+  it('read positive numbers with fractions, refusing others by name', () => {
+    expect(positiveNumberSetting(NAME, 2, { [NAME]: ' 2.5 ' })).toBe(2.5);
+    for (const raw of ['0', '-1', 'soon', 'Infinity']) {
+      expect(() => positiveNumberSetting(NAME, 2, { [NAME]: raw })).toThrow(
+        `${NAME} must be a positive number`,
+      );
+    }
+  });
+
+  it('read a list of durations: ms, s, m, h, d in any case, fractions, plain seconds', () => {
+    expect(durationListSetting(NAME, [], { [NAME]: '250ms, 1.5S,2m ,1h,1d,7' })).toEqual([
+      0.25, 1.5, 120, 3600, 86400, 7,
+    ]);
+    for (const raw of ['1s,,2s', '-5s', '1w', '.5s', 'soon']) {
+      expect(() => durationListSetting(NAME, [], { [NAME]: raw }), raw).toThrow(
+        `${NAME} must be durations like 5s, 5m or 2h separated by commas`,
+      );
+    }
   });
 
   it('read seconds with fractions, and whole counts', () => {

@@ -13,7 +13,7 @@ import {
 } from '../../../lambdas/core/message-queue';
 import { enqueue } from '../../../lambdas/core/sqs-send';
 import { sqsWorker } from '../../../lambdas/core/workers';
-import { fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
+import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import { pushQueue } from '../../../lambdas/domain/push/messages';
 import { broadcastQueue } from '../../../lambdas/domain/realtime/broadcast-queue';
 import { sweepQueue } from '../../../lambdas/domain/realtime/sweep-schedule';
@@ -108,6 +108,16 @@ describe('queue message schemas', () => {
       // Before anything reaches SQS (no queue URL is set here: a send would fail otherwise).
       await expect(enqueue(queue, [JSON.parse(body)])).rejects.toBeInstanceOf(MalformedMessage);
     }
+  });
+});
+
+describe('a queue of several kinds of message', () => {
+  it("is checked, when sent, against the kind the message names: its reasons are told, not the other kinds'", () => {
+    const chunkWithoutRecipients = { kind: 'chunk', notification_id: 'n1' } as unknown as FanoutMessage;
+    expect(() => messageBody(fanoutQueue, chunkWithoutRecipients)).toThrow(
+      'not a fanout message: recipients: must be an array',
+    );
+    expect(() => messageBody(fanoutQueue, { kind: 'burst' } as unknown as FanoutMessage)).toThrow(/kind/);
   });
 });
 

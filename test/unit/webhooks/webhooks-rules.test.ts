@@ -219,4 +219,48 @@ describe('settings', () => {
     );
     expect(parseWebhookSettings({ NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS: '5000' }).maxQueueDelaySecs).toBe(900);
   });
+
+  it('reads every unit of a schedule (ms, s, m, h, d, any case, fractions, spaces; plain numbers are seconds)', () => {
+    const schedule = (text: string) =>
+      parseWebhookSettings({ NOTIFY_WEBHOOK_RETRY_SCHEDULE: text }).retryScheduleSecs;
+    expect(schedule(' 250ms, 1.5s ,2M,1h , 1D,7 ')).toEqual([0.25, 1.5, 120, 3600, 86400, 7]);
+    expect(schedule('1 s')).toEqual([1]);
+    // Blank counts as unset; an empty, negative or unit-less word is refused, naming the variable.
+    expect(schedule('  ')).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
+    for (const bad of ['1s,,2s', '-5s', '5 minutes', '1w', '.5s']) {
+      expect(() => schedule(bad), bad).toThrow(/NOTIFY_WEBHOOK_RETRY_SCHEDULE/);
+    }
+  });
+
+  it('reads the numbers: fractions allowed, counts rounded up, a queue delay capped at 900 s', () => {
+    const settings = parseWebhookSettings({
+      NOTIFY_WEBHOOK_TIMEOUT_MS: ' 2500 ',
+      NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS: '0.5',
+      NOTIFY_WEBHOOK_DISABLE_AFTER_SECS: '90',
+      NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY: '2.5',
+      NOTIFY_WEBHOOK_ALLOW_LOOPBACK: 'Yes',
+    });
+    expect(settings).toEqual({
+      retryScheduleSecs: [5, 300, 1800, 7200, 18000, 36000, 36000],
+      timeoutMs: 2500,
+      allowLoopback: true,
+      maxQueueDelaySecs: 0.5,
+      disableAfterSecs: 90,
+      endpointConcurrency: 3,
+    });
+    // Empty or blank: the default.
+    expect(
+      parseWebhookSettings({ NOTIFY_WEBHOOK_TIMEOUT_MS: '', NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY: ' ' }),
+    ).toMatchObject({ timeoutMs: 15000, endpointConcurrency: 10 });
+    for (const name of [
+      'NOTIFY_WEBHOOK_TIMEOUT_MS',
+      'NOTIFY_WEBHOOK_MAX_QUEUE_DELAY_SECS',
+      'NOTIFY_WEBHOOK_DISABLE_AFTER_SECS',
+      'NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY',
+    ]) {
+      for (const bad of ['0', '-1', 'soon', 'Infinity']) {
+        expect(() => parseWebhookSettings({ [name]: bad }), `${name}=${bad}`).toThrow(name);
+      }
+    }
+  });
 });

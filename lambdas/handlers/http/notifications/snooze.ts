@@ -1,6 +1,6 @@
 import { httpRoute } from '../../../core/http/route';
-import { snoozeItem } from '../../../domain/notifications/item-states';
-import { snoozeSchema } from '../../../domain/notifications/state-requests';
+import { snoozeItem } from '../../../domain/notifications/snooze';
+import { snoozeSchema } from '../../../domain/notifications/snooze-request';
 
 export const handler = httpRoute(
   'notifications.snooze',

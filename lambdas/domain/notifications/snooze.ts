@@ -1,0 +1,36 @@
+import { enqueue } from '../../core/sqs-send';
+import { type FanoutMessage, fanoutQueue } from './fanout-messages';
+import { scheduleOnFanout } from './fanout-schedule';
+import { feedState } from './feed';
+import { announce, applyTransition, type ItemState, loadReceiver, snoozeUntil, stateOf } from './item-states';
+
+// Apart from item-states.ts: the snooze sends on the fan-out queue, whose message schemas the other state
+// changes (bulk changes among them) would otherwise carry.
+
+/** A snooze ending less than this far ahead goes to `fanout` with an SQS delay instead of a schedule. */
+const SCHEDULE_THRESHOLD_MS = 1000;
+
+const wakeMessage = (userId: string, receiverId: string, until: string): FanoutMessage => ({
+  kind: 'wake',
+  user_id: userId,
+  receiver_id: receiverId,
+  until,
+});
+
+/**
+ * POST /notifications/{receiver_id}/snooze: the wake-up is scheduled first (EventBridge Scheduler, one
+ * schedule per item and time), then the item hidden. A crash in between leaves a schedule whose wake-up finds
+ * the item not snoozed until then and does nothing; a retry finds the schedule made and goes on.
+ */
+export const snoozeItem = async (userId: string, receiverId: string, until: string): Promise<ItemState> => {
+  const [receiver, feed] = await Promise.all([loadReceiver(userId, receiverId), feedState(userId)]);
+  const untilMs = Date.parse(until);
+  const stored = new Date(untilMs).toISOString();
+  const message = wakeMessage(userId, receiverId, stored);
+  if (untilMs - Date.now() < SCHEDULE_THRESHOLD_MS) await enqueue(fanoutQueue, [message], 1);
+  else await scheduleOnFanout(`snooze-${receiverId}-${untilMs}`, untilMs, message);
+  const result = await applyTransition(receiver, feed, snoozeUntil(stored));
+  const state = stateOf(result.receiver, result.feed);
+  await announce(userId, { type: 'notification.state', change: 'snoozed', ...state });
+  return state;
+};
