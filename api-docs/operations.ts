@@ -23,8 +23,8 @@ import {
 } from '../lambdas/domain/notifications/responses';
 import { defaultsSchema, preferencesSchema } from '../lambdas/domain/preferences/responses';
 import { MAX_RULES } from '../lambdas/domain/preferences/schema';
-import { vapidPublicKeySchema } from '../lambdas/domain/push/vapid-schema';
 import { notificationSummarySchema, pushPageSchema } from '../lambdas/domain/push/responses';
+import { vapidPublicKeySchema } from '../lambdas/domain/push/vapid-schema';
 import {
   broadcastAcceptedSchema,
   scopePresenceSchema,
