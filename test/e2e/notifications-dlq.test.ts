@@ -105,6 +105,7 @@ describe('a poison fan-out message', () => {
 /** A body each queue's schema refuses: valid JSON, a field of the wrong type or missing. */
 const MALFORMED: Record<string, string> = {
   fanout: '{"kind":"chunk","notification_id":"n1","recipients":"u1"}',
+  push: '{"kind":"recipients","notification_id":"n1","recipients":[]}',
   webhookDeliveries: '{"webhook_id":"w1","delivery_id":"d1","run":0}',
   broadcast: '{"kind":"channel","channel":"room:lobby"}',
   wsAuthDeadline: '{"connection_id":42}',
