@@ -30,13 +30,20 @@ export interface ServicePrincipal {
 /** The source of what users send themselves; no service may be named so (it would pass for a user). */
 export const USER_SOURCE = 'user';
 
+/** The source of the events Notify publishes itself (`notify.device.pruned`); no service may be named so either. */
+export const NOTIFY_SOURCE = 'notify';
+
+/** Names no service may have: what it sends would pass for a user's own or for Notify's. */
+const RESERVED_SERVICE_NAMES: readonly string[] = [USER_SOURCE, NOTIFY_SOURCE];
+
 /**
  * The rule `sourceOf` enforces, in the words of the API documents: the request schemas describe `source` with it,
  * so the description and the check cannot drift apart.
  */
 export const SOURCE_RULE =
   "the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service " +
-  "`billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403";
+  "`billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403, " +
+  'and so is anything sent by a service named `user` or `notify` (the sources of users and of Notify itself)';
 
 /**
  * Whose data a request with a `user_id` names (preferences, subscriptions), in the words of the API documents.
@@ -47,12 +54,12 @@ export const NAMED_USER_RULE =
 /**
  * The `source` a caller may state (notifications and events): a service its own name or a dotted sub-source of it
  * (`billing`, `billing.invoices`), a user `user`; absent, that name. Anything else would let one caller speak as
- * another, so it is a 403 (docs/notifications.md, "source"); so is a service named `user`.
+ * another, so it is a 403 (docs/notifications.md, "source"); so is a service named `user` or `notify`.
  */
 export const sourceOf = (principal: Principal, stated: string | undefined): string => {
-  if (principal.kind === 'service' && principal.id === USER_SOURCE) {
+  if (principal.kind === 'service' && RESERVED_SERVICE_NAMES.includes(principal.id)) {
     throw forbidden(
-      `The service name "${USER_SOURCE}" is reserved: what it sends would read as a user's own (source "${USER_SOURCE}")`,
+      `The service name "${principal.id}" is reserved: what it sends would read as ${principal.id === USER_SOURCE ? "a user's own" : "Notify's own"} (source "${principal.id}")`,
     );
   }
   const own = principal.kind === 'service' ? principal.id : USER_SOURCE;

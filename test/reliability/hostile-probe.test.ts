@@ -212,4 +212,24 @@ describe('source', () => {
     const reader = await runtime.mintUserToken('impersonated');
     expect((await api('GET', '/notifications', reader)).body.items).toEqual([]);
   });
+
+  it('"notify" is the service\'s own source: a service named notify cannot publish events that read as Notify\'s (a fake device pruning)', async () => {
+    const named = await runtime.mintServiceToken('notify', ['notifications:write', 'events:publish']);
+    for (const source of ['notify', 'notify.devices']) {
+      const response = await api('POST', '/events', named, {
+        event_type: 'notify.device.pruned',
+        source,
+        version: 1,
+        data: { user_id: 'victim' },
+      });
+      expect(response, source).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+      expect(response.body.message).toContain('"notify"');
+    }
+    const notification = await api('POST', '/notifications', named, {
+      event_type: 'source.test',
+      title: 'x',
+      recipient_ids: ['impersonated-by-notify'],
+    });
+    expect(notification.status).toBe(403);
+  });
 });

@@ -4,7 +4,7 @@
 // ---- REST bodies (OpenAPI components: request bodies, then schemas)
 
 export type NotificationsCreateRequest = {
-  /** Default: the caller's own (the service's name, or `user`); given, the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service `billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403. */
+  /** Default: the caller's own (the service's name, or `user`); given, the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service `billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403, and so is anything sent by a service named `user` or `notify` (the sources of users and of Notify itself). */
   readonly source?: unknown & unknown;
   readonly event_type: string;
   readonly title: string;
@@ -88,7 +88,7 @@ export type BroadcastSendRequest = {
 
 export type EventsPublishRequest = {
   readonly event_type: string;
-  /** Printable ASCII without spaces, names separated by single dots, not starting with `aws.`; the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service `billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403. */
+  /** Printable ASCII without spaces, names separated by single dots, not starting with `aws.`; the calling service's own name or a dotted sub-source of it (`billing` or `billing.invoices` for the service `billing`; the name is the token's `service` claim, else its `sub`), `user` for a user; any other value is a 403, and so is anything sent by a service named `user` or `notify` (the sources of users and of Notify itself). */
   readonly source: unknown & unknown;
   readonly version: number;
   /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */

@@ -8,6 +8,7 @@ import { documentClient, tableName } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
 import { logger } from '../../core/logger';
 import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core/message-handling';
+import { NOTIFY_SOURCE } from '../../core/principal';
 import { waitOutRest } from '../../core/schedule-send';
 import { enqueue, enqueueAfter } from '../../core/sqs-send';
 import { putEvent } from '../events/publish';
@@ -32,8 +33,7 @@ export const MAX_PUSH_ATTEMPTS = 5;
 const BACKOFF_BASE_SECS = 5;
 /** Recipients of one message handled at once (each: a Query of devices, a count, a send per device). */
 const RECIPIENT_CONCURRENCY = 20;
-/** Where the service publishes its own events (`notify.device.pruned`). */
-const SERVICE_EVENT_SOURCE = 'notify';
+/** Published (source `notify`) when a provider's answer prunes a device. */
 export const DEVICE_PRUNED_EVENT = 'notify.device.pruned';
 
 /**
@@ -380,7 +380,7 @@ const prune = async (
     });
     return;
   }
-  await putEvent(SERVICE_EVENT_SOURCE, DEVICE_PRUNED_EVENT, {
+  await putEvent(NOTIFY_SOURCE, DEVICE_PRUNED_EVENT, {
     id: holding.push_id,
     version: 1,
     priority: 'normal',
