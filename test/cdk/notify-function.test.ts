@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { NotifyFunction } from '../../lib/constructs/notify-function';
 
 describe('NotifyFunction', () => {
@@ -11,21 +11,34 @@ describe('NotifyFunction', () => {
   let assetDir: string;
 
   beforeAll(() => {
+    // CDK announces each bundling on stderr itself; kept out of a green run's output and checked instead.
+    const announced: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      announced.push(String(chunk));
+      return true;
+    });
     const app = new App();
     const stack = new Stack(app, 'function-probe');
-    new NotifyFunction(stack, 'Probe', {
-      spec: { handler: 'test/cdk/fixtures/handler.ts', memoryMb: 384, timeoutSecs: 7 },
-      description: 'probe',
-      defaults: {
-        stage: 'probe',
-        logLevel: 'WARN',
-        logRetentionDays: 14,
-        removalPolicy: RemovalPolicy.DESTROY,
-        tracing: false,
-      },
-      environment: { EXTRA: 'yes' },
-    });
-    const assembly = app.synth();
+    let assembly: ReturnType<App['synth']>;
+    try {
+      // Bundled as it is constructed.
+      new NotifyFunction(stack, 'Probe', {
+        spec: { handler: 'test/cdk/fixtures/handler.ts', memoryMb: 384, timeoutSecs: 7 },
+        description: 'probe',
+        defaults: {
+          stage: 'probe',
+          logLevel: 'WARN',
+          logRetentionDays: 14,
+          removalPolicy: RemovalPolicy.DESTROY,
+          tracing: false,
+        },
+        environment: { EXTRA: 'yes' },
+      });
+      assembly = app.synth();
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(announced.join('')).toContain('Bundling asset function-probe/Probe');
     template = Template.fromStack(stack);
     const code = Object.values(template.findResources('AWS::Lambda::Function'))[0]?.Properties.Code as {
       S3Key: string;
