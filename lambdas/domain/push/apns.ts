@@ -306,6 +306,8 @@ const encodePayload = (content: PushContent): string =>
           ...(content.priority === 'low' ? {} : { sound: 'default' }),
         },
     notification_id: content.notification_id,
+    // The app drops a repeat by it: a push resent after a crash carries the same id (apns-id is a header it never sees).
+    push_id: content.push_id,
     event_type: content.event_type,
     data: content.data,
   });
@@ -373,8 +375,10 @@ const classify = (answer: Answer, nowMs: number): PushOutcome => {
         ...(timestamp === null ? {} : { gone_at: new Date(timestamp).toISOString() }),
       };
     case 400:
-      // Malformed, or valid only in the other environment: the registration can never receive a push.
-      if (given === 'BadDeviceToken') return { kind: 'gone', reason };
+      // Malformed, or valid only in the other environment (a development build registered as production): this
+      // push can never go, but the device is kept — Apple has not said the token is dead, and the owner can fix
+      // the registration (apns_environment).
+      if (given === 'BadDeviceToken') return { kind: 'rejected', reason };
       if (given !== null && CONFIGURATION_REASONS.has(given)) return { kind: 'credentials', reason };
       // The connection idled out before the request: a new one will take it.
       if (given === 'IdleTimeout') return retry();
@@ -427,7 +431,7 @@ export const createApnsSender = (credentials: unknown, options: ApnsSenderOption
   return {
     async send(target, content) {
       // The token goes into the request path: anything but hex is no APNs token (APNs would say BadDeviceToken).
-      if (!DEVICE_TOKEN.test(target.token)) return { kind: 'gone', reason: 'BadDeviceToken' };
+      if (!DEVICE_TOKEN.test(target.token)) return { kind: 'rejected', reason: 'BadDeviceToken' };
       let expiration: number | null = null;
       if (content.expires_at !== null) {
         const expiresMs = Date.parse(content.expires_at);

@@ -380,6 +380,15 @@ const prune = async (
     });
     return;
   }
+  // Deleted first, announced only if this deleted it: a registration made since the device was read is kept, and
+  // a webhook told of a pruning may drop the token. (A crash between the two loses the announcement, never a device.)
+  const deleted = await pruneDevice(device);
+  if (!deleted) {
+    await finish(holding, 'failed', {
+      reason: `${outcome.reason} (registered again meanwhile, or removed: kept)`,
+    });
+    return;
+  }
   await putEvent(NOTIFY_SOURCE, DEVICE_PRUNED_EVENT, {
     id: holding.push_id,
     version: 1,
@@ -396,7 +405,6 @@ const prune = async (
       push_id: holding.push_id,
     },
   });
-  const deleted = await pruneDevice(device);
   await finish(holding, 'pruned', { reason: outcome.reason });
   logger.info('device pruned', {
     notification_id: notification.id,
@@ -404,7 +412,6 @@ const prune = async (
     user_id: device.user_id,
     provider: target.provider,
     reason: outcome.reason,
-    deleted,
   });
 };
 

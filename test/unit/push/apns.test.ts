@@ -97,6 +97,7 @@ describe('the APNs sender, mapping', () => {
     expect(received.payload).toEqual({
       aps: { alert: { title: 'New comment', body: 'Alice replied' }, badge: 3, sound: 'default' },
       notification_id: 'n-1',
+      push_id: push.push_id,
       event_type: 'comment.created',
       data: { post: 42 },
     });
@@ -131,6 +132,7 @@ describe('the APNs sender, mapping', () => {
     expect(received.payload).toEqual({
       aps: { 'content-available': 1 },
       notification_id: 'n-1',
+      push_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       event_type: 'comment.created',
       data: { sync: 'inbox' },
     });
@@ -346,17 +348,17 @@ describe('the APNs sender, answers', () => {
     expect(goneAt).toBeLessThanOrEqual(markedAfter);
   });
 
-  it('400 BadDeviceToken (APNs checks the token): gone, without gone_at', async () => {
+  it('400 BadDeviceToken (a token of the other environment, or not one): rejected, the device kept', async () => {
     expect(await senderFor(standIn).send(target({ token: 'abc123' }), content())).toEqual({
-      kind: 'gone',
+      kind: 'rejected',
       reason: 'BadDeviceToken',
     });
   });
 
-  it('a token that is no hex never goes into a request path: gone as BadDeviceToken', async () => {
+  it('a token that is no hex never goes into a request path: rejected as BadDeviceToken', async () => {
     const before = standIn.received().length;
     expect(await senderFor(standIn).send(target({ token: '../../x' }), content())).toEqual({
-      kind: 'gone',
+      kind: 'rejected',
       reason: 'BadDeviceToken',
     });
     expect(standIn.received().length).toBe(before);
