@@ -1,7 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { tokenHashOf } from '../lambdas/domain/devices/devices';
 import { pushIdFor } from '../lambdas/domain/push/records';
+import type { Usage } from '../local/metering';
+import type { PushStandIn, ReceivedPush } from '../local/push/stand-in';
 import type { ServiceUnits } from './cost';
 import type { MeteredRuntime } from './harness';
+import { percentile } from './latency';
 import {
   perOperation,
   result,
@@ -12,40 +16,104 @@ import {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The providers the bench's devices use: a phone on FCM (Android) and one on APNs (iOS), as apps register them. */
+export type BenchPushProvider = 'fcm' | 'apns';
+
+interface BenchDevice {
+  readonly provider: BenchPushProvider;
+  readonly token: string;
+}
+
+/** The registration body of a device of `provider`, as the Android and iOS apps send it (docs/push.md). */
+const registration = (device: BenchDevice) =>
+  device.provider === 'fcm'
+    ? { token: device.token, platform: 'android' }
+    : { token: device.token, platform: 'ios', apns_environment: 'sandbox' };
+
+/** A fresh device token of the provider's shape (APNs: 32 bytes in hex). */
+const deviceOf = (provider: BenchPushProvider, user: string, index: number): BenchDevice => ({
+  provider,
+  token: provider === 'fcm' ? `fcm-${user}-${index}` : randomBytes(32).toString('hex'),
+});
+
+/** Registers each device for `user` over `POST /devices`. */
+const registerDevices = async (bench: MeteredRuntime, user: string, devices: readonly BenchDevice[]) => {
+  const userToken = await bench.runtime.mintUserToken(user);
+  for (const device of devices) {
+    const registered = await bench.api('/devices', userToken, {
+      method: 'POST',
+      body: JSON.stringify(registration(device)),
+    });
+    if (registered.status !== 201) {
+      throw new Error(
+        `POST /devices (${device.provider}) answered ${registered.status} ${await registered.text()}`,
+      );
+    }
+  }
+};
+
+/** npm start's stand-ins of the bench's providers, or the first one missing. */
+const standInsOf = (bench: MeteredRuntime): Map<BenchPushProvider, PushStandIn> | string => {
+  const found = new Map<BenchPushProvider, PushStandIn>();
+  for (const provider of ['fcm', 'apns'] as const) {
+    const standIn = bench.runtime.standIns.push.find((candidate) => candidate.provider === provider);
+    if (!standIn) return `no ${provider} stand-in in this runtime`;
+    found.set(provider, standIn);
+  }
+  return found;
+};
+
+/** The pushes of notification `id` to `devices` that their stand-ins have received. */
+const receivedPushes = (
+  standIns: ReadonlyMap<BenchPushProvider, PushStandIn>,
+  id: string,
+  devices: readonly BenchDevice[],
+): ReceivedPush[] => {
+  const expected = new Set(devices.map((device) => pushIdFor(id, tokenHashOf(device.token))));
+  return [...standIns.values()].flatMap((standIn) =>
+    standIn.received().filter((push) => push.push_id !== null && expected.has(push.push_id)),
+  );
+};
+
+/** Waits until every one of `devices` got notification `id`'s push; returns the pushes. */
+const waitForPushes = async (
+  standIns: ReadonlyMap<BenchPushProvider, PushStandIn>,
+  id: string,
+  devices: readonly BenchDevice[],
+  timeoutMs = 60_000,
+): Promise<ReceivedPush[]> => {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(10)) {
+    const pushes = receivedPushes(standIns, id, devices);
+    if (pushes.length >= devices.length) return pushes;
+  }
+  throw new Error(`notification ${id}: not pushed to its ${devices.length} devices within ${timeoutMs} ms`);
+};
+
 /**
- * (p) The push part of one notification to one offline recipient with two registered devices (Expo, the provider
- * `npm start` runs), `in_app` + `push`: the same notifications with `in_app` alone are measured too, and the
- * difference is the push's (the hand-off, the push queue, the worker's reads, claims and outcomes), per device.
+ * (p) The push part of one notification to one offline recipient with two registered devices, one on FCM and one
+ * on APNs (through `npm start`'s stand-ins), `in_app` + `push`: the same notifications with `in_app` alone are
+ * measured too, and the difference is the push's (the hand-off, the push queue, the worker's reads, claims and
+ * outcomes), per device.
  */
 export const pushToOfflineDevices = async (
   bench: MeteredRuntime,
   serviceToken: string,
   repetitions: number,
 ): Promise<ScenarioResult | SkippedScenario> => {
-  const title = 'the push part of one notification to one offline recipient with two devices (in_app + push)';
-  const expo = bench.runtime.standIns.push.find((standIn) => standIn.provider === 'expo');
-  if (!expo) return { id: 'p', title, skipped: 'no Expo stand-in in this runtime' };
+  const title =
+    'the push part of one notification to one offline recipient with two devices, FCM and APNs (in_app + push)';
+  const standIns = standInsOf(bench);
+  if (typeof standIns === 'string') return { id: 'p', title, skipped: standIns };
   const user = `bench-push-${Date.now()}`;
-  const userToken = await bench.runtime.mintUserToken(user);
-  const devices = [`ExponentPushToken[${user}-phone]`, `ExponentPushToken[${user}-tablet]`];
-  for (const token of devices) {
-    const registered = await bench.api('/devices', userToken, {
-      method: 'POST',
-      body: JSON.stringify({ token, platform: 'ios' }),
-    });
-    if (registered.status !== 201) throw new Error(`POST /devices answered ${registered.status}`);
-  }
-  const pushed = (id: string) => {
-    const expected = new Set(devices.map((token) => pushIdFor(id, tokenHashOf(token))));
-    return expo.received().filter((push) => push.push_id !== null && expected.has(push.push_id)).length;
-  };
+  const devices = [deviceOf('fcm', user, 0), deviceOf('apns', user, 1)];
+  await registerDevices(bench, user, devices);
   /** Done once both devices got the push and the push message is deleted (its outcomes recorded). */
   const pushDone = async (id: string, deletedBefore: number) => {
+    await waitForPushes(standIns, id, devices, 30_000);
     for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(20)) {
-      const deleted = bench.runtime.standIns.sqs.counters().push?.deleted ?? 0;
-      if (pushed(id) === devices.length && deleted > deletedBefore) return;
+      if ((bench.runtime.standIns.sqs.counters().push?.deleted ?? 0) > deletedBefore) return;
     }
-    throw new Error(`notification ${id}: not pushed to both devices within 30 s`);
+    throw new Error(`notification ${id}: its push message was not deleted within 30 s`);
   };
   const once = async (push: boolean) => {
     const deletedBefore = bench.runtime.standIns.sqs.counters().push?.deleted ?? 0;
@@ -68,5 +136,83 @@ export const pushToOfflineDevices = async (
   ) as unknown as ServiceUnits;
   return result('p', title, 'device pushed', operations, units, withPush, [
     `${repetitions} notifications with in_app + push less ${repetitions} with in_app alone, per device`,
+    `per device, by table: ${tableDifference(withPush, inAppOnly, operations)}`,
   ]);
+};
+
+/** What `more` read and wrote beyond `less`, per table and per operation (the push's share of DynamoDB). */
+const tableDifference = (more: Usage, less: Usage, operations: number): string =>
+  [...new Set([...Object.keys(more.dynamoDb), ...Object.keys(less.dynamoDb)])]
+    .map((table) => {
+      const units = (usage: Usage, kind: 'readUnits' | 'writeUnits') => usage.dynamoDb[table]?.[kind] ?? 0;
+      const per = (kind: 'readUnits' | 'writeUnits') =>
+        ((units(more, kind) - units(less, kind)) / operations).toFixed(3).replace(/\.?0+$/, '');
+      return { table, reads: per('readUnits'), writes: per('writeUnits') };
+    })
+    .filter(({ reads, writes }) => reads !== '0' || writes !== '0')
+    .map(({ table, reads, writes }) => `${table} ${reads} RRU ${writes} WRU`)
+    .join('; ');
+
+export interface PushLatencyResult {
+  /** The recipients' devices: one each, on these providers (alternating when both). */
+  readonly providers: readonly BenchPushProvider[];
+  readonly recipients: number;
+  readonly notifications: number;
+  readonly pushes: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  /** Median time from the POST to the last of the notification's pushes. */
+  readonly lastPushP50Ms: number;
+}
+
+/**
+ * From the start of `POST /notifications` (`in_app` + `push`, nobody connected) to each push's arrival at its
+ * provider's stand-in (the `at` it records), for `recipients` recipients with one device each, their providers
+ * taken from `providers` in turn. One notification first, not counted, so no cold start is in the figures.
+ */
+export const measurePushLatency = async (
+  bench: MeteredRuntime,
+  serviceToken: string,
+  options: {
+    readonly recipients: number;
+    readonly notifications: number;
+    readonly providers: readonly BenchPushProvider[];
+  },
+): Promise<PushLatencyResult> => {
+  const standIns = standInsOf(bench);
+  if (typeof standIns === 'string') throw new Error(`push latency: ${standIns}`);
+  const run = `bench-push-lat-${Date.now()}`;
+  const users = Array.from({ length: options.recipients }, (_, index) => `${run}-${index}`);
+  const devices = users.map((user, index) =>
+    deviceOf(options.providers[index % options.providers.length] ?? 'fcm', user, 0),
+  );
+  for (const [index, user] of users.entries())
+    await registerDevices(bench, user, [devices[index] as BenchDevice]);
+  await bench.settle();
+  const latencies: number[] = [];
+  const lastPushes: number[] = [];
+  for (let round = 0; round <= options.notifications; round++) {
+    // Wall clock on both sides: the stand-ins stamp a push's arrival with the time of day.
+    const sentAt = Date.now();
+    const id = await sendNotification(bench, serviceToken, users, ['in_app', 'push']);
+    const arrivals = (await waitForPushes(standIns, id, devices)).map((push) => Date.parse(push.at) - sentAt);
+    if (round > 0) {
+      latencies.push(...arrivals);
+      lastPushes.push(Math.max(...arrivals));
+    }
+    await bench.settle();
+  }
+  latencies.sort((a, b) => a - b);
+  lastPushes.sort((a, b) => a - b);
+  return {
+    providers: options.providers,
+    recipients: options.recipients,
+    notifications: options.notifications,
+    pushes: latencies.length,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    maxMs: latencies.at(-1) ?? Number.NaN,
+    lastPushP50Ms: percentile(lastPushes, 0.5),
+  };
 };

@@ -12,7 +12,7 @@ import { measureLatency, openClients, thousandConnectedCost } from './latency';
 import { runLoad } from './load';
 import { steadyConnectedRecipients } from './notification-scenarios';
 import { PRICES } from './prices';
-import { pushToOfflineDevices } from './push-scenarios';
+import { measurePushLatency, pushToOfflineDevices } from './push-scenarios';
 import { printResults } from './report';
 import { QUICK_SCALE_SIZES, runScaleSimulation, SCALE_SIZES } from './scale';
 import { buildScaleReport, printScaleReport } from './scale-report';
@@ -115,7 +115,9 @@ const main = async () => {
   }
   /** `--only=webhook`: scenario (d) alone, replacing its row of the last run (the others stay). */
   const webhookOnly = only?.includes('webhook') && !wanted('cost');
-  if (wanted('cost') || webhookOnly || wanted('latency') || wanted('load')) {
+  /** `--only=push-latency`: POST → push at the FCM and APNs stand-ins, without the WebSocket latency rows. */
+  const pushLatencyWanted = wanted('latency') || Boolean(only?.includes('push-latency'));
+  if (wanted('cost') || webhookOnly || pushLatencyWanted || wanted('load')) {
     // The sweeper (every minute) would run inside measurements: a time scale of 60 makes it hourly.
     process.env.NOTIFY_LOCAL_TIME_SCALE ??= '60';
     // Handlers log at INFO on AWS; here the lines would bury the table (their cost is CloudWatch's, not metered).
@@ -154,6 +156,17 @@ const main = async () => {
       if (webhookOnly) {
         console.error('bench: cost of one webhook delivery…');
         results.scenarios = mergedScenarios([await oneWebhookDelivery(bench, quick ? 3 : 10)]);
+      }
+      if (pushLatencyWanted) {
+        console.error('bench: push latency (POST → push at the FCM and APNs stand-ins)…');
+        const rows = [
+          { recipients: 1, notifications: quick ? 10 : 40, providers: ['fcm'] as const },
+          { recipients: 1, notifications: quick ? 10 : 40, providers: ['apns'] as const },
+          { recipients: 100, notifications: quick ? 2 : 6, providers: ['fcm', 'apns'] as const },
+        ];
+        const pushLatency = [];
+        for (const row of rows) pushLatency.push(await measurePushLatency(bench, service, row));
+        results.pushLatency = pushLatency;
       }
       if (wanted('latency')) {
         console.error('bench: opening 1,000 WebSocket connections…');
