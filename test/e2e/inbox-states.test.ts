@@ -360,6 +360,29 @@ describe('snooze', () => {
     expect((await feed(token, 'unread')).map((listed) => listed.id)).toEqual([item]);
     await client.close();
   }, 60_000);
+  it('keeps an item archived after it was snoozed: archiving ends the snooze, and no wake-up brings it back', async () => {
+    const kit = user('kit');
+    const token = await runtime.mintUserToken(kit);
+    const [item] = await notify(kit, token, 'put away');
+    const fired = runtime.standIns.scheduler.counters().fired;
+    const until = new Date(Date.now() + 2000).toISOString();
+    await api('POST', `/notifications/${item}/snooze`, token, { until });
+    const archived = await api('POST', `/notifications/${item}/archive`, token);
+    expect(archived.body).toMatchObject({ id: item, snoozed_until: null, archived_at: expect.any(String) });
+    // The wake-up's schedule fires and its message is handled: it finds no snooze to end.
+    await eventually(
+      () => runtime.standIns.scheduler.counters().fired,
+      (count) => count > fired,
+      40_000,
+    );
+    await eventually(
+      () => queueIdle('fanout'),
+      (idle) => idle,
+    );
+    expect(titles(await feed(token, 'archived'))).toEqual(['put away']);
+    expect(await feed(token)).toEqual([]);
+    expect(await unread(token)).toBe(0);
+  }, 60_000);
 });
 
 describe('bulk changes', () => {

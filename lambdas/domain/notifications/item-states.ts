@@ -70,10 +70,12 @@ export const markRead: Transition = (receiver, feed, now) =>
     ? undefined
     : { set: { read_at: now }, remove: ['unread_key', 'hidden_unread_key'] };
 
+/** Archiving a snoozed item ends its snooze: its wake-up would otherwise bring it back out of the archive. */
 export const archive: Transition = (receiver, feed, now) => {
   if (receiver.archived_at) return undefined;
   const hidden = hide(receiver, feed);
-  return { set: { ...hidden.set, archived_at: now }, remove: hidden.remove };
+  const remove = receiver.snoozed_until ? [...hidden.remove, 'snoozed_until' as const] : hidden.remove;
+  return { set: { ...hidden.set, archived_at: now }, remove };
 };
 
 const unarchive: Transition = (receiver, feed): Update | undefined => {

@@ -714,8 +714,9 @@ describe('unread count under a random mix of operations with archives, snoozes a
       if (roll < 0.37) {
         if (expectOutcome(await errorCode(markRead(user, receiverId)), state, label)) state.read = true;
       } else if (roll < 0.49) {
+        // Archiving ends a snooze: no wake-up brings the item back out of the archive.
         if (expectOutcome(await errorCode(archiveItem(user, receiverId)), state, label))
-          state.archived = true;
+          Object.assign(state, { archived: true, snoozedUntil: null });
       } else if (roll < 0.59) {
         if (expectOutcome(await errorCode(unarchiveItem(user, receiverId)), state, label))
           state.archived = false;
