@@ -264,6 +264,23 @@ describe('item states', () => {
       expect(answer.body.details[0].field).toBe('until');
     }
     expect((await api('POST', `/notifications/${item}/snooze`, token, {})).status).toBe(400);
+    // Past the item's life: it expires, or leaves the feed after its 90 days, before it would wake.
+    const expiring = await api('POST', '/notifications', service, {
+      event_type: 'inbox.test',
+      title: 'brief',
+      recipient_ids: [hal],
+      expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect(expiring.status).toBe(202);
+    const brief = (await feed(token, 'all')).find((listed) => listed.title === 'brief')?.id as string;
+    for (const [id, until] of [
+      [brief, new Date(Date.now() + 2 * 3_600_000).toISOString()],
+      [item, new Date(Date.now() + 100 * 24 * 3_600_000).toISOString()],
+    ] as const) {
+      const answer = await api('POST', `/notifications/${id}/snooze`, token, { until });
+      expect(answer.status, until).toBe(400);
+      expect(answer.body.details[0]).toMatchObject({ field: 'until' });
+    }
     expect((await api('GET', '/notifications?state=deleted', token)).status).toBe(400);
     expect((await api('POST', '/notifications/bulk', token, { action: 'delete' })).status).toBe(400);
   });

@@ -1,3 +1,4 @@
+import { validationError } from '../../core/errors';
 import { enqueue } from '../../core/sqs-send';
 import { type FanoutMessage, fanoutQueue } from './fanout-messages';
 import { scheduleOnFanout } from './fanout-schedule';
@@ -25,6 +26,19 @@ const wakeMessage = (userId: string, receiverId: string, until: string): FanoutM
 export const snoozeItem = async (userId: string, receiverId: string, until: string): Promise<ItemState> => {
   const [receiver, feed] = await Promise.all([loadReceiver(userId, receiverId), feedState(userId)]);
   const untilMs = Date.parse(until);
+  // An item that is gone by then would never wake: it expires, or its retention (TTL) ends, first.
+  const endsMs = Math.min(
+    receiver.expires_at ? Date.parse(receiver.expires_at) : Number.POSITIVE_INFINITY,
+    receiver.ttl * 1000,
+  );
+  if (untilMs >= endsMs) {
+    throw validationError('Invalid request body', [
+      {
+        field: 'until',
+        issue: `must be before the item leaves the feed (${new Date(endsMs).toISOString()})`,
+      },
+    ]);
+  }
   const stored = new Date(untilMs).toISOString();
   const message = wakeMessage(userId, receiverId, stored);
   if (untilMs - Date.now() < SCHEDULE_THRESHOLD_MS) await enqueue(fanoutQueue, [message], 1);
