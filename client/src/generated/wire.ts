@@ -19,7 +19,7 @@ export type NotificationsCreateRequest = {
   readonly topics?: readonly string[];
   /** How the `push` channel reaches devices; only with `push` in `channels`. */
   readonly push?: {
-    /** `always`: with the delivery; `offline`: only to a recipient none of whose open connections received the frame; `unread`: `after_secs` later, only if the feed item is still unread (needs `in_app`). */
+    /** `always`: with the delivery; `offline`: only to a recipient none of whose open connections received the frame; `unread`: `after_secs` later, only if the feed item is still unread, or the recipient turned `in_app` off (needs `in_app`). */
     readonly when?: 'always' | 'offline' | 'unread';
     /** `unread` only; default 300. */
     readonly after_secs?: number;

@@ -91,8 +91,8 @@ const fields = z.strictObject({
             .check(
               z.describe(
                 '`always`: with the delivery; `offline`: only to a recipient none of whose open connections ' +
-                  'received the frame; `unread`: `after_secs` later, only if the feed item is still unread (needs ' +
-                  '`in_app`).',
+                  'received the frame; `unread`: `after_secs` later, only if the feed item is still unread, or the ' +
+                  'recipient turned `in_app` off (needs `in_app`).',
               ),
             ),
           'always',

@@ -89,8 +89,9 @@ const scheduleName = (message: PushMessage): string =>
   `push-${createHash('sha256').update(JSON.stringify(message)).digest('hex').slice(0, 40)}`;
 
 /**
- * The recipients whose feed item of the notification is still unread now (routing `unread`): its receiver exists,
- * has its unread key, and no read-all covers that key.
+ * The recipients whose feed item of the notification is still unread now (routing `unread`): its receiver has its
+ * unread key and no read-all covers that key. A recipient with no feed item (in-app turned off in its preferences)
+ * has nothing that shows it was read: the fallback push goes.
  */
 const stillUnread = async (
   notification: NotificationRecord,
@@ -104,9 +105,10 @@ const stillUnread = async (
     batchGetAll(tableName('receivers'), keys, { projection: 'user_id, unread_key', consistent: true }),
     readAllWatermarks(recipients),
   ]);
-  const unread = new Set<string>();
+  const unread = new Set(recipients);
   for (const receiver of receivers) {
     const userId = receiver.user_id as string;
+    unread.delete(userId);
     const unreadKey = receiver.unread_key as string | undefined;
     const watermark = watermarks.get(userId);
     if (unreadKey !== undefined && (watermark === undefined || unreadKey > watermark)) unread.add(userId);

@@ -357,9 +357,15 @@ describe('routing', () => {
   it('`unread`: only if the feed item is still unread after `after_secs`', async () => {
     const reader = await userWithDevice('reader');
     const idle = await userWithDevice('idle');
+    // In-app off: no feed item to read, so nothing shows it was seen; the fallback push goes.
+    const noFeed = await userWithDevice('no-feed');
+    const prefs = await api('PUT', '/preferences', noFeed.token, {
+      rules: [{ event_type: 'billing.*', channels: { in_app: false } }],
+    });
+    expect(prefs.status).toBe(200);
     // 900 s: SQS's longest delay, 9 s here; the read below comes long before.
     const id = await notify({
-      recipient_ids: [reader.id, idle.id],
+      recipient_ids: [reader.id, idle.id, noFeed.id],
       channels: ['in_app', 'push'],
       push: { when: 'unread', after_secs: 900 },
     });
@@ -367,11 +373,12 @@ describe('routing', () => {
     const item = feed.body.items.find((entry: { notification_id: string }) => entry.notification_id === id);
     expect((await api('POST', `/notifications/${item.id}/read`, reader.token)).status).toBe(200);
     expect(await recordsOf(id)).toEqual([]);
-    const records = await settledRecords(id, 1);
-    expect(records.map((record) => record.user_id)).toEqual([idle.id]);
+    const records = await settledRecords(id, 2);
+    expect(records.map((record) => record.user_id).sort()).toEqual([idle.id, noFeed.id].sort());
     await pushQueueIdle();
     expect(pushesTo(reader.pushToken)).toEqual([]);
     expect(pushesTo(idle.pushToken)).toHaveLength(1);
+    expect(pushesTo(noFeed.pushToken)).toHaveLength(1);
   });
 
   it('scheduled: pushed at scheduled_at, not before; expired: never pushed', async () => {
