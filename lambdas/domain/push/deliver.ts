@@ -14,6 +14,8 @@ import { enqueue, enqueueAfter } from '../../core/sqs-send';
 import { putEvent } from '../events/publish';
 import { readAllWatermarks, unreadCount } from '../notifications/feed';
 import { isExpired, type NotificationRecord, receiverIdFor } from '../notifications/model';
+import { preferencesOf } from '../preferences/preferences';
+import { channelsFor } from '../preferences/rules';
 import { type PushMessage, pushQueue } from './messages';
 import type { PushContent, PushOutcome } from './provider';
 import { type PushRecord, type PushStatus, pushIdFor, pushKey, pushRetentionTtl } from './records';
@@ -91,7 +93,7 @@ const scheduleName = (message: PushMessage): string =>
 /**
  * The recipients whose feed item of the notification is still unread now (routing `unread`): its receiver has its
  * unread key and no read-all covers that key. A recipient with no feed item (in-app turned off in its preferences)
- * has nothing that shows it was read: the fallback push goes.
+ * has nothing that shows it was read: the fallback push goes. One whose preferences now turn push off gets none.
  */
 const stillUnread = async (
   notification: NotificationRecord,
@@ -101,13 +103,18 @@ const stillUnread = async (
     user_id: userId,
     receiver_id: receiverIdFor(notification.id, userId, notification.deliver_at),
   }));
-  const [receivers, watermarks] = await Promise.all([
+  const [receivers, watermarks, preferences] = await Promise.all([
     batchGetAll(tableName('receivers'), keys, { projection: 'user_id, unread_key', consistent: true }),
     readAllWatermarks(recipients),
+    preferencesOf(recipients),
   ]);
-  const unread = new Set(recipients);
+  // After a wait of up to a week, the preferences of now decide, as at the delivery (a topic's mute was applied then).
+  const unread = new Set(
+    recipients.filter((userId) => channelsFor(notification, preferences.get(userId)).includes('push')),
+  );
   for (const receiver of receivers) {
     const userId = receiver.user_id as string;
+    if (!unread.has(userId)) continue;
     unread.delete(userId);
     const unreadKey = receiver.unread_key as string | undefined;
     const watermark = watermarks.get(userId);

@@ -359,19 +359,25 @@ describe('routing', () => {
     const idle = await userWithDevice('idle');
     // In-app off: no feed item to read, so nothing shows it was seen; the fallback push goes.
     const noFeed = await userWithDevice('no-feed');
+    const idleAfterAll = await userWithDevice('idle-after-all');
     const prefs = await api('PUT', '/preferences', noFeed.token, {
       rules: [{ event_type: 'billing.*', channels: { in_app: false } }],
     });
     expect(prefs.status).toBe(200);
     // 900 s: SQS's longest delay, 9 s here; the read below comes long before.
     const id = await notify({
-      recipient_ids: [reader.id, idle.id, noFeed.id],
+      recipient_ids: [reader.id, idle.id, noFeed.id, idleAfterAll.id],
       channels: ['in_app', 'push'],
       push: { when: 'unread', after_secs: 900 },
     });
     const feed = await api('GET', '/notifications', reader.token);
     const item = feed.body.items.find((entry: { notification_id: string }) => entry.notification_id === id);
     expect((await api('POST', `/notifications/${item.id}/read`, reader.token)).status).toBe(200);
+    // Push turned off during the wait: the preferences at sending time decide.
+    const changedMind = await api('PUT', '/preferences', idleAfterAll.token, {
+      rules: [{ event_type: 'billing.*', channels: { push: false } }],
+    });
+    expect(changedMind.status).toBe(200);
     expect(await recordsOf(id)).toEqual([]);
     const records = await settledRecords(id, 2);
     expect(records.map((record) => record.user_id).sort()).toEqual([idle.id, noFeed.id].sort());
@@ -379,6 +385,7 @@ describe('routing', () => {
     expect(pushesTo(reader.pushToken)).toEqual([]);
     expect(pushesTo(idle.pushToken)).toHaveLength(1);
     expect(pushesTo(noFeed.pushToken)).toHaveLength(1);
+    expect(pushesTo(idleAfterAll.pushToken)).toEqual([]);
   });
 
   it('scheduled: pushed at scheduled_at, not before; expired: never pushed', async () => {
