@@ -216,7 +216,7 @@ const resume = async (existing: PushRecord, handling: MessageHandling): Promise<
     await queueNextAttempt(existing);
     return undefined;
   }
-  if (existing.status === 'failed' && existing.dead_letter && mine) {
+  if (existing.status === 'failed' && existing.dead_letter && !existing.dead_letter_queued && mine) {
     await queueDeadLetter(existing, existing.reason ?? 'failed');
     return undefined;
   }
@@ -430,8 +430,12 @@ const deadLetter = async (holding: PushRecord, reason: string): Promise<void> =>
   await queueDeadLetter(holding, reason);
 };
 
-const queueDeadLetter = (record: PushRecord, reason: string): Promise<void> =>
-  enqueue(pushQueue, [
+/**
+ * Queues the dead letter, then notes it on the record: a redelivery of the message that failed the push queues it
+ * only when the note is missing (a crash between the two queues it twice, the one duplicate left).
+ */
+const queueDeadLetter = async (record: PushRecord, reason: string): Promise<void> => {
+  await enqueue(pushQueue, [
     {
       kind: 'dead-letter',
       notification_id: record.notification_id,
@@ -440,6 +444,12 @@ const queueDeadLetter = (record: PushRecord, reason: string): Promise<void> =>
       reason,
     },
   ]);
+  await updatePush(record, {
+    set: { dead_letter_queued: true },
+    condition: '#status = :failed',
+    values: { ':failed': 'failed' },
+  });
+};
 
 /** The attempt after a recorded retry, due at its `next_attempt_at`. */
 const queueNextAttempt = (record: PushRecord): Promise<void> => {

@@ -29,6 +29,8 @@ export interface PushRecord {
   readonly next_attempt_at?: string;
   /** Failed in a way that sent a dead letter to the DLQ (credentials refused, attempts used up). */
   readonly dead_letter?: boolean;
+  /** Its dead letter is on the queue: a redelivery of the message that failed it does not queue it again. */
+  readonly dead_letter_queued?: boolean;
   /** The SQS message that holds (or last held) the push, and until when its invocation can run while it sends. */
   readonly claimed_by?: string;
   readonly claim_expires_at?: number;
