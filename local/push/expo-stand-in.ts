@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { PushStandIn, ReceivedPush } from './stand-in';
+import { type PushStandIn, type ReceivedPush, readBody } from './stand-in';
 
 /*
  * Expo's push service on 127.0.0.1: `POST /--/api/v2/push/send` with one message or an array of up to 100, each
@@ -34,18 +34,6 @@ const MAX_MESSAGE_BYTES = 4096;
 const READ_LIMIT = 1024 * 1024;
 const EXPO_TOKEN = /^Expo(nent)?PushToken\[[^\]]+\]$/;
 const PRIORITIES = new Set(['default', 'normal', 'high']);
-
-const readBody = (req: IncomingMessage): Promise<Buffer | null> =>
-  new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= READ_LIMIT) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size <= READ_LIMIT ? Buffer.concat(chunks) : null));
-    req.on('error', reject);
-  });
 
 const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -131,7 +119,7 @@ export const startExpoStandIn = async (options: ExpoStandInOptions = {}): Promis
     if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
       return requestError(res, 400, 'VALIDATION_ERROR', 'Content-Type must be application/json');
     }
-    const body = await readBody(req);
+    const body = await readBody(req, READ_LIMIT);
     if (!body) return requestError(res, 413, 'PAYLOAD_TOO_LARGE', 'Request too large');
     let parsed: unknown;
     try {

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+
 export interface ReceivedPush {
   readonly provider: string;
   readonly token: string;
@@ -13,3 +15,16 @@ export interface PushStandIn {
   markDead(token: string): void;
   close(): Promise<void>;
 }
+
+/** A request's body, read whole; null when it is over `limit` bytes (read to the end all the same, then dropped). */
+export const readBody = (req: IncomingMessage, limit: number): Promise<Buffer | null> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size <= limit ? Buffer.concat(chunks) : null));
+    req.on('error', reject);
+  });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { decrypt } from 'http_ece';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { generateVapidCredentials, type WebPushCredentials } from '../../lambdas/domain/push/webpush';
-import type { PushStandIn, ReceivedPush } from './stand-in';
+import { type PushStandIn, type ReceivedPush, readBody } from './stand-in';
 
 /*
  * A Web Push service and the browsers subscribed to it, in one local server. `subscribe` does what a browser's
@@ -53,18 +53,6 @@ const ENDPOINT_PATH = '/wpush/';
 const SUBSCRIBE_PATH = '/subscriptions';
 /** Bodies larger than this are not read to the end (the answer is 413 anyway). */
 const READ_LIMIT = 64 * 1024;
-
-const readBody = (req: IncomingMessage): Promise<Buffer | null> =>
-  new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= READ_LIMIT) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size <= READ_LIMIT ? Buffer.concat(chunks) : null));
-    req.on('error', reject);
-  });
 
 /** `vapid t=<jwt>, k=<key>` (RFC 8292 §3) as its two parameters. */
 const vapidParams = (authorization: string | undefined): { t?: string; k?: string } => {
@@ -170,7 +158,7 @@ export const startWebPushStandIn = async (
       'access-control-allow-methods': 'POST',
       'access-control-allow-headers': 'content-type',
     };
-    const body = await readBody(req);
+    const body = await readBody(req, READ_LIMIT);
     if (req.method === 'OPTIONS') {
       res.writeHead(204, cors).end();
       return;
@@ -195,10 +183,10 @@ export const startWebPushStandIn = async (
     const endpoint = `${origin}${req.url ?? ''}`;
     const subscription = subscriptions.get(endpoint);
     if (req.method !== 'POST' || !subscription) {
-      await readBody(req);
+      await readBody(req, READ_LIMIT);
       return answer(res, 404, 'no such subscription');
     }
-    const body = await readBody(req);
+    const body = await readBody(req, READ_LIMIT);
     if (subscription.dead) return answer(res, 410, 'subscription expired or unsubscribed');
     const fault = faults.shift();
     if (fault) {
