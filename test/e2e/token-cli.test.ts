@@ -38,17 +38,16 @@ describe('npm run token', () => {
   writeDevAuth(settings, join(dataDir, 'dev-auth.json'));
 
   it('prints only a token signed with the secret `npm start --data DIR` saved there', async () => {
-    const user = await npm([
-      'run',
-      '-s',
-      'token',
-      '--',
-      '--data',
-      dataDir,
-      '--user',
-      'alice',
-      '--roles',
-      'admin',
+    const empty = join(work, 'never-started');
+    // Independent runs start together: each is npm, a shell and a TypeScript load.
+    const [user, service, fromEnv] = await Promise.all([
+      npm(['run', '-s', 'token', '--', '--data', dataDir, '--user', 'alice', '--roles', 'admin']),
+      npm(['run', '-s', 'token', '--', '--data', empty, '--service', 'billing']),
+      run('npm', ['run', '-s', 'token', '--', '--service', 'billing', '--scope', 'events:publish'], {
+        cwd: REPO_ROOT,
+        env: { ...env, NOTIFY_DATA_DIR: dataDir },
+        encoding: 'utf8',
+      }),
     ]);
     expect(user.code).toBe(0);
     expect(user.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
@@ -59,20 +58,8 @@ describe('npm run token', () => {
     });
     expect(payload).toMatchObject({ sub: 'alice', roles: ['admin'] });
 
-    const empty = join(work, 'never-started');
-    const service = await npm(['run', '-s', 'token', '--', '--data', empty, '--service', 'billing']);
     expect(service.code).toBe(1);
     expect(service.stderr).toContain(`no HS256 secret: run npm start -- --data ${empty} once`);
-
-    const fromEnv = await run(
-      'npm',
-      ['run', '-s', 'token', '--', '--service', 'billing', '--scope', 'events:publish'],
-      {
-        cwd: REPO_ROOT,
-        env: { ...env, NOTIFY_DATA_DIR: dataDir },
-        encoding: 'utf8',
-      },
-    );
     expect(decodeJwt(fromEnv.stdout.trim())).toMatchObject({ service: 'billing', aud: 'notify.s2s' });
   }, 90_000);
 
@@ -84,27 +71,34 @@ describe('npm run token', () => {
   }, 90_000);
 
   it('refuses a user id or service name the service would refuse (past its bound in UTF-8 bytes)', async () => {
-    for (const [flag, value, rule] of [
+    const overBound = [
       ['--user', '😀'.repeat(129), '--user must be 1 to 512 bytes in UTF-8'],
       ['--service', 'é'.repeat(65), '--service must be 1 to 128 bytes in UTF-8'],
-    ] as const) {
-      const result = await npm(['run', '-s', 'token', '--', '--data', dataDir, flag, value]);
-      expect(result.code, flag).toBe(1);
-      expect(result.stdout, flag).toBe('');
-      expect(result.stderr, flag).toContain(rule);
-    }
-    const atBound = await npm(['run', '-s', 'token', '--', '--data', dataDir, '--user', '😀'.repeat(128)]);
+    ] as const;
+    const [atBound, ...refused] = await Promise.all([
+      npm(['run', '-s', 'token', '--', '--data', dataDir, '--user', '😀'.repeat(128)]),
+      ...overBound.map(([flag, value]) => npm(['run', '-s', 'token', '--', '--data', dataDir, flag, value])),
+    ]);
+    overBound.forEach(([flag, , rule], index) => {
+      const result = refused[index];
+      expect(result?.code, flag).toBe(1);
+      expect(result?.stdout, flag).toBe('');
+      expect(result?.stderr, flag).toContain(rule);
+    });
     expect(decodeJwt(atBound.stdout.trim())).toMatchObject({ sub: '😀'.repeat(128) });
   }, 90_000);
 
   it('answers --help with its usage and exit code 0, as the other CLIs do', async () => {
-    for (const script of ['token', 'replay', 'start']) {
-      const result = await npm(['run', '-s', script, '--', '--help']);
-      expect(result.code, script).toBe(0);
-      expect(result.stdout, script).toMatch(new RegExp(`^usage: npm (run -s |run )?${script}`));
-    }
-    const token = await npm(['run', '-s', 'token', '--', '--help']);
-    expect(token.stdout).toContain('--data DIR');
-    expect((await npm(['run', '-s', 'token', '--', '--bogus'])).stderr).toContain("Unknown option '--bogus'");
+    const scripts = ['token', 'replay', 'start'] as const;
+    const [bogus, ...helps] = await Promise.all([
+      npm(['run', '-s', 'token', '--', '--bogus']),
+      ...scripts.map((script) => npm(['run', '-s', script, '--', '--help'])),
+    ]);
+    scripts.forEach((script, index) => {
+      expect(helps[index]?.code, script).toBe(0);
+      expect(helps[index]?.stdout, script).toMatch(new RegExp(`^usage: npm (run -s |run )?${script}`));
+    });
+    expect(helps[0]?.stdout).toContain('--data DIR');
+    expect(bogus.stderr).toContain("Unknown option '--bogus'");
   }, 90_000);
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
 import { WebhookReceiver } from '../e2e/webhook-receiver';
 import { apiClient, eventually } from '../support/api';
 import { LONG } from '../support/reliability';
@@ -20,8 +21,16 @@ let admin: string;
 let publisher: string;
 const receiver = new WebhookReceiver();
 
+/**
+ * The waits of the queued backlog (deferrals of 1, 2, 4… s while the endpoint is busy) at half their length: the
+ * slow endpoint's answers (3 s each, real time) still set the rounds the unrelated delivery has to overtake.
+ */
+const SCALE = 0.5;
+const previousScale = process.env[TIME_SCALE_ENV];
+
 beforeAll(async () => {
   await receiver.start();
+  process.env[TIME_SCALE_ENV] = String(SCALE);
   runtime = await startTestRuntime({
     env: { NOTIFY_WEBHOOK_ENDPOINT_CONCURRENCY: String(LIMIT), NOTIFY_WEBHOOK_TIMEOUT_MS: '20000' },
   });
@@ -31,6 +40,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await runtime?.stop();
   await receiver.stop();
+  if (previousScale === undefined) delete process.env[TIME_SCALE_ENV];
+  else process.env[TIME_SCALE_ENV] = previousScale;
 });
 
 const api = apiClient(() => runtime.httpUrl);

@@ -10,20 +10,25 @@ const LONGEST_FIRST = [
   // Seconds in a run of the whole suite (3 workers, 2 cores, loaded): the order is what matters.
   // Two starts of `npm start --data` (a DynamoDB Local of its own), and the CLIs' start-up.
   'test/e2e/runtime-cli.test.ts', // 115
-  'test/e2e/realtime-silence.test.ts', // 79: real scaled timers
+  'test/e2e/push/push.test.ts', // 68: provider retries, Retry-After and scheduled pushes
   'test/e2e/token-cli.test.ts', // 66: CLIs in child processes
   'test/e2e/events.test.ts', // 63: `npm run replay`
   'test/reliability/one-frame-per-recipient.test.ts', // 61
+  // `npm start --data` killed and started again around push deliveries.
+  'test/reliability/push-crash.test.ts', // 57
   'test/reliability/webhook-claims.test.ts', // 55: claims expiring, a retry after the deadline
   'test/reliability/crash.test.ts', // 55
   // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (30 s timeout + 5 s).
   'test/reliability/bus-invoke-crash.test.ts', // 47
+  'test/e2e/realtime-silence.test.ts', // 45: real scaled timers
   // `npm start` twice, one after the other (a secret in SERVICE__AUTH__*, a JWKS).
   'test/reliability/demo-minting.test.ts',
   // `npm start` with its own secret and Chromium.
   'test/e2e/demo-own-auth.test.ts',
   'test/e2e/realtime.test.ts',
   'test/e2e/webhooks.test.ts', // 37: retries, a timeout, schedules
+  'test/e2e/push/local-pushes.test.ts', // 27: the pushes CLI in child processes, Chromium
+  'test/e2e/inbox-states.test.ts', // 25: snooze wake-ups through the scheduler
   // A small file, so started last by size, where its 31 s ran alone at the end of the run.
   'test/reliability/webhook-isolation.test.ts', // 34
   // One 14 s retry chain of the default retry wait.

@@ -126,21 +126,25 @@ describe('local push stand-ins', () => {
     await api('POST', '/devices', carol, { token: 'carol-phone', platform: 'android' });
     expect((await send('fcm', 'carol-phone', 'hello carol')).status).toBe(200);
     const pushes = (...args: string[]) =>
-      run('npx', ['tsx', 'local/cli/pushes.ts', '--api', runtime.httpUrl, '--token', carol, ...args], {
-        cwd: REPO_ROOT,
-        encoding: 'utf8',
-      });
-    const listed = await pushes();
+      // What `npm run pushes` runs, in one Node process (npx and the tsx command would start two more).
+      run(
+        process.execPath,
+        ['--import', 'tsx', 'local/cli/pushes.ts', '--api', runtime.httpUrl, '--token', carol, ...args],
+        { cwd: REPO_ROOT, encoding: 'utf8' },
+      );
+    // Runs that do not depend on each other start together: each is a Node start-up and a TypeScript load.
+    const [listed, printedJson] = await Promise.all([pushes(), pushes('--json')]);
     expect(listed.stdout).toContain('1 device(s), 1 push(es)');
     expect(listed.stdout).toContain('fcm      carol-phone  (1 received)');
     expect(listed.stdout).toContain('{"title":"hello carol"}');
-    const json = JSON.parse((await pushes('--json')).stdout) as { pushes: { push_id: string }[] };
+    const json = JSON.parse(printedJson.stdout) as { pushes: { push_id: string }[] };
     expect(json.pushes.map((push) => push.push_id)).toEqual(['push-hello carol']);
-    expect((await pushes('--mark-dead', 'carol-phone')).stdout).toContain('marked dead: carol-phone');
+    const [marked, refused] = await Promise.all([
+      pushes('--mark-dead', 'carol-phone'),
+      pushes('--mark-dead', 'not-hers').catch((error: { code: number; stderr: string }) => error),
+    ]);
+    expect((marked as { stdout: string }).stdout).toContain('marked dead: carol-phone');
     expect((await send('fcm', 'carol-phone', 'after')).status).toBe(410);
-    const refused = await pushes('--mark-dead', 'not-hers').catch(
-      (error: { code: number; stderr: string }) => error,
-    );
     expect(refused).toMatchObject({ code: 1 });
     expect((refused as { stderr: string }).stderr).toContain('404: No such token among your devices');
   }, 60_000);
