@@ -25,7 +25,10 @@ export interface SourceImports {
 
 const graphs = new Map<string, Promise<Map<string, SourceImports>>>();
 
-/** Each file's runtime imports under `folders`, from esbuild's metafile of a build with every file as an entry point. */
+/**
+ * Each file's runtime imports under `folders`, from esbuild's metafile of one build that imports every file: the
+ * same graph as a build with each file as an entry point, without making a bundle per file (a tenth of the time).
+ */
 export const importGraph = (...folders: string[]): Promise<Map<string, SourceImports>> => {
   const roots = folders.length > 0 ? folders : ['lambdas'];
   const key = roots.join(',');
@@ -34,7 +37,14 @@ export const importGraph = (...folders: string[]): Promise<Map<string, SourceImp
   const graph = (async () => {
     const { metafile } = await build({
       absWorkingDir: repoRoot,
-      entryPoints: roots.flatMap((folder) => sourceFiles(folder)),
+      stdin: {
+        contents: roots
+          .flatMap((folder) => sourceFiles(folder))
+          .map((file) => `import './${file}';`)
+          .join('\n'),
+        resolveDir: repoRoot,
+        loader: 'ts',
+      },
       bundle: true,
       write: false,
       outdir: 'out',
