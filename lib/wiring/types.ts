@@ -74,7 +74,8 @@ export interface WebSocketRoute extends FunctionSpec {
 /**
  * A WebSocket route API Gateway answers itself, with no function: a MOCK integration whose integration response
  * template is the fixed `reply` frame, sent back through the route response (docs/realtime.md, heartbeat).
- * A MOCK integration's response template cannot read the client's frame, so the reply cannot echo its `id`.
+ * AWS documents no way for a MOCK integration's response template to read the client's frame (only to select a
+ * template by it), so the reply does not echo its `id` (docs/realtime.md, heartbeat).
  */
 export interface WebSocketMockRoute {
   /** A value of the frame's `type` (`$request.body.type`). */
