@@ -227,7 +227,8 @@ describe('npm start', () => {
     expect(repoDevAuthState()).toBe(repoDevAuthBefore);
   }, 240_000);
 
-  it('refuses a --cors-origins entry that is not an origin, in one line, before starting anything', async () => {
+  // Each start that gives up is npm, a shell and a TypeScript load: the three run side by side.
+  it.concurrent('refuses a --cors-origins entry that is not an origin, in one line, before starting anything', async () => {
     const result = await startCliToExit(['--port', '1', '--cors-origins', 'https://app.example.test/']);
     expect(result.code).toBe(1);
     expect(result.stderr.split('\n').filter((line) => line.startsWith('notify:'))).toEqual([
@@ -236,7 +237,7 @@ describe('npm start', () => {
     ]);
   }, 60_000);
 
-  it('refuses a --seed that is not a number, in one line, before starting anything', async () => {
+  it.concurrent('refuses a --seed that is not a number, in one line, before starting anything', async () => {
     const result = await startCliToExit(['--port', '1', '--seed', 'lucky']);
     expect(result.code).toBe(1);
     expect(result.stderr.split('\n').filter((line) => line.startsWith('notify:'))).toEqual([
@@ -244,7 +245,7 @@ describe('npm start', () => {
     ]);
   }, 60_000);
 
-  it('explains a port in use in one line and exits 1', async () => {
+  it.concurrent('explains a port in use in one line and exits 1', async () => {
     const port = await freePort();
     const holder = (await import('node:net')).createServer();
     await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
