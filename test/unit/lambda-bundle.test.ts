@@ -49,6 +49,25 @@ const bundleOf = (handlerFiles: readonly string[]) =>
     logLevel: 'error',
   });
 
+let everyFunction: ReturnType<typeof bundleOf> | undefined;
+
+/**
+ * The bundles of `handlerFiles`, taken from one build of every function (made once for the file): without code
+ * splitting each entry point's bundle is the one a build of it alone makes. `metafile.inputs` is every function's.
+ */
+const bundlesOf = async (handlerFiles: readonly string[]) => {
+  everyFunction ??= bundleOf(handlers);
+  const { metafile, outputFiles } = await everyFunction;
+  const outputs = Object.entries(metafile.outputs).filter(([, { entryPoint }]) =>
+    handlerFiles.some((handler) => entryPoint?.endsWith(handler)),
+  );
+  expect(outputs).toHaveLength(new Set(handlerFiles).size);
+  return {
+    metafile: { ...metafile, outputs: Object.fromEntries(outputs) },
+    outputFiles: outputFiles.filter((file) => outputs.some(([name]) => file.path.endsWith(name))),
+  };
+};
+
 /**
  * The functions over the bundle goal, each with the most it may carry above its floor (KiB): the goal cannot be
  * met without giving up one of what it does, a decision docs/performance.md ("Cold start") sets out. Until then
@@ -356,7 +375,7 @@ describe('Lambda bundles', () => {
   }, 60_000);
 
   it('carry no SDK aggregate client class, which would bring every command of its service', async () => {
-    const { metafile } = await bundleOf(handlers);
+    const { metafile } = await bundlesOf(handlers);
     // An `await import()` made esbuild keep a module graph whole (DynamoDB.js, SecretsManager.js: +55 KiB).
     const aggregates = Object.entries(metafile.outputs).flatMap(([output, { inputs }]) =>
       Object.entries(inputs)
@@ -380,7 +399,7 @@ describe('Lambda bundles', () => {
 
   it("carry only the zod schema kinds they use, not all of zod/mini's `iso` and `coerce` namespaces", async () => {
     // notifications.create checks an ISO date-time; a listing coerces its `limit` to a number.
-    const { outputFiles } = await bundleOf([
+    const { outputFiles } = await bundlesOf([
       'lambdas/handlers/http/notifications/create.ts',
       'lambdas/handlers/http/topics/list.ts',
     ]);
@@ -393,7 +412,7 @@ describe('Lambda bundles', () => {
   }, 60_000);
 
   it('carry no schema of another route: esbuild keeps the top-level zod calls of every module imported', async () => {
-    const { metafile } = await bundleOf([
+    const { metafile } = await bundlesOf([
       'lambdas/handlers/http/preferences/put.ts',
       'lambdas/handlers/http/notifications/create.ts',
     ]);
@@ -411,7 +430,7 @@ describe('Lambda bundles', () => {
   }, 60_000);
 
   it("carry no union of a queue's message kinds, where they send messages or read them", async () => {
-    const { outputFiles } = await bundleOf([
+    const { outputFiles } = await bundlesOf([
       'lambdas/handlers/http/notifications/create.ts',
       'lambdas/handlers/workers/fanout.ts',
     ]);
@@ -421,7 +440,7 @@ describe('Lambda bundles', () => {
   }, 60_000);
 
   it('carry only the SDK clients their function calls, not those of shared modules it imports', async () => {
-    const { metafile } = await bundleOf([
+    const { metafile } = await bundlesOf([
       'lambdas/handlers/http/health/live.ts',
       'lambdas/handlers/http/webhooks/list.ts',
       'lambdas/handlers/http/webhooks/retry.ts',
@@ -455,7 +474,7 @@ describe('Lambda bundles', () => {
     // Each frame route's file names its operation (lambdas/domain/realtime/operations.ts): a table of every
     // operation, or a verifier in the shared frame handler, put every operation and jose in all of them (+45 KiB).
     const routes = wiring.webSocketRoutes;
-    const { metafile, outputFiles } = await bundleOf(routes.map((route) => route.handler));
+    const { metafile, outputFiles } = await bundlesOf(routes.map((route) => route.handler));
     const carried = routes.map(({ routeKey, handler }) => {
       const [file, output] =
         Object.entries(metafile.outputs).find(([, { entryPoint }]) => entryPoint?.endsWith(handler)) ?? [];
