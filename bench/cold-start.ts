@@ -188,8 +188,8 @@ export const measureBundles = async (outDir: string): Promise<BundleSize[]> => {
   const kib = (file: string) => Math.round(statSync(file).size / 102.4) / 10;
   return functions.map(({ id, spec }) => {
     const file = join(outDir, `${fileName(id)}.mjs`);
-    const floorFile = join(outDir, 'floor', `${fileName(id)}.mjs`);
-    const floor = { clients: floors.get(id) ?? [], file: floorFile, bundleKiB: kib(floorFile) };
+    const { clients, file: floorFile } = floors.get(id) ?? { clients: [], file: '(none)' };
+    const floor = { clients, file: floorFile, bundleKiB: kib(floorFile) };
     const bundleKiB = kib(file);
     return {
       functionId: id,
@@ -324,28 +324,38 @@ const floorImport = (name: string, alias: string) =>
     made: `new ${alias}({})`,
   };
 
-/** Writes and bundles one floor handler per function; returns the packages each one imports. */
+/**
+ * Writes and bundles one floor handler per set of packages (functions carrying the same ones share it); returns
+ * each function's packages and floor file.
+ */
 const buildFloors = async (ids: readonly string[], metafile: Metafile, outDir: string) => {
   const sourceDir = join(outDir, 'floor-src');
   mkdirSync(sourceDir, { recursive: true });
-  const clients = new Map<string, string[]>();
+  const floors = new Map<string, { clients: string[]; file: string }>();
   const entryPoints: Record<string, string> = {};
+  const nameOfSet = new Map<string, string>();
   for (const id of ids) {
     const output = outputOf(metafile, join(outDir, `${fileName(id)}.mjs`));
     const packages = [...new Set(Object.keys(output?.inputs ?? {}).map(packageOf))]
       .filter((name) => name.startsWith('@aws-sdk/client-') || name in FLOOR_IMPORTS)
       .sort();
-    const imports = packages.map((name, index) => floorImport(name, `Floor${index}`));
-    const source = join(sourceDir, `${fileName(id)}.mjs`);
-    writeFileSync(
-      source,
-      `${imports.map((item) => item.line).join('\n')}\n` +
-        `export const handler = async () => [${imports.map((item) => item.made).join(', ')}].length;\n`,
-    );
-    clients.set(id, packages);
-    entryPoints[fileName(id)] = source;
+    const key = packages.join(' ');
+    let name = nameOfSet.get(key);
+    if (name === undefined) {
+      name = fileName(id);
+      nameOfSet.set(key, name);
+      const imports = packages.map((item, index) => floorImport(item, `Floor${index}`));
+      const source = join(sourceDir, `${name}.mjs`);
+      writeFileSync(
+        source,
+        `${imports.map((item) => item.line).join('\n')}\n` +
+          `export const handler = async () => [${imports.map((item) => item.made).join(', ')}].length;\n`,
+      );
+      entryPoints[name] = source;
+    }
+    floors.set(id, { clients: packages, file: join(outDir, 'floor', `${name}.mjs`) });
   }
   // The floor sources live outside the repository: their SDK imports resolve to its node_modules.
   await bundle(entryPoints, join(outDir, 'floor'), [join(REPO_ROOT, 'node_modules')]);
-  return clients;
+  return floors;
 };
