@@ -732,7 +732,10 @@ export class InboxStore {
   }
 }
 
-/** The fields a state frame or answer lacks, for judging whether its item belongs to a view. */
+/**
+ * The fields a state frame or answer lacks, for judging whether its item belongs to a view (the fields a service
+ * adds to feed items read as null or [] here, whatever the version of Receiver).
+ */
 const PLACEHOLDER: InboxItem = toInboxItem({
   id: '',
   notification_id: '',
@@ -749,4 +752,4 @@ const PLACEHOLDER: InboxItem = toInboxItem({
   seen_at: null,
   archived_at: null,
   snoozed_until: null,
-});
+} as Receiver);

@@ -15,7 +15,7 @@ import { buildClient } from '../../client/build';
 import { NotifyService } from '../../client/src/service';
 import { REPO_ROOT } from '../../local/lambda/runner';
 import { launchBrowser, startStaticServer, type TestBrowser } from '../support/browser';
-import { sendTitled } from '../support/client-sdk';
+import { sendTitled, sendWithExtras } from '../support/client-sdk';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 const SCREENSHOT_DIRS = [
@@ -232,6 +232,38 @@ describe('<notify-bell> on a plain page', () => {
 
     await page.locator('notify-toasts button[aria-label="Dismiss: Deploy finished"]').click();
     expect(await region.locator('.toast').count()).toBe(0);
+    await page.close();
+  }, 90_000);
+
+  it('shows an item’s buttons: a button records its click, a link goes through notify-open (where the service has them)', async (context) => {
+    const userId = `elements-actions-${run}`;
+    const sent = await sendWithExtras(service, userId, 'Leave request', {
+      url: 'https://example.com/requests/7',
+      actions: [
+        { id: 'approve', label: 'Approve' },
+        { id: 'details', label: 'Details', url: 'https://example.com/requests/7/details' },
+      ],
+    });
+    if (!sent) return context.skip();
+    const page = await openPage(userId);
+    // The page routes links itself: it cancels notify-open and keeps what it was asked to open.
+    await page.evaluate(`window.opened = [];
+      document.addEventListener('notify-open', (event) => {
+        event.preventDefault();
+        window.opened.push([event.detail.action?.id ?? null, event.detail.url]);
+      });`);
+    await bell(page).click();
+    const approve = page.locator('notify-bell button', { hasText: 'Approve' });
+    await approve.click();
+    await expect.poll(() => approve.getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => bell(page).getAttribute('aria-label')).toBe('Notifications');
+    await page.locator('notify-bell button', { hasText: 'Details' }).click();
+    await page.locator('notify-bell li .title').click();
+    expect(await page.evaluate('window.opened')).toEqual([
+      ['details', 'https://example.com/requests/7/details'],
+      [null, 'https://example.com/requests/7'],
+    ]);
+    expect(page.url()).toContain(site.origin);
     await page.close();
   }, 90_000);
 

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { InboxSnapshot, Notify } from '../../client/src/index';
 import { NotifyService } from '../../client/src/service';
 import { eventually } from '../support/api';
-import { sendTitled, startNotify } from '../support/client-sdk';
+import { sendTitled, sendWithExtras, startNotify } from '../support/client-sdk';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
@@ -271,5 +271,76 @@ describe('the headless contract', () => {
     await shows(phone, { titles: ['b', 'a'], unread: 1 });
     expect(renders).toBeGreaterThan(0);
     stop();
+  }, 60_000);
+});
+
+const sendWith = (userId: string, title: string, extra: Record<string, unknown>) =>
+  sendWithExtras(service, userId, title, extra);
+
+describe('categories, tags, links and buttons (where the service has them)', () => {
+  it('filters by category and tag, counts per category, and reads one category at once', async (context) => {
+    const userId = `store-categories-${run}`;
+    if (!(await sendWith(userId, 'invoice', { category: 'billing' }))) return context.skip();
+    await sendWith(userId, 'mention', { category: 'social', tags: ['vip'] });
+    await sendWith(userId, 'plain', {});
+    const phone = await device(userId);
+    await shows(phone, { titles: ['plain', 'mention', 'invoice'], unread: 3 });
+    expect(phone.inbox.getSnapshot().items.map((item) => [item.category, item.tags])).toEqual([
+      [null, []],
+      ['social', ['vip']],
+      ['billing', []],
+    ]);
+    const { counts } = phone.inbox.getSnapshot();
+    if (counts.unseen !== null)
+      expect(counts.categories).toMatchObject({ billing: { unread: 1 }, social: { unread: 1 } });
+
+    await phone.inbox.setFilter({ category: 'billing' });
+    await shows(phone, { titles: ['invoice'], unread: 3 });
+    await phone.inbox.setFilter({ tag: 'vip' });
+    await shows(phone, { titles: ['mention'], unread: 3 });
+    await phone.inbox.setFilter({});
+    await shows(phone, { titles: ['plain', 'mention', 'invoice'], unread: 3 });
+
+    const reading = phone.inbox.bulk({ action: 'mark_read', category: 'social' });
+    expect(phone.inbox.getSnapshot().items.map((item) => item.read_at !== null)).toEqual([
+      false,
+      true,
+      false,
+    ]);
+    expect(phone.inbox.getSnapshot().unreadCount).toBe(2);
+    await reading;
+    await shows(phone, { titles: ['plain', 'mention', 'invoice'], unread: 2 });
+    expect(await phone.api.getUnreadCount()).toBe(2);
+  }, 60_000);
+
+  it('records a button’s click once, shows it on the other device, and keeps the first click', async (context) => {
+    const userId = `store-actions-${run}`;
+    const actions = [
+      { id: 'approve', label: 'Approve' },
+      { id: 'open', label: 'Open', url: 'https://example.com/requests/7' },
+    ];
+    const sent = await sendWith(userId, 'request', { url: 'https://example.com/requests/7', actions });
+    if (!sent) return context.skip();
+    const [phone, laptop] = [await device(userId), await device(userId)];
+    await shows(laptop, { titles: ['request'], unread: 1 });
+    const item = phone.inbox.getSnapshot().items[0];
+    expect(item).toMatchObject({ url: 'https://example.com/requests/7', actions });
+    const id = item?.id as string;
+
+    const clicking = phone.inbox.interact(id, 'approve');
+    expect(phone.inbox.getSnapshot().items[0]).toMatchObject({ interacted_action: 'approve' });
+    expect(phone.inbox.getSnapshot().unreadCount).toBe(0);
+    await clicking;
+    const clicked = await eventually(
+      () => laptop.inbox.getSnapshot().items[0],
+      (shown) => shown?.interacted_action === 'approve',
+    );
+    expect(clicked).toMatchObject({ interacted_at: expect.any(String), read_at: expect.any(String) });
+    expect(laptop.inbox.getSnapshot().unreadCount).toBe(0);
+
+    // A second click (another button) changes nothing: the first is kept, here and on the service.
+    await laptop.inbox.interact(id, 'open');
+    await laptop.inbox.refresh();
+    expect(laptop.inbox.getSnapshot().items[0]).toMatchObject({ interacted_action: 'approve' });
   }, 60_000);
 });
