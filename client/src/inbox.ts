@@ -535,8 +535,9 @@ export class InboxStore {
           !listed.has(item.id) && (!inView(this.filter, item) || (keepsOlder && olderThan(item.id, oldest))),
       );
       const olderKept = kept.some((item) => inView(this.filter, item));
+      const previous = this.items;
       this.items = kept;
-      this.merge(head);
+      this.merge(head, previous);
       if (!olderKept) this.cursor = cursor;
       this.counts = counts;
       this.status = 'ready';
@@ -578,12 +579,13 @@ export class InboxStore {
   }
 
   /** Adds fetched items (a newer revision known here wins), keeping the order newest first. */
-  private merge(fetched: readonly InboxItem[]): void {
+  private merge(fetched: readonly InboxItem[], previous: readonly InboxItem[] = this.items): void {
+    const known = new Map(previous.map((item) => [item.id, item]));
     const byId = new Map(this.items.map((item) => [item.id, item]));
     for (const item of fetched) {
-      const known = byId.get(item.id);
-      if (known && (sameJson(known, item) || isStale(known, item.revision))) continue;
-      byId.set(item.id, item);
+      const before = known.get(item.id);
+      // A read that started before a numbered frame arrived answers with the older state: the frame's stays.
+      byId.set(item.id, before && (sameJson(before, item) || isStale(before, item.revision)) ? before : item);
     }
     this.items = [...byId.values()].sort(newestFirst);
   }
