@@ -1,4 +1,10 @@
-import { bundleSize, REALTIME_BUDGET_BYTES, realtimeSize } from '../client/build';
+import {
+  bundleSize,
+  ELEMENTS_BUDGET_BYTES,
+  elementsSize,
+  REALTIME_BUDGET_BYTES,
+  realtimeSize,
+} from '../client/build';
 
 export interface ClientSizeRow {
   readonly part: string;
@@ -12,6 +18,7 @@ export interface ClientSizeRow {
 export const measureClientSize = async (): Promise<ClientSizeRow[]> => {
   const realtime = await realtimeSize();
   const app = await bundleSize('createNotify');
+  const elements = await elementsSize();
   return [
     {
       part: 'realtime',
@@ -25,6 +32,13 @@ export const measureClientSize = async (): Promise<ClientSizeRow[]> => {
       exports: 'createNotify',
       minifiedBytes: app.minified,
       gzippedBytes: app.gzipped,
+    },
+    {
+      part: 'web components (with the app SDK)',
+      exports: 'createNotify, defineNotifyElements',
+      minifiedBytes: elements.minified,
+      gzippedBytes: elements.gzipped,
+      budgetBytes: ELEMENTS_BUDGET_BYTES,
     },
   ];
 };

@@ -2,14 +2,16 @@ import { HttpClient, type HttpOptions, newIdempotencyKey } from './http.js';
 import { type TokenProvider, type TokenSource, tokenSourceOf } from './token.js';
 import type {
   BulkChange,
-  BulkChangeRequest,
+  BulkChangeScope,
   Device,
   DeviceRequest,
   FeedPage,
   FeedStateFilter,
+  InboxCounts,
   ItemList,
   ItemPage,
   ItemState,
+  ItemStateOf,
   MarkedSeen,
   NotificationAccepted,
   NotificationRequest,
@@ -79,6 +81,16 @@ const sameBytes = (buffer: ArrayBuffer | null, bytes: Uint8Array): boolean => {
 
 const path = (template: string, value: string) => template.replace('{}', encodeURIComponent(value));
 
+/** What a feed read selects: absent fields select the default feed (neither archived nor snoozed), all of it. */
+export interface FeedQuery {
+  readonly limit?: number;
+  readonly state?: FeedStateFilter;
+  /** Only items of this category (exact name). */
+  readonly category?: string;
+  /** Only items carrying this tag. */
+  readonly tag?: string;
+}
+
 /** The REST API as a signed-in user sees it. Every method throws NotifyError on failure. */
 export class NotifyApi {
   protected readonly http: HttpClient;
@@ -88,17 +100,16 @@ export class NotifyApi {
     this.http = new HttpClient(options, (force) => tokens.get(force));
   }
 
-  /** One page of the feed, newest first: the default feed (neither archived nor snoozed), or one `state`. */
-  getFeed(
-    options: { readonly cursor?: string; readonly limit?: number; readonly state?: FeedStateFilter } = {},
-  ): Promise<FeedPage> {
-    return this.http.request('GET', '/notifications', { query: options });
+  /**
+   * One page of the feed, newest first: the default feed (neither archived nor snoozed), or one `state`; only
+   * one `category`, or items with one `tag`.
+   */
+  getFeed(options: FeedQuery & { readonly cursor?: string } = {}): Promise<FeedPage> {
+    return this.http.request('GET', '/notifications', { query: { ...options } });
   }
 
   /** Every feed item (of `state`), newest first, fetching pages of `limit` as the loop asks for more. */
-  async *feed(
-    options: { readonly limit?: number; readonly state?: FeedStateFilter } = {},
-  ): AsyncGenerator<Receiver, void, undefined> {
+  async *feed(options: FeedQuery = {}): AsyncGenerator<Receiver, void, undefined> {
     let cursor: string | undefined;
     do {
       const page = await this.getFeed({ ...options, ...(cursor ? { cursor } : {}) });
@@ -141,9 +152,28 @@ export class NotifyApi {
     });
   }
 
-  /** Marks seen, marks read or archives every item of the default feed, or those older than `before`. */
-  bulkChange(body: BulkChangeRequest): Promise<BulkChange> {
+  /**
+   * Marks seen, marks read or archives every item of the default feed, or those older than `before`, or those of
+   * one `category`.
+   */
+  bulkChange(body: BulkChangeScope): Promise<BulkChange> {
     return this.http.request('POST', '/notifications/bulk', { body, idempotent: true });
+  }
+
+  /**
+   * Records a click on the item (`actionId`: which button; absent: the item itself), which also marks it seen and
+   * read; the first click is the one kept. The sender learns of it as a `notify.notification.interacted` event.
+   */
+  interact(receiverId: string, actionId?: string): Promise<ItemStateOf> {
+    return this.http.request('POST', path('/notifications/{}/interact', receiverId), {
+      body: actionId === undefined ? {} : { action_id: actionId },
+      idempotent: true,
+    });
+  }
+
+  /** Unseen, unread and total items of the default feed, overall and per category. */
+  getCounts(): Promise<InboxCounts> {
+    return this.http.request('GET', '/notifications/counts');
   }
 
   async getUnreadCount(): Promise<number> {

@@ -6,8 +6,11 @@
  */
 import {
   type Device,
+  type ItemState,
   type MarkedRead,
   type NotificationFrame,
+  type NotificationStateFrame,
+  type NotificationsBulkRequest,
   type PresenceFrame,
   type PresenceUpdateFrame,
   type ReadAll,
@@ -83,4 +86,59 @@ export interface ItemList<T> {
 /** A page of a paged list: `next_cursor` is null on the last page. */
 export interface ItemPage<T> extends ItemList<T> {
   readonly next_cursor: string | null;
+}
+
+/** A button of a feed item: `url` opens a page or app link; without one the click reaches the sender as an event. */
+export interface ItemAction {
+  readonly id: string;
+  readonly label: string;
+  readonly url?: string | null;
+}
+
+/**
+ * What feed items, their states and state frames may carry besides the fields above: the category, tags, link,
+ * buttons and the recorded click, and the item's revision (each state change raises it). A service that does not
+ * send a field leaves it out; the inbox store then reads it as null or [] (`InboxItem`).
+ */
+export interface ItemExtras {
+  readonly category?: string | null;
+  readonly tags?: readonly string[];
+  readonly url?: string | null;
+  readonly actions?: readonly ItemAction[];
+  readonly interacted_at?: string | null;
+  readonly interacted_action?: string | null;
+  readonly revision?: number | null;
+}
+
+/** A feed item as the inbox store shows it: every extra present, null or [] when the service did not send it. */
+export type InboxItem = Omit<Receiver, keyof ItemExtras> & {
+  readonly category: string | null;
+  readonly tags: readonly string[];
+  readonly url: string | null;
+  readonly actions: readonly ItemAction[];
+  readonly interacted_at: string | null;
+  readonly interacted_action: string | null;
+  /** Higher after every state change; null when the service numbers none (then frames are applied in order). */
+  readonly revision: number | null;
+};
+
+/** An item's states after a change (REST answer), with the extras the service may add. */
+export type ItemStateOf = ItemState & Pick<ItemExtras, 'interacted_at' | 'interacted_action' | 'revision'>;
+/** A `notification.state` frame, with the extras the service may add (`change: "interacted"` among them). */
+export type ItemStateFrame = Omit<NotificationStateFrame, 'change'> & {
+  readonly change: NotificationStateFrame['change'] | 'interacted';
+} & Pick<ItemExtras, 'interacted_at' | 'interacted_action' | 'revision'>;
+/** `POST /notifications/bulk`, optionally limited to one category. */
+export type BulkChangeScope = NotificationsBulkRequest & { readonly category?: string };
+
+/** Counts of one part of the feed: unseen, unread and all items. */
+export interface FeedCounts {
+  readonly unseen: number;
+  readonly unread: number;
+  readonly total: number;
+}
+
+/** `GET /notifications/counts`: the default feed overall and per category. */
+export interface InboxCounts extends FeedCounts {
+  readonly categories: Readonly<Record<string, FeedCounts>>;
 }

@@ -1,21 +1,20 @@
 /**
- * The demo inbox (docs/demo.md), built only on the client SDK: bell with unread badge, feed with mark-read and
- * read-all, toasts, a room with its live presence list, and "send a test notification" through the local
- * runtime's demo endpoint. Settings come from the query string, so the page also works from another origin:
+ * The demo inbox (docs/demo.md), built only on the client SDK: its web components for the bell (unread badge,
+ * panel), the inbox (tabs with counts, mark read, read all, snooze, archive) and the toasts; a room with its live
+ * presence list, and "send a test notification" through the local runtime's demo endpoint. Settings come from the query string, so the page also works from another origin:
  *
  *   /demo/?api=http://127.0.0.1:3000&user=alice&room=lobby&token_ttl=3600
  *
  * Tokens come from the runtime's demo endpoint while it mints them (its generated development secret); when it
  * answers 404 (SERVICE__AUTH__* set) the page asks its user to paste one, and the user is that token's `sub`.
  */
+import { defineNotifyElements } from '../../client/src/elements.js';
 import {
   createNotify,
-  type NotificationFrame,
   NotifyError,
   type Preferences,
   type PresenceState,
   type PresenceStatus,
-  type Receiver,
 } from '../../client/src/index.js';
 
 const params = new URLSearchParams(location.search);
@@ -24,7 +23,6 @@ const apiBase = (params.get('api') ?? location.origin).replace(/\/+$/, '');
 let userId = params.get('user') ?? 'demo-user';
 const roomId = params.get('room') ?? 'lobby';
 const tokenTtlSecs = Number(params.get('token_ttl') ?? 3600);
-const TOAST_MS = 6000;
 
 const element = <T extends HTMLElement = HTMLElement>(id: string): T => {
   const found = document.getElementById(id);
@@ -146,69 +144,17 @@ const notify = createNotify({
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// Bell and feed, from the inbox store
+// Bell, inbox and toasts: the SDK's web components (<notify-bell>, <notify-inbox>, <notify-toasts> in index.html)
 
-const renderItem = (item: Receiver): HTMLLIElement => {
-  const row = document.createElement('li');
-  row.dataset.id = item.id;
-  row.dataset.read = String(item.read_at !== null);
-  const text = document.createElement('div');
-  text.className = 'text';
-  const title = document.createElement('div');
-  title.className = 'title';
-  title.textContent = item.title;
-  const body = document.createElement('div');
-  body.className = 'body';
-  body.textContent = item.body;
-  text.append(title, body);
-  row.append(text);
-  if (!item.read_at) {
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.className = 'mark-read';
-    button.textContent = 'Mark read';
-    button.addEventListener('click', () => notify.inbox.markRead(item.id).catch(showError));
-    row.append(button);
-  }
-  return row;
-};
-
-const renderInbox = () => {
-  const snapshot = notify.inbox.getSnapshot();
-  const badge = element('badge');
-  badge.textContent = String(snapshot.unreadCount);
-  badge.dataset.count = String(snapshot.unreadCount);
-  element('feed').replaceChildren(...snapshot.items.map(renderItem));
-  element('feed-empty').hidden = snapshot.items.length > 0;
-  element('more').hidden = !snapshot.hasMore;
-  if (snapshot.error) showError(snapshot.error);
-};
-notify.inbox.subscribe(renderInbox);
-
-element('read-all').addEventListener('click', () => notify.inbox.markAllRead().catch(showError));
-element('more').addEventListener('click', () => notify.inbox.loadMore().catch(showError));
-element('bell').addEventListener('click', () => element('feed').scrollIntoView({ behavior: 'smooth' }));
+defineNotifyElements({ notify });
+// A change the service refused (the store has undone it), or a failed load.
+document.addEventListener('notify-error', (event) => showError((event as CustomEvent).detail));
 
 // ---------------------------------------------------------------------------------------------------------
-// Toasts and connection state, from the realtime client
-
-const showToast = (frame: NotificationFrame) => {
-  const toast = document.createElement('div');
-  toast.className = 'toast';
-  toast.dataset.id = frame.id;
-  const title = document.createElement('strong');
-  title.textContent = frame.title;
-  const body = document.createElement('div');
-  body.className = 'body';
-  body.textContent = frame.body;
-  toast.append(title, body);
-  element('toasts').append(toast);
-  setTimeout(() => toast.remove(), TOAST_MS);
-};
+// Connection state and the frames, from the realtime client (for the activity panel)
 
 notify.realtime.on('notification', (frame) => {
   activity('notification', `${frame.channel} ${frame.title}`, { id: frame.id, channel: frame.channel });
-  if (frame.channel === 'toast') showToast(frame);
 });
 
 notify.realtime.on('state', ({ state, reason }) => {

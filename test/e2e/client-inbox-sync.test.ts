@@ -4,10 +4,10 @@
  * snooze's wake-up — shows on the other through the state frames, badge included.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
-import { createNotify, type InboxSnapshot, type Notify } from '../../client/src/index';
+import type { InboxSnapshot, Notify } from '../../client/src/index';
 import { NotifyService } from '../../client/src/service';
 import { eventually } from '../support/api';
+import { sendTitled, startNotify } from '../support/client-sdk';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 let runtime: Runtime;
@@ -30,33 +30,13 @@ afterEach(() => {
 
 /** One device: an SDK instance connected, its inbox loaded. */
 const device = async (userId: string): Promise<Notify> => {
-  const notify = createNotify({
-    apiUrl: runtime.httpUrl,
-    wsUrl: runtime.wsUrl,
-    WebSocket: WebSocket as never,
-    backoff: { initialMs: 50, maxMs: 200 },
-    getToken: () => runtime.mintUserToken(userId),
-  });
+  const notify = await startNotify(runtime, userId);
   started.push(notify);
-  await notify.start();
-  await eventually(
-    () => notify.realtime.state,
-    (state) => state === 'connected',
-  );
   await notify.inbox.load();
   return notify;
 };
 
-const send = async (userId: string, ...titles: string[]) => {
-  for (const title of titles) {
-    await service.createNotification({
-      event_type: 'tests.inbox',
-      title,
-      recipient_ids: [userId],
-      channels: ['in_app', 'realtime'],
-    });
-  }
-};
+const send = (userId: string, ...titles: string[]) => sendTitled(service, userId, ...titles);
 
 /** Waits until the device's inbox shows `expected` (titles, newest first, and the badge), then asserts it. */
 const shows = async (notify: Notify, expected: { titles: string[]; unread: number }) => {

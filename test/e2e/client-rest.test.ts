@@ -179,9 +179,10 @@ describe('retries', () => {
 });
 
 describe('inbox store', () => {
+  /** The snapshots a listener gets: the current one at once (Svelte's store contract), then one per change. */
   const record = (inbox: InboxStore) => {
     const snapshots: InboxSnapshot[] = [];
-    inbox.subscribe(() => snapshots.push(inbox.getSnapshot()));
+    inbox.subscribe((snapshot) => snapshots.push(snapshot));
     return snapshots;
   };
 
@@ -200,7 +201,8 @@ describe('inbox store', () => {
     const marking = inbox.markRead(target);
     expect(inbox.getSnapshot().unreadCount).toBe(1);
     await marking;
-    expect(snapshots[0]?.items[1]?.read_at).not.toBeNull();
+    expect(snapshots[0]?.items[1]?.read_at).toBeNull();
+    expect(snapshots[1]?.items[1]?.read_at).not.toBeNull();
     expect(inbox.getSnapshot()).toMatchObject({ unreadCount: 1 });
     expect(await api.getUnreadCount()).toBe(1);
     await inbox.markAllRead();
@@ -243,6 +245,7 @@ describe('inbox store', () => {
     const error = await rejection(inbox.markRead(id));
     expect(error).toMatchObject({ code: 'not_found', status: 404 });
     expect(snapshots.map((snapshot) => [snapshot.items[0]?.read_at !== null, snapshot.unreadCount])).toEqual([
+      [false, 1],
       [true, 0],
       [false, 1],
     ]);
@@ -274,7 +277,7 @@ describe('inbox store', () => {
       body: { code: 'forbidden', message: 'Not allowed', request_id: 'r-2' },
     });
     expect(await rejection(inbox.markAllRead())).toMatchObject({ code: 'forbidden' });
-    expect(snapshots.map((snapshot) => snapshot.unreadCount)).toEqual([0, 2]);
+    expect(snapshots.map((snapshot) => snapshot.unreadCount)).toEqual([2, 0, 2]);
     expect(inbox.getSnapshot().items.map((item) => item.read_at)).toEqual([null, null]);
   });
 });

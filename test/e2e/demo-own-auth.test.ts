@@ -77,13 +77,13 @@ describe('the demo page with SERVICE__AUTH__* set', () => {
     });
     expect(created.status).toBe(202);
     await page.locator('.toast', { hasText: 'Pasted and working' }).waitFor();
-    await page.locator('#badge[data-count="1"]').waitFor();
+    await page.locator('#bell[data-count="1"]').waitFor();
 
     // A reload keeps the tab's token: connected again without asking.
     await page.reload();
     await page.locator('#state[data-state="connected"]').waitFor();
     expect(await page.locator('#token-ask').isHidden()).toBe(true);
-    await page.locator('#feed li', { hasText: 'Pasted and working' }).waitFor();
+    await page.locator('#inbox li', { hasText: 'Pasted and working' }).waitFor();
     expect(tokenAnswers).toEqual([404, 404]);
     await page.close();
   }, 90_000);

@@ -60,7 +60,7 @@ const openDemo = async (user: string, options: { origin?: string; query?: string
   return page;
 };
 
-const badge = (page: Page) => page.locator('#badge').getAttribute('data-count');
+const badge = (page: Page) => page.locator('#bell').getAttribute('data-count');
 
 /** Sends through the page's own control, as a user would. */
 const sendFromPage = async (page: Page, title: string) => {
@@ -178,27 +178,30 @@ describe('the demo page in Chromium', () => {
     alice = await openDemo('alice');
     expect(await badge(alice)).toBe('0');
     await alice.locator('#presence li[data-user="alice"][data-status="online"]').waitFor();
-    expect(await alice.locator('#feed li').count()).toBe(0);
+    expect(await alice.locator('#inbox li').count()).toBe(0);
   });
 
   it('shows a toast and the unread badge when a notification arrives', async () => {
     await sendFromPage(alice, 'Your invoice is ready');
     await alice.locator('.toast', { hasText: 'Your invoice is ready' }).waitFor();
-    await alice.locator('#badge[data-count="1"]').waitFor();
-    await alice.locator('#feed li[data-read="false"]', { hasText: 'Your invoice is ready' }).waitFor();
+    await alice.locator('#bell[data-count="1"]').waitFor();
+    await alice.locator('#inbox li[data-read="false"]', { hasText: 'Your invoice is ready' }).waitFor();
   });
 
   it('updates the badge on mark-read and read-all, and the service agrees', async () => {
     // With a toast (or realtime) channel: an in_app-only notification sends no frame, so no page learns of it live.
     await sendAsService('alice', 'Second');
     await sendAsService('alice', 'Third');
-    await alice.locator('#badge[data-count="3"]').waitFor();
-    await alice.locator('#feed li', { hasText: 'Second' }).locator('button.mark-read').click();
-    await alice.locator('#badge[data-count="2"]').waitFor();
-    await alice.locator('#feed li[data-read="true"]', { hasText: 'Second' }).waitFor();
-    await alice.locator('#read-all').click();
-    await alice.locator('#badge[data-count="0"]').waitFor({ state: 'attached' }); // hidden at 0
-    expect(await alice.locator('#feed li[data-read="false"]').count()).toBe(0);
+    await alice.locator('#bell[data-count="3"]').waitFor();
+    await alice
+      .locator('#inbox li', { hasText: 'Second' })
+      .locator('button[aria-label^="Mark read"]')
+      .click();
+    await alice.locator('#bell[data-count="2"]').waitFor();
+    await alice.locator('#inbox li[data-read="true"]', { hasText: 'Second' }).waitFor();
+    await alice.locator('#inbox').getByRole('button', { name: 'Mark all read' }).click();
+    await alice.locator('#bell[data-count="0"]').waitFor({ state: 'attached' }); // hidden at 0
+    expect(await alice.locator('#inbox li[data-read="false"]').count()).toBe(0);
     // The page shows reads at once (optimistic); the service gets there when its read-all answers.
     const token = await runtime.mintUserToken('alice');
     const count = await eventually(
@@ -207,7 +210,7 @@ describe('the demo page in Chromium', () => {
     );
     expect(count.body).toEqual({ count: 0 });
     await alice.reload();
-    await alice.locator('#feed li[data-read="true"]').nth(2).waitFor();
+    await alice.locator('#inbox li[data-read="true"]').nth(2).waitFor();
     expect(await badge(alice)).toBe('0');
   });
 
@@ -215,15 +218,15 @@ describe('the demo page in Chromium', () => {
     const [first, second] = [await openDemo('carol'), await openDemo('carol')];
     await sendAsService('carol', 'One');
     await sendAsService('carol', 'Two');
-    await second.locator('#badge[data-count="2"]').waitFor();
-    await first.locator('#badge[data-count="2"]').waitFor();
-    await first.locator('#feed li', { hasText: 'One' }).locator('button.mark-read').click();
+    await second.locator('#bell[data-count="2"]').waitFor();
+    await first.locator('#bell[data-count="2"]').waitFor();
+    await first.locator('#inbox li', { hasText: 'One' }).locator('button[aria-label^="Mark read"]').click();
     // The second tab made no request: the `notification.state` frame the read sent brought it.
-    await second.locator('#badge[data-count="1"]').waitFor();
-    await second.locator('#feed li[data-read="true"]', { hasText: 'One' }).waitFor();
-    await first.locator('#read-all').click();
-    await second.locator('#badge[data-count="0"]').waitFor({ state: 'attached' });
-    expect(await second.locator('#feed li[data-read="false"]').count()).toBe(0);
+    await second.locator('#bell[data-count="1"]').waitFor();
+    await second.locator('#inbox li[data-read="true"]', { hasText: 'One' }).waitFor();
+    await first.locator('#inbox').getByRole('button', { name: 'Mark all read' }).click();
+    await second.locator('#bell[data-count="0"]').waitFor({ state: 'attached' });
+    expect(await second.locator('#inbox li[data-read="false"]').count()).toBe(0);
     await Promise.all([first.close(), second.close()]);
   });
 
@@ -240,7 +243,7 @@ describe('the demo page in Chromium', () => {
     await bob.locator('#state[data-state="connected"]').waitFor();
     await sendFromPage(bob, 'Cross-origin hello');
     await bob.locator('.toast', { hasText: 'Cross-origin hello' }).waitFor();
-    await bob.locator('#badge[data-count="1"]').waitFor();
+    await bob.locator('#bell[data-count="1"]').waitFor();
     // Presence frames: each page lists the other without a reload.
     await bob.locator('#presence li[data-user="alice"]').waitFor();
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -330,7 +333,7 @@ describe('the demo page in Chromium', () => {
     ).toEqual(['connected', 'connecting']);
     await sendAsService('dave', 'Still here');
     await dave.locator('.toast', { hasText: 'Still here' }).waitFor();
-    await dave.locator('#badge[data-count="1"]').waitFor();
+    await dave.locator('#bell[data-count="1"]').waitFor();
     await dave.close();
   }, 60_000);
 
@@ -357,7 +360,7 @@ describe('the demo page in Chromium', () => {
     await erin.locator('.toast', { hasText: 'Loud' }).waitFor();
     expect(await erin.locator('.toast', { hasText: 'Quietly' }).count()).toBe(0);
     await erin.reload();
-    await erin.locator('#feed li', { hasText: 'Quietly' }).waitFor();
+    await erin.locator('#inbox li', { hasText: 'Quietly' }).waitFor();
     await erin.close();
   });
 });

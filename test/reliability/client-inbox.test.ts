@@ -6,11 +6,10 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
-import { createNotify, type InboxSnapshot, type Notify, type Receiver } from '../../client/src/index';
+import type { InboxSnapshot, Notify, Receiver } from '../../client/src/index';
 import { NotifyService } from '../../client/src/service';
 import { eventually } from '../support/api';
-import { dropConnections } from '../support/client-sdk';
+import { dropConnections, startNotify } from '../support/client-sdk';
 import { LONG } from '../support/reliability';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
@@ -33,19 +32,8 @@ afterAll(() => runtime?.stop());
 
 const started: Notify[] = [];
 const startInbox = async (userId: string): Promise<Notify> => {
-  const notify = createNotify({
-    apiUrl: runtime.httpUrl,
-    wsUrl: runtime.wsUrl,
-    WebSocket: WebSocket as never,
-    backoff: { initialMs: 50, maxMs: 200 },
-    getToken: () => runtime.mintUserToken(userId),
-  });
+  const notify = await startNotify(runtime, userId);
   started.push(notify);
-  await notify.start();
-  await eventually(
-    () => notify.realtime.state,
-    (state) => state === 'connected',
-  );
   return notify;
 };
 

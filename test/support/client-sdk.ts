@@ -5,13 +5,24 @@
  *   createNotify({ ..., WebSocket: socket.constructor });
  *   await dropConnections('alice');                  // the server ends alice's connections (@connections DELETE)
  *   await bufferedNotificationIds(sessionId);        // notifications waiting in a session's replay buffer
+ *   const phone = await startNotify(runtime, 'alice'); // a device of alice's: connected (stop() it when done)
+ *   await sendTitled(service, 'alice', 'a', 'b');      // feed items titled a, then b (ids in that order)
  */
 import { DeleteConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { WebSocket } from 'ws';
-import type { WebSocketConstructor, WebSocketLike } from '../../client/src/index';
+import {
+  createNotify,
+  type Notify,
+  type NotifyOptions,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from '../../client/src/index';
+import type { NotifyService } from '../../client/src/service';
 import { connectionsApi } from '../../lambdas/core/clients-connections';
 import { bufferedFrames } from '../../lambdas/domain/realtime/sessions';
+import { eventually } from './api';
 import { awaitCleanUp, connectionIds, connectionsOf } from './disconnect';
+import type { Runtime } from './runtime';
 
 export { connectionIds };
 
@@ -104,3 +115,63 @@ export class SocketControl {
     };
   })();
 }
+
+/** A device of `userId`: the SDK on the local runtime (or `options.apiUrl`), started and connected. */
+export const startNotify = async (
+  runtime: Runtime,
+  userId: string,
+  options: Partial<NotifyOptions> = {},
+): Promise<Notify> => {
+  const notify = createNotify({
+    apiUrl: runtime.httpUrl,
+    wsUrl: runtime.wsUrl,
+    WebSocket: WebSocket as never,
+    backoff: { initialMs: 50, maxMs: 200 },
+    getToken: () => runtime.mintUserToken(userId),
+    ...options,
+  });
+  await notify.start();
+  await eventually(
+    () => notify.realtime.state,
+    (state) => state === 'connected',
+  );
+  return notify;
+};
+
+/** Notifications titled `titles` to `userId` (in-app and realtime), one after another: their ids are in order. */
+export const sendTitled = async (service: NotifyService, userId: string, ...titles: string[]) => {
+  for (const title of titles) {
+    await service.createNotification({
+      event_type: 'tests.inbox',
+      title,
+      recipient_ids: [userId],
+      channels: ['in_app', 'realtime'],
+    });
+  }
+};
+
+/**
+ * A notification to `userId` with `extra` fields (category, tags, url, actions); false when the service does not
+ * take them yet (400 validation), so that the tests of what they bring run wherever the service has them.
+ */
+export const sendWithExtras = (
+  service: NotifyService,
+  userId: string,
+  title: string,
+  extra: Record<string, unknown>,
+): Promise<boolean> =>
+  service
+    .createNotification({
+      event_type: 'tests.inbox',
+      title,
+      recipient_ids: [userId],
+      channels: ['in_app', 'realtime'],
+      ...extra,
+    } as Parameters<NotifyService['createNotification']>[0])
+    .then(
+      () => true,
+      (error: { code?: string }) => {
+        if (error.code === 'validation') return false;
+        throw error;
+      },
+    );

@@ -69,6 +69,12 @@ describe('@notify/client package', () => {
       pathToFileURL(join(packageDir, manifest.exports['./service']?.default ?? '')).href
     );
     expect(typeof service.NotifyService).toBe('function');
+    // The web components' module imports where there is no DOM (server rendering); only defining them needs one.
+    const elements = await import(
+      pathToFileURL(join(packageDir, manifest.exports['./elements']?.default ?? '')).href
+    );
+    expect(elements.NOTIFY_ELEMENT_TAGS).toEqual(['notify-bell', 'notify-inbox', 'notify-toasts']);
+    expect(() => elements.defineNotifyElements()).toThrow(/needs a browser/);
   });
 
   it('imports nothing outside itself', () => {
