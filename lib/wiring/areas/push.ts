@@ -30,9 +30,9 @@ export const push: WiringPart = {
     {
       id: 'pushes',
       purpose:
-        'per notification: one record per device (the claim that makes each push exactly-once, its status, provider id or reason, attempts) and a `summary` item of delivery counts; kept 30 days',
+        "per notification: one record per recipient holding its devices' pushes (the claim that makes each push exactly-once, each status, provider id or reason, attempts) and a `summary` item of delivery counts; kept 30 days",
       partitionKey: { name: 'notification_id', type: 'S' },
-      sortKey: { name: 'device', type: 'S' },
+      sortKey: { name: 'record_key', type: 'S' },
       ttlAttribute: 'ttl',
     },
   ],
