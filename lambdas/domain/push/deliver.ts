@@ -188,7 +188,21 @@ const pushToRecipient = async (
   handling: MessageHandling,
 ): Promise<void> => {
   const devices = await devicesOf(userId);
-  if (devices.length === 0) return;
+  if (devices.length === 0) {
+    // A message back after a failure may have left follow-ups in its record, its only device since pruned by it.
+    if (handling.redeliveredBy === 'queue' && handling.receive !== '1') {
+      const { Item } = await documentClient().send(
+        new GetCommand({
+          TableName: tableName('pushes'),
+          Key: pushRecordKey(notification.id, userId),
+          ConsistentRead: true,
+        }),
+      );
+      const round = Item ? await resumeRecipient(Item as RecipientPushes, devices, handling) : undefined;
+      if (round) await sendRound(notification, round, handling);
+    }
+    return;
+  }
   const now = new Date().toISOString();
   const until = holdExpiry(handling).getTime();
   const record: RecipientPushes = {
