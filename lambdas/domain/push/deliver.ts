@@ -402,6 +402,13 @@ const retryPush = async (
     await recordAttempt(holding, unsent(current, attempt, handling, 'expired before it could be sent'));
     return;
   }
+  // A retry may come minutes after the delivery: the preferences of now decide whether it still goes out.
+  const preferences = await preferencesOf([message.user_id]);
+  if (!channelsFor(notification, preferences.get(message.user_id)).includes('push')) {
+    const reason = 'push turned off by the recipient before this attempt';
+    await recordAttempt(holding, unsent(current, attempt, handling, reason));
+    return;
+  }
   const device = await deviceOf(message.user_id, message.token_hash);
   if (!device) {
     await recordAttempt(holding, unsent(current, attempt, handling, 'the device is no longer registered'));

@@ -57,7 +57,7 @@ export const push: WiringPart = {
       timeoutSecs: 30,
       memoryMb: 256,
       // notifications: the content; receivers and feedState: `unread` routing and the badge (the unread count).
-      // preferences: `unread` routing decides on the preferences of sending time.
+      // preferences: `unread` routing and later attempts decide on the preferences of sending time.
       reads: ['notifications', 'receivers', 'feedState', 'preferences'],
       // devices: pruned when a provider calls a token dead.
       writes: ['pushes', 'devices'],
