@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pushSettingName } from '../../common/env';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import { tokenHashOf } from '../../lambdas/domain/devices/devices';
-import { pushIdFor, pushKey, pushRetentionTtl } from '../../lambdas/domain/push/records';
+import { pushIdFor, pushRecordKey, pushRetentionTtl } from '../../lambdas/domain/push/records';
 import { AWS_LIKE_ODDS, awsLikeDelivery, type Chooser, type Delivery, newSeed } from '../../local/delivery';
 import { type ExpoStandIn, startExpoStandIn } from '../../local/push/expo-stand-in';
 import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
@@ -118,22 +118,27 @@ describe('a worker that died holding a push', () => {
   /** The push record a holder leaves when it dies between its claim and the outcome. */
   const leaveClaim = async (notificationId: string, userId: string, pushToken: string, expiresAt: number) => {
     const tokenHash = tokenHashOf(pushToken);
+    const now = new Date().toISOString();
     await documentClient().send(
       new PutCommand({
         TableName: tableName('pushes'),
         Item: {
-          ...pushKey(notificationId, userId, tokenHash),
-          push_id: pushIdFor(notificationId, tokenHash),
+          ...pushRecordKey(notificationId, userId),
           user_id: userId,
-          token_hash: tokenHash,
-          provider: 'expo',
-          app_id: null,
-          status: 'sending',
-          attempts: 1,
+          devices: {
+            [tokenHash]: {
+              provider: 'expo',
+              app_id: null,
+              status: 'sending',
+              attempts: 1,
+              claimed_by: 'a-message-whose-worker-died',
+              updated_at: now,
+            },
+          },
           claimed_by: 'a-message-whose-worker-died',
           claim_expires_at: expiresAt,
-          created_at: new Date().toISOString(),
-          updated_at: new Date().toISOString(),
+          created_at: now,
+          updated_at: now,
           ttl: pushRetentionTtl(),
         },
       }),

@@ -7,22 +7,26 @@ const PUSH_RETENTION_SECS = 30 * 24 * 3600;
 export const PUSH_STATUSES = ['sending', 'delivered', 'retrying', 'failed', 'pruned'] as const;
 export type PushStatus = (typeof PUSH_STATUSES)[number];
 
-/**
- * One push: (notification, device) in the `pushes` table. Its sort key `p#<user key>#<token hash>` groups a user's
- * pushes of the notification (a recipient reads its own by key prefix); the user key is a hash, as user ids may hold
- * any character.
- */
-export interface PushRecord {
-  readonly notification_id: string;
-  readonly device: string;
-  readonly push_id: string;
-  readonly user_id: string;
-  readonly token_hash: string;
+/** A provider's dead-token answer whose device is still to be deleted and announced (recorded before either). */
+export interface PendingPrune {
+  readonly reason: string;
+  readonly token: string;
+  /** The registration pushed to: only that one is deleted, not one made since. */
+  readonly registered_at: string;
+}
+
+/** The push of the notification to one device: an entry of its recipient's record, keyed by the token hash. */
+export interface DevicePush {
   readonly provider: PushProviderName;
   readonly app_id: string | null;
+  /** `sending` also while a pending prune is completed (`prune`). */
   readonly status: PushStatus;
   /** Attempts made or being made. */
   readonly attempts: number;
+  /** The SQS message of its latest attempt: the one that queues what follows from its outcome. */
+  readonly claimed_by: string;
+  /** Attempts after the first, while sending: until when the holder's invocation can run. */
+  readonly claim_expires_at?: number;
   readonly provider_id?: string;
   /** Why it is retrying, failed or pruned: the provider's answer. */
   readonly reason?: string;
@@ -31,15 +35,31 @@ export interface PushRecord {
   readonly dead_letter?: boolean;
   /** Its dead letter is on the queue: a redelivery of the message that failed it does not queue it again. */
   readonly dead_letter_queued?: boolean;
-  /** The SQS message that holds (or last held) the push, and until when its invocation can run while it sends. */
-  readonly claimed_by?: string;
+  readonly prune?: PendingPrune;
+  readonly updated_at: string;
+}
+
+/**
+ * The pushes of a notification to one recipient's devices, one item in the `pushes` table (sort key
+ * `p#<user key>`; the user key is a hash, as user ids may hold any character). One item per recipient rather than
+ * per device: its first attempts are claimed with one write and recorded with one more, whatever the number of
+ * devices (under 1 KB, 1 WRU each, for the usual two or three devices).
+ */
+export interface RecipientPushes {
+  readonly notification_id: string;
+  readonly record_key: string;
+  readonly user_id: string;
+  /** Token hash → that device's push: the devices registered when the recipient's push was first claimed. */
+  readonly devices: Readonly<Record<string, DevicePush>>;
+  /** The message holding the first attempts, and until when (absent once they are recorded). */
+  readonly claimed_by: string;
   readonly claim_expires_at?: number;
   readonly created_at: string;
   readonly updated_at: string;
   readonly ttl: number;
 }
 
-/** The sort key of the notification's summary item (report.ts), beside its push records. */
+/** The sort key of the notification's summary item (summary-counts.ts), beside its push records. */
 export const SUMMARY_KEY = 'summary';
 
 /** The sort-key prefix of every push record (other items of a notification's partition have other keys). */
@@ -49,12 +69,12 @@ export const PUSH_KEY_PREFIX = 'p#';
 const userKey = (userId: string): string =>
   createHash('sha256').update(userId, 'utf8').digest('base64url').slice(0, 22);
 
-/** The key prefix of one user's pushes of a notification. */
-export const userPushPrefix = (userId: string): string => `${PUSH_KEY_PREFIX}${userKey(userId)}#`;
+/** The sort key of one recipient's push record. */
+export const recipientPushKey = (userId: string): string => `${PUSH_KEY_PREFIX}${userKey(userId)}`;
 
-export const pushKey = (notificationId: string, userId: string, tokenHash: string) => ({
+export const pushRecordKey = (notificationId: string, userId: string) => ({
   notification_id: notificationId,
-  device: `${userPushPrefix(userId)}${tokenHash}`,
+  record_key: recipientPushKey(userId),
 });
 
 /**
@@ -70,3 +90,6 @@ export const pushIdFor = (notificationId: string, tokenHash: string): string => 
 };
 
 export const pushRetentionTtl = (now = Date.now()): number => Math.floor(now / 1000) + PUSH_RETENTION_SECS;
+
+/** What the routes show of an entry: a pending prune is still `sending`. */
+export const shownStatus = (push: DevicePush): PushStatus => (push.prune ? 'sending' : push.status);

@@ -17,7 +17,7 @@ export const addDeliveryCounts = async (
   await documentClient().send(
     new UpdateCommand({
       TableName: tableName('pushes'),
-      Key: { notification_id: notification.id, device: SUMMARY_KEY },
+      Key: { notification_id: notification.id, record_key: SUMMARY_KEY },
       UpdateExpression: 'ADD feed_items :feed, frames :frames SET #ttl = if_not_exists(#ttl, :ttl)',
       ExpressionAttributeNames: { '#ttl': 'ttl' },
       ExpressionAttributeValues: {

@@ -68,9 +68,12 @@ export const deviceOf = async (userId: string, tokenHash: string): Promise<Devic
 
 /**
  * Deletes a device whose token the provider called dead: only the registration that was pushed to (same owner,
- * not registered again since), so a token the app registered anew after the answer survives. Whether it deleted.
+ * not registered again since), so a token the app registered anew after the answer survives. `absent`: nothing
+ * registered under the token now (deleted before, by this pruning or by its user); `kept`: registered again since.
  */
-export const pruneDevice = async (device: DeviceTarget): Promise<boolean> => {
+export const pruneDevice = async (
+  device: Pick<DeviceTarget, 'user_id' | 'token_hash' | 'registration'>,
+): Promise<'deleted' | 'absent' | 'kept'> => {
   try {
     await documentClient().send(
       new DeleteCommand({
@@ -79,11 +82,12 @@ export const pruneDevice = async (device: DeviceTarget): Promise<boolean> => {
         ConditionExpression:
           'user_id = :user AND (updated_at = :registration OR (attribute_not_exists(updated_at) AND created_at = :registration))',
         ExpressionAttributeValues: { ':user': device.user_id, ':registration': device.registration },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return true;
+    return 'deleted';
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof ConditionalCheckFailedException) return error.Item ? 'kept' : 'absent';
     throw error;
   }
 };

@@ -30,9 +30,9 @@ export const push: WiringPart = {
     {
       id: 'pushes',
       purpose:
-        'per notification: one record per device (the claim that makes each push exactly-once, its status, provider id or reason, attempts) and a `summary` item of delivery counts; kept 30 days',
+        "per notification: one record per recipient holding its devices' pushes (the claim that makes each push exactly-once, each status, provider id or reason, attempts) and a `summary` item of delivery counts; kept 30 days",
       partitionKey: { name: 'notification_id', type: 'S' },
-      sortKey: { name: 'device', type: 'S' },
+      sortKey: { name: 'record_key', type: 'S' },
       ttlAttribute: 'ttl',
     },
   ],
@@ -57,7 +57,7 @@ export const push: WiringPart = {
       timeoutSecs: 30,
       memoryMb: 256,
       // notifications: the content; receivers and feedState: `unread` routing and the badge (the unread count).
-      // preferences: `unread` routing decides on the preferences of sending time.
+      // preferences: `unread` routing and later attempts decide on the preferences of sending time.
       reads: ['notifications', 'receivers', 'feedState', 'preferences'],
       // devices: pruned when a provider calls a token dead.
       writes: ['pushes', 'devices'],

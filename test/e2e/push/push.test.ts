@@ -250,6 +250,22 @@ describe('what the providers answer', () => {
     expect(pushesTo(erin.pushToken)).toHaveLength(1);
   });
 
+  it('makes no further attempt once the recipient turned push off while it was retrying', async () => {
+    const hana = await userWithDevice('hana');
+    expo.failNext({ status: 429, retryAfter: '600' });
+    const id = await notify({ recipient_ids: [hana.id], channels: ['push'] });
+    await settledRecords(id, 1, (status) => status === 'retrying');
+    const turnedOff = await api('PUT', '/preferences', hana.token, {
+      rules: [{ event_type: 'billing.*', channels: { push: false } }],
+    });
+    expect(turnedOff.status).toBe(200);
+    const [record] = await settledRecords(id, 1, (status) => status === 'failed');
+    expect(record).toMatchObject({ status: 'failed', attempts: 2 });
+    expect(record?.reason).toBe('push turned off by the recipient before this attempt');
+    await pushQueueIdle();
+    expect(pushesTo(hana.pushToken)).toEqual([]);
+  });
+
   it('gives up after the last attempt: recorded failed, its dead letter in the DLQ, the device kept', async () => {
     const finn = await userWithDevice('finn');
     const before = await dlqDepth();
