@@ -128,9 +128,12 @@ export const closesAt = (spec: DigestSpec, openedAt: number, timeZone: string): 
     ? openedAt + spec.window_secs * 1000
     : nextTimeOfDay(openedAt, spec.at ?? '00:00', timeZone);
 
-/** The one-time schedule that closes a batch: named by it, so a retry finds the one it created. */
-export const closeScheduleName = (userId: string, scope: string, batchId: string): string =>
-  `digest-${createHash('sha256').update(`${userId}\n${scope}\n${batchId}`).digest('hex').slice(0, 48)}`;
+/**
+ * The one-time schedule that closes a batch at a time: a retry with the same time finds the one it created; an
+ * opener retried after a crash (a later time) makes its own, so it never depends on one that already fired.
+ */
+const closeScheduleName = (userId: string, scope: string, batchId: string, closes: number): string =>
+  `digest-${createHash('sha256').update(`${userId}\n${scope}\n${batchId}\n${closes}`).digest('hex').slice(0, 48)}`;
 
 /** A close due in less than this is a delayed message instead of a schedule (`at()` has whole seconds). */
 const SCHEDULE_THRESHOLD_MS = 2000;
@@ -141,7 +144,7 @@ const scheduleClose = async (userId: string, scope: string, batchId: string, clo
   const inMs = closes - Date.now();
   if (inMs < SCHEDULE_THRESHOLD_MS)
     await enqueue(fanoutQueue, [message], Math.max(1, Math.ceil(inMs / 1000)));
-  else await scheduleOnFanout(closeScheduleName(userId, scope, batchId), closes, message);
+  else await scheduleOnFanout(closeScheduleName(userId, scope, batchId, closes), closes, message);
 };
 
 const itemOf = (notification: NotificationRecord): DigestItem => ({
