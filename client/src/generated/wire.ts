@@ -27,7 +27,7 @@ export type NotificationsCreateRequest = {
     /** Data-only: nothing is shown; the app wakes with `data`. */
     readonly silent?: boolean;
   };
-  /** Batch this notification per recipient: the first with a key opens a batch, later ones join it, and when it closes one notification goes out carrying the count and up to `max_items` items (docs/digests.md). */
+  /** Batch this notification per recipient: the first with a key opens a batch, later ones join it, and when it closes one notification goes out carrying the count and up to `max_items` items (docs/digests.md). Exactly one of `window_secs` and `at`, else a 400 on `digest.window_secs`. */
   readonly digest?: {
     /** Notifications with the same key to the same recipient join one batch (e.g. `post-42`). */
     readonly key: string;
@@ -73,7 +73,7 @@ export type PreferencesPutRequest = {
     };
   })[];
   readonly muted_topics?: readonly string[];
-  /** Notifications matching a choice (its first match, in this order) are batched into one digest per choice, closing `window_secs` after the first or at `at` in the user's time zone (docs/digests.md). */
+  /** Notifications matching a choice (its first match, in this order) are batched into one digest per choice, closing `window_secs` after the first or at `at` in the user's time zone (docs/digests.md). Each names exactly one of `event_type` and `category`, and exactly one of `window_secs` and `at`, else a 400. */
   readonly digests?: readonly ({
     readonly event_type?: string;
     readonly category?: string;

@@ -67,6 +67,7 @@ export const digestSchema = z
     oneClose,
     z.describe(
       'Batch this notification per recipient: the first with a key opens a batch, later ones join it, and when ' +
-        'it closes one notification goes out carrying the count and up to `max_items` items (docs/digests.md).',
+        'it closes one notification goes out carrying the count and up to `max_items` items (docs/digests.md). ' +
+        'Exactly one of `window_secs` and `at`, else a 400 on `digest.window_secs`.',
     ),
   );
