@@ -111,6 +111,26 @@ describe('digests', () => {
     expect(await unread(bobToken)).toBe(2);
   }, 120_000);
 
+  it('batches through the fan-out worker too (more recipients than the request delivers itself)', async () => {
+    const recipients = Array.from({ length: 12 }, (_, index) => user(`fan-${index}`));
+    const send = (index: number) =>
+      api('POST', '/notifications', service, {
+        event_type: 'comment.created',
+        title: `Reply ${index}`,
+        recipient_ids: recipients,
+        digest: { key: 'thread-1', window_secs: 3 },
+      });
+    expect((await send(1)).status).toBe(202);
+    expect((await send(2)).status).toBe(202);
+    for (const recipient of [recipients[0], recipients[11]]) {
+      const token = await runtime.mintUserToken(recipient as string);
+      const items = await feedWithDigests(token, 1);
+      expect(items).toHaveLength(1);
+      expect(items[0]?.data.digest?.count).toBe(2);
+      expect(items[0]?.title).toBe('Reply 2 (and 1 more)');
+    }
+  }, 120_000);
+
   it("applies the user's digest choice to matching notifications only", async () => {
     const carol = user('carol');
     const token = await runtime.mintUserToken(carol);
