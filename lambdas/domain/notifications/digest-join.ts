@@ -2,11 +2,9 @@ import { createHash } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
-import { enqueue } from '../../core/sqs-send';
 import { filterMatches } from '../webhooks/filters';
 import { isTimeZone, nextTimeOfDay } from './digest-time';
-import { type FanoutMessage, fanoutQueue } from './fanout-messages';
-import { scheduleOnFanout } from './fanout-schedule';
+import { sendOnFanoutAt } from './fanout-schedule';
 import type { NotificationRecord } from './model';
 
 /*
@@ -135,17 +133,14 @@ export const closesAt = (spec: DigestSpec, openedAt: number, timeZone: string): 
 const closeScheduleName = (userId: string, scope: string, batchId: string, closes: number): string =>
   `digest-${createHash('sha256').update(`${userId}\n${scope}\n${batchId}\n${closes}`).digest('hex').slice(0, 48)}`;
 
-/** A close due in less than this is a delayed message instead of a schedule (`at()` has whole seconds). */
-const SCHEDULE_THRESHOLD_MS = 2000;
-
-/** The close of a batch on `fanout` at `closes`: a one-time schedule, or a delayed message when it is that near. */
-const scheduleClose = async (userId: string, scope: string, batchId: string, closes: number) => {
-  const message: FanoutMessage = { kind: 'digest-close', user_id: userId, scope, batch_id: batchId };
-  const inMs = closes - Date.now();
-  if (inMs < SCHEDULE_THRESHOLD_MS)
-    await enqueue(fanoutQueue, [message], Math.max(1, Math.ceil(inMs / 1000)));
-  else await scheduleOnFanout(closeScheduleName(userId, scope, batchId, closes), closes, message);
-};
+/** The close of a batch on `fanout` at `closes`. */
+const scheduleClose = (userId: string, scope: string, batchId: string, closes: number) =>
+  sendOnFanoutAt(closeScheduleName(userId, scope, batchId, closes), closes, {
+    kind: 'digest-close',
+    user_id: userId,
+    scope,
+    batch_id: batchId,
+  });
 
 const itemOf = (notification: NotificationRecord): DigestItem => ({
   notification_id: notification.id,
