@@ -15,6 +15,8 @@ import { storeOnce } from './notification-store';
  */
 
 const MAX_TITLE = 256;
+/** Closes retried on a conflict (members joining at that moment) before the message fails and comes back. */
+const MAX_CLOSE_ATTEMPTS = 20;
 const MAX_BODY = 4096;
 
 const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
@@ -56,7 +58,7 @@ const closeBatch = async (
 ): Promise<BatchRecord | undefined> => {
   const table = tableName('digests');
   const entry = batchEntry(scope, batchId);
-  for (;;) {
+  for (let attempt = 1; attempt <= MAX_CLOSE_ATTEMPTS; attempt += 1) {
     const batch = await readBatch(userId, entry);
     if (!batch || batch.state === 'closed') return batch;
     try {
@@ -89,6 +91,7 @@ const closeBatch = async (
       if (!(error instanceof TransactionCanceledException)) throw error;
     }
   }
+  throw new Error(`digest batch ${entry} of ${userId} could not be closed; the message is retried`);
 };
 
 /**
