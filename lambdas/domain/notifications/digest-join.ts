@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
-import { filterMatches } from '../webhooks/filters';
+import type { DigestSpec } from './digest-rules';
 import { isTimeZone, nextTimeOfDay } from './digest-time';
 import { sendOnFanoutAt } from './fanout-schedule';
 import type { NotificationRecord } from './model';
@@ -16,23 +16,6 @@ import type { NotificationRecord } from './model';
  * batch still open and its count the one read), so a notification joins exactly one batch once, and a close
  * (which closes the batch in a transaction of its own) either sees the member or the member joins the next batch.
  */
-
-/** How a notification is batched for one recipient: its own `digest`, or the recipient's digest preference. */
-export interface DigestSpec {
-  readonly key: string;
-  readonly window_secs?: number;
-  readonly at?: string;
-  readonly max_items: number;
-  readonly title?: string;
-}
-
-/** A user's digest choice (preferences `digests`): notifications matching it are batched. */
-export interface DigestPreference {
-  readonly event_type?: string;
-  readonly category?: string;
-  readonly window_secs?: number;
-  readonly at?: string;
-}
 
 /** What a digest lists of one of its notifications. */
 export interface DigestItem {
@@ -70,46 +53,10 @@ export interface BatchRecord {
 const KEEP_AFTER_CLOSE_SECS = 7 * 24 * 3600;
 /** Joins retried on a conflict (two members of one batch at once) before the message fails and comes back. */
 const MAX_JOIN_ATTEMPTS = 20;
-/** A key given by the sender and one of the user's own digests never share a batch. */
-const PREFERENCE_SCOPE = 'preference:';
 
 export const openEntry = (scope: string) => `open#${scope}`;
 export const batchEntry = (scope: string, batchId: string) => `batch#${scope}#${batchId}`;
 const memberEntry = (notificationId: string) => `member#${notificationId}`;
-
-/** The category of a notification, for a digest preference naming one (absent on notifications without). */
-const categoryOf = (notification: NotificationRecord): string | undefined =>
-  (notification as { readonly category?: string }).category ?? undefined;
-
-/**
- * How a notification is batched for this recipient, if at all: its own `digest` wins; else the recipient's
- * first digest choice whose `event_type` or `category` pattern matches. A digest is never batched again, and a
- * type the service defaults make required is not held back by a user's choice.
- */
-export const digestFor = (
-  notification: NotificationRecord,
-  preferences: readonly DigestPreference[] | undefined,
-): { readonly scope: string; readonly spec: DigestSpec } | undefined => {
-  if (notification.digest_of) return undefined;
-  if (notification.digest) return { scope: `key:${notification.digest.key}`, spec: notification.digest };
-  if (notification.preference_defaults?.required) return undefined;
-  const category = categoryOf(notification);
-  const choice = (preferences ?? []).find((digest) =>
-    digest.category !== undefined
-      ? category !== undefined && filterMatches(digest.category, category)
-      : digest.event_type !== undefined && filterMatches(digest.event_type, notification.event_type),
-  );
-  if (!choice) return undefined;
-  const pattern = choice.category !== undefined ? `category:${choice.category}` : choice.event_type;
-  return {
-    scope: `${PREFERENCE_SCOPE}${pattern}`,
-    spec: {
-      key: pattern ?? '*',
-      ...(choice.window_secs !== undefined ? { window_secs: choice.window_secs } : { at: choice.at }),
-      max_items: 10,
-    },
-  };
-};
 
 /**
  * The recipient's time zone for `at` (preferences `time_zone`, an IANA name), else UTC. Read through this one
@@ -181,9 +128,10 @@ export const joinDigest = async (
   notification: NotificationRecord,
   userId: string,
   digest: { readonly scope: string; readonly spec: DigestSpec },
-  timeZone: string,
+  preferences: object | undefined,
 ): Promise<'joined' | 'opened' | 'already'> => {
   const { scope, spec } = digest;
+  const timeZone = timeZoneOf(preferences);
   const item = itemOf(notification);
   const table = tableName('digests');
   for (let attempt = 1; attempt <= MAX_JOIN_ATTEMPTS; attempt += 1) {

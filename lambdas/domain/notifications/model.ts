@@ -4,7 +4,7 @@ import { validationError } from '../../core/errors';
 import type { ResolvedDefaults } from '../preferences/rules';
 import type { PushRouting } from '../push/routing';
 import type { Channel } from './channels';
-import type { DigestSpec } from './digest-join';
+import type { DigestSpec } from './digest-rules';
 import type { Priority } from './shared-fields';
 
 /** A notification as stored once in the `notifications` table. */

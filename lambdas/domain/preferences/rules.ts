@@ -1,6 +1,6 @@
 // Apart from schema.ts so that the fan-out worker, which validates nothing, does not load zod.
 import type { Channel } from '../notifications/channels';
-import type { DigestPreference } from '../notifications/digest-join';
+import type { DigestPreference } from '../notifications/digest-rules';
 import { filterMatches } from '../webhooks/filters';
 
 /** Per channel on (true) or off (false); a channel a rule leaves out is decided by a less specific rule. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { closesAt, digestFor, timeZoneOf } from '../../../lambdas/domain/notifications/digest-join';
+import { closesAt, timeZoneOf } from '../../../lambdas/domain/notifications/digest-join';
+import { digestFor } from '../../../lambdas/domain/notifications/digest-rules';
 import { instantOf, isTimeZone, nextTimeOfDay } from '../../../lambdas/domain/notifications/digest-time';
 import type { NotificationRecord } from '../../../lambdas/domain/notifications/model';
 
