@@ -166,14 +166,7 @@ const fanOutNow = async (
     deliverChunk(record, audience.recipient_ids, delivery, { progress, ...(state ? { state } : {}) }),
     deliverUntil - Date.now(),
   );
-  if (outcome === 'done') {
-    // Done but for the recipients batched into digests, which the fan-out worker joins (docs/digests.md).
-    const batched = audience.recipient_ids.filter((userId) => !progress.settled.has(userId));
-    if (batched.length > 0) {
-      await enqueue(fanoutQueue, [{ kind: 'chunk', notification_id: record.id, recipients: batched }]);
-    }
-    return;
-  }
+  if (outcome === 'done') return;
   // From here on the delivery sends no frame it has not started: the queued chunk owns them.
   progress.stopped = true;
   const rest = audience.recipient_ids.filter((userId) => !progress.settled.has(userId));

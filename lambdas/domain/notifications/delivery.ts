@@ -15,7 +15,7 @@ import { channelMembers, deliverToMembers, type Membership } from '../realtime/d
 import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import type { Channel } from './channels';
-import type { joinDigest } from './digest-join';
+import { joinDigest } from './digest-join';
 import { digestFor } from './digest-rules';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
 import { type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
@@ -123,11 +123,6 @@ export const deliverChunk = async (
     readonly progress?: ChunkProgress;
     /** `readRecipientState` of these recipients, when the caller started it earlier. */
     readonly state?: Promise<RecipientState>;
-    /**
-     * Puts a batched recipient into its digest batch (digest-join.ts). Passed by the fan-out worker only, so the
-     * accepting request's bundle does not carry it: without it a batched recipient is left unsettled.
-     */
-    readonly joinDigest?: typeof joinDigest;
   } = {},
 ): Promise<void> => {
   const { topic, progress = { settled: new Set(), pushes: new Set(), stopped: false } } = options;
@@ -143,11 +138,9 @@ export const deliverChunk = async (
       const userPreferences = preferences.get(userId);
       const channels = channelsFor(notification, userPreferences, topic);
       // Batched: the recipient gets the batch's digest when it closes, not this notification (docs/digests.md).
-      // A deliverer that cannot join (the accepting request) leaves the recipient unsettled: it goes to the worker.
       const digest = channels.length > 0 ? digestFor(notification, userPreferences?.digests) : undefined;
       if (digest) {
-        if (!options.joinDigest) return;
-        await options.joinDigest(notification, userId, digest, userPreferences);
+        await joinDigest(notification, userId, digest, userPreferences);
         progress.settled.add(userId);
         return;
       }

@@ -1,8 +1,8 @@
 import { filterMatches } from '../webhooks/filters';
 import type { NotificationRecord } from './model';
 
-// Whether a notification is batched for a recipient: apart from the join (digest-join.ts), which only the fan-out
-// worker carries; every deliverer decides, and the accepting request hands a batched recipient to the worker.
+// Whether a notification is batched for a recipient, apart from the join (digest-join.ts): the types the
+// notification record and the preferences name, without the join's DynamoDB and Scheduler code.
 
 /** How a notification is batched for one recipient: its own `digest`, or the recipient's digest preference. */
 export interface DigestSpec {

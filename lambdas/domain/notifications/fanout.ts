@@ -6,7 +6,7 @@ import { purgeTopicPage } from '../topics/deletion';
 import { subscribersPage } from '../topics/subscriptions';
 import { deliverChunk, deliveryByMessage } from './delivery';
 import { sendDigest } from './digest-close';
-import { batchEntry, joinDigest, readBatch } from './digest-join';
+import { batchEntry, readBatch } from './digest-join';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { wakeItem } from './item-states';
 import { isExpired, type NotificationRecord } from './model';
@@ -81,7 +81,7 @@ export const processFanoutMessage = async (
   }
   // A chunk the accepting request could not finish keeps that request's delivery id (its frames' owner).
   const delivery = deliveryByMessage(handling, message.delivery_id);
-  await deliverChunk(notification, message.recipients, delivery, { topic: message.topic, joinDigest });
+  await deliverChunk(notification, message.recipients, delivery, { topic: message.topic });
   return 'delivered';
 };
 
