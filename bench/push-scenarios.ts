@@ -19,7 +19,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The providers the bench's devices use: a phone on FCM (Android) and one on APNs (iOS), as apps register them. */
 export type BenchPushProvider = 'fcm' | 'apns';
 
-interface BenchDevice {
+export interface BenchDevice {
   readonly provider: BenchPushProvider;
   readonly token: string;
 }
@@ -31,13 +31,17 @@ const registration = (device: BenchDevice) =>
     : { token: device.token, platform: 'ios', apns_environment: 'sandbox' };
 
 /** A fresh device token of the provider's shape (APNs: 32 bytes in hex). */
-const deviceOf = (provider: BenchPushProvider, user: string, index: number): BenchDevice => ({
+export const deviceOf = (provider: BenchPushProvider, user: string, index: number): BenchDevice => ({
   provider,
   token: provider === 'fcm' ? `fcm-${user}-${index}` : randomBytes(32).toString('hex'),
 });
 
 /** Registers each device for `user` over `POST /devices`. */
-const registerDevices = async (bench: MeteredRuntime, user: string, devices: readonly BenchDevice[]) => {
+export const registerDevices = async (
+  bench: MeteredRuntime,
+  user: string,
+  devices: readonly BenchDevice[],
+) => {
   const userToken = await bench.runtime.mintUserToken(user);
   for (const device of devices) {
     const registered = await bench.api('/devices', userToken, {
@@ -53,7 +57,7 @@ const registerDevices = async (bench: MeteredRuntime, user: string, devices: rea
 };
 
 /** npm start's stand-ins of the bench's providers, or the first one missing. */
-const standInsOf = (bench: MeteredRuntime): Map<BenchPushProvider, PushStandIn> | string => {
+export const standInsOf = (bench: MeteredRuntime): Map<BenchPushProvider, PushStandIn> | string => {
   const found = new Map<BenchPushProvider, PushStandIn>();
   for (const provider of ['fcm', 'apns'] as const) {
     const standIn = bench.runtime.standIns.push.find((candidate) => candidate.provider === provider);
@@ -141,7 +145,7 @@ export const pushToOfflineDevices = async (
 };
 
 /** What `more` read and wrote beyond `less`, per table and per operation (the push's share of DynamoDB). */
-const tableDifference = (more: Usage, less: Usage, operations: number): string =>
+export const tableDifference = (more: Usage, less: Usage, operations: number): string =>
   [...new Set([...Object.keys(more.dynamoDb), ...Object.keys(less.dynamoDb)])]
     .map((table) => {
       const units = (usage: Usage, kind: 'readUnits' | 'writeUnits') => usage.dynamoDb[table]?.[kind] ?? 0;

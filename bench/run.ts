@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { measureClientSize } from './client-size';
 import { measureColdStarts } from './cold-start';
 import type { ServiceUnits } from './cost';
+import { digestAgainstSeparate } from './digest-scenarios';
 import { machineLoad, startMeteredRuntime, waitForQuiet } from './harness';
 import { idleCost } from './idle-cost';
 import { measureIntrospectionCost } from './introspection';
@@ -142,6 +143,8 @@ const main = async () => {
         if (scenarioWanted('d')) scenarios.push(await oneWebhookDelivery(bench, quick ? 3 : 10));
         if (scenarioWanted('e')) scenarios.push(await feedPage(bench, service, quick ? 5 : 20));
         if (scenarioWanted('p')) scenarios.push(await pushToOfflineDevices(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('g') || scenarioWanted('g2'))
+          scenarios.push(...(await digestAgainstSeparate(bench, service, quick ? 1 : 3)));
         // Last: its 1,200 notifications and 20 connections leave nothing behind for the scenarios above.
         if (scenarioWanted('a2')) {
           scenarios.push(

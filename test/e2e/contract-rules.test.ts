@@ -298,6 +298,50 @@ const RULES: readonly Rule[] = [
     kept: { method: 'GET', path: '/preferences?user_id=alice', token: billing, status: 200 },
   },
   {
+    operation: 'notifications.create',
+    rule: 'a digest closes after a window or at a time of day, one of them',
+    contract:
+      /exactly one of `window_secs`\s+\(1–604800[^)]*\) and `at` \(`HH:MM`[\s\S]*?else 400 on `digest\.window_secs`/,
+    openApi: /Exactly one of `window_secs` and `at`, else a 400 on `digest\.window_secs`/,
+    broken: {
+      ...notify(billing, {
+        recipient_ids: ['alice'],
+        digest: { key: 'post-1', window_secs: 60, at: '09:00' },
+      }),
+      status: 400,
+      code: 'validation',
+      field: 'digest.window_secs',
+    },
+    kept: {
+      ...notify(billing, { recipient_ids: ['alice'], digest: { key: 'post-1', window_secs: 60 } }),
+      status: 202,
+    },
+  },
+  {
+    operation: 'preferences.put',
+    rule: 'a digest choice names one pattern and one close',
+    contract:
+      /at most 20 choices `\{"event_type" \|\s+"category", "window_secs" \| "at"\}` \(exactly one of each pair, else 400/,
+    openApi:
+      /exactly one of `event_type` and `category`, and exactly one of `window_secs` and `at`, else a 400/,
+    broken: {
+      method: 'PUT',
+      path: '/preferences',
+      token: alice,
+      body: { rules: [], digests: [{ event_type: 'a.*', category: 'a', at: '09:00' }] },
+      status: 400,
+      code: 'validation',
+      field: 'digests[0].event_type',
+    },
+    kept: {
+      method: 'PUT',
+      path: '/preferences',
+      token: alice,
+      body: { rules: [], digests: [{ event_type: 'a.*', at: '09:00' }] },
+      status: 200,
+    },
+  },
+  {
     operation: 'preferences.put',
     rule: 'a user sets only its own preferences',
     contract: /A user reads and sets its own \(`\?user_id=`\s+left out or its own id; another → 403\)/,

@@ -78,6 +78,7 @@ describe('preferences', () => {
       body: {
         user_id: userId('alice'),
         ...body,
+        digests: [], // none given: an empty list, not absent
         updated_at: expect.any(String),
         defaults: expect.any(Object),
       },

@@ -27,6 +27,19 @@ export type NotificationsCreateRequest = {
     /** Data-only: nothing is shown; the app wakes with `data`. */
     readonly silent?: boolean;
   };
+  /** Batch this notification per recipient: the first with a key opens a batch, later ones join it, and when it closes one notification goes out carrying the count and up to `max_items` items (docs/digests.md). Exactly one of `window_secs` and `at`, else a 400 on `digest.window_secs`. */
+  readonly digest?: {
+    /** Notifications with the same key to the same recipient join one batch (e.g. `post-42`). */
+    readonly key: string;
+    /** The batch closes this many seconds after its first notification. */
+    readonly window_secs?: number;
+    /** The batch closes at the next HH:MM in the recipient's `time_zone` (preferences; default UTC). */
+    readonly at?: string;
+    /** Items the digest lists (the count is exact). */
+    readonly max_items?: number;
+    /** Title of the digest; `{count}` is replaced by the number of notifications in it. */
+    readonly title?: string;
+  };
   /** At most 365 days ahead; null or absent: now. */
   readonly scheduled_at?: string | null;
   /** After now and after `scheduled_at`; null or absent: never. */
@@ -60,6 +73,15 @@ export type PreferencesPutRequest = {
     };
   })[];
   readonly muted_topics?: readonly string[];
+  /** Notifications matching a choice (its first match, in this order) are batched into one digest per choice, closing `window_secs` after the first or at `at` in the user's time zone (docs/digests.md). Each names exactly one of `event_type` and `category`, and exactly one of `window_secs` and `at`, else a 400. */
+  readonly digests?: readonly ({
+    readonly event_type?: string;
+    readonly category?: string;
+    /** The batch closes this many seconds after its first notification. */
+    readonly window_secs?: number;
+    /** The batch closes at the next HH:MM in the recipient's `time_zone` (preferences; default UTC). */
+    readonly at?: string;
+  })[];
 };
 
 export type PreferencesDefaultsPutRequest = {
@@ -266,6 +288,12 @@ export type Preferences = {
     };
   })[];
   readonly muted_topics: readonly string[];
+  readonly digests: readonly ({
+    readonly event_type?: string;
+    readonly category?: string;
+    readonly window_secs?: number;
+    readonly at?: string;
+  })[];
   /** null while the user has set nothing */
   readonly updated_at: Timestamp | null;
   readonly defaults: PreferenceDefaults;

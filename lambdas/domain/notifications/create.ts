@@ -1,6 +1,3 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from '../../core/clients';
 import { forbidden, validationError } from '../../core/errors';
 import { logger } from '../../core/logger';
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
@@ -20,6 +17,7 @@ import {
 import { type Audience, fanoutQueue, planMessages } from './fanout-messages';
 import { scheduleOnFanout } from './fanout-schedule';
 import { FEED_RETENTION_MS, type NotificationRecord } from './model';
+import { storeOnce } from './notification-store';
 import type { CreateNotificationInput } from './schema';
 
 /** Scheduled less than this far ahead, a notification is simply sent now. */
@@ -98,6 +96,7 @@ export const createNotification = async (
     priority: input.priority,
     channels: input.channels,
     ...(input.push ? { push: input.push } : {}),
+    ...(input.digest ? { digest: input.digest } : {}),
     recipient_count: recipientCount(
       { id, recipient_ids: input.recipient_ids, topics: input.topics },
       topicCounts,
@@ -141,26 +140,6 @@ export const createNotification = async (
 const recipientCount = (record: Audience, topicCounts: ReadonlyMap<string, number>): number =>
   record.recipient_ids.length +
   (record.topics ?? []).reduce((sum, topic) => sum + Math.max(0, topicCounts.get(topic) ?? 0), 0);
-
-/** Writes the record unless an earlier attempt with this id did; then the stored one wins. */
-const storeOnce = async (record: NotificationRecord): Promise<NotificationRecord> => {
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName('notifications'),
-        Item: record,
-        ConditionExpression: 'attribute_not_exists(id)',
-      }),
-    );
-    return record;
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const existing = await documentClient().send(
-      new GetCommand({ TableName: tableName('notifications'), Key: { id: record.id }, ConsistentRead: true }),
-    );
-    return (existing.Item as NotificationRecord | undefined) ?? record;
-  }
-};
 
 /**
  * Fan-out of a notification due now. A small list of named recipients is delivered here, before the 202, so

@@ -15,6 +15,8 @@ import { channelMembers, deliverToMembers, type Membership } from '../realtime/d
 import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import type { Channel } from './channels';
+import { joinDigest } from './digest-join';
+import { digestFor } from './digest-rules';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
 import { type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 
@@ -133,7 +135,15 @@ export const deliverChunk = async (
   const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
     try {
-      const channels = channelsFor(notification, preferences.get(userId), topic);
+      const userPreferences = preferences.get(userId);
+      const channels = channelsFor(notification, userPreferences, topic);
+      // Batched: the recipient gets the batch's digest when it closes, not this notification (docs/digests.md).
+      const digest = channels.length > 0 ? digestFor(notification, userPreferences?.digests) : undefined;
+      if (digest) {
+        await joinDigest(notification, userId, digest, userPreferences);
+        progress.settled.add(userId);
+        return;
+      }
       const delivered = await deliverTo(notification, userId, delivery, state, channels, progress);
       const { receiver, push } = delivered;
       if (receiver) written.push(receiver);

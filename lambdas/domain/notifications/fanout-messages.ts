@@ -48,6 +48,17 @@ const fanoutMessageKinds = [
     /** The `snoozed_until` it ends: an item snoozed again since (another time) is left alone. */
     until: z.string(),
   }),
+  /**
+   * The close of a digest batch (digest-join.ts), sent by its schedule: one notification with the batch's count
+   * and items goes to the user. On this queue because its worker delivers notifications.
+   */
+  z.object({
+    kind: z.literal('digest-close'),
+    user_id: z.string(),
+    /** The batch's key, scoped: `key:<digest key>` or `preference:<pattern>`. */
+    scope: z.string(),
+    batch_id: z.string(),
+  }),
 ] as const;
 
 export type FanoutMessage = z.infer<(typeof fanoutMessageKinds)[number]>;

@@ -3,6 +3,7 @@ import { envNames } from '../../../common/env';
 import { requiredEnv } from '../../core/clients';
 import { scheduler } from '../../core/clients-scheduler';
 import { messageBody } from '../../core/message-queue';
+import { enqueue } from '../../core/sqs-send';
 import { type FanoutMessage, fanoutQueue } from './fanout-messages';
 
 /** `at()` takes whole seconds: round up so the schedule never fires before its time. */
@@ -33,4 +34,16 @@ export const scheduleOnFanout = async (name: string, atMs: number, message: Fano
   } catch (error) {
     if (!(error instanceof ConflictException)) throw error; // an earlier attempt created it already
   }
+};
+
+/** Due at most this far ahead, a message goes to `fanout` with an SQS delay instead of a schedule. */
+const SCHEDULE_THRESHOLD_MS = 1000;
+
+/**
+ * `message` on `fanout` at `atMs`: a one-time schedule named `name`, or, that near, a message delayed by a second
+ * (its handler puts back one that arrives early).
+ */
+export const sendOnFanoutAt = async (name: string, atMs: number, message: FanoutMessage): Promise<void> => {
+  if (atMs - Date.now() <= SCHEDULE_THRESHOLD_MS) await enqueue(fanoutQueue, [message], 1);
+  else await scheduleOnFanout(name, atMs, message);
 };

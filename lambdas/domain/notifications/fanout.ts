@@ -5,6 +5,8 @@ import { enqueue } from '../../core/sqs-send';
 import { purgeTopicPage } from '../topics/deletion';
 import { subscribersPage } from '../topics/subscriptions';
 import { deliverChunk, deliveryByMessage } from './delivery';
+import { sendDigest } from './digest-close';
+import { batchEntry, readBatch } from './digest-join';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { wakeItem } from './item-states';
 import { isExpired, type NotificationRecord } from './model';
@@ -50,6 +52,14 @@ export const processFanoutMessage = async (
       return 'postponed';
     }
     return wakeItem(message.user_id, message.receiver_id, message.until);
+  }
+  if (message.kind === 'digest-close') {
+    const batch = await readBatch(message.user_id, batchEntry(message.scope, message.batch_id));
+    if (batch && batch.state === 'open' && batch.closes_at > now + EARLY_TOLERANCE_MS) {
+      await postpone(message, batch.closes_at - now);
+      return 'postponed';
+    }
+    return sendDigest(message.user_id, message.scope, message.batch_id, handling);
   }
   const notification = await loadNotification(message.notification_id);
   if (isExpired(notification.expires_at, now)) return 'expired';

@@ -4,6 +4,7 @@ import { validationError } from '../../core/errors';
 import type { ResolvedDefaults } from '../preferences/rules';
 import type { PushRouting } from '../push/routing';
 import type { Channel } from './channels';
+import type { DigestSpec } from './digest-rules';
 import type { Priority } from './shared-fields';
 
 /** A notification as stored once in the `notifications` table. */
@@ -37,6 +38,10 @@ export interface NotificationRecord {
   readonly recipient_count?: number;
   /** The service defaults for its event type when it was created (absent on records older than preferences). */
   readonly preference_defaults?: ResolvedDefaults;
+  /** Batched per recipient into a digest instead of delivered one by one (docs/digests.md). */
+  readonly digest?: DigestSpec;
+  /** Set on a digest itself: the batch it sends (a digest is never batched again). */
+  readonly digest_of?: { readonly key: string; readonly batch_id: string; readonly count: number };
   readonly ttl: number;
 }
 

@@ -12,6 +12,7 @@ import {
 } from '../push/routing';
 import { TOPIC_NAME } from '../topics/names';
 import { CHANNELS } from './channels';
+import { digestSchema } from './digest-schema';
 import { timestamp } from './input-timestamp';
 import { eventTypeSchema, PRIORITIES, sourceSchema } from './shared-fields';
 
@@ -124,6 +125,7 @@ const fields = z.strictObject({
       })
       .check(z.describe('How the `push` channel reaches devices; only with `push` in `channels`.')),
   ),
+  digest: z.optional(digestSchema),
   scheduled_at: z._default(
     z.nullable(timestamp).check(z.describe('At most 365 days ahead; null or absent: now.')),
     null,

@@ -1,15 +1,11 @@
 import { validationError } from '../../core/errors';
-import { enqueue } from '../../core/sqs-send';
-import { type FanoutMessage, fanoutQueue } from './fanout-messages';
-import { scheduleOnFanout } from './fanout-schedule';
+import type { FanoutMessage } from './fanout-messages';
+import { sendOnFanoutAt } from './fanout-schedule';
 import { feedState } from './feed';
 import { announce, applyTransition, type ItemState, loadReceiver, snoozeUntil, stateOf } from './item-states';
 
 // Apart from item-states.ts: the snooze sends on the fan-out queue, whose message schemas the other state
 // changes (bulk changes among them) would otherwise carry.
-
-/** A snooze ending less than this far ahead goes to `fanout` with an SQS delay instead of a schedule. */
-const SCHEDULE_THRESHOLD_MS = 1000;
 
 const wakeMessage = (userId: string, receiverId: string, until: string): FanoutMessage => ({
   kind: 'wake',
@@ -41,8 +37,7 @@ export const snoozeItem = async (userId: string, receiverId: string, until: stri
   }
   const stored = new Date(untilMs).toISOString();
   const message = wakeMessage(userId, receiverId, stored);
-  if (untilMs - Date.now() < SCHEDULE_THRESHOLD_MS) await enqueue(fanoutQueue, [message], 1);
-  else await scheduleOnFanout(`snooze-${receiverId}-${untilMs}`, untilMs, message);
+  await sendOnFanoutAt(`snooze-${receiverId}-${untilMs}`, untilMs, message);
   const result = await applyTransition(receiver, feed, snoozeUntil(stored));
   const state = stateOf(result.receiver, result.feed);
   await announce(userId, { type: 'notification.state', change: 'snoozed', ...state });

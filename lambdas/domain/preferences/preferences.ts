@@ -98,6 +98,7 @@ export const getPreferences = async (userId: string): Promise<Preferences> => {
       channels: rule.channels ?? {},
     })),
     muted_topics: [...(record?.muted_topics ?? [])],
+    digests: [...(record?.digests ?? [])],
     updated_at: record?.updated_at ?? null,
     defaults,
   };
@@ -130,6 +131,7 @@ export const putPreferences = async (userId: string, input: PutPreferencesInput)
     owner: userOwner(userId),
     rules: input.rules,
     muted_topics: input.muted_topics,
+    digests: input.digests,
     updated_at: new Date().toISOString(),
   };
   await documentClient().send(new PutCommand({ TableName: tableName('preferences'), Item: record }));
@@ -137,6 +139,7 @@ export const putPreferences = async (userId: string, input: PutPreferencesInput)
     user_id: userId,
     rules: input.rules,
     muted_topics: input.muted_topics,
+    digests: input.digests,
     updated_at: record.updated_at,
     defaults,
   };
@@ -151,10 +154,11 @@ export const preferencesOf = async (userIds: readonly string[]): Promise<Map<str
     tableName('preferences'),
     userIds.map((id) => ({ owner: userOwner(id) })),
   )) as unknown as PreferencesRecord[];
+  // Every stored field goes on (digests, time zone...): the delivery reads what it needs through its accessors.
   return new Map(
-    items.map((item) => [
-      item.owner.slice('user:'.length),
-      { rules: item.rules ?? [], muted_topics: item.muted_topics ?? [] },
+    items.map(({ owner, updated_at: _, ...stored }) => [
+      owner.slice('user:'.length),
+      { ...stored, rules: stored.rules ?? [], muted_topics: stored.muted_topics ?? [] },
     ]),
   );
 };

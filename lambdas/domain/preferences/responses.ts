@@ -14,6 +14,14 @@ export const preferencesSchema = z.strictObject({
   user_id: z.string(),
   rules: z.array(z.strictObject({ event_type: z.string(), channels: switches })),
   muted_topics: z.array(z.string()),
+  digests: z.array(
+    z.strictObject({
+      event_type: z.optional(z.string()),
+      category: z.optional(z.string()),
+      window_secs: z.optional(z.int()),
+      at: z.optional(z.string()),
+    }),
+  ),
   updated_at: z.nullable(timestamp).check(z.describe('null while the user has set nothing')),
   defaults: defaultsSchema,
 });

@@ -1,5 +1,6 @@
 // Apart from schema.ts so that the fan-out worker, which validates nothing, does not load zod.
 import type { Channel } from '../notifications/channels';
+import type { DigestPreference } from '../notifications/digest-rules';
 import { filterMatches } from '../webhooks/filters';
 
 /** Per channel on (true) or off (false); a channel a rule leaves out is decided by a less specific rule. */
@@ -17,6 +18,8 @@ export interface PreferenceRule {
 export interface UserPreferences {
   readonly rules: readonly PreferenceRule[];
   readonly muted_topics: readonly string[];
+  /** The user's digest choices (docs/digests.md); absent when none were set. */
+  readonly digests?: readonly DigestPreference[];
 }
 
 /** What the service defaults say about one event type, fixed on the notification when it is created. */

@@ -3,6 +3,7 @@ import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { CHANNELS } from '../notifications/channels';
+import { oneClose, timeOfDaySchema, windowSecsSchema } from '../notifications/digest-schema';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
 
@@ -39,6 +40,30 @@ const uniquePatterns = <T extends { event_type: string }>() =>
 
 const userRule = z.strictObject({ event_type: pattern, channels: channelSwitches });
 
+/** A user's digest choices: at most this many (docs/digests.md). */
+export const MAX_DIGEST_CHOICES = 20;
+
+/** "Daily digest for marketing.*": an `event_type` or a `category` pattern, and when its batches close. */
+const digestChoice = z
+  .strictObject({
+    event_type: z.optional(pattern),
+    category: z.optional(pattern),
+    window_secs: z.optional(windowSecsSchema),
+    at: z.optional(timeOfDaySchema),
+  })
+  .check(
+    oneClose,
+    z.superRefine((choice, context) => {
+      if ((choice.event_type === undefined) === (choice.category === undefined)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['event_type'],
+          message: 'give exactly one of event_type and category',
+        });
+      }
+    }),
+  );
+
 export const putPreferencesSchema = z.strictObject({
   rules: z.array(userRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
   muted_topics: z._default(
@@ -47,6 +72,19 @@ export const putPreferencesSchema = z.strictObject({
       z.refine((topics) => new Set(topics).size === topics.length, { message: 'must not repeat a topic' }),
       z.meta({ uniqueItems: true }),
     ),
+    [],
+  ),
+  digests: z._default(
+    z
+      .array(digestChoice)
+      .check(
+        z.maxLength(MAX_DIGEST_CHOICES),
+        z.describe(
+          'Notifications matching a choice (its first match, in this order) are batched into one digest per choice, ' +
+            "closing `window_secs` after the first or at `at` in the user's time zone (docs/digests.md). Each names " +
+            'exactly one of `event_type` and `category`, and exactly one of `window_secs` and `at`, else a 400.',
+        ),
+      ),
     [],
   ),
 });

@@ -37,7 +37,16 @@ export const notifications: WiringPart = {
       // It delivers a small list of recipients itself (docs/notifications.md), as the fan-out worker does.
       reads: ['topics', 'preferences', 'feedState'],
       // pushes: the delivery counts of the notification's summary (lambdas/domain/push/report.ts).
-      writes: ['notifications', 'idempotency', 'receivers', 'receipts', 'pushes', ...realtimeStateTables],
+      // digests: the batches of recipients it delivers a digested notification to (docs/digests.md).
+      writes: [
+        'notifications',
+        'idempotency',
+        'receivers',
+        'receipts',
+        'pushes',
+        'digests',
+        ...realtimeStateTables,
+      ],
       // push: the pushes of the recipients it delivers (lambdas/domain/push/messages.ts).
       sendsTo: ['fanout', 'push', ...realtimeStateQueues],
       schedules: true,
@@ -134,6 +143,14 @@ export const notifications: WiringPart = {
       partitionKey: { name: 'owner', type: 'S' },
     },
     {
+      id: 'digests',
+      purpose:
+        "per-user digest batches: the open batch of each key, each batch's count and items, and which batch each notification joined",
+      partitionKey: { name: 'user_id', type: 'S' },
+      sortKey: { name: 'entry', type: 'S' },
+      ttlAttribute: 'ttl',
+    },
+    {
       id: 'feedState',
       purpose: 'per-user feed state: the read-all watermark',
       partitionKey: { name: 'user_id', type: 'S' },
@@ -163,18 +180,31 @@ export const notifications: WiringPart = {
       maxBatchingWindowSecs: 0,
       timeoutSecs: 30,
       memoryMb: 512,
-      reads: ['notifications', 'feedState', 'preferences'],
-      // subscriptions and topics: the purge of a deleted topic (lambdas/domain/topics/deletion.ts).
-      writes: ['receivers', 'receipts', 'subscriptions', 'topics', 'pushes', ...realtimeStateTables],
+      reads: ['feedState', 'preferences'],
+      // subscriptions and topics: the purge of a deleted topic (lambdas/domain/topics/deletion.ts); digests and
+      // notifications: digest batches and the digests their closes store (docs/digests.md).
+      writes: [
+        'notifications',
+        'receivers',
+        'receipts',
+        'subscriptions',
+        'topics',
+        'pushes',
+        'digests',
+        ...realtimeStateTables,
+      ],
       sendsTo: ['fanout', 'push', ...realtimeStateQueues],
       managesConnections: true,
+      // The close of a digest batch it opens.
+      schedules: true,
     },
   ],
   scheduleTargets: [
     {
       id: 'scheduledNotifications',
       targetQueue: 'fanout',
-      description: 'one-time schedules created for notifications with a future scheduled_at',
+      description:
+        'one-time schedules created for notifications with a future scheduled_at, snoozes and digest closes',
     },
   ],
 };
