@@ -255,15 +255,24 @@ export const unarchiveItem = (userId: string, receiverId: string): Promise<ItemS
   changeItem(userId, receiverId, 'unarchived', unarchive);
 
 /**
+ * How long after a request started it may still write: the state-change routes' Lambda timeout (10 s, the
+ * wiring's default) and slack. A snooze until a time is requested before that time, so its write has landed
+ * this long after it, if ever.
+ */
+export const STATE_CHANGE_LONGEST_MS = 15_000;
+
+/**
  * The wake-up of a snoozed item (a `wake` message on `fanout`, from its schedule): unread, unseen and back in
- * the default feed, announced by a `woken` frame. An item snoozed again meanwhile (another time) or gone is left
- * alone; a redelivered message whose wake-up was done sends the frame again (it may have failed before it).
+ * the default feed, announced by a `woken` frame. `not-snoozed`: the item is not snoozed until then (snoozed
+ * again to another time, archived, or its snooze's write not landed yet: the caller decides whether to look
+ * again); `skipped`: gone. A redelivered message whose wake-up was done sends the frame again (it may have
+ * failed before it).
  */
 export const wakeItem = async (
   userId: string,
   receiverId: string,
   until: string,
-): Promise<'woken' | 'skipped'> => {
+): Promise<'woken' | 'not-snoozed' | 'skipped'> => {
   const [read, feed] = await Promise.all([
     documentClient().send(
       new GetCommand({
@@ -276,7 +285,7 @@ export const wakeItem = async (
   ]);
   const receiver = read.Item as ReceiverRecord | undefined;
   if (!receiver || isExpired(receiver.expires_at)) return 'skipped';
-  if (receiver.snoozed_until !== until && receiver.woken_from !== until) return 'skipped';
+  if (receiver.snoozed_until !== until && receiver.woken_from !== until) return 'not-snoozed';
   let result: Awaited<ReturnType<typeof applyTransition>>;
   try {
     result = await applyTransition(receiver, feed, wakeFrom(until));
@@ -284,7 +293,7 @@ export const wakeItem = async (
     if (error instanceof ServiceError && error.code === 'not_found') return 'skipped'; // removed (its retention)
     throw error;
   }
-  if (result.receiver.snoozed_until !== undefined) return 'skipped'; // snoozed again, until another time
+  if (result.receiver.snoozed_until !== undefined) return 'not-snoozed'; // snoozed again, until another time
   await announce(userId, {
     type: 'notification.state',
     change: 'woken',

@@ -1,0 +1,98 @@
+/**
+ * Races of one feed item's states with the messages that change it later (a snooze's wake-up), made certain by
+ * landing the other side between a request's read and its write (the DynamoDB proxy's `interpose`). DynamoDB
+ * Local and the SQS stand-in, with the test playing the fan-out worker.
+ */
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { documentClient, tableName } from '../../../lambdas/core/clients';
+import { type FanoutOutcome, processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
+import { fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
+import { type ReceiverRecord, receiverIdFor } from '../../../lambdas/domain/notifications/model';
+import { snoozeItem } from '../../../lambdas/domain/notifications/snooze';
+import { envNames } from '../../../lib/wiring';
+import { useDynamoDbLocal, useDynamoDbOutage } from '../../support/dynamodb';
+import { storeNotification } from '../../support/feed-records';
+import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
+
+useDynamoDbLocal();
+const outage = useDynamoDbOutage();
+const queues = useQueuesWithoutWorkers();
+
+let users = 0;
+const newUser = () => {
+  users += 1;
+  return `racer-${Date.now()}-${users}`;
+};
+
+/** One unread feed item of the user, delivered by the fan-out worker; its receiver id. */
+const feedItem = async (userId: string): Promise<string> => {
+  const notification = await storeNotification([userId]);
+  await processFanoutMessage(
+    { kind: 'chunk', notification_id: notification.id, recipients: [userId] },
+    handlingOf(`chunk-${notification.id}`),
+  );
+  return receiverIdFor(notification.id, userId, notification.deliver_at);
+};
+
+const receiverOf = async (userId: string, receiverId: string): Promise<ReceiverRecord> => {
+  const read = await documentClient().send(
+    new GetCommand({
+      TableName: tableName('receivers'),
+      Key: { user_id: userId, receiver_id: receiverId },
+      ConsistentRead: true,
+    }),
+  );
+  return read.Item as ReceiverRecord;
+};
+
+/**
+ * Plays the fan-out worker: receives the next message of `fanout` (waiting up to `waitSecs`), handles it and
+ * deletes it; undefined when none came.
+ */
+const handleNextFanoutMessage = async (waitSecs: number): Promise<FanoutOutcome | undefined> => {
+  const queueUrl = process.env[envNames.queueUrl('fanout')];
+  const received = await queues
+    .client()
+    .send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: waitSecs }),
+    );
+  const [message] = received.Messages ?? [];
+  if (!message) return undefined;
+  const outcome = await processFanoutMessage(
+    messageOf(fanoutQueue, message.Body),
+    handlingOf(message.MessageId ?? 'message'),
+  );
+  await queues
+    .client()
+    .send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+  return outcome;
+};
+
+describe('snooze and its wake-up', () => {
+  it('wakes a sub-second snooze whose write lands after its wake-up was handled', async () => {
+    const user = newUser();
+    const receiverId = await feedItem(user);
+    const receivers = tableName('receivers');
+    const until = new Date(Date.now() + 300).toISOString();
+    // The snooze's write is slow (a loaded machine, a retried call): its wake-up message (1 s delay) is handled
+    // by the worker before the write reaches the table.
+    let wakeUp: Promise<FanoutOutcome | undefined> | undefined;
+    outage.interpose(async (operation, request) => {
+      if (wakeUp || operation !== 'UpdateItem' || request.TableName !== receivers) return;
+      wakeUp = handleNextFanoutMessage(5);
+      await wakeUp;
+    });
+    const snoozed = await snoozeItem(user, receiverId, until);
+    expect(snoozed.snoozed_until).toBe(until);
+    expect(await wakeUp).toBeDefined();
+    // Whatever the worker did with it, the item wakes up: the worker handles what follows on the queue.
+    for (;;) {
+      if ((await receiverOf(user, receiverId)).snoozed_until === undefined) break;
+      const outcome = await handleNextFanoutMessage(20);
+      expect(outcome, 'the item is still snoozed and nothing on the queue will wake it').toBeDefined();
+    }
+    expect(await receiverOf(user, receiverId)).toMatchObject({ woken_from: until });
+  }, 90_000);
+});
