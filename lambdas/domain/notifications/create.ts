@@ -97,6 +97,8 @@ export const createNotification = async (
     data: input.data,
     priority: input.priority,
     channels: input.channels,
+    ...(input.url === undefined ? {} : { url: input.url }),
+    ...(input.actions === undefined ? {} : { actions: input.actions }),
     ...(input.push ? { push: input.push } : {}),
     recipient_count: recipientCount(
       { id, recipient_ids: input.recipient_ids, topics: input.topics },

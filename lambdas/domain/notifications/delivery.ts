@@ -16,7 +16,7 @@ import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import type { Channel } from './channels';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
-import { type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
+import { linksOf, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 
 /*
  * Delivery of a notification to a chunk of recipients: the records that prove each was handled, and their
@@ -194,6 +194,7 @@ const frameFor = (
   data: notification.data,
   priority: notification.priority,
   created_at: notification.created_at,
+  ...linksOf(notification),
   channel: channels.includes('toast') ? 'toast' : 'realtime',
 });
 

@@ -6,6 +6,7 @@ import { purgeTopicPage } from '../topics/deletion';
 import { subscribersPage } from '../topics/subscriptions';
 import { deliverChunk, deliveryByMessage } from './delivery';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
+import { type InteractionMessage, publishInteraction } from './interact';
 import { STATE_CHANGE_LONGEST_MS, wakeItem } from './item-states';
 import { isExpired, type NotificationRecord } from './model';
 
@@ -19,6 +20,7 @@ export type FanoutOutcome =
   | 'postponed'
   | 'purged'
   | 'woken'
+  | 'published'
   | 'skipped';
 
 const loadNotification = async (id: string): Promise<NotificationRecord> => {
@@ -44,6 +46,7 @@ export const processFanoutMessage = async (
     return 'purged';
   }
   if (message.kind === 'wake') return wake(message, now);
+  if (message.kind === 'interaction') return interaction(message, now);
   const notification = await loadNotification(message.notification_id);
   if (isExpired(notification.expires_at, now)) return 'expired';
   if (notification.deliver_at > now + EARLY_TOLERANCE_MS) {
@@ -107,6 +110,20 @@ const wake = async (
   if (outcome !== 'not-snoozed') return outcome;
   if (now >= untilMs + STATE_CHANGE_LONGEST_MS) return 'skipped';
   await postpone(message, Math.max(1000, now - untilMs));
+  return 'postponed';
+};
+
+/**
+ * The bus event of a click. Its request sends it before it records the click, so it can come first: a click not
+ * recorded yet is looked at again, 1, 2, 4… s after the request sent it, for as long as the request may still
+ * be writing; then the message is done (the request failed before its write: no click, no event).
+ */
+const interaction = async (message: InteractionMessage, now: number): Promise<FanoutOutcome> => {
+  const outcome = await publishInteraction(message);
+  if (outcome !== 'not-recorded') return outcome;
+  const sentAt = Date.parse(message.sent_at);
+  if (now >= sentAt + STATE_CHANGE_LONGEST_MS) return 'skipped';
+  await postpone(message, Math.max(1000, now - sentAt));
   return 'postponed';
 };
 

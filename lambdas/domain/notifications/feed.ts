@@ -9,6 +9,7 @@ import type { FeedStateFilter } from './feed-query';
 import {
   decodeCursor,
   encodeCursor,
+  linksOf,
   type NotificationRecord,
   type ReceiverRecord,
   receiverIdFor,
@@ -198,6 +199,10 @@ export const listFeed = async (
         seen_at: receiver.seen_at ?? null,
         archived_at: receiver.archived_at ?? null,
         snoozed_until: receiver.snoozed_until ?? null,
+        ...linksOf(notification),
+        interacted_at: receiver.interacted_at ?? null,
+        interacted_action: receiver.interacted_action ?? null,
+        revision: receiver.revision ?? 0,
       },
     ];
   });
@@ -239,8 +244,9 @@ const notificationsById = async (ids: readonly string[]): Promise<Map<string, No
     tableName('notifications'),
     [...new Set(ids)].map((id) => ({ id })),
     {
-      projection: 'id, #source, event_type, title, body, #data, priority, channels, created_at, expires_at',
-      names: { '#source': 'source', '#data': 'data' },
+      projection:
+        'id, #source, event_type, title, body, #data, priority, channels, created_at, expires_at, #url, #actions',
+      names: { '#source': 'source', '#data': 'data', '#url': 'url', '#actions': 'actions' },
     },
   );
   return new Map(items.map((item) => [item.id as string, item as unknown as NotificationRecord]));

@@ -46,6 +46,7 @@ const GUARDED = [
   'seen_at',
   'archived_at',
   'snoozed_until',
+  'interacted_at',
 ] as const satisfies readonly (keyof ReceiverRecord)[];
 
 const isHidden = (receiver: ReceiverRecord): boolean =>
@@ -69,6 +70,28 @@ export const markRead: Transition = (receiver, feed, now) =>
   readAtOf(receiver, feed)
     ? undefined
     : { set: { read_at: now }, remove: ['unread_key', 'hidden_unread_key'] };
+
+/**
+ * A click on the item (`action` null) or one of its buttons: the first is recorded, under the id its request
+ * chose (the bus event's), and later ones change nothing. A click also marks the item seen and read (read as
+ * `markRead` does, so the unread count follows).
+ */
+export const interact =
+  (action: string | null, interactionId: string): Transition =>
+  (receiver, feed, now) => {
+    if (receiver.interacted_at) return undefined;
+    const read = markRead(receiver, feed, now);
+    return {
+      set: {
+        ...(receiver.seen_at ? {} : { seen_at: now }),
+        ...read?.set,
+        interacted_at: now,
+        interaction_id: interactionId,
+        ...(action === null ? {} : { interacted_action: action }),
+      },
+      remove: read?.remove ?? [],
+    };
+  };
 
 /** Archiving a snoozed item ends its snooze: its wake-up would otherwise bring it back out of the archive. */
 export const archive: Transition = (receiver, feed, now) => {
@@ -122,6 +145,9 @@ export const stateOf = (receiver: ReceiverRecord, feed: FeedState): ItemState =>
   read_at: readAtOf(receiver, feed),
   archived_at: receiver.archived_at ?? null,
   snoozed_until: receiver.snoozed_until ?? null,
+  interacted_at: receiver.interacted_at ?? null,
+  interacted_action: receiver.interacted_action ?? null,
+  revision: receiver.revision ?? 0,
 });
 
 const receiverKey = (userId: string, receiverId: string) => ({ user_id: userId, receiver_id: receiverId });
@@ -144,7 +170,8 @@ export const loadReceiver = async (userId: string, receiverId: string): Promise<
 /**
  * Applies `transition` to a receiver read before: one conditional UpdateItem, started over from the item as it
  * is now when it changed meanwhile. `changed` is false when it was in that state already. A receiver removed
- * meanwhile (its retention) is a 404.
+ * meanwhile (its retention) is a 404. The write adds 1 to the item's `revision`, so the revision orders the
+ * item's states as written.
  */
 export const applyTransition = async (
   receiver: ReceiverRecord,
@@ -156,8 +183,8 @@ export const applyTransition = async (
   for (;;) {
     const update = transition(current, state, new Date().toISOString());
     if (!update) return { receiver: current, feed: state, changed: false };
-    const names: Record<string, string> = {};
-    const values: Record<string, string> = {};
+    const names: Record<string, string> = { '#revision': 'revision' };
+    const values: Record<string, string | number> = { ':one': 1 };
     const guards = GUARDED.map((field) => {
       names[`#${field}`] = field;
       const was = current[field];
@@ -182,10 +209,11 @@ export const applyTransition = async (
           UpdateExpression: [
             sets.length > 0 ? `SET ${sets.join(', ')}` : '',
             removes.length > 0 ? `REMOVE ${removes.join(', ')}` : '',
+            'ADD #revision :one',
           ].join(' '),
           ConditionExpression: ['attribute_exists(receiver_id)', ...guards].join(' AND '),
           ExpressionAttributeNames: names,
-          ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+          ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),

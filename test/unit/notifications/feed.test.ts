@@ -136,6 +136,11 @@ describe('feed', () => {
       seen_at: null,
       archived_at: null,
       snoozed_until: null,
+      url: null,
+      actions: [],
+      interacted_at: null,
+      interacted_action: null,
+      revision: 0,
     });
     const second = await listFeed(alice, { limit: 2, cursor: first.next_cursor! });
     const third = await listFeed(alice, { limit: 2, cursor: second.next_cursor! });
