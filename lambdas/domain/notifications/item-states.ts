@@ -101,18 +101,23 @@ export const archive: Transition = (receiver, feed, now) => {
   return { set: { ...hidden.set, archived_at: now }, remove };
 };
 
-const unarchive: Transition = (receiver, feed): Update | undefined => {
+const unarchive: Transition = (receiver, feed, now): Update | undefined => {
   if (!receiver.archived_at) return undefined;
+  // Still snoozed: only the archive mark goes, and the item stays out of the default feed.
+  if (receiver.snoozed_until) return { set: {}, remove: ['archived_at'] };
   const key = receiver.hidden_unread_key;
-  // Still snoozed, or read: only the archive mark goes.
-  if (receiver.snoozed_until || !key) return { set: {}, remove: ['archived_at'] };
+  // Read: back as read.
+  if (!key) return { set: { returned_at: now }, remove: ['archived_at'] };
   const watermark = feed.read_all_watermark;
   // Back unread: above a read-all that ran while it was archived (read-all reads the default feed only).
   const unreadKey =
     watermark === undefined || key > watermark
       ? key
       : unreadKeyAbove(receiver.notification_id, receiver.user_id, watermark);
-  return { set: { unread_key: unreadKey }, remove: ['archived_at', 'hidden_unread_key'] };
+  return {
+    set: { unread_key: unreadKey, returned_at: now },
+    remove: ['archived_at', 'hidden_unread_key'],
+  };
 };
 
 export const snoozeUntil =
@@ -126,7 +131,7 @@ export const snoozeUntil =
 /** Awake: back in the default feed (also out of the archive), unread and unseen, as new. */
 const wakeFrom =
   (until: string): Transition =>
-  (receiver, feed) => {
+  (receiver, feed, now) => {
     if (receiver.snoozed_until !== until) return undefined;
     const watermark = feed.read_all_watermark;
     const unreadKey =
@@ -134,7 +139,7 @@ const wakeFrom =
         ? receiver.receiver_id
         : unreadKeyAbove(receiver.notification_id, receiver.user_id, watermark);
     return {
-      set: { unread_key: unreadKey, woken_from: until },
+      set: { unread_key: unreadKey, woken_from: until, returned_at: now },
       remove: ['snoozed_until', 'archived_at', 'read_at', 'seen_at', 'hidden_unread_key'],
     };
   };

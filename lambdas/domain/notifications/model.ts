@@ -77,6 +77,11 @@ export interface ReceiverRecord {
   readonly hidden_unread_key?: string;
   /** The `snoozed_until` of the last wake-up: a redelivered wake-up message sends its frame again, nothing more. */
   readonly woken_from?: string;
+  /**
+   * When it last came back to the default feed (woken up, unarchived): a bulk change that started before then
+   * leaves it alone, as it leaves an item delivered after its start.
+   */
+  readonly returned_at?: string;
   /** The first click on the item or one of its buttons (the first wins; later ones change nothing). */
   readonly interacted_at?: string;
   /** The button of that click; absent for a click on the item itself. */

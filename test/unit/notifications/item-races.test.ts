@@ -7,8 +7,17 @@ import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
+import { bulkChange } from '../../../lambdas/domain/notifications/bulk';
 import { type FanoutOutcome, processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import { fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
+import { feedState } from '../../../lambdas/domain/notifications/feed';
+import {
+  applyTransition,
+  archiveItem,
+  loadReceiver,
+  snoozeUntil,
+  unarchiveItem,
+} from '../../../lambdas/domain/notifications/item-states';
 import { type ReceiverRecord, receiverIdFor } from '../../../lambdas/domain/notifications/model';
 import { snoozeItem } from '../../../lambdas/domain/notifications/snooze';
 import { envNames } from '../../../lib/wiring';
@@ -94,5 +103,54 @@ describe('snooze and its wake-up', () => {
       expect(outcome, 'the item is still snoozed and nothing on the queue will wake it').toBeDefined();
     }
     expect(await receiverOf(user, receiverId)).toMatchObject({ woken_from: until });
+  }, 90_000);
+});
+
+describe('bulk changes and items coming back to the feed', () => {
+  /** Snoozed as the route does after scheduling its wake-up (the schedule is the scheduler's, not here). */
+  const snoozed = async (userId: string, receiverId: string, until: string) => {
+    await applyTransition(
+      await loadReceiver(userId, receiverId),
+      await feedState(userId),
+      snoozeUntil(until),
+    );
+  };
+
+  it('leaves alone an item that wakes up or is unarchived during the call, though delivered before it', async () => {
+    const receivers = tableName('receivers');
+    for (const action of ['archive', 'mark_seen', 'mark_read'] as const) {
+      const user = newUser();
+      const [sleeper, archived, present] = [await feedItem(user), await feedItem(user), await feedItem(user)];
+      const newest = await feedItem(user);
+      const until = new Date(Date.now() + 3_600_000).toISOString();
+      await snoozed(user, sleeper, until);
+      await archiveItem(user, archived);
+      let cameBack = false;
+      outage.interpose(async (operation, request) => {
+        // The sweep's Query of the matching items: both come back to the default feed just before it reads.
+        if (cameBack || operation !== 'Query' || request.TableName !== receivers || request.IndexName) return;
+        cameBack = true;
+        expect(
+          await processFanoutMessage(
+            { kind: 'wake', user_id: user, receiver_id: sleeper, until },
+            handlingOf(`wake-${sleeper}`),
+            Date.parse(until),
+          ),
+        ).toBe('woken');
+        await unarchiveItem(user, archived);
+      });
+      // `before` makes mark_read go item by item (without it, it is read-all's watermark).
+      expect(await bulkChange(user, action, newest), action).toEqual({ updated: 1 });
+      expect(cameBack).toBe(true);
+      const changed = (receiver: ReceiverRecord) =>
+        action === 'archive'
+          ? receiver.archived_at !== undefined
+          : action === 'mark_seen'
+            ? receiver.seen_at !== undefined
+            : receiver.read_at !== undefined;
+      expect(changed(await receiverOf(user, present)), action).toBe(true);
+      expect(changed(await receiverOf(user, sleeper)), `${action}: the woken item`).toBe(false);
+      expect(changed(await receiverOf(user, archived)), `${action}: the unarchived item`).toBe(false);
+    }
   }, 90_000);
 });
