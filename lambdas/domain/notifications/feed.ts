@@ -75,12 +75,16 @@ export const readAllWatermarks = async (userIds: readonly string[]): Promise<Map
 };
 
 /**
- * An unread key just above `watermark` for a receiver of `notificationId`: for an item that becomes unread
- * although a read-all already covers its id (a late arrival, a wake-up, an unarchived item). Time-ordered like
- * receiver ids, so later read-alls cover it as usual.
+ * An unread key of now, and above `watermark` when given, for a receiver of `notificationId`: for an item that
+ * becomes unread although a read-all may already cover its id (a late arrival, a wake-up, an unarchived item).
+ * Time-ordered like receiver ids, so later read-alls cover it as usual.
  */
-export const unreadKeyAbove = (notificationId: string, userId: string, watermark: string): string =>
-  receiverIdFor(notificationId, userId, Math.max(Date.now(), timeOfId(watermark) + 1));
+export const unreadKeyAbove = (notificationId: string, userId: string, watermark?: string): string =>
+  receiverIdFor(
+    notificationId,
+    userId,
+    Math.max(Date.now(), watermark === undefined ? 0 : timeOfId(watermark) + 1),
+  );
 
 /**
  * After writing an unread key chosen above the watermark read before: a read-all that ran meanwhile may have

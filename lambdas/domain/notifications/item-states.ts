@@ -101,21 +101,23 @@ export const archive: Transition = (receiver, feed, now) => {
   return { set: { ...hidden.set, archived_at: now }, remove };
 };
 
+/**
+ * The unread key of an item coming back to the default feed unread (unarchived, woken up): a new one, of now and
+ * above the read-all watermark, as a late arrival gets. Not its old key: a read-all that read the newest key
+ * before the item came back, and moves the watermark there after, would cover an old key and read the item
+ * unseen (read-all reads the default feed only).
+ */
+const backUnreadKey = (receiver: ReceiverRecord, feed: FeedState): string =>
+  unreadKeyAbove(receiver.notification_id, receiver.user_id, feed.read_all_watermark);
+
 const unarchive: Transition = (receiver, feed, now): Update | undefined => {
   if (!receiver.archived_at) return undefined;
   // Still snoozed: only the archive mark goes, and the item stays out of the default feed.
   if (receiver.snoozed_until) return { set: {}, remove: ['archived_at'] };
-  const key = receiver.hidden_unread_key;
   // Read: back as read.
-  if (!key) return { set: { returned_at: now }, remove: ['archived_at'] };
-  const watermark = feed.read_all_watermark;
-  // Back unread: above a read-all that ran while it was archived (read-all reads the default feed only).
-  const unreadKey =
-    watermark === undefined || key > watermark
-      ? key
-      : unreadKeyAbove(receiver.notification_id, receiver.user_id, watermark);
+  if (!receiver.hidden_unread_key) return { set: { returned_at: now }, remove: ['archived_at'] };
   return {
-    set: { unread_key: unreadKey, returned_at: now },
+    set: { unread_key: backUnreadKey(receiver, feed), returned_at: now },
     remove: ['archived_at', 'hidden_unread_key'],
   };
 };
@@ -133,13 +135,8 @@ const wakeFrom =
   (until: string): Transition =>
   (receiver, feed, now) => {
     if (receiver.snoozed_until !== until) return undefined;
-    const watermark = feed.read_all_watermark;
-    const unreadKey =
-      watermark === undefined || receiver.receiver_id > watermark
-        ? receiver.receiver_id
-        : unreadKeyAbove(receiver.notification_id, receiver.user_id, watermark);
     return {
-      set: { unread_key: unreadKey, woken_from: until, returned_at: now },
+      set: { unread_key: backUnreadKey(receiver, feed), woken_from: until, returned_at: now },
       remove: ['snoozed_until', 'archived_at', 'read_at', 'seen_at', 'hidden_unread_key'],
     };
   };

@@ -10,7 +10,7 @@ import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { bulkChange } from '../../../lambdas/domain/notifications/bulk';
 import { type FanoutOutcome, processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import { fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
-import { feedState } from '../../../lambdas/domain/notifications/feed';
+import { feedState, listFeed, readAll, unreadCount } from '../../../lambdas/domain/notifications/feed';
 import {
   applyTransition,
   archiveItem,
@@ -153,4 +153,36 @@ describe('bulk changes and items coming back to the feed', () => {
       expect(changed(await receiverOf(user, archived)), `${action}: the unarchived item`).toBe(false);
     }
   }, 90_000);
+});
+
+describe('read-all and items coming back to the feed', () => {
+  it('leaves unread an item that wakes up or is unarchived between the read-all’s read and its write', async () => {
+    const user = newUser();
+    const [sleeper, archived] = [await feedItem(user), await feedItem(user)];
+    const present = await feedItem(user);
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    await applyTransition(await loadReceiver(user, sleeper), await feedState(user), snoozeUntil(until));
+    await archiveItem(user, archived);
+    const feedStates = tableName('feedState');
+    let cameBack = false;
+    outage.interpose(async (operation, request) => {
+      // The read-all has read the newest unread key; the items come back before it moves the watermark.
+      if (cameBack || operation !== 'UpdateItem' || request.TableName !== feedStates) return;
+      cameBack = true;
+      await processFanoutMessage(
+        { kind: 'wake', user_id: user, receiver_id: sleeper, until },
+        handlingOf(`wake-${sleeper}`),
+        Date.parse(until),
+      );
+      await unarchiveItem(user, archived);
+    });
+    expect(await readAll(user)).toEqual({ updated: 1 });
+    expect(cameBack).toBe(true);
+    const unread = (await listFeed(user, { limit: 10, state: 'unread' })).items.map((item) => item.id);
+    expect(unread.sort()).toEqual([sleeper, archived].sort());
+    expect(await unreadCount(user)).toBe(2);
+    expect((await listFeed(user, { limit: 10, state: 'read' })).items.map((item) => item.id)).toEqual([
+      present,
+    ]);
+  }, 60_000);
 });
