@@ -5,12 +5,14 @@
  */
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
+import { newId } from '../../../lambdas/core/ids';
 import { bulkChange } from '../../../lambdas/domain/notifications/bulk';
 import { type FanoutOutcome, processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import { fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import { feedState, listFeed, readAll, unreadCount } from '../../../lambdas/domain/notifications/feed';
+import { interactWithItem } from '../../../lambdas/domain/notifications/interact';
 import {
   applyTransition,
   archiveItem,
@@ -21,6 +23,7 @@ import {
 import { type ReceiverRecord, receiverIdFor } from '../../../lambdas/domain/notifications/model';
 import { snoozeItem } from '../../../lambdas/domain/notifications/snooze';
 import { envNames } from '../../../lib/wiring';
+import { LocalEventBridge } from '../../../local/eventbridge/local-eventbridge';
 import { useDynamoDbLocal, useDynamoDbOutage } from '../../support/dynamodb';
 import { storeNotification } from '../../support/feed-records';
 import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
@@ -185,4 +188,66 @@ describe('read-all and items coming back to the feed', () => {
       present,
     ]);
   }, 60_000);
+});
+
+describe('a click and its bus event', () => {
+  let bus: LocalEventBridge | undefined;
+  beforeAll(async () => {
+    bus = new LocalEventBridge({ busName: 'notify-test-bus', rules: [], sqs: queues.sqs(), log: () => {} });
+    await bus.start();
+    process.env[envNames.busName] = 'notify-test-bus';
+    process.env.AWS_ENDPOINT_URL_EVENTBRIDGE = bus.endpoint;
+  });
+  afterAll(() => bus?.stop());
+  const published = () => bus?.counters().putEvents ?? 0;
+
+  it('publishes once when its message comes before the click is written, and nothing for a losing click', async () => {
+    const user = newUser();
+    const receiverId = await feedItem(user);
+    const receivers = tableName('receivers');
+    const before = published();
+    const outcomes: (FanoutOutcome | undefined)[] = [];
+    let raced = false;
+    outage.interpose(async (operation, request) => {
+      if (raced || operation !== 'UpdateItem' || request.TableName !== receivers) return;
+      raced = true;
+      // The worker takes the click's message before the click's write lands; a second click, from another
+      // device, lands first.
+      outcomes.push(await handleNextFanoutMessage(5));
+      const other = await interactWithItem(user, receiverId, undefined);
+      expect(other.interacted_action).toBeNull();
+    });
+    const state = await interactWithItem(user, receiverId, undefined);
+    expect(state.interacted_at).toEqual(expect.any(String));
+    expect(outcomes).toEqual(['postponed']);
+    // The queue now holds the first message (put back) and the winner's: one publishes, one finds another id.
+    for (;;) {
+      const outcome = await handleNextFanoutMessage(5);
+      if (outcome === undefined) break;
+      outcomes.push(outcome);
+    }
+    expect(outcomes.filter((outcome) => outcome === 'published')).toHaveLength(1);
+    expect(published() - before).toBe(1);
+  }, 60_000);
+
+  it('gives up on a click whose request never wrote it, once that request cannot be writing any more', async () => {
+    const user = newUser();
+    const receiverId = await feedItem(user);
+    const before = published();
+    const sentAt = new Date(Date.now() - 60_000).toISOString();
+    expect(
+      await processFanoutMessage(
+        {
+          kind: 'interaction',
+          user_id: user,
+          receiver_id: receiverId,
+          interaction_id: newId(),
+          sent_at: sentAt,
+        },
+        handlingOf('interaction-1'),
+      ),
+    ).toBe('skipped');
+    expect(published()).toBe(before);
+    expect((await receiverOf(user, receiverId)).interacted_at).toBeUndefined();
+  });
 });
