@@ -26,7 +26,7 @@ import type { NotificationRecord, ReceiverRecord } from './model';
 export type InteractionMessage = Extract<FanoutMessage, { kind: 'interaction' }>;
 
 /** Published (source `notify`) for the first click on a feed item. */
-export const INTERACTED_EVENT = 'notify.notification.interacted';
+const INTERACTED_EVENT = 'notify.notification.interacted';
 
 /** What a click needs of the notification: its buttons, and what the event says about it. */
 const notificationOf = async (

@@ -42,7 +42,7 @@ export const itemStateFields = {
 };
 
 /** A notification's button, as the feed and the `notification` frame carry it. */
-export const actionSchema = z.strictObject({
+const actionSchema = z.strictObject({
   id: z.string(),
   label: z.string(),
   url: z.nullable(

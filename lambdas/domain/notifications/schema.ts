@@ -43,7 +43,7 @@ const uniqueStrings = (
 };
 
 /** Buttons one notification may carry. */
-export const MAX_ACTIONS = 3;
+const MAX_ACTIONS = 3;
 
 /**
  * An absolute URL of any scheme (`https:`, an app's deep link `myapp:`), at most 2048 characters. Never a
@@ -60,7 +60,7 @@ const absoluteUrl = z.string().check(
 );
 
 /** A button's id: what a click names (`action_id`) and the bus event carries. */
-export const actionIdSchema = z
+const actionIdSchema = z
   .string()
   .check(z.regex(/^[a-z0-9_-]{1,32}$/, 'must be 1 to 32 characters of a-z, 0-9, _ and -'));
 
