@@ -246,9 +246,13 @@ const requestBodyComponents = (requestBodies: Record<string, z.core.$ZodType>): 
     throw new Error('A request body schema uses another one: give the shared part a component of its own');
   return {
     ...Object.fromEntries(
+      // A body none of whose fields is required may be left out: the route reads no body as `{}`.
       Object.entries(schemas).map(([name, schema]) => [
         name,
-        { required: true, content: jsonContent(schema) },
+        {
+          required: ((schema as { required?: readonly string[] }).required?.length ?? 0) > 0,
+          content: jsonContent(schema),
+        },
       ]),
     ),
     [NO_BODY]: {

@@ -226,6 +226,22 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     success: { 200: { description: 'The item’s states', schema: itemStateSchema } },
     errors: { not_found: 'an unknown or expired receiver id, or another user’s' },
   },
+  'notifications.interact': {
+    tag: 'notifications',
+    summary: 'Record a click on a feed item or one of its buttons',
+    description:
+      'The first click is recorded (`interacted_at`, and `interacted_action`: the button’s id, null for the item ' +
+      'itself); later ones change nothing and answer the first. A click also marks the item seen and read. The ' +
+      'first click is published once on the bus as `notify.notification.interacted` (source `notify`; `data`: ' +
+      '`notification_id`, `receiver_id`, `user_id`, `action_id`, `event_type`, `category`, `interacted_at`), so ' +
+      'the sender and its webhooks learn of it; a 200 means it will be. The user’s connections get a ' +
+      '`notification.state` frame with `change: interacted`.',
+    success: { 200: { description: 'The item’s states', schema: itemStateSchema } },
+    errors: {
+      validation: '`action_id` is not the id of one of the notification’s actions',
+      not_found: 'an unknown or expired receiver id, or another user’s',
+    },
+  },
   'notifications.seen': {
     tag: 'notifications',
     summary: 'Mark feed items seen (shown to the user)',

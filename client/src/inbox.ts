@@ -15,6 +15,7 @@ import type {
   FeedCounts,
   FeedStateFilter,
   InboxItem,
+  ItemExtras,
   ItemStateOf,
   NotificationBulkFrame,
   Receiver,
@@ -84,8 +85,8 @@ const now = () => new Date().toISOString();
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** A feed item with every extra present: what a service without them leaves out reads as null or []. */
-export const toInboxItem = (item: Receiver): InboxItem => {
-  const extras = item as Receiver & Partial<InboxItem>;
+export const toInboxItem = (item: Omit<Receiver, keyof ItemExtras> & ItemExtras): InboxItem => {
+  const extras = item;
   return Object.freeze({
     ...item,
     category: extras.category ?? null,
@@ -754,4 +755,4 @@ const PLACEHOLDER: InboxItem = toInboxItem({
   seen_at: null,
   archived_at: null,
   snoozed_until: null,
-} as Receiver);
+});

@@ -92,7 +92,7 @@ export interface ItemPage<T> extends ItemList<T> {
 export interface ItemAction {
   readonly id: string;
   readonly label: string;
-  readonly url?: string | null;
+  readonly url: string | null;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type Notify,
   type NotifyError,
   type PresenceFrame,
+  type NotificationFrame as ReceivedNotificationFrame,
   type StateChange,
 } from '../../client/src/index';
 import { NotifyService as ServiceClient } from '../../client/src/service';
@@ -62,7 +63,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 interface Observed {
   readonly notify: Notify;
   readonly sockets: SocketControl;
-  readonly notifications: NotificationFrame[];
+  readonly notifications: ReceivedNotificationFrame[];
   readonly states: StateChange[];
   readonly errors: NotifyError[];
   readonly sessions: { resumed: boolean; replayed: number; sessionId: string }[];
@@ -327,6 +328,8 @@ describe('reconnecting', () => {
       data: {},
       priority: 'normal',
       created_at: new Date().toISOString(),
+      url: null,
+      actions: [],
       channel: 'realtime',
     };
     expect(await deliverToChannel('user:sdk-dot', frame)).toMatchObject({ delivered: 1 });

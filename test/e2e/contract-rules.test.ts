@@ -24,11 +24,14 @@ interface Tokens {
   readonly alice: string;
   /** A service named `billing` holding every scope these rules need. */
   readonly billing: string;
+  /** The receiver id of alice's feed item with the buttons `approve` and `reject`. */
+  readonly aliceItemWithButtons: string;
 }
 
 interface Call {
   readonly method: string;
-  readonly path: string;
+  /** The path, or how it follows from what the set-up made. */
+  readonly path: string | ((tokens: Tokens) => string);
   readonly token: (tokens: Tokens) => string;
   readonly body?: unknown;
 }
@@ -84,6 +87,13 @@ const offCurve = (() => {
   return point.toString('base64url');
 })();
 const event = (source: string) => ({ event_type: 'rules.checked', source, version: 1, data: {} });
+/** A click by alice on her item with buttons. */
+const click = (body: Json): Call => ({
+  method: 'POST',
+  path: (tokens) => `/notifications/${tokens.aliceItemWithButtons}/interact`,
+  token: alice,
+  body,
+});
 
 /** Rows run in order: a later one may rely on an earlier one's `kept` request (the required default that the
  * preferences rule meets). */
@@ -520,6 +530,14 @@ const RULES: readonly Rule[] = [
     },
     kept: { method: 'GET', path: '/push/vapid-public-key?app_id=rules-app', token: alice, status: 200 },
   },
+  {
+    operation: 'notifications.interact',
+    rule: 'a click names one of the notification’s buttons',
+    contract: /`action_id` not the id of one of the notification's\s+`actions` → 400 naming `action_id`/,
+    openApi: /`action_id` is not the id of one of the notification’s actions/,
+    broken: { ...click({ action_id: 'maybe' }), status: 400, code: 'validation', field: 'action_id' },
+    kept: { ...click({ action_id: 'approve' }), status: 200 },
+  },
 ];
 
 /** The operation's whole part of the OpenAPI document: route, parameters, responses and request body schema. */
@@ -568,7 +586,13 @@ describe('the service enforces each documented rule as documented', () => {
   let runtime: Runtime;
   let tokens: Tokens;
   const api = apiClient(() => runtime.httpUrl);
-  const send = (call: Call) => api(call.method, call.path, call.token(tokens), call.body);
+  const send = (call: Call) =>
+    api(
+      call.method,
+      typeof call.path === 'string' ? call.path : call.path(tokens),
+      call.token(tokens),
+      call.body,
+    );
 
   beforeAll(async () => {
     // One push app with every provider, for the device and VAPID key rules.
@@ -583,15 +607,30 @@ describe('the service enforces each documented rule as documented', () => {
         }),
       },
     });
+    const [aliceToken, billingToken] = [
+      await runtime.mintUserToken('alice'),
+      await runtime.mintServiceToken('billing', ['events:publish', 'notifications:write', 'webhooks:admin']),
+    ];
+    expect((await api('POST', '/topics', billingToken, { name: topic })).status).toBe(201);
+    const withButtons = await api('POST', '/notifications', billingToken, {
+      event_type: 'rules.approval',
+      title: 'Approve?',
+      recipient_ids: ['alice'],
+      actions: [
+        { id: 'approve', label: 'Approve' },
+        { id: 'reject', label: 'Reject' },
+      ],
+    });
+    expect(withButtons.status).toBe(202);
+    // Delivered by the request itself (one named recipient): in the feed when it answers.
+    const feed = await api('GET', '/notifications?state=all&limit=100', aliceToken);
     tokens = {
-      alice: await runtime.mintUserToken('alice'),
-      billing: await runtime.mintServiceToken('billing', [
-        'events:publish',
-        'notifications:write',
-        'webhooks:admin',
-      ]),
+      alice: aliceToken,
+      billing: billingToken,
+      aliceItemWithButtons: feed.body.items.find(
+        (item: { notification_id: string }) => item.notification_id === withButtons.body.id,
+      ).id,
     };
-    expect((await api('POST', '/topics', tokens.billing, { name: topic })).status).toBe(201);
   });
   afterAll(() => runtime?.stop());
 

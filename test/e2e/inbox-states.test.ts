@@ -96,6 +96,9 @@ describe('item states', () => {
       read_at: null,
       archived_at: expect.any(String),
       snoozed_until: null,
+      interacted_at: null,
+      interacted_action: null,
+      revision: 1,
     });
     for (const { client } of [phone, laptop]) {
       expect(await stateFrame(client, one as string, 'archived')).toEqual({
@@ -116,7 +119,8 @@ describe('item states', () => {
     expect(await stateFrame(laptop.client, one as string, 'archived')).toMatchObject(archived.body);
 
     const back = await api('POST', `/notifications/${one}/unarchive`, token);
-    expect(back.body).toEqual({ ...archived.body, archived_at: null });
+    // Each change that writes adds 1 to the revision; a repeat writes nothing.
+    expect(back.body).toEqual({ ...archived.body, archived_at: null, revision: 2 });
     expect(await stateFrame(phone.client, one as string, 'unarchived')).toMatchObject({ archived_at: null });
     expect(await api('POST', `/notifications/${one}/unarchive`, token)).toMatchObject({
       status: 200,
@@ -343,6 +347,10 @@ describe('snooze', () => {
       read_at: null,
       archived_at: null,
       snoozed_until: null,
+      interacted_at: null,
+      interacted_action: null,
+      // seen, read, snoozed, woken
+      revision: 4,
     });
     expect(titles(await feed(token))).toEqual(['sleepy']);
     expect(titles(await feed(token, 'unseen'))).toEqual(['sleepy']);

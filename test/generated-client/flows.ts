@@ -125,6 +125,23 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
   expectStatus('mark all read', 200, await user.POST('/notifications/read-all'));
   expectStatus('mark all read with {}', 200, await user.POST('/notifications/read-all', { body: {} }));
   expectStatus('mark seen', 200, await user.POST('/notifications/seen', { body: { ids: [first.id] } }));
+  expectStatus('click', 200, await user.POST('/notifications/{receiver_id}/interact', receiver));
+  expectStatus(
+    'notify with a link and buttons',
+    202,
+    await service.POST('/notifications', {
+      body: {
+        event_type: 'billing.approval',
+        title: 'Approve the invoice?',
+        recipient_ids: ['alice'],
+        url: 'https://example.com/invoices/1',
+        actions: [
+          { id: 'approve', label: 'Approve' },
+          { id: 'view', label: 'View', url: 'https://example.com/invoices/1' },
+        ],
+      },
+    }),
+  );
   expectStatus('archive', 200, await user.POST('/notifications/{receiver_id}/archive', receiver));
   expectStatus(
     'archived items',

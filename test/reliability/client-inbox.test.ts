@@ -59,7 +59,7 @@ const feedOf = async (notify: Notify): Promise<Receiver[]> => {
   return items;
 };
 
-const ids = (items: readonly Receiver[]) => items.map((item) => item.id);
+const ids = (items: readonly { readonly id: string }[]) => items.map((item) => item.id);
 
 /** The store lists the feed's newest items with no gap, says whether more exist, and shows the unread count. */
 const matches = (snapshot: InboxSnapshot, feed: readonly Receiver[], unread: number) =>

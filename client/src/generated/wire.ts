@@ -40,6 +40,15 @@ export type NotificationsCreateRequest = {
     /** Title of the digest; `{count}` is replaced by the number of notifications in it. */
     readonly title?: string;
   };
+  /** The primary link: where a click on the item leads. */
+  readonly url?: string;
+  /** Buttons (unique ids). A click, on one of them or on the item, is recorded by `POST /notifications/{receiver_id}/interact` and published as `notify.notification.interacted`. */
+  readonly actions?: readonly ({
+    readonly id: string;
+    readonly label: string;
+    /** a link button; absent: a backend action, whose click reaches the sender only as a bus event */
+    readonly url?: string;
+  })[];
   /** At most 365 days ahead; null or absent: now. */
   readonly scheduled_at?: string | null;
   /** After now and after `scheduled_at`; null or absent: never. */
@@ -49,6 +58,11 @@ export type NotificationsCreateRequest = {
 export type NotificationsSnoozeRequest = {
   /** when the item wakes up (in the future, at most 365 days ahead): unread and unseen again, announced by a `woken` frame */
   readonly until: string;
+};
+
+export type NotificationsInteractRequest = {
+  /** the button clicked (its `id`); absent: a click on the item itself */
+  readonly action_id?: string;
 };
 
 export type NotificationsSeenRequest = {
@@ -201,6 +215,17 @@ export type Receiver = {
   readonly seen_at: Timestamp | null;
   readonly archived_at: Timestamp | null;
   readonly snoozed_until: Timestamp | null;
+  readonly url: string | null;
+  /** up to 3 buttons */
+  readonly actions: readonly ({
+    readonly id: string;
+    readonly label: string;
+    readonly url: string | null;
+  })[];
+  readonly interacted_at: Timestamp | null;
+  readonly interacted_action: string | null;
+  /** how many state changes the item has had (0: none): every change adds 1 in the same write, so of two frames or answers about one item the one with the higher revision is the newer */
+  readonly revision: number;
 };
 
 export type FeedPage = {
@@ -220,6 +245,10 @@ export type ItemState = {
   readonly read_at: Timestamp | null;
   readonly archived_at: Timestamp | null;
   readonly snoozed_until: Timestamp | null;
+  readonly interacted_at: Timestamp | null;
+  readonly interacted_action: string | null;
+  /** how many state changes the item has had (0: none): every change adds 1 in the same write, so of two frames or answers about one item the one with the higher revision is the newer */
+  readonly revision: number;
 };
 
 export type MarkedSeen = {
@@ -501,19 +530,30 @@ export type NotificationFrame = {
   readonly data: Record<string, unknown>;
   readonly priority: 'low' | 'normal' | 'high' | 'urgent';
   readonly created_at: Timestamp;
+  readonly url: string | null;
+  /** up to 3 buttons */
+  readonly actions: readonly ({
+    readonly id: string;
+    readonly label: string;
+    readonly url: string | null;
+  })[];
   /** the notification channel this frame delivers */
   readonly channel: 'toast' | 'realtime';
 };
 
 export type NotificationStateFrame = {
   readonly type: 'notification.state';
-  readonly change: 'seen' | 'read' | 'archived' | 'unarchived' | 'snoozed' | 'woken';
+  readonly change: 'seen' | 'read' | 'archived' | 'unarchived' | 'snoozed' | 'woken' | 'interacted';
   /** the receiver id */
   readonly id: string;
   readonly seen_at: Timestamp | null;
   readonly read_at: Timestamp | null;
   readonly archived_at: Timestamp | null;
   readonly snoozed_until: Timestamp | null;
+  readonly interacted_at: Timestamp | null;
+  readonly interacted_action: string | null;
+  /** how many state changes the item has had (0: none): every change adds 1 in the same write, so of two frames or answers about one item the one with the higher revision is the newer */
+  readonly revision: number;
 };
 
 export type NotificationBulkFrame = {

@@ -16,7 +16,8 @@ import type { BulkAction } from './state-requests';
  * are unread (feed.ts). The other changes go item by item over the items present when the call starts: a
  * strongly consistent Query of the matching items delivered by then, each changed by the conditional update
  * of a single change. An item that arrives during the call is delivered after its start and is left as it is,
- * as read-all leaves it unread.
+ * as read-all leaves it unread; so is one that comes back to the default feed during the call (woken up,
+ * unarchived), though delivered long before: its `returned_at` is after the start.
  */
 
 const BULK: Record<
@@ -31,6 +32,9 @@ const BULK: Record<
   mark_read: { change: 'read', matching: 'unread', transition: markRead },
   archive: { change: 'archived', matching: undefined, transition: archive },
 };
+
+/** In the default feed since the call started at the latest: not come back to it (woken, unarchived) since. */
+const PRESENT_SINCE = '(attribute_not_exists(returned_at) OR returned_at <= :startedAt)';
 
 /** Receivers changed at once. */
 const BULK_CONCURRENCY = 20;
@@ -63,7 +67,7 @@ const sweep = async (
   const pages = queryPages<ReceiverRecord>({
     TableName: tableName('receivers'),
     KeyConditionExpression: before ? 'user_id = :user AND receiver_id < :before' : 'user_id = :user',
-    FilterExpression: `(${NOT_EXPIRED}) AND ${filter} AND delivered_at <= :startedAt`,
+    FilterExpression: `(${NOT_EXPIRED}) AND ${filter} AND delivered_at <= :startedAt AND ${PRESENT_SINCE}`,
     ExpressionAttributeValues: {
       ':user': userId,
       ':now': startedAt,
@@ -73,10 +77,16 @@ const sweep = async (
     },
     ConsistentRead: true,
   });
+  // Also when it comes back after the Query read it (archived and unarchived meanwhile): the write then finds
+  // it changed and decides again on what is there.
+  const unlessReturned: Transition = (receiver, state, now) =>
+    receiver.returned_at !== undefined && receiver.returned_at > startedAt
+      ? undefined
+      : transition(receiver, state, now);
   for await (const receivers of pages) {
     await forEachLimited(receivers, BULK_CONCURRENCY, async (receiver) => {
       try {
-        if ((await applyTransition(receiver, feed, transition)).changed) updated += 1;
+        if ((await applyTransition(receiver, feed, unlessReturned)).changed) updated += 1;
       } catch (error) {
         // Removed by its retention since the Query: nothing left to change.
         if (!(error instanceof ServiceError && error.code === 'not_found')) throw error;

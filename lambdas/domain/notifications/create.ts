@@ -95,6 +95,8 @@ export const createNotification = async (
     data: input.data,
     priority: input.priority,
     channels: input.channels,
+    ...(input.url === undefined ? {} : { url: input.url }),
+    ...(input.actions === undefined ? {} : { actions: input.actions }),
     ...(input.push ? { push: input.push } : {}),
     ...(input.digest ? { digest: input.digest } : {}),
     recipient_count: recipientCount(

@@ -18,7 +18,7 @@ import type { Channel } from './channels';
 import { joinDigest } from './digest-join';
 import { digestFor } from './digest-rules';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
-import { type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
+import { linksOf, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 
 /*
  * Delivery of a notification to a chunk of recipients: the records that prove each was handled, and their
@@ -204,6 +204,7 @@ const frameFor = (
   data: notification.data,
   priority: notification.priority,
   created_at: notification.created_at,
+  ...linksOf(notification),
   channel: channels.includes('toast') ? 'toast' : 'realtime',
 });
 

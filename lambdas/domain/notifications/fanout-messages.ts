@@ -59,6 +59,18 @@ const fanoutMessageKinds = [
     scope: z.string(),
     batch_id: z.string(),
   }),
+  /**
+   * The bus event of a click on a feed item (interact.ts), sent by the request before it records the click: the
+   * worker publishes it once the click is recorded under `interaction_id`. On this queue for the reason above.
+   */
+  z.object({
+    kind: z.literal('interaction'),
+    user_id: z.string(),
+    receiver_id: z.string(),
+    interaction_id: z.string(),
+    /** When the request sent it: past its longest run, a click not recorded never will be. */
+    sent_at: z.string(),
+  }),
 ] as const;
 
 export type FanoutMessage = z.infer<(typeof fanoutMessageKinds)[number]>;

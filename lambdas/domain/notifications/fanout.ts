@@ -8,7 +8,8 @@ import { deliverChunk, deliveryByMessage } from './delivery';
 import { sendDigest } from './digest-close';
 import { batchEntry, readBatch } from './digest-join';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
-import { wakeItem } from './item-states';
+import { type InteractionMessage, publishInteraction } from './interact';
+import { STATE_CHANGE_LONGEST_MS, wakeItem } from './item-states';
 import { isExpired, type NotificationRecord } from './model';
 
 /** A message that arrives this much before its delivery time is put back with a delay. */
@@ -21,6 +22,7 @@ export type FanoutOutcome =
   | 'postponed'
   | 'purged'
   | 'woken'
+  | 'published'
   | 'skipped';
 
 const loadNotification = async (id: string): Promise<NotificationRecord> => {
@@ -45,14 +47,8 @@ export const processFanoutMessage = async (
     await purgeTopicPage(message);
     return 'purged';
   }
-  if (message.kind === 'wake') {
-    const remainingMs = Date.parse(message.until) - now;
-    if (remainingMs > EARLY_TOLERANCE_MS) {
-      await postpone(message, remainingMs);
-      return 'postponed';
-    }
-    return wakeItem(message.user_id, message.receiver_id, message.until);
-  }
+  if (message.kind === 'wake') return wake(message, now);
+  if (message.kind === 'interaction') return interaction(message, now);
   if (message.kind === 'digest-close') {
     const batch = await readBatch(message.user_id, batchEntry(message.scope, message.batch_id));
     if (batch && batch.state === 'open' && batch.closes_at > now + EARLY_TOLERANCE_MS) {
@@ -102,6 +98,43 @@ const planTopicPage = async (message: Extract<FanoutMessage, { kind: 'topic-page
     }),
   );
   await enqueue(fanoutQueue, [...chunks, ...next]);
+};
+
+/**
+ * The wake-up of a snoozed item. The snooze request sends it before it writes the snooze (so a crash in between
+ * leaves no item asleep for good), so it can come first: a snooze within a second, or a write slowed by a loaded
+ * store. An item not snoozed until its time is looked at again, 1, 2, 4… s later, for as long as a request made
+ * before that time may still be writing it; then the wake-up gives up (snoozed again to another time, archived,
+ * or the request failed before its write).
+ */
+const wake = async (
+  message: Extract<FanoutMessage, { kind: 'wake' }>,
+  now: number,
+): Promise<FanoutOutcome> => {
+  const untilMs = Date.parse(message.until);
+  if (untilMs - now > EARLY_TOLERANCE_MS) {
+    await postpone(message, untilMs - now);
+    return 'postponed';
+  }
+  const outcome = await wakeItem(message.user_id, message.receiver_id, message.until);
+  if (outcome !== 'not-snoozed') return outcome;
+  if (now >= untilMs + STATE_CHANGE_LONGEST_MS) return 'skipped';
+  await postpone(message, Math.max(1000, now - untilMs));
+  return 'postponed';
+};
+
+/**
+ * The bus event of a click. Its request sends it before it records the click, so it can come first: a click not
+ * recorded yet is looked at again, 1, 2, 4… s after the request sent it, for as long as the request may still
+ * be writing; then the message is done (the request failed before its write: no click, no event).
+ */
+const interaction = async (message: InteractionMessage, now: number): Promise<FanoutOutcome> => {
+  const outcome = await publishInteraction(message);
+  if (outcome !== 'not-recorded') return outcome;
+  const sentAt = Date.parse(message.sent_at);
+  if (now >= sentAt + STATE_CHANGE_LONGEST_MS) return 'skipped';
+  await postpone(message, Math.max(1000, now - sentAt));
+  return 'postponed';
 };
 
 /** Early (a schedule firing ahead of time, a clock skew): back on the queue with SQS's delay (≤ 15 min). */

@@ -9,6 +9,7 @@ import type { FeedStateFilter } from './feed-query';
 import {
   decodeCursor,
   encodeCursor,
+  linksOf,
   type NotificationRecord,
   type ReceiverRecord,
   receiverIdFor,
@@ -74,12 +75,16 @@ export const readAllWatermarks = async (userIds: readonly string[]): Promise<Map
 };
 
 /**
- * An unread key just above `watermark` for a receiver of `notificationId`: for an item that becomes unread
- * although a read-all already covers its id (a late arrival, a wake-up, an unarchived item). Time-ordered like
- * receiver ids, so later read-alls cover it as usual.
+ * An unread key of now, and above `watermark` when given, for a receiver of `notificationId`: for an item that
+ * becomes unread although a read-all may already cover its id (a late arrival, a wake-up, an unarchived item).
+ * Time-ordered like receiver ids, so later read-alls cover it as usual.
  */
-export const unreadKeyAbove = (notificationId: string, userId: string, watermark: string): string =>
-  receiverIdFor(notificationId, userId, Math.max(Date.now(), timeOfId(watermark) + 1));
+export const unreadKeyAbove = (notificationId: string, userId: string, watermark?: string): string =>
+  receiverIdFor(
+    notificationId,
+    userId,
+    Math.max(Date.now(), watermark === undefined ? 0 : timeOfId(watermark) + 1),
+  );
 
 /**
  * After writing an unread key chosen above the watermark read before: a read-all that ran meanwhile may have
@@ -198,6 +203,10 @@ export const listFeed = async (
         seen_at: receiver.seen_at ?? null,
         archived_at: receiver.archived_at ?? null,
         snoozed_until: receiver.snoozed_until ?? null,
+        ...linksOf(notification),
+        interacted_at: receiver.interacted_at ?? null,
+        interacted_action: receiver.interacted_action ?? null,
+        revision: receiver.revision ?? 0,
       },
     ];
   });
@@ -239,8 +248,9 @@ const notificationsById = async (ids: readonly string[]): Promise<Map<string, No
     tableName('notifications'),
     [...new Set(ids)].map((id) => ({ id })),
     {
-      projection: 'id, #source, event_type, title, body, #data, priority, channels, created_at, expires_at',
-      names: { '#source': 'source', '#data': 'data' },
+      projection:
+        'id, #source, event_type, title, body, #data, priority, channels, created_at, expires_at, #url, #actions',
+      names: { '#source': 'source', '#data': 'data', '#url': 'url', '#actions': 'actions' },
     },
   );
   return new Map(items.map((item) => [item.id as string, item as unknown as NotificationRecord]));

@@ -46,6 +46,7 @@ const GUARDED = [
   'seen_at',
   'archived_at',
   'snoozed_until',
+  'interacted_at',
 ] as const satisfies readonly (keyof ReceiverRecord)[];
 
 const isHidden = (receiver: ReceiverRecord): boolean =>
@@ -70,6 +71,28 @@ export const markRead: Transition = (receiver, feed, now) =>
     ? undefined
     : { set: { read_at: now }, remove: ['unread_key', 'hidden_unread_key'] };
 
+/**
+ * A click on the item (`action` null) or one of its buttons: the first is recorded, under the id its request
+ * chose (the bus event's), and later ones change nothing. A click also marks the item seen and read (read as
+ * `markRead` does, so the unread count follows).
+ */
+export const interact =
+  (action: string | null, interactionId: string): Transition =>
+  (receiver, feed, now) => {
+    if (receiver.interacted_at) return undefined;
+    const read = markRead(receiver, feed, now);
+    return {
+      set: {
+        ...(receiver.seen_at ? {} : { seen_at: now }),
+        ...read?.set,
+        interacted_at: now,
+        interaction_id: interactionId,
+        ...(action === null ? {} : { interacted_action: action }),
+      },
+      remove: read?.remove ?? [],
+    };
+  };
+
 /** Archiving a snoozed item ends its snooze: its wake-up would otherwise bring it back out of the archive. */
 export const archive: Transition = (receiver, feed, now) => {
   if (receiver.archived_at) return undefined;
@@ -78,18 +101,25 @@ export const archive: Transition = (receiver, feed, now) => {
   return { set: { ...hidden.set, archived_at: now }, remove };
 };
 
-const unarchive: Transition = (receiver, feed): Update | undefined => {
+/**
+ * The unread key of an item coming back to the default feed unread (unarchived, woken up): a new one, of now and
+ * above the read-all watermark, as a late arrival gets. Not its old key: a read-all that read the newest key
+ * before the item came back, and moves the watermark there after, would cover an old key and read the item
+ * unseen (read-all reads the default feed only).
+ */
+const backUnreadKey = (receiver: ReceiverRecord, feed: FeedState): string =>
+  unreadKeyAbove(receiver.notification_id, receiver.user_id, feed.read_all_watermark);
+
+const unarchive: Transition = (receiver, feed, now): Update | undefined => {
   if (!receiver.archived_at) return undefined;
-  const key = receiver.hidden_unread_key;
-  // Still snoozed, or read: only the archive mark goes.
-  if (receiver.snoozed_until || !key) return { set: {}, remove: ['archived_at'] };
-  const watermark = feed.read_all_watermark;
-  // Back unread: above a read-all that ran while it was archived (read-all reads the default feed only).
-  const unreadKey =
-    watermark === undefined || key > watermark
-      ? key
-      : unreadKeyAbove(receiver.notification_id, receiver.user_id, watermark);
-  return { set: { unread_key: unreadKey }, remove: ['archived_at', 'hidden_unread_key'] };
+  // Still snoozed: only the archive mark goes, and the item stays out of the default feed.
+  if (receiver.snoozed_until) return { set: {}, remove: ['archived_at'] };
+  // Read: back as read.
+  if (!receiver.hidden_unread_key) return { set: { returned_at: now }, remove: ['archived_at'] };
+  return {
+    set: { unread_key: backUnreadKey(receiver, feed), returned_at: now },
+    remove: ['archived_at', 'hidden_unread_key'],
+  };
 };
 
 export const snoozeUntil =
@@ -103,15 +133,10 @@ export const snoozeUntil =
 /** Awake: back in the default feed (also out of the archive), unread and unseen, as new. */
 const wakeFrom =
   (until: string): Transition =>
-  (receiver, feed) => {
+  (receiver, feed, now) => {
     if (receiver.snoozed_until !== until) return undefined;
-    const watermark = feed.read_all_watermark;
-    const unreadKey =
-      watermark === undefined || receiver.receiver_id > watermark
-        ? receiver.receiver_id
-        : unreadKeyAbove(receiver.notification_id, receiver.user_id, watermark);
     return {
-      set: { unread_key: unreadKey, woken_from: until },
+      set: { unread_key: backUnreadKey(receiver, feed), woken_from: until, returned_at: now },
       remove: ['snoozed_until', 'archived_at', 'read_at', 'seen_at', 'hidden_unread_key'],
     };
   };
@@ -122,6 +147,9 @@ export const stateOf = (receiver: ReceiverRecord, feed: FeedState): ItemState =>
   read_at: readAtOf(receiver, feed),
   archived_at: receiver.archived_at ?? null,
   snoozed_until: receiver.snoozed_until ?? null,
+  interacted_at: receiver.interacted_at ?? null,
+  interacted_action: receiver.interacted_action ?? null,
+  revision: receiver.revision ?? 0,
 });
 
 const receiverKey = (userId: string, receiverId: string) => ({ user_id: userId, receiver_id: receiverId });
@@ -144,7 +172,8 @@ export const loadReceiver = async (userId: string, receiverId: string): Promise<
 /**
  * Applies `transition` to a receiver read before: one conditional UpdateItem, started over from the item as it
  * is now when it changed meanwhile. `changed` is false when it was in that state already. A receiver removed
- * meanwhile (its retention) is a 404.
+ * meanwhile (its retention) is a 404. The write adds 1 to the item's `revision`, so the revision orders the
+ * item's states as written.
  */
 export const applyTransition = async (
   receiver: ReceiverRecord,
@@ -156,8 +185,8 @@ export const applyTransition = async (
   for (;;) {
     const update = transition(current, state, new Date().toISOString());
     if (!update) return { receiver: current, feed: state, changed: false };
-    const names: Record<string, string> = {};
-    const values: Record<string, string> = {};
+    const names: Record<string, string> = { '#revision': 'revision' };
+    const values: Record<string, string | number> = { ':one': 1 };
     const guards = GUARDED.map((field) => {
       names[`#${field}`] = field;
       const was = current[field];
@@ -182,10 +211,11 @@ export const applyTransition = async (
           UpdateExpression: [
             sets.length > 0 ? `SET ${sets.join(', ')}` : '',
             removes.length > 0 ? `REMOVE ${removes.join(', ')}` : '',
+            'ADD #revision :one',
           ].join(' '),
           ConditionExpression: ['attribute_exists(receiver_id)', ...guards].join(' AND '),
           ExpressionAttributeNames: names,
-          ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+          ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -255,15 +285,24 @@ export const unarchiveItem = (userId: string, receiverId: string): Promise<ItemS
   changeItem(userId, receiverId, 'unarchived', unarchive);
 
 /**
+ * How long after a request started it may still write: the state-change routes' Lambda timeout (10 s, the
+ * wiring's default) and slack. A snooze until a time is requested before that time, so its write has landed
+ * this long after it, if ever.
+ */
+export const STATE_CHANGE_LONGEST_MS = 15_000;
+
+/**
  * The wake-up of a snoozed item (a `wake` message on `fanout`, from its schedule): unread, unseen and back in
- * the default feed, announced by a `woken` frame. An item snoozed again meanwhile (another time) or gone is left
- * alone; a redelivered message whose wake-up was done sends the frame again (it may have failed before it).
+ * the default feed, announced by a `woken` frame. `not-snoozed`: the item is not snoozed until then (snoozed
+ * again to another time, archived, or its snooze's write not landed yet: the caller decides whether to look
+ * again); `skipped`: gone. A redelivered message whose wake-up was done sends the frame again (it may have
+ * failed before it).
  */
 export const wakeItem = async (
   userId: string,
   receiverId: string,
   until: string,
-): Promise<'woken' | 'skipped'> => {
+): Promise<'woken' | 'not-snoozed' | 'skipped'> => {
   const [read, feed] = await Promise.all([
     documentClient().send(
       new GetCommand({
@@ -276,7 +315,7 @@ export const wakeItem = async (
   ]);
   const receiver = read.Item as ReceiverRecord | undefined;
   if (!receiver || isExpired(receiver.expires_at)) return 'skipped';
-  if (receiver.snoozed_until !== until && receiver.woken_from !== until) return 'skipped';
+  if (receiver.snoozed_until !== until && receiver.woken_from !== until) return 'not-snoozed';
   let result: Awaited<ReturnType<typeof applyTransition>>;
   try {
     result = await applyTransition(receiver, feed, wakeFrom(until));
@@ -284,7 +323,7 @@ export const wakeItem = async (
     if (error instanceof ServiceError && error.code === 'not_found') return 'skipped'; // removed (its retention)
     throw error;
   }
-  if (result.receiver.snoozed_until !== undefined) return 'skipped'; // snoozed again, until another time
+  if (result.receiver.snoozed_until !== undefined) return 'not-snoozed'; // snoozed again, until another time
   await announce(userId, {
     type: 'notification.state',
     change: 'woken',

@@ -7,6 +7,13 @@ import type { Channel } from './channels';
 import type { DigestSpec } from './digest-rules';
 import type { Priority } from './shared-fields';
 
+/** A button of a notification: a link (`url`), or without one a backend action its click publishes. */
+export interface NotificationAction {
+  readonly id: string;
+  readonly label: string;
+  readonly url?: string;
+}
+
 /** A notification as stored once in the `notifications` table. */
 export interface NotificationRecord {
   readonly id: string;
@@ -17,6 +24,10 @@ export interface NotificationRecord {
   readonly data: Record<string, unknown>;
   readonly priority: Priority;
   readonly channels: readonly Channel[];
+  /** The primary link (absent when none was given). */
+  readonly url?: string;
+  /** Its buttons, 1 to 3 (absent when none were given). */
+  readonly actions?: readonly NotificationAction[];
   /**
    * The named recipients, kept only for a scheduled notification (its schedule sends a `plan` that reads
    * them); a notification sent now hands them out when it is created, and the item stays small (1 WRU).
@@ -72,6 +83,22 @@ export interface ReceiverRecord {
   /** The `snoozed_until` of the last wake-up: a redelivered wake-up message sends its frame again, nothing more. */
   readonly woken_from?: string;
   /**
+   * When it last came back to the default feed (woken up, unarchived): a bulk change that started before then
+   * leaves it alone, as it leaves an item delivered after its start.
+   */
+  readonly returned_at?: string;
+  /** The first click on the item or one of its buttons (the first wins; later ones change nothing). */
+  readonly interacted_at?: string;
+  /** The button of that click; absent for a click on the item itself. */
+  readonly interacted_action?: string;
+  /**
+   * The click's id, chosen by the request that recorded it: its `interaction` message on `fanout` publishes the
+   * bus event (under this id) only when it finds its own id here.
+   */
+  readonly interaction_id?: string;
+  /** Every state change adds 1 in its write (absent: none yet), so a client can drop an older frame. */
+  readonly revision?: number;
+  /**
    * Present until the recipient's frames went out: the SQS message id of the fan-out message that wrote the
    * record and alone sends them (again, if it is redelivered after a crash).
    */
@@ -84,6 +111,17 @@ export interface ReceiverRecord {
   readonly frames_until?: number;
   readonly ttl: number;
 }
+
+/** A notification's link and buttons as the feed and the `notification` frame show them: null and [] when none. */
+export const linksOf = (
+  notification: Pick<NotificationRecord, 'url' | 'actions'>,
+): {
+  url: string | null;
+  actions: { id: string; label: string; url: string | null }[];
+} => ({
+  url: notification.url ?? null,
+  actions: (notification.actions ?? []).map(({ id, label, url }) => ({ id, label, url: url ?? null })),
+});
 
 /** How long feed items are kept when they do not expire earlier. */
 export const FEED_RETENTION_MS = 90 * 24 * 3600 * 1000;

@@ -17,6 +17,47 @@ export const notificationAcceptedSchema = z.strictObject({
   scheduled_at: z.nullable(timestamp),
 });
 
+/** The states of one feed item, as every state change answers them (and the `notification.state` frame). */
+export const itemStateFields = {
+  id: z.string().check(z.describe('the receiver id')),
+  seen_at: z.nullable(timestamp),
+  read_at: z.nullable(timestamp),
+  archived_at: z.nullable(timestamp),
+  snoozed_until: z.nullable(timestamp),
+  interacted_at: z.nullable(
+    timestamp.check(z.describe('the first click on the item or one of its buttons (the first click wins)')),
+  ),
+  interacted_action: z.nullable(
+    z.string().check(z.describe('the button of that click (its `id`); null for a click on the item itself')),
+  ),
+  revision: z
+    .int()
+    .check(
+      z.gte(0),
+      z.describe(
+        'how many state changes the item has had (0: none): every change adds 1 in the same write, so of two ' +
+          'frames or answers about one item the one with the higher revision is the newer',
+      ),
+    ),
+};
+
+/** A notification's button, as the feed and the `notification` frame carry it. */
+const actionSchema = z.strictObject({
+  id: z.string(),
+  label: z.string(),
+  url: z.nullable(
+    z
+      .string()
+      .check(z.describe('a link; null: a backend action (its click reaches the sender as a bus event)')),
+  ),
+});
+
+/** What a receiver shows of its notification's link and buttons (`[]` and null when it has none). */
+export const linkFields = {
+  url: z.nullable(z.string().check(z.describe('the primary link'))),
+  actions: z.array(actionSchema).check(z.describe('up to 3 buttons')),
+};
+
 /** One item of the in-app feed (a receiver record joined with its notification). */
 export const receiverSchema = z.strictObject({
   id: z
@@ -38,6 +79,10 @@ export const receiverSchema = z.strictObject({
   snoozed_until: z.nullable(
     timestamp.check(z.describe('hidden until then: the wake-up makes it unread and unseen again')),
   ),
+  ...linkFields,
+  interacted_at: itemStateFields.interacted_at,
+  interacted_action: itemStateFields.interacted_action,
+  revision: itemStateFields.revision,
 });
 
 export const feedPageSchema = pageOf(receiverSchema);
@@ -49,15 +94,6 @@ export const readAllSchema = z.strictObject({
 });
 
 export const unreadCountSchema = z.strictObject({ count: z.int().check(z.gte(0)) });
-
-/** The states of one feed item, as every state change answers them (and the `notification.state` frame). */
-export const itemStateFields = {
-  id: z.string().check(z.describe('the receiver id')),
-  seen_at: z.nullable(timestamp),
-  read_at: z.nullable(timestamp),
-  archived_at: z.nullable(timestamp),
-  snoozed_until: z.nullable(timestamp),
-};
 
 export const itemStateSchema = z.strictObject(itemStateFields);
 

@@ -23,17 +23,59 @@ export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
 /** Topics one notification may name (each fans out to all its subscribers). */
 export const MAX_TOPICS = 10;
 
-const uniqueStrings = <T extends string>(
-  items: readonly T[],
-  context: z.core.$RefinementCtx<T[]>,
+/** A duplicate in `items` is an issue at its index (and `field` of it, for objects told apart by one field). */
+const uniqueStrings = (
+  items: readonly string[],
+  context: Pick<z.core.$RefinementCtx, 'addIssue'>,
   what: string,
+  field?: string,
 ) => {
   const seen = new Set<string>();
   items.forEach((item, index) => {
-    if (seen.has(item)) context.addIssue({ code: 'custom', path: [index], message: `duplicate ${what}` });
+    if (seen.has(item)) {
+      context.addIssue({
+        code: 'custom',
+        path: field === undefined ? [index] : [index, field],
+        message: `duplicate ${what}`,
+      });
+    }
     seen.add(item);
   });
 };
+
+/** Buttons one notification may carry. */
+const MAX_ACTIONS = 3;
+
+/**
+ * An absolute URL of any scheme (`https:`, an app's deep link `myapp:`), at most 2048 characters. Never a
+ * `javascript:`, `vbscript:` or `data:` URL: an inbox that renders it as a link would run or show the sender's
+ * content in its own page.
+ */
+const absoluteUrl = z.string().check(
+  z.maxLength(2048),
+  z.regex(/^[A-Za-z][A-Za-z0-9+.-]*:[^\s\p{Cc}]+$/u, 'must be an absolute URL (scheme:…) without spaces'),
+  z.refine((value) => URL.canParse(value), { message: 'must be an absolute URL' }),
+  z.refine((value) => !/^(javascript|vbscript|data):/i.test(value), {
+    message: 'must not be a javascript:, vbscript: or data: URL',
+  }),
+);
+
+/** A button's id: what a click names (`action_id`) and the bus event carries. */
+const actionIdSchema = z
+  .string()
+  .check(z.regex(/^[a-z0-9_-]{1,32}$/, 'must be 1 to 32 characters of a-z, 0-9, _ and -'));
+
+const actionSchema = z.strictObject({
+  id: actionIdSchema,
+  label: z.string().check(z.minLength(1), z.maxLength(64)),
+  url: z.optional(
+    absoluteUrl.check(
+      z.describe(
+        'a link button; absent: a backend action, whose click reaches the sender only as a bus event',
+      ),
+    ),
+  ),
+});
 
 const fields = z.strictObject({
   // The rules stated in descriptions are checked against the caller by createNotification (create.ts).
@@ -126,6 +168,25 @@ const fields = z.strictObject({
       .check(z.describe('How the `push` channel reaches devices; only with `push` in `channels`.')),
   ),
   digest: z.optional(digestSchema),
+  url: z.optional(absoluteUrl.check(z.describe('The primary link: where a click on the item leads.'))),
+  actions: z.optional(
+    z.array(actionSchema).check(
+      z.minLength(1),
+      z.maxLength(MAX_ACTIONS),
+      z.superRefine((items, context) =>
+        uniqueStrings(
+          items.map((action) => action.id),
+          context,
+          'action id',
+          'id',
+        ),
+      ),
+      z.describe(
+        'Buttons (unique ids). A click, on one of them or on the item, is recorded by `POST ' +
+          '/notifications/{receiver_id}/interact` and published as `notify.notification.interacted`.',
+      ),
+    ),
+  ),
   scheduled_at: z._default(
     z.nullable(timestamp).check(z.describe('At most 365 days ahead; null or absent: now.')),
     null,

@@ -31,3 +31,16 @@ export const bulkChangeRequestSchema = z.strictObject({
     ),
   ),
 });
+
+/** POST /notifications/{receiver_id}/interact: a click on the item, or on one of its buttons. */
+export const interactSchema = z.strictObject({
+  action_id: z.optional(
+    z
+      .string()
+      .check(
+        z.minLength(1),
+        z.maxLength(32),
+        z.describe('the button clicked (its `id`); absent: a click on the item itself'),
+      ),
+  ),
+});

@@ -6,7 +6,7 @@
 import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
-import { itemStateFields } from '../notifications/responses';
+import { itemStateFields, linkFields } from '../notifications/responses';
 import { PRIORITIES } from '../notifications/shared-fields';
 import { broadcastTypeSchema } from './broadcast-schema';
 import type { ServerFrameType } from './server-frame-types';
@@ -51,11 +51,20 @@ export const notificationFrameSchema = z.strictObject({
   data: z.record(z.string(), z.unknown()),
   priority: z.enum(PRIORITIES),
   created_at: timestamp,
+  ...linkFields,
   channel: z.enum(['toast', 'realtime']).check(z.describe('the notification channel this frame delivers')),
 });
 
 /** What changed one feed item's state, as the `notification.state` frame says. */
-export const STATE_CHANGES = ['seen', 'read', 'archived', 'unarchived', 'snoozed', 'woken'] as const;
+export const STATE_CHANGES = [
+  'seen',
+  'read',
+  'archived',
+  'unarchived',
+  'snoozed',
+  'woken',
+  'interacted',
+] as const;
 
 export const notificationStateFrameSchema = z.strictObject({
   type: z.literal('notification.state'),

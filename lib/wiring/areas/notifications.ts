@@ -69,6 +69,11 @@ export const notifications: WiringPart = {
       sendsTo: ['fanout', ...realtimeStateQueues],
       schedules: true,
     }),
+    // A click: it reads the notification's buttons and queues its bus event on `fanout` (published by the worker).
+    stateChange('notifications.interact', '/notifications/{receiver_id}/interact', 'interact.ts', {
+      reads: ['feedState', 'notifications'],
+      sendsTo: ['fanout', ...realtimeStateQueues],
+    }),
     stateChange('notifications.seen', '/notifications/seen', 'seen.ts'),
     // Read-all moves the user's watermark; the other bulk changes go item by item.
     stateChange('notifications.readAll', '/notifications/read-all', 'read-all.ts', {
@@ -166,7 +171,7 @@ export const notifications: WiringPart = {
     {
       id: 'fanout',
       purpose:
-        "notification fan-out: plan messages (split a notification into chunks), topic-page messages (a page of a topic's subscribers), chunk messages (deliver), and topic-purge messages (a page of a deleted topic's subscriptions to remove)",
+        "notification fan-out: plan messages (split a notification into chunks), topic-page messages (a page of a topic's subscribers), chunk messages (deliver), topic-purge messages (a page of a deleted topic's subscriptions to remove), and the feed's wake (a snooze's end) and interaction (a click's bus event) messages",
       maxReceiveCount: 5,
       visibilityTimeoutSecs: 180,
     },
@@ -194,6 +199,8 @@ export const notifications: WiringPart = {
         ...realtimeStateTables,
       ],
       sendsTo: ['fanout', 'push', ...realtimeStateQueues],
+      // `notify.notification.interacted`, the bus event of a click on a feed item (notifications/interact.ts).
+      putsEvents: true,
       managesConnections: true,
       // The close of a digest batch it opens.
       schedules: true,

@@ -22,12 +22,12 @@ import {
   unarchiveItem,
 } from '../../../lambdas/domain/notifications/item-states';
 import {
-  FEED_RETENTION_MS,
   type NotificationRecord,
   type ReceiverRecord,
   receiverIdFor,
 } from '../../../lambdas/domain/notifications/model';
 import { receiverCount, useDynamoDbLocal, useDynamoDbOutage } from '../../support/dynamodb';
+import { storeNotification } from '../../support/feed-records';
 import { handlingOf } from '../../support/queues';
 
 // The local runtime's stand-in for the stack's cursor key secret (lambdas/core/cursor-mac.ts).
@@ -40,35 +40,6 @@ let userSeq = 0;
 const newUser = () => {
   userSeq += 1;
   return `user-${Date.now()}-${userSeq}`;
-};
-
-/** Stores a notification as POST /notifications does, without its SQS hand-off. */
-const storeNotification = async (
-  recipients: readonly string[],
-  extra: Partial<NotificationRecord> = {},
-): Promise<NotificationRecord> => {
-  const now = Date.now();
-  const record: NotificationRecord = {
-    id: newId(),
-    source: 'billing',
-    event_type: 'invoice.paid',
-    title: 'Invoice paid',
-    body: '',
-    data: { amount: 12 },
-    priority: 'normal',
-    channels: ['in_app'],
-    recipient_ids: recipients,
-    scheduled_at: null,
-    expires_at: null,
-    created_at: new Date(now).toISOString(),
-    deliver_at: now,
-    status: 'accepted',
-    created_by: 'service:billing',
-    ttl: Math.ceil((now + FEED_RETENTION_MS) / 1000),
-    ...extra,
-  };
-  await documentClient().send(new PutCommand({ TableName: tableName('notifications'), Item: record }));
-  return record;
 };
 
 /** Runs the record's chunk as the SQS message `deliveryId` (the same id again is a redelivery). */
@@ -165,6 +136,11 @@ describe('feed', () => {
       seen_at: null,
       archived_at: null,
       snoozed_until: null,
+      url: null,
+      actions: [],
+      interacted_at: null,
+      interacted_action: null,
+      revision: 0,
     });
     const second = await listFeed(alice, { limit: 2, cursor: first.next_cursor! });
     const third = await listFeed(alice, { limit: 2, cursor: second.next_cursor! });

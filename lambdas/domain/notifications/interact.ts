@@ -1,0 +1,134 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '../../core/clients';
+import { notFound, validationError } from '../../core/errors';
+import { newId } from '../../core/ids';
+import { logger } from '../../core/logger';
+import { NOTIFY_SOURCE } from '../../core/principal';
+import { enqueue } from '../../core/sqs-send';
+import { putEvent } from '../events/publish';
+import { type FanoutMessage, fanoutQueue } from './fanout-messages';
+import { feedState } from './feed';
+import { announce, applyTransition, type ItemState, interact, loadReceiver, stateOf } from './item-states';
+import type { NotificationRecord, ReceiverRecord } from './model';
+
+/*
+ * A click on a feed item or one of its buttons: recorded once (the first click wins) and published once on the
+ * bus as `notify.notification.interacted`, so the sender learns which button its user pressed.
+ *
+ * The event is sent by the fan-out worker, not by the request. The request first queues an `interaction`
+ * message naming an id of its own for the click, then records the click with that id by the conditional write
+ * of every state change. The worker publishes the event (under that id) only when it finds that id recorded:
+ * a losing click's message (a double click, two devices at once) finds another id and publishes nothing, and a
+ * crash after the write still has its message queued, so a 200 means the event will be published. A redelivered
+ * message publishes again under the same id (webhooks deliver one event per id).
+ */
+
+export type InteractionMessage = Extract<FanoutMessage, { kind: 'interaction' }>;
+
+/** Published (source `notify`) for the first click on a feed item. */
+const INTERACTED_EVENT = 'notify.notification.interacted';
+
+/** What a click needs of the notification: its buttons, and what the event says about it. */
+const notificationOf = async (
+  id: string,
+): Promise<
+  (Pick<NotificationRecord, 'id' | 'event_type' | 'actions'> & Record<string, unknown>) | undefined
+> => {
+  const read = await documentClient().send(
+    new GetCommand({
+      TableName: tableName('notifications'),
+      Key: { id },
+      ProjectionExpression: 'id, event_type, #actions, category',
+      ExpressionAttributeNames: { '#actions': 'actions' },
+    }),
+  );
+  return read.Item as
+    | (Pick<NotificationRecord, 'id' | 'event_type' | 'actions'> & Record<string, unknown>)
+    | undefined;
+};
+
+/**
+ * POST /notifications/{receiver_id}/interact: the item's states after the click, also sent to the user's
+ * connections as a `notification.state` frame with `change: interacted` (again on a repeated click, as every
+ * state change does). `actionId` must name one of the notification's buttons (else 400 on `action_id`).
+ */
+export const interactWithItem = async (
+  userId: string,
+  receiverId: string,
+  actionId: string | undefined,
+): Promise<ItemState> => {
+  const [receiver, feed] = await Promise.all([loadReceiver(userId, receiverId), feedState(userId)]);
+  const notification = await notificationOf(receiver.notification_id);
+  if (!notification) throw notFound('No such notification'); // its retention ended first
+  if (actionId !== undefined && !(notification.actions ?? []).some((action) => action.id === actionId)) {
+    throw validationError('Invalid request body', [
+      { field: 'action_id', issue: 'is not the id of one of the notification’s actions' },
+    ]);
+  }
+  let result = { receiver, feed };
+  if (receiver.interacted_at === undefined) {
+    const interactionId = newId();
+    const message: InteractionMessage = {
+      kind: 'interaction',
+      user_id: userId,
+      receiver_id: receiverId,
+      interaction_id: interactionId,
+      sent_at: new Date().toISOString(),
+    };
+    await enqueue(fanoutQueue, [message]);
+    result = await applyTransition(receiver, feed, interact(actionId ?? null, interactionId));
+  }
+  const state = stateOf(result.receiver, result.feed);
+  await announce(userId, { type: 'notification.state', change: 'interacted', ...state });
+  return state;
+};
+
+/**
+ * The worker's side: publishes the click's event when the click recorded is this message's. `not-recorded`: no
+ * click is recorded yet (the request may still be writing it; the caller looks again for as long as it may);
+ * `skipped`: another click won, or the item is gone.
+ */
+export const publishInteraction = async (
+  message: InteractionMessage,
+): Promise<'published' | 'not-recorded' | 'skipped'> => {
+  const read = await documentClient().send(
+    new GetCommand({
+      TableName: tableName('receivers'),
+      Key: { user_id: message.user_id, receiver_id: message.receiver_id },
+      ConsistentRead: true,
+    }),
+  );
+  const receiver = read.Item as ReceiverRecord | undefined;
+  if (!receiver) return 'skipped';
+  if (receiver.interaction_id === undefined) return 'not-recorded';
+  if (receiver.interaction_id !== message.interaction_id) return 'skipped';
+  const notification = await notificationOf(receiver.notification_id);
+  if (!notification) {
+    logger.warn('interaction not published: its notification is gone', {
+      receiver_id: receiver.receiver_id,
+      notification_id: receiver.notification_id,
+    });
+    return 'skipped';
+  }
+  await putEvent(NOTIFY_SOURCE, INTERACTED_EVENT, {
+    id: message.interaction_id,
+    version: 1,
+    priority: 'normal',
+    archive: false,
+    data: {
+      notification_id: receiver.notification_id,
+      receiver_id: receiver.receiver_id,
+      user_id: receiver.user_id,
+      action_id: receiver.interacted_action ?? null,
+      event_type: notification.event_type,
+      // Written by POST /notifications when it carries a category (absent on notifications without one).
+      category: typeof notification.category === 'string' ? notification.category : null,
+      interacted_at: receiver.interacted_at ?? null,
+    },
+  });
+  logger.info('interaction published', {
+    receiver_id: receiver.receiver_id,
+    interaction_id: message.interaction_id,
+  });
+  return 'published';
+};
