@@ -78,6 +78,8 @@ describe('preferences', () => {
       body: {
         user_id: userId('alice'),
         ...body,
+        time_zone: null,
+        quiet_hours: null,
         updated_at: expect.any(String),
         defaults: expect.any(Object),
       },
@@ -183,6 +185,7 @@ describe('preferences', () => {
       status: 200,
       body: {
         rules: [{ event_type: `${prefix}.*`, channels: { in_app: false }, required: false }],
+        quiet_hours: { urgent: false, required: false },
         updated_at: expect.any(String),
       },
     });

@@ -60,6 +60,17 @@ export type PreferencesPutRequest = {
     };
   })[];
   readonly muted_topics?: readonly string[];
+  /** IANA time zone name (`Europe/Berlin`); needed by quiet_hours. */
+  readonly time_zone?: string | null;
+  /** Local windows during which push and toast are held (the feed item still arrives) and released at the window's end. docs/delivery-rules.md. */
+  readonly quiet_hours?: {
+    readonly windows: readonly ({
+      readonly days: readonly ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
+      readonly start: string;
+      /** The next day when not later than `start` (equal: 24 hours). */
+      readonly end: string;
+    })[];
+  } | null;
 };
 
 export type PreferencesDefaultsPutRequest = {
@@ -73,6 +84,10 @@ export type PreferencesDefaultsPutRequest = {
     };
     readonly required?: boolean;
   })[];
+  readonly quiet_hours?: {
+    readonly urgent?: boolean;
+    readonly required?: boolean;
+  };
 };
 
 export type BroadcastSendRequest = {
@@ -266,6 +281,15 @@ export type Preferences = {
     };
   })[];
   readonly muted_topics: readonly string[];
+  readonly time_zone: string | null;
+  readonly quiet_hours: {
+    readonly windows: readonly ({
+      readonly days: readonly ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
+      readonly start: string;
+      /** The next day when not later than `start` (equal: 24 hours). */
+      readonly end: string;
+    })[];
+  } | null;
   /** null while the user has set nothing */
   readonly updated_at: Timestamp | null;
   readonly defaults: PreferenceDefaults;
@@ -282,6 +306,10 @@ export type PreferenceDefaults = {
     };
     readonly required: boolean;
   })[];
+  readonly quiet_hours: {
+    readonly urgent: boolean;
+    readonly required: boolean;
+  };
   readonly updated_at: Timestamp | null;
 };
 

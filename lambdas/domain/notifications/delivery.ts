@@ -16,6 +16,7 @@ import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import type { Channel } from './channels';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
+import { holdForQuietHours } from './holding';
 import { type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 
 /*
@@ -133,7 +134,15 @@ export const deliverChunk = async (
   const failures: unknown[] = [];
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
     try {
-      const channels = channelsFor(notification, preferences.get(userId), topic);
+      const userPreferences = preferences.get(userId);
+      // What quiet hours hold is scheduled for release before the recipient counts as settled.
+      const channels = await holdForQuietHours(
+        notification,
+        userId,
+        userPreferences,
+        channelsFor(notification, userPreferences, topic),
+        topic,
+      );
       const delivered = await deliverTo(notification, userId, delivery, state, channels, progress);
       const { receiver, push } = delivered;
       if (receiver) written.push(receiver);
@@ -179,7 +188,7 @@ export const deliveryByMessage = (handling: MessageHandling, deliveryId = handli
 const wantsFrames = (channels: readonly Channel[]): boolean =>
   channels.includes('toast') || channels.includes('realtime');
 
-const frameFor = (
+export const frameFor = (
   notification: NotificationRecord,
   receiverId: string,
   channels: readonly Channel[],

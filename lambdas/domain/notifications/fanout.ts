@@ -8,11 +8,13 @@ import { deliverChunk, deliveryByMessage } from './delivery';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { wakeItem } from './item-states';
 import { isExpired, type NotificationRecord } from './model';
+import { type ReleaseOutcome, releaseHeld } from './release';
 
 /** A message that arrives this much before its delivery time is put back with a delay. */
 const EARLY_TOLERANCE_MS = 500;
 
 export type FanoutOutcome =
+  | ReleaseOutcome
   | 'planned'
   | 'delivered'
   | 'expired'
@@ -50,6 +52,14 @@ export const processFanoutMessage = async (
       return 'postponed';
     }
     return wakeItem(message.user_id, message.receiver_id, message.until);
+  }
+  if (message.kind === 'release') {
+    const remainingMs = Date.parse(message.until) - now;
+    if (remainingMs > EARLY_TOLERANCE_MS) {
+      await postpone(message, remainingMs);
+      return 'postponed';
+    }
+    return releaseHeld(await loadNotification(message.notification_id), message, handling, now);
   }
   const notification = await loadNotification(message.notification_id);
   if (isExpired(notification.expires_at, now)) return 'expired';

@@ -6,8 +6,10 @@ import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
 import type { defaultsSchema, preferencesSchema } from './responses';
 import {
+  HOLD_ALL,
   type PreferenceRule,
   patternWithin,
+  type QuietHoursPass,
   type ResolvedDefaults,
   resolveDefaults,
   type UserPreferences,
@@ -29,6 +31,7 @@ interface PreferencesRecord extends UserPreferences {
 interface DefaultsRecord {
   readonly owner: typeof DEFAULTS_OWNER;
   readonly rules: readonly PreferenceRule[];
+  readonly quiet_hours?: QuietHoursPass;
   readonly updated_at: string;
 }
 
@@ -66,6 +69,7 @@ export const getDefaults = async (): Promise<Defaults> => {
       channels: rule.channels ?? {},
       required: rule.required === true,
     })),
+    quiet_hours: { ...(record?.quiet_hours ?? HOLD_ALL) },
     updated_at: record?.updated_at ?? null,
   };
 };
@@ -75,15 +79,18 @@ export const putDefaults = async (input: PutDefaultsInput): Promise<Defaults> =>
   const record: DefaultsRecord = {
     owner: DEFAULTS_OWNER,
     rules: input.rules,
+    quiet_hours: input.quiet_hours,
     updated_at: new Date().toISOString(),
   };
   await documentClient().send(new PutCommand({ TableName: tableName('preferences'), Item: record }));
-  return { rules: input.rules, updated_at: record.updated_at };
+  return { rules: input.rules, quiet_hours: input.quiet_hours, updated_at: record.updated_at };
 };
 
 /** What the defaults say about one event type: read once per notification, when it is created. */
-export const defaultsFor = async (eventType: string): Promise<ResolvedDefaults> =>
-  resolveDefaults((await getItem<DefaultsRecord>(DEFAULTS_OWNER))?.rules ?? [], eventType);
+export const defaultsFor = async (eventType: string): Promise<ResolvedDefaults> => {
+  const record = await getItem<DefaultsRecord>(DEFAULTS_OWNER);
+  return resolveDefaults(record?.rules ?? [], eventType, record?.quiet_hours ?? HOLD_ALL);
+};
 
 /** The user's preferences and the defaults they apply over (shown together, so apps see the required types). */
 export const getPreferences = async (userId: string): Promise<Preferences> => {
@@ -98,6 +105,16 @@ export const getPreferences = async (userId: string): Promise<Preferences> => {
       channels: rule.channels ?? {},
     })),
     muted_topics: [...(record?.muted_topics ?? [])],
+    time_zone: record?.time_zone ?? null,
+    quiet_hours: record?.quiet_hours
+      ? {
+          windows: record.quiet_hours.windows.map(({ days, start, end }) => ({
+            days: [...days],
+            start,
+            end,
+          })),
+        }
+      : null,
     updated_at: record?.updated_at ?? null,
     defaults,
   };
@@ -130,6 +147,8 @@ export const putPreferences = async (userId: string, input: PutPreferencesInput)
     owner: userOwner(userId),
     rules: input.rules,
     muted_topics: input.muted_topics,
+    time_zone: input.time_zone,
+    quiet_hours: input.quiet_hours,
     updated_at: new Date().toISOString(),
   };
   await documentClient().send(new PutCommand({ TableName: tableName('preferences'), Item: record }));
@@ -137,6 +156,8 @@ export const putPreferences = async (userId: string, input: PutPreferencesInput)
     user_id: userId,
     rules: input.rules,
     muted_topics: input.muted_topics,
+    time_zone: input.time_zone,
+    quiet_hours: input.quiet_hours,
     updated_at: record.updated_at,
     defaults,
   };
@@ -154,7 +175,12 @@ export const preferencesOf = async (userIds: readonly string[]): Promise<Map<str
   return new Map(
     items.map((item) => [
       item.owner.slice('user:'.length),
-      { rules: item.rules ?? [], muted_topics: item.muted_topics ?? [] },
+      {
+        rules: item.rules ?? [],
+        muted_topics: item.muted_topics ?? [],
+        time_zone: item.time_zone ?? null,
+        quiet_hours: item.quiet_hours ?? null,
+      },
     ]),
   );
 };

@@ -1,12 +1,13 @@
 // Response schemas of the preference routes (lambdas/core/response-schemas.ts says why they live apart).
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
-import { channelSwitches } from './schema';
+import { channelSwitches, quietHoursDefaults, quietHoursSchema } from './schema';
 
 const switches = channelSwitches;
 
 export const defaultsSchema = z.strictObject({
   rules: z.array(z.strictObject({ event_type: z.string(), channels: switches, required: z.boolean() })),
+  quiet_hours: quietHoursDefaults,
   updated_at: z.nullable(timestamp),
 });
 
@@ -14,6 +15,8 @@ export const preferencesSchema = z.strictObject({
   user_id: z.string(),
   rules: z.array(z.strictObject({ event_type: z.string(), channels: switches })),
   muted_topics: z.array(z.string()),
+  time_zone: z.nullable(z.string()),
+  quiet_hours: z.nullable(quietHoursSchema),
   updated_at: z.nullable(timestamp).check(z.describe('null while the user has set nothing')),
   defaults: defaultsSchema,
 });

@@ -1,6 +1,7 @@
 // Apart from schema.ts so that the fan-out worker, which validates nothing, does not load zod.
 import type { Channel } from '../notifications/channels';
 import { filterMatches } from '../webhooks/filters';
+import type { QuietHours } from './quiet-hours';
 
 /** Per channel on (true) or off (false); a channel a rule leaves out is decided by a less specific rule. */
 export type ChannelSwitches = Partial<Record<Channel, boolean>>;
@@ -17,12 +18,24 @@ export interface PreferenceRule {
 export interface UserPreferences {
   readonly rules: readonly PreferenceRule[];
   readonly muted_topics: readonly string[];
+  readonly time_zone?: string | null;
+  readonly quiet_hours?: QuietHours | null;
 }
+
+/** Which notifications the users' quiet hours let through at once: `urgent` priority, `required` types. */
+export interface QuietHoursPass {
+  readonly urgent: boolean;
+  readonly required: boolean;
+}
+
+/** Neither passes: what the defaults say when they set nothing (and what a notification stored before says). */
+export const HOLD_ALL: QuietHoursPass = { urgent: false, required: false };
 
 /** What the service defaults say about one event type, fixed on the notification when it is created. */
 export interface ResolvedDefaults {
   readonly channels: ChannelSwitches;
   readonly required: boolean;
+  readonly quiet_hours?: QuietHoursPass;
 }
 
 /**
@@ -45,9 +58,14 @@ export const switchesFor = (rules: readonly PreferenceRule[], eventType: string)
   return switches;
 };
 
-export const resolveDefaults = (rules: readonly PreferenceRule[], eventType: string): ResolvedDefaults => ({
+export const resolveDefaults = (
+  rules: readonly PreferenceRule[],
+  eventType: string,
+  quietHours: QuietHoursPass = HOLD_ALL,
+): ResolvedDefaults => ({
   channels: switchesFor(rules, eventType),
   required: rules.some((rule) => rule.required === true && filterMatches(rule.event_type, eventType)),
+  quiet_hours: quietHours,
 });
 
 /** Whether every type `pattern` matches is also matched by `cover` (so a rule on it only touches covered types). */

@@ -5,10 +5,13 @@ import * as z from '../../core/zod';
 import { CHANNELS } from '../notifications/channels';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
+import { isTimeZone, TIME_OF_DAY, WEEKDAYS } from './quiet-hours';
 
 /** Rules per user and per defaults set; muted topics per user. docs/preferences.md. */
 export const MAX_RULES = 200;
 export const MAX_MUTED_TOPICS = 200;
+/** Quiet-hour windows per user: one a day with room to split a day in two. */
+export const MAX_QUIET_WINDOWS = 14;
 
 const pattern = z
   .string()
@@ -39,17 +42,60 @@ const uniquePatterns = <T extends { event_type: string }>() =>
 
 const userRule = z.strictObject({ event_type: pattern, channels: channelSwitches });
 
-export const putPreferencesSchema = z.strictObject({
-  rules: z.array(userRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
-  muted_topics: z._default(
-    z.array(z.string().check(z.regex(TOPIC_NAME, 'must be a topic name'))).check(
-      z.maxLength(MAX_MUTED_TOPICS),
-      z.refine((topics) => new Set(topics).size === topics.length, { message: 'must not repeat a topic' }),
-      z.meta({ uniqueItems: true }),
-    ),
-    [],
+const timeOfDay = z.string().check(z.regex(TIME_OF_DAY, 'must be a local time HH:MM (00:00–23:59)'));
+
+/** A window from `start` on each of `days` to `end` (the next day when not later than `start`). */
+const quietWindow = z.strictObject({
+  days: z.array(z.enum(WEEKDAYS)).check(
+    z.minLength(1),
+    z.refine((days) => new Set(days).size === days.length, { message: 'must not repeat a day' }),
+    z.meta({ uniqueItems: true }),
   ),
+  start: timeOfDay,
+  end: timeOfDay.check(z.describe('The next day when not later than `start` (equal: 24 hours).')),
 });
+
+export const quietHoursSchema = z.strictObject({
+  windows: z.array(quietWindow).check(z.minLength(1), z.maxLength(MAX_QUIET_WINDOWS)),
+});
+
+/** An IANA zone name Node's zone database knows (`Europe/Berlin`); offsets like `+01:00` are refused. */
+const timeZone = z.string().check(z.refine(isTimeZone, { message: 'must be an IANA time zone name' }));
+
+export const putPreferencesSchema = z
+  .strictObject({
+    rules: z.array(userRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
+    muted_topics: z._default(
+      z.array(z.string().check(z.regex(TOPIC_NAME, 'must be a topic name'))).check(
+        z.maxLength(MAX_MUTED_TOPICS),
+        z.refine((topics) => new Set(topics).size === topics.length, { message: 'must not repeat a topic' }),
+        z.meta({ uniqueItems: true }),
+      ),
+      [],
+    ),
+    time_zone: z._default(
+      z.nullable(timeZone).check(z.describe('IANA time zone name (`Europe/Berlin`); needed by quiet_hours.')),
+      null,
+    ),
+    quiet_hours: z._default(
+      z
+        .nullable(quietHoursSchema)
+        .check(
+          z.describe(
+            'Local windows during which push and toast are held (the feed item still arrives) and released at the ' +
+              "window's end. docs/delivery-rules.md.",
+          ),
+        ),
+      null,
+    ),
+  })
+  .check(
+    z.superRefine((input, context) => {
+      if (input.quiet_hours !== null && input.time_zone === null) {
+        context.addIssue({ code: 'custom', path: ['time_zone'], message: 'required with quiet_hours' });
+      }
+    }),
+  );
 
 const defaultRule = z.strictObject({
   event_type: pattern,
@@ -57,8 +103,15 @@ const defaultRule = z.strictObject({
   required: z._default(z.boolean(), false),
 });
 
+/** Which notifications the users' quiet hours let through at once (both held unless set). */
+export const quietHoursDefaults = z.strictObject({
+  urgent: z._default(z.boolean(), false),
+  required: z._default(z.boolean(), false),
+});
+
 export const putDefaultsSchema = z.strictObject({
   rules: z.array(defaultRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
+  quiet_hours: z._default(quietHoursDefaults, { urgent: false, required: false }),
 });
 
 /** `user_id`: whose preferences a service reads or sets; a user may leave it out or name itself. */

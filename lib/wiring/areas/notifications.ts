@@ -167,6 +167,8 @@ export const notifications: WiringPart = {
       // subscriptions and topics: the purge of a deleted topic (lambdas/domain/topics/deletion.ts).
       writes: ['receivers', 'receipts', 'subscriptions', 'topics', 'pushes', ...realtimeStateTables],
       sendsTo: ['fanout', 'push', ...realtimeStateQueues],
+      // The release of pushes and toasts held by quiet hours: a schedule per held recipient, at its window's end.
+      schedules: true,
       managesConnections: true,
     },
   ],
