@@ -7,9 +7,10 @@ import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
 /**
- * Quiet hours end to end over real HTTP and WebSocket connections: a recipient inside a window gets the feed item at
- * once and its toast and push when the window ends (a window of the current minute, in a zone half an hour off UTC,
- * so it ends within a minute); read meanwhile, nothing follows; urgent passes when the defaults say so.
+ * Quiet hours and throttles end to end over real HTTP and WebSocket connections: a recipient inside a window gets
+ * the feed item at once and its toast and push when the window ends (a window of the current minute, in a zone half
+ * an hour off UTC, so it ends within a minute); read meanwhile, nothing follows; urgent passes when the defaults say
+ * so. A throttle lets `limit` of a burst of concurrent notifications (sent twice each) through loudly.
  */
 let runtime: Runtime;
 let expo: ExpoStandIn;
@@ -225,6 +226,63 @@ describe('quiet hours', () => {
       );
     } finally {
       await dave.close();
+      await api('PUT', '/preferences/defaults', defaults, { rules: [] });
+    }
+  });
+});
+
+describe('throttles', () => {
+  it('a burst of concurrent notifications, each sent twice: `limit` push and toast, the rest feed and realtime only', async () => {
+    const erin = await userWithDevice('erin');
+    const defaults = await service();
+    const family = `burst${run}`;
+    try {
+      const set = await api('PUT', '/preferences/defaults', defaults, {
+        rules: [{ event_type: `${family}.*`, throttle: { limit: 2, window_secs: 86_400 } }],
+      });
+      expect(set.body.rules).toEqual([
+        {
+          event_type: `${family}.*`,
+          channels: {},
+          required: false,
+          throttle: { limit: 2, window_secs: 86_400 },
+        },
+      ]);
+      // Counted in daily windows from midnight UTC: not across one.
+      const toMidnight = 86_400_000 - (Date.now() % 86_400_000);
+      if (toMidnight < 120_000) await new Promise((resolve) => setTimeout(resolve, toMidnight + 1000));
+      const token = await service();
+      const send = (index: number) =>
+        api(
+          'POST',
+          '/notifications',
+          token,
+          {
+            event_type: `${family}.comment`,
+            title: `Comment ${index}`,
+            recipient_ids: [erin.id],
+            channels: ['in_app', 'toast', 'realtime', 'push'],
+          },
+          { 'idempotency-key': `${family}-${index}` },
+        );
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, index) => send(index % 6)));
+      for (const answer of answers) expect([202, 409]).toContain(answer.status);
+      const ids = [...new Set(answers.filter((a) => a.status === 202).map((a) => a.body.id as string))];
+      expect(ids).toHaveLength(6);
+      const frames = await Promise.all(
+        ids.map((id) => erin.client.next((frame) => frame.notification_id === id)),
+      );
+      expect(frames.filter((frame) => frame.channel === 'toast')).toHaveLength(2);
+      expect(frames.filter((frame) => frame.channel === 'realtime')).toHaveLength(4);
+      await eventually(
+        () => pushesTo(erin.pushToken),
+        (pushes) => pushes.length >= 2,
+      );
+      await idle();
+      expect(pushesTo(erin.pushToken)).toHaveLength(2);
+      expect((await feedOf(erin.token)).map((item) => item.notification_id).sort()).toEqual([...ids].sort());
+    } finally {
+      await erin.close();
       await api('PUT', '/preferences/defaults', defaults, { rules: [] });
     }
   });

@@ -27,6 +27,11 @@ export type NotificationsCreateRequest = {
     /** Data-only: nothing is shown; the app wakes with `data`. */
     readonly silent?: boolean;
   };
+  /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only. docs/delivery-rules.md. */
+  readonly throttle?: {
+    readonly limit: number;
+    readonly window_secs: number;
+  };
   /** At most 365 days ahead; null or absent: now. */
   readonly scheduled_at?: string | null;
   /** After now and after `scheduled_at`; null or absent: never. */
@@ -83,6 +88,11 @@ export type PreferencesDefaultsPutRequest = {
       readonly push?: boolean;
     };
     readonly required?: boolean;
+    /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only. docs/delivery-rules.md. */
+    readonly throttle?: {
+      readonly limit: number;
+      readonly window_secs: number;
+    };
   })[];
   readonly quiet_hours?: {
     readonly urgent?: boolean;
@@ -305,6 +315,11 @@ export type PreferenceDefaults = {
       readonly push?: boolean;
     };
     readonly required: boolean;
+    /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only. docs/delivery-rules.md. */
+    readonly throttle?: {
+      readonly limit: number;
+      readonly window_secs: number;
+    };
   })[];
   readonly quiet_hours: {
     readonly urgent: boolean;

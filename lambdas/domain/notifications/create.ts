@@ -98,6 +98,7 @@ export const createNotification = async (
     priority: input.priority,
     channels: input.channels,
     ...(input.push ? { push: input.push } : {}),
+    ...(input.throttle ? { throttle: { key: input.event_type, ...input.throttle } } : {}),
     recipient_count: recipientCount(
       { id, recipient_ids: input.recipient_ids, topics: input.topics },
       topicCounts,

@@ -18,6 +18,7 @@ import type { Channel } from './channels';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
 import { holdForQuietHours } from './holding';
 import { type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
+import { applyThrottle } from './throttle';
 
 /*
  * Delivery of a notification to a chunk of recipients: the records that prove each was handled, and their
@@ -135,14 +136,11 @@ export const deliverChunk = async (
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
     try {
       const userPreferences = preferences.get(userId);
-      // What quiet hours hold is scheduled for release before the recipient counts as settled.
-      const channels = await holdForQuietHours(
-        notification,
-        userId,
-        userPreferences,
-        channelsFor(notification, userPreferences, topic),
-        topic,
-      );
+      // Preferences, then quiet hours (what they hold is scheduled for release before the recipient counts as
+      // settled, and is throttled at the release), then the throttle (docs/delivery-rules.md).
+      const chosen = channelsFor(notification, userPreferences, topic);
+      const unheld = await holdForQuietHours(notification, userId, userPreferences, chosen, topic);
+      const channels = await applyThrottle(notification, userId, unheld);
       const delivered = await deliverTo(notification, userId, delivery, state, channels, progress);
       const { receiver, push } = delivered;
       if (receiver) written.push(receiver);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { openCursor, signCursor } from '../../core/cursor-mac';
 import { validationError } from '../../core/errors';
-import type { ResolvedDefaults } from '../preferences/rules';
+import type { ResolvedDefaults, Throttle } from '../preferences/rules';
 import type { PushRouting } from '../push/routing';
 import type { Channel } from './channels';
 import type { Priority } from './shared-fields';
@@ -37,6 +37,8 @@ export interface NotificationRecord {
   readonly recipient_count?: number;
   /** The service defaults for its event type when it was created (absent on records older than preferences). */
   readonly preference_defaults?: ResolvedDefaults;
+  /** Its own throttle (the request's `throttle`, keyed by its event type), over the defaults'. */
+  readonly throttle?: Throttle;
   readonly ttl: number;
 }
 

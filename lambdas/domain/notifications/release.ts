@@ -12,8 +12,9 @@ import { frameFor } from './delivery';
 import { readAllWatermarks } from './feed';
 import { heldUntil, type ReleaseMessage, scheduleRelease } from './holding';
 import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
+import { applyThrottle } from './throttle';
 
-export type ReleaseOutcome = 'released' | 'held' | 'expired' | 'skipped';
+export type ReleaseOutcome = 'released' | 'held' | 'expired' | 'skipped' | 'throttled';
 
 /**
  * Whether the recipient's feed item was read (or archived or snoozed: dealt with) since it arrived. A recipient
@@ -93,6 +94,8 @@ export const releaseHeld = async (
   }
   if (await itemDealtWith(notification, userId)) return 'skipped';
   if (!(await claimRelease(notification.id, userId, handling))) return 'skipped';
+  // Throttled when released: a night's worth of held notifications does not all go off at the window's end.
+  if ((await applyThrottle(notification, userId, held, now)).length === 0) return 'throttled';
   let delivered: number | undefined;
   if (held.includes('toast')) {
     const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);

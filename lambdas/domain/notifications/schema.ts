@@ -2,6 +2,7 @@ import { identifierSchema } from '../../core/identifier-schema';
 import { jsonLimits } from '../../core/json-limits';
 import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
+import { throttleSchema } from '../preferences/throttle-schema';
 import {
   COLLAPSE_KEY,
   DEFAULT_PUSH_ROUTING,
@@ -124,6 +125,7 @@ const fields = z.strictObject({
       })
       .check(z.describe('How the `push` channel reaches devices; only with `push` in `channels`.')),
   ),
+  throttle: z.optional(throttleSchema),
   scheduled_at: z._default(
     z.nullable(timestamp).check(z.describe('At most 365 days ahead; null or absent: now.')),
     null,

@@ -68,6 +68,7 @@ export const getDefaults = async (): Promise<Defaults> => {
       event_type: rule.event_type,
       channels: rule.channels ?? {},
       required: rule.required === true,
+      ...(rule.throttle ? { throttle: rule.throttle } : {}),
     })),
     quiet_hours: { ...(record?.quiet_hours ?? HOLD_ALL) },
     updated_at: record?.updated_at ?? null,

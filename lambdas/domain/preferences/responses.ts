@@ -2,11 +2,19 @@
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
 import { channelSwitches, quietHoursDefaults, quietHoursSchema } from './schema';
+import { throttleSchema } from './throttle-schema';
 
 const switches = channelSwitches;
 
 export const defaultsSchema = z.strictObject({
-  rules: z.array(z.strictObject({ event_type: z.string(), channels: switches, required: z.boolean() })),
+  rules: z.array(
+    z.strictObject({
+      event_type: z.string(),
+      channels: switches,
+      required: z.boolean(),
+      throttle: z.optional(throttleSchema),
+    }),
+  ),
   quiet_hours: quietHoursDefaults,
   updated_at: z.nullable(timestamp),
 });

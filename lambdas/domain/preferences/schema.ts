@@ -6,6 +6,7 @@ import { CHANNELS } from '../notifications/channels';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
 import { isTimeZone, TIME_OF_DAY, WEEKDAYS } from './quiet-hours';
+import { throttleSchema } from './throttle-schema';
 
 /** Rules per user and per defaults set; muted topics per user. docs/preferences.md. */
 export const MAX_RULES = 200;
@@ -101,6 +102,7 @@ const defaultRule = z.strictObject({
   event_type: pattern,
   channels: z._default(channelSwitches, {}),
   required: z._default(z.boolean(), false),
+  throttle: z.optional(throttleSchema),
 });
 
 /** Which notifications the users' quiet hours let through at once (both held unless set). */
