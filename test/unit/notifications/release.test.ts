@@ -1,0 +1,139 @@
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { documentClient, tableName } from '../../../lambdas/core/clients';
+import { newId } from '../../../lambdas/core/ids';
+import type { ReleaseMessage } from '../../../lambdas/domain/notifications/holding';
+import { type NotificationRecord, receiverIdFor } from '../../../lambdas/domain/notifications/model';
+import { releaseHeld } from '../../../lambdas/domain/notifications/release';
+import { pushQueue } from '../../../lambdas/domain/push/messages';
+import { useDynamoDbLocal } from '../../support/dynamodb';
+import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
+
+/**
+ * The release of a held push at the end of a quiet window, as the fan-out worker runs it: sent once per recipient
+ * whatever runs it twice, and not at all when the notification expired, the item was read, or push was turned off.
+ */
+useDynamoDbLocal();
+const queues = useQueuesWithoutWorkers();
+
+let seq = 0;
+const newUser = () => `released-${Date.now()}-${++seq}`;
+
+const notification = (overrides: Partial<NotificationRecord> = {}): NotificationRecord => ({
+  id: newId(),
+  source: 'test',
+  event_type: 'social.comment',
+  title: 'New comment',
+  body: '',
+  data: {},
+  priority: 'normal',
+  channels: ['in_app', 'push'],
+  push: { when: 'always', collapse_key: null, silent: false },
+  scheduled_at: null,
+  expires_at: null,
+  created_at: new Date().toISOString(),
+  deliver_at: Date.now() - 60_000,
+  status: 'accepted',
+  created_by: 'service:test',
+  ttl: Math.ceil(Date.now() / 1000) + 3600,
+  ...overrides,
+});
+
+const releaseOf = (record: NotificationRecord, userId: string): ReleaseMessage => ({
+  kind: 'release',
+  notification_id: record.id,
+  user_id: userId,
+  until: new Date().toISOString(),
+  channels: ['push'],
+});
+
+/** The feed item delivery wrote for the recipient; `read` leaves out its unread key, as reading does. */
+const writeReceiver = async (record: NotificationRecord, userId: string, read = false) => {
+  const receiverId = receiverIdFor(record.id, userId, record.deliver_at);
+  await documentClient().send(
+    new PutCommand({
+      TableName: tableName('receivers'),
+      Item: {
+        user_id: userId,
+        receiver_id: receiverId,
+        notification_id: record.id,
+        delivered_at: new Date(record.deliver_at).toISOString(),
+        ...(read ? { read_at: new Date().toISOString() } : { unread_key: receiverId }),
+        ttl: record.ttl,
+      },
+    }),
+  );
+};
+
+/** The recipients of every push message queued since the last call (each taken off the queue). */
+const pushesQueued = async (): Promise<string[]> => {
+  const recipients: string[] = [];
+  for (;;) {
+    const { Messages = [] } = await queues
+      .client()
+      .send(new ReceiveMessageCommand({ QueueUrl: queues.sqs().queueUrl('push'), MaxNumberOfMessages: 10 }));
+    if (Messages.length === 0) return recipients;
+    for (const message of Messages) {
+      const push = messageOf(pushQueue, message.Body);
+      if (push.kind === 'recipients') recipients.push(...push.recipients);
+      await queues
+        .client()
+        .send(
+          new DeleteMessageCommand({
+            QueueUrl: queues.sqs().queueUrl('push'),
+            ReceiptHandle: message.ReceiptHandle,
+          }),
+        );
+    }
+  }
+};
+
+describe('release of held pushes', () => {
+  it('hands the push over once: a second release message of the same recipient sends nothing', async () => {
+    const user = newUser();
+    const record = notification();
+    await writeReceiver(record, user);
+    await pushesQueued();
+    const message = releaseOf(record, user);
+    expect(await releaseHeld(record, message, handlingOf('release-1'))).toBe('released');
+    expect(await releaseHeld(record, message, handlingOf('release-2'))).toBe('skipped');
+    expect(await pushesQueued()).toEqual([user]);
+    // The first message redelivered (its invocation died after the claim) hands it over again: claimed per device.
+    expect(await releaseHeld(record, message, handlingOf('release-1'))).toBe('released');
+  });
+
+  it('sends nothing for an expired notification, a read item, or a recipient who turned push off', async () => {
+    await pushesQueued();
+    const [expiredUser, readUser, offUser, noFeedUser] = [newUser(), newUser(), newUser(), newUser()];
+    const expired = notification({ expires_at: new Date(Date.now() - 1000).toISOString() });
+    expect(await releaseHeld(expired, releaseOf(expired, expiredUser), handlingOf(newId()))).toBe('expired');
+
+    const read = notification();
+    await writeReceiver(read, readUser, true);
+    expect(await releaseHeld(read, releaseOf(read, readUser), handlingOf(newId()))).toBe('skipped');
+
+    const turnedOff = notification();
+    await writeReceiver(turnedOff, offUser);
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName('preferences'),
+        Item: {
+          owner: `user:${offUser}`,
+          rules: [{ event_type: 'social.*', channels: { push: false } }],
+          muted_topics: [],
+          updated_at: new Date().toISOString(),
+        },
+      }),
+    );
+    expect(await releaseHeld(turnedOff, releaseOf(turnedOff, offUser), handlingOf(newId()))).toBe('skipped');
+    expect(await pushesQueued()).toEqual([]);
+
+    // No feed item (in_app off): nothing shows it was read, so the push goes.
+    const pushOnly = notification({ channels: ['push'] });
+    expect(await releaseHeld(pushOnly, releaseOf(pushOnly, noFeedUser), handlingOf(newId()))).toBe(
+      'released',
+    );
+    expect(await pushesQueued()).toEqual([noFeedUser]);
+  });
+});
