@@ -1,13 +1,15 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { newId } from '../../../lambdas/core/ids';
+import { deliverChunk, deliveryByRequest } from '../../../lambdas/domain/notifications/delivery';
 import type { ReleaseMessage } from '../../../lambdas/domain/notifications/holding';
+import { readItem } from '../../../lambdas/domain/notifications/item-states';
 import { type NotificationRecord, receiverIdFor } from '../../../lambdas/domain/notifications/model';
 import { releaseHeld } from '../../../lambdas/domain/notifications/release';
+import { putPreferences } from '../../../lambdas/domain/preferences/preferences';
 import { pushQueue } from '../../../lambdas/domain/push/messages';
 import { useDynamoDbLocal } from '../../support/dynamodb';
+import { notificationRecord } from '../../support/notification-records';
 import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 /**
@@ -20,25 +22,8 @@ const queues = useQueuesWithoutWorkers();
 let seq = 0;
 const newUser = () => `released-${Date.now()}-${++seq}`;
 
-const notification = (overrides: Partial<NotificationRecord> = {}): NotificationRecord => ({
-  id: newId(),
-  source: 'test',
-  event_type: 'social.comment',
-  title: 'New comment',
-  body: '',
-  data: {},
-  priority: 'normal',
-  channels: ['in_app', 'push'],
-  push: { when: 'always', collapse_key: null, silent: false },
-  scheduled_at: null,
-  expires_at: null,
-  created_at: new Date().toISOString(),
-  deliver_at: Date.now() - 60_000,
-  status: 'accepted',
-  created_by: 'service:test',
-  ttl: Math.ceil(Date.now() / 1000) + 3600,
-  ...overrides,
-});
+const notification = (overrides: Partial<NotificationRecord> = {}): NotificationRecord =>
+  notificationRecord({ push: { when: 'always', collapse_key: null, silent: false }, ...overrides });
 
 const releaseOf = (record: NotificationRecord, userId: string): ReleaseMessage => ({
   kind: 'release',
@@ -48,22 +33,10 @@ const releaseOf = (record: NotificationRecord, userId: string): ReleaseMessage =
   channels: ['push'],
 });
 
-/** The feed item delivery wrote for the recipient; `read` leaves out its unread key, as reading does. */
+/** The feed item, written by delivery itself (in_app alone: no push yet), and read by the user when `read`. */
 const writeReceiver = async (record: NotificationRecord, userId: string, read = false) => {
-  const receiverId = receiverIdFor(record.id, userId, record.deliver_at);
-  await documentClient().send(
-    new PutCommand({
-      TableName: tableName('receivers'),
-      Item: {
-        user_id: userId,
-        receiver_id: receiverId,
-        notification_id: record.id,
-        delivered_at: new Date(record.deliver_at).toISOString(),
-        ...(read ? { read_at: new Date().toISOString() } : { unread_key: receiverId }),
-        ttl: record.ttl,
-      },
-    }),
-  );
+  await deliverChunk({ ...record, channels: ['in_app'] }, [userId], deliveryByRequest(record.id));
+  if (read) await readItem(userId, receiverIdFor(record.id, userId, record.deliver_at));
 };
 
 /** The recipients of every push message queued since the last call (each taken off the queue). */
@@ -77,14 +50,12 @@ const pushesQueued = async (): Promise<string[]> => {
     for (const message of Messages) {
       const push = messageOf(pushQueue, message.Body);
       if (push.kind === 'recipients') recipients.push(...push.recipients);
-      await queues
-        .client()
-        .send(
-          new DeleteMessageCommand({
-            QueueUrl: queues.sqs().queueUrl('push'),
-            ReceiptHandle: message.ReceiptHandle,
-          }),
-        );
+      await queues.client().send(
+        new DeleteMessageCommand({
+          QueueUrl: queues.sqs().queueUrl('push'),
+          ReceiptHandle: message.ReceiptHandle,
+        }),
+      );
     }
   }
 };
@@ -115,17 +86,12 @@ describe('release of held pushes', () => {
 
     const turnedOff = notification();
     await writeReceiver(turnedOff, offUser);
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName('preferences'),
-        Item: {
-          owner: `user:${offUser}`,
-          rules: [{ event_type: 'social.*', channels: { push: false } }],
-          muted_topics: [],
-          updated_at: new Date().toISOString(),
-        },
-      }),
-    );
+    await putPreferences(offUser, {
+      rules: [{ event_type: 'social.*', channels: { push: false } }],
+      muted_topics: [],
+      time_zone: null,
+      quiet_hours: null,
+    });
     expect(await releaseHeld(turnedOff, releaseOf(turnedOff, offUser), handlingOf(newId()))).toBe('skipped');
     expect(await pushesQueued()).toEqual([]);
 

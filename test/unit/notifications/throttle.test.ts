@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../../lambdas/core/ids';
 import type { Channel } from '../../../lambdas/domain/notifications/channels';
 import type { NotificationRecord } from '../../../lambdas/domain/notifications/model';
 import { applyThrottle } from '../../../lambdas/domain/notifications/throttle';
 import { resolveDefaults } from '../../../lambdas/domain/preferences/rules';
 import { useDynamoDbLocal } from '../../support/dynamodb';
+import { notificationRecord } from '../../support/notification-records';
 
 useDynamoDbLocal();
 
@@ -15,25 +15,12 @@ const HOUR_MS = 3600_000;
 /** A time in an hour to come: its counters expire (TTL) after the test, and the test cannot cross into the next hour. */
 const comingHour = (minute: number) => (Math.floor(Date.now() / HOUR_MS) + 2) * HOUR_MS + minute * 60_000;
 
-const notification = (overrides: Partial<NotificationRecord> = {}): NotificationRecord => ({
-  id: newId(),
-  source: 'test',
-  event_type: 'social.comment',
-  title: 'New comment',
-  body: '',
-  data: {},
-  priority: 'normal',
-  channels: LOUD,
-  scheduled_at: null,
-  expires_at: null,
-  created_at: new Date().toISOString(),
-  deliver_at: Date.now(),
-  status: 'accepted',
-  created_by: 'service:test',
-  throttle: { key: 'social.*', limit: 3, window_secs: 3600 },
-  ttl: Math.ceil(Date.now() / 1000) + 3600,
-  ...overrides,
-});
+const notification = (overrides: Partial<NotificationRecord> = {}): NotificationRecord =>
+  notificationRecord({
+    channels: LOUD,
+    throttle: { key: 'social.*', limit: 3, window_secs: 3600 },
+    ...overrides,
+  });
 
 /** Whether the throttle left the loud channels on. */
 const loud = (channels: readonly Channel[]) => channels.includes('push') && channels.includes('toast');
