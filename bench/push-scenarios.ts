@@ -133,16 +133,18 @@ export const pushToOfflineDevices = async (
     for (let index = 0; index < repetitions; index++) await once(true);
   });
   const operations = repetitions * devices.length;
-  const base = perOperation(inAppOnly, operations);
-  const total = perOperation(withPush, operations);
-  const units = Object.fromEntries(
-    Object.entries(total).map(([key, value]) => [key, Math.max(0, value - base[key as keyof ServiceUnits])]),
-  ) as unknown as ServiceUnits;
+  const units = unitsBeyond(perOperation(withPush, operations), perOperation(inAppOnly, operations));
   return result('p', title, 'device pushed', operations, units, withPush, [
     `${repetitions} notifications with in_app + push less ${repetitions} with in_app alone, per device`,
     `per device, by table: ${tableDifference(withPush, inAppOnly, operations)}`,
   ]);
 };
+
+/** The units of `total` beyond those of `base`, per kind (never below 0). */
+const unitsBeyond = (total: ServiceUnits, base: ServiceUnits): ServiceUnits =>
+  Object.fromEntries(
+    Object.entries(total).map(([key, value]) => [key, Math.max(0, value - base[key as keyof ServiceUnits])]),
+  ) as unknown as ServiceUnits;
 
 /** What `more` read and wrote beyond `less`, per table and per operation (the push's share of DynamoDB). */
 export const tableDifference = (more: Usage, less: Usage, operations: number): string =>
@@ -219,4 +221,58 @@ export const measurePushLatency = async (
     maxMs: latencies.at(-1) ?? Number.NaN,
     lastPushP50Ms: percentile(lastPushes, 0.5),
   };
+};
+
+/** `HH:MM` of an instant in UTC, for a quiet window in the user's time zone `UTC`. */
+const utcTimeOfDay = (instant: number) => new Date(instant).toISOString().slice(11, 16);
+
+/**
+ * (q) A push held by quiet hours (docs/delivery-rules.md): `repetitions` notifications (`in_app` + `push`) to one
+ * offline recipient with one FCM device, sent inside a quiet window of the current minute and pushed when it ends,
+ * less the same notifications sent outside quiet hours: what holding and releasing adds per held push (the
+ * schedule, its message on `fanout`, the release's reads and claim).
+ */
+export const heldPush = async (
+  bench: MeteredRuntime,
+  serviceToken: string,
+  repetitions: number,
+): Promise<ScenarioResult | SkippedScenario> => {
+  const title = 'a push held by quiet hours and released at the window end, less the same push not held';
+  const standIns = standInsOf(bench);
+  if (typeof standIns === 'string') return { id: 'q', title, skipped: standIns };
+  const user = `bench-quiet-${Date.now()}`;
+  const devices = [deviceOf('fcm', user, 0)];
+  await registerDevices(bench, user, devices);
+  const userToken = await bench.runtime.mintUserToken(user);
+  const setQuietHours = async (windows: unknown) => {
+    const put = await bench.api('/preferences', userToken, {
+      method: 'PUT',
+      body: JSON.stringify({ rules: [], time_zone: 'UTC', quiet_hours: windows }),
+    });
+    if (put.status !== 200) throw new Error(`PUT /preferences answered ${put.status} ${await put.text()}`);
+  };
+  const sendAll = async () => {
+    const ids: string[] = [];
+    for (let index = 0; index < repetitions; index++) {
+      ids.push(await sendNotification(bench, serviceToken, [user], ['in_app', 'push']));
+    }
+    for (const id of ids) await waitForPushes(standIns, id, devices, 120_000);
+  };
+  await sendAll(); // warm: no INIT in the figures
+  const notHeld = await bench.measure(sendAll);
+  // A window from this minute to the next, set with at least 30 s of it left for the sends.
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 30_000) await sleep(left + 200);
+  const now = Date.now();
+  const weekday = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'][new Date(now).getUTCDay()];
+  await setQuietHours({
+    windows: [{ days: [weekday], start: utcTimeOfDay(now), end: utcTimeOfDay(now + 60_000) }],
+  });
+  const held = await bench.measure(sendAll);
+  await setQuietHours(null);
+  const units = unitsBeyond(perOperation(held, repetitions), perOperation(notHeld, repetitions));
+  return result('q', title, 'push held', repetitions, units, held, [
+    `${repetitions} notifications with in_app + push held by a quiet window less ${repetitions} not held`,
+    `per held push, by table: ${tableDifference(held, notHeld, repetitions)}`,
+  ]);
 };

@@ -13,7 +13,7 @@ import { measureLatency, openClients, thousandConnectedCost } from './latency';
 import { runLoad } from './load';
 import { steadyConnectedRecipients } from './notification-scenarios';
 import { PRICES } from './prices';
-import { measurePushLatency, pushToOfflineDevices } from './push-scenarios';
+import { heldPush, measurePushLatency, pushToOfflineDevices } from './push-scenarios';
 import { printResults } from './report';
 import { QUICK_SCALE_SIZES, runScaleSimulation, SCALE_SIZES } from './scale';
 import { buildScaleReport, printScaleReport } from './scale-report';
@@ -145,6 +145,7 @@ const main = async () => {
         if (scenarioWanted('p')) scenarios.push(await pushToOfflineDevices(bench, service, quick ? 5 : 20));
         if (scenarioWanted('g') || scenarioWanted('g2'))
           scenarios.push(...(await digestAgainstSeparate(bench, service, quick ? 1 : 3)));
+        if (scenarioWanted('q')) scenarios.push(await heldPush(bench, service, quick ? 5 : 20));
         // Last: its 1,200 notifications and 20 connections leave nothing behind for the scenarios above.
         if (scenarioWanted('a2')) {
           scenarios.push(

@@ -79,6 +79,8 @@ describe('preferences', () => {
         user_id: userId('alice'),
         ...body,
         digests: [], // none given: an empty list, not absent
+        time_zone: null,
+        quiet_hours: null,
         updated_at: expect.any(String),
         defaults: expect.any(Object),
       },
@@ -184,6 +186,7 @@ describe('preferences', () => {
       status: 200,
       body: {
         rules: [{ event_type: `${prefix}.*`, channels: { in_app: false }, required: false }],
+        quiet_hours: { urgent: false, required: false },
         updated_at: expect.any(String),
       },
     });

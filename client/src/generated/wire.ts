@@ -49,6 +49,11 @@ export type NotificationsCreateRequest = {
     /** a link button; absent: a backend action, whose click reaches the sender only as a bus event */
     readonly url?: string;
   })[];
+  /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only. docs/delivery-rules.md. */
+  readonly throttle?: {
+    readonly limit: number;
+    readonly window_secs: number;
+  };
   /** At most 365 days ahead; null or absent: now. */
   readonly scheduled_at?: string | null;
   /** After now and after `scheduled_at`; null or absent: never. */
@@ -87,6 +92,18 @@ export type PreferencesPutRequest = {
     };
   })[];
   readonly muted_topics?: readonly string[];
+  /** IANA time zone name (`Europe/Berlin`); needed by quiet_hours. */
+  readonly time_zone?: string | null;
+  /** Local windows during which push and toast are held (the feed item still arrives) and released at the window's end. docs/delivery-rules.md. */
+  readonly quiet_hours?: {
+    readonly windows: readonly ({
+      readonly days: readonly ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
+      /** The batch closes at the next HH:MM in the recipient's `time_zone` (preferences; default UTC). */
+      readonly start: string;
+      /** The next day when not later than `start` (equal: 24 hours). */
+      readonly end: string;
+    })[];
+  } | null;
   /** Notifications matching a choice (its first match, in this order) are batched into one digest per choice, closing `window_secs` after the first or at `at` in the user's time zone (docs/digests.md). Each names exactly one of `event_type` and `category`, and exactly one of `window_secs` and `at`, else a 400. */
   readonly digests?: readonly ({
     readonly event_type?: string;
@@ -108,7 +125,16 @@ export type PreferencesDefaultsPutRequest = {
       readonly push?: boolean;
     };
     readonly required?: boolean;
+    /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only. docs/delivery-rules.md. */
+    readonly throttle?: {
+      readonly limit: number;
+      readonly window_secs: number;
+    };
   })[];
+  readonly quiet_hours?: {
+    readonly urgent?: boolean;
+    readonly required?: boolean;
+  };
 };
 
 export type BroadcastSendRequest = {
@@ -323,6 +349,16 @@ export type Preferences = {
     readonly window_secs?: number;
     readonly at?: string;
   })[];
+  readonly time_zone: string | null;
+  readonly quiet_hours: {
+    readonly windows: readonly ({
+      readonly days: readonly ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
+      /** The batch closes at the next HH:MM in the recipient's `time_zone` (preferences; default UTC). */
+      readonly start: string;
+      /** The next day when not later than `start` (equal: 24 hours). */
+      readonly end: string;
+    })[];
+  } | null;
   /** null while the user has set nothing */
   readonly updated_at: Timestamp | null;
   readonly defaults: PreferenceDefaults;
@@ -338,7 +374,16 @@ export type PreferenceDefaults = {
       readonly push?: boolean;
     };
     readonly required: boolean;
+    /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only. docs/delivery-rules.md. */
+    readonly throttle?: {
+      readonly limit: number;
+      readonly window_secs: number;
+    };
   })[];
+  readonly quiet_hours: {
+    readonly urgent: boolean;
+    readonly required: boolean;
+  };
   readonly updated_at: Timestamp | null;
 };
 

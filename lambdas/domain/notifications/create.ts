@@ -99,6 +99,7 @@ export const createNotification = async (
     ...(input.actions === undefined ? {} : { actions: input.actions }),
     ...(input.push ? { push: input.push } : {}),
     ...(input.digest ? { digest: input.digest } : {}),
+    ...(input.throttle ? { throttle: { key: input.event_type, ...input.throttle } } : {}),
     recipient_count: recipientCount(
       { id, recipient_ids: input.recipient_ids, topics: input.topics },
       topicCounts,

@@ -18,7 +18,9 @@ import type { Channel } from './channels';
 import { joinDigest } from './digest-join';
 import { digestFor } from './digest-rules';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
+import { holdForQuietHours } from './holding';
 import { linksOf, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
+import { applyThrottle } from './throttle';
 
 /*
  * Delivery of a notification to a chunk of recipients: the records that prove each was handled, and their
@@ -136,14 +138,18 @@ export const deliverChunk = async (
   await forEachLimited(recipients, RECIPIENT_CONCURRENCY, async (userId) => {
     try {
       const userPreferences = preferences.get(userId);
-      const channels = channelsFor(notification, userPreferences, topic);
-      // Batched: the recipient gets the batch's digest when it closes, not this notification (docs/digests.md).
-      const digest = channels.length > 0 ? digestFor(notification, userPreferences?.digests) : undefined;
+      // Preferences; a batched notification joins its digest instead (docs/digests.md); then quiet hours (what they
+      // hold is scheduled for release before the recipient counts as settled, and is throttled at the release), then
+      // the throttle (docs/delivery-rules.md).
+      const chosen = channelsFor(notification, userPreferences, topic);
+      const digest = chosen.length > 0 ? digestFor(notification, userPreferences?.digests) : undefined;
       if (digest) {
         await joinDigest(notification, userId, digest, userPreferences);
         progress.settled.add(userId);
         return;
       }
+      const unheld = await holdForQuietHours(notification, userId, userPreferences, chosen, topic);
+      const channels = await applyThrottle(notification, userId, unheld);
       const delivered = await deliverTo(notification, userId, delivery, state, channels, progress);
       const { receiver, push } = delivered;
       if (receiver) written.push(receiver);
@@ -189,7 +195,7 @@ export const deliveryByMessage = (handling: MessageHandling, deliveryId = handli
 const wantsFrames = (channels: readonly Channel[]): boolean =>
   channels.includes('toast') || channels.includes('realtime');
 
-const frameFor = (
+export const frameFor = (
   notification: NotificationRecord,
   receiverId: string,
   channels: readonly Channel[],

@@ -71,6 +71,20 @@ const fanoutMessageKinds = [
     /** When the request sent it: past its longest run, a click not recorded never will be. */
     sent_at: z.string(),
   }),
+  /**
+   * The release of a recipient's push and toast held by its quiet hours (holding.ts, release.ts), sent by its
+   * schedule when the window ends. On this queue for the reasons above.
+   */
+  z.object({
+    kind: z.literal('release'),
+    notification_id: z.string(),
+    user_id: z.string(),
+    /** The end of the window that held them (RFC 3339). */
+    until: z.string(),
+    channels: z.readonly(z.array(z.enum(['push', 'toast'])).check(z.minLength(1))),
+    /** The topic the recipient was reached through, whose mute is checked again at the release. */
+    topic: z.optional(z.string()),
+  }),
 ] as const;
 
 export type FanoutMessage = z.infer<(typeof fanoutMessageKinds)[number]>;

@@ -11,11 +11,13 @@ import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } f
 import { type InteractionMessage, publishInteraction } from './interact';
 import { STATE_CHANGE_LONGEST_MS, wakeItem } from './item-states';
 import { isExpired, type NotificationRecord } from './model';
+import { type ReleaseOutcome, releaseHeld } from './release';
 
 /** A message that arrives this much before its delivery time is put back with a delay. */
 const EARLY_TOLERANCE_MS = 500;
 
 export type FanoutOutcome =
+  | ReleaseOutcome
   | 'planned'
   | 'delivered'
   | 'expired'
@@ -56,6 +58,14 @@ export const processFanoutMessage = async (
       return 'postponed';
     }
     return sendDigest(message.user_id, message.scope, message.batch_id, handling);
+  }
+  if (message.kind === 'release') {
+    const remainingMs = Date.parse(message.until) - now;
+    if (remainingMs > EARLY_TOLERANCE_MS) {
+      await postpone(message, remainingMs);
+      return 'postponed';
+    }
+    return releaseHeld(await loadNotification(message.notification_id), message, handling, now);
   }
   const notification = await loadNotification(message.notification_id);
   if (isExpired(notification.expires_at, now)) return 'expired';

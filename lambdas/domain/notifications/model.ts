@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { openCursor, signCursor } from '../../core/cursor-mac';
 import { validationError } from '../../core/errors';
-import type { ResolvedDefaults } from '../preferences/rules';
+import type { ResolvedDefaults, Throttle } from '../preferences/rules';
 import type { PushRouting } from '../push/routing';
 import type { Channel } from './channels';
 import type { DigestSpec } from './digest-rules';
@@ -53,6 +53,8 @@ export interface NotificationRecord {
   readonly digest?: DigestSpec;
   /** Set on a digest itself: the batch it sends (a digest is never batched again). */
   readonly digest_of?: { readonly key: string; readonly batch_id: string; readonly count: number };
+  /** Its own throttle (the request's `throttle`, keyed by its event type), over the defaults'. */
+  readonly throttle?: Throttle;
   readonly ttl: number;
 }
 

@@ -2,6 +2,7 @@ import { identifierSchema } from '../../core/identifier-schema';
 import { jsonLimits } from '../../core/json-limits';
 import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
+import { throttleSchema } from '../preferences/throttle-schema';
 import {
   COLLAPSE_KEY,
   DEFAULT_PUSH_ROUTING,
@@ -187,6 +188,7 @@ const fields = z.strictObject({
       ),
     ),
   ),
+  throttle: z.optional(throttleSchema),
   scheduled_at: z._default(
     z.nullable(timestamp).check(z.describe('At most 365 days ahead; null or absent: now.')),
     null,

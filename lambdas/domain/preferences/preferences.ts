@@ -6,8 +6,10 @@ import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
 import type { defaultsSchema, preferencesSchema } from './responses';
 import {
+  HOLD_ALL,
   type PreferenceRule,
   patternWithin,
+  type QuietHoursPass,
   type ResolvedDefaults,
   resolveDefaults,
   type UserPreferences,
@@ -29,6 +31,7 @@ interface PreferencesRecord extends UserPreferences {
 interface DefaultsRecord {
   readonly owner: typeof DEFAULTS_OWNER;
   readonly rules: readonly PreferenceRule[];
+  readonly quiet_hours?: QuietHoursPass;
   readonly updated_at: string;
 }
 
@@ -65,7 +68,9 @@ export const getDefaults = async (): Promise<Defaults> => {
       event_type: rule.event_type,
       channels: rule.channels ?? {},
       required: rule.required === true,
+      ...(rule.throttle ? { throttle: rule.throttle } : {}),
     })),
+    quiet_hours: { ...(record?.quiet_hours ?? HOLD_ALL) },
     updated_at: record?.updated_at ?? null,
   };
 };
@@ -75,15 +80,18 @@ export const putDefaults = async (input: PutDefaultsInput): Promise<Defaults> =>
   const record: DefaultsRecord = {
     owner: DEFAULTS_OWNER,
     rules: input.rules,
+    quiet_hours: input.quiet_hours,
     updated_at: new Date().toISOString(),
   };
   await documentClient().send(new PutCommand({ TableName: tableName('preferences'), Item: record }));
-  return { rules: input.rules, updated_at: record.updated_at };
+  return { rules: input.rules, quiet_hours: input.quiet_hours, updated_at: record.updated_at };
 };
 
 /** What the defaults say about one event type: read once per notification, when it is created. */
-export const defaultsFor = async (eventType: string): Promise<ResolvedDefaults> =>
-  resolveDefaults((await getItem<DefaultsRecord>(DEFAULTS_OWNER))?.rules ?? [], eventType);
+export const defaultsFor = async (eventType: string): Promise<ResolvedDefaults> => {
+  const record = await getItem<DefaultsRecord>(DEFAULTS_OWNER);
+  return resolveDefaults(record?.rules ?? [], eventType, record?.quiet_hours ?? HOLD_ALL);
+};
 
 /** The user's preferences and the defaults they apply over (shown together, so apps see the required types). */
 export const getPreferences = async (userId: string): Promise<Preferences> => {
@@ -99,6 +107,16 @@ export const getPreferences = async (userId: string): Promise<Preferences> => {
     })),
     muted_topics: [...(record?.muted_topics ?? [])],
     digests: [...(record?.digests ?? [])],
+    time_zone: record?.time_zone ?? null,
+    quiet_hours: record?.quiet_hours
+      ? {
+          windows: record.quiet_hours.windows.map(({ days, start, end }) => ({
+            days: [...days],
+            start,
+            end,
+          })),
+        }
+      : null,
     updated_at: record?.updated_at ?? null,
     defaults,
   };
@@ -132,6 +150,8 @@ export const putPreferences = async (userId: string, input: PutPreferencesInput)
     rules: input.rules,
     muted_topics: input.muted_topics,
     digests: input.digests,
+    time_zone: input.time_zone,
+    quiet_hours: input.quiet_hours,
     updated_at: new Date().toISOString(),
   };
   await documentClient().send(new PutCommand({ TableName: tableName('preferences'), Item: record }));
@@ -140,6 +160,8 @@ export const putPreferences = async (userId: string, input: PutPreferencesInput)
     rules: input.rules,
     muted_topics: input.muted_topics,
     digests: input.digests,
+    time_zone: input.time_zone,
+    quiet_hours: input.quiet_hours,
     updated_at: record.updated_at,
     defaults,
   };

@@ -1,12 +1,21 @@
 // Response schemas of the preference routes (lambdas/core/response-schemas.ts says why they live apart).
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
-import { channelSwitches } from './schema';
+import { channelSwitches, quietHoursDefaults, quietHoursSchema } from './schema';
+import { throttleSchema } from './throttle-schema';
 
 const switches = channelSwitches;
 
 export const defaultsSchema = z.strictObject({
-  rules: z.array(z.strictObject({ event_type: z.string(), channels: switches, required: z.boolean() })),
+  rules: z.array(
+    z.strictObject({
+      event_type: z.string(),
+      channels: switches,
+      required: z.boolean(),
+      throttle: z.optional(throttleSchema),
+    }),
+  ),
+  quiet_hours: quietHoursDefaults,
   updated_at: z.nullable(timestamp),
 });
 
@@ -22,6 +31,8 @@ export const preferencesSchema = z.strictObject({
       at: z.optional(z.string()),
     }),
   ),
+  time_zone: z.nullable(z.string()),
+  quiet_hours: z.nullable(quietHoursSchema),
   updated_at: z.nullable(timestamp).check(z.describe('null while the user has set nothing')),
   defaults: defaultsSchema,
 });

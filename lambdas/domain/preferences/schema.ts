@@ -6,10 +6,14 @@ import { CHANNELS } from '../notifications/channels';
 import { oneClose, timeOfDaySchema, windowSecsSchema } from '../notifications/digest-schema';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
+import { isTimeZone, WEEKDAYS } from './quiet-hours';
+import { throttleSchema } from './throttle-schema';
 
 /** Rules per user and per defaults set; muted topics per user. docs/preferences.md. */
 export const MAX_RULES = 200;
 export const MAX_MUTED_TOPICS = 200;
+/** Quiet-hour windows per user: one a day with room to split a day in two. */
+export const MAX_QUIET_WINDOWS = 14;
 
 const pattern = z
   .string()
@@ -64,39 +68,88 @@ const digestChoice = z
     }),
   );
 
-export const putPreferencesSchema = z.strictObject({
-  rules: z.array(userRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
-  muted_topics: z._default(
-    z.array(z.string().check(z.regex(TOPIC_NAME, 'must be a topic name'))).check(
-      z.maxLength(MAX_MUTED_TOPICS),
-      z.refine((topics) => new Set(topics).size === topics.length, { message: 'must not repeat a topic' }),
-      z.meta({ uniqueItems: true }),
-    ),
-    [],
+/** A window from `start` on each of `days` to `end` (the next day when not later than `start`). */
+const quietWindow = z.strictObject({
+  days: z.array(z.enum(WEEKDAYS)).check(
+    z.minLength(1),
+    z.refine((days) => new Set(days).size === days.length, { message: 'must not repeat a day' }),
+    z.meta({ uniqueItems: true }),
   ),
-  digests: z._default(
-    z
-      .array(digestChoice)
-      .check(
-        z.maxLength(MAX_DIGEST_CHOICES),
-        z.describe(
-          'Notifications matching a choice (its first match, in this order) are batched into one digest per choice, ' +
-            "closing `window_secs` after the first or at `at` in the user's time zone (docs/digests.md). Each names " +
-            'exactly one of `event_type` and `category`, and exactly one of `window_secs` and `at`, else a 400.',
-        ),
-      ),
-    [],
-  ),
+  start: timeOfDaySchema,
+  end: timeOfDaySchema.check(z.describe('The next day when not later than `start` (equal: 24 hours).')),
 });
+
+export const quietHoursSchema = z.strictObject({
+  windows: z.array(quietWindow).check(z.minLength(1), z.maxLength(MAX_QUIET_WINDOWS)),
+});
+
+/** An IANA zone name Node's zone database knows (`Europe/Berlin`); offsets like `+01:00` are refused. */
+const timeZone = z.string().check(z.refine(isTimeZone, { message: 'must be an IANA time zone name' }));
+
+export const putPreferencesSchema = z
+  .strictObject({
+    rules: z.array(userRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
+    muted_topics: z._default(
+      z.array(z.string().check(z.regex(TOPIC_NAME, 'must be a topic name'))).check(
+        z.maxLength(MAX_MUTED_TOPICS),
+        z.refine((topics) => new Set(topics).size === topics.length, { message: 'must not repeat a topic' }),
+        z.meta({ uniqueItems: true }),
+      ),
+      [],
+    ),
+    time_zone: z._default(
+      z.nullable(timeZone).check(z.describe('IANA time zone name (`Europe/Berlin`); needed by quiet_hours.')),
+      null,
+    ),
+    quiet_hours: z._default(
+      z
+        .nullable(quietHoursSchema)
+        .check(
+          z.describe(
+            'Local windows during which push and toast are held (the feed item still arrives) and released at the ' +
+              "window's end. docs/delivery-rules.md.",
+          ),
+        ),
+      null,
+    ),
+    digests: z._default(
+      z
+        .array(digestChoice)
+        .check(
+          z.maxLength(MAX_DIGEST_CHOICES),
+          z.describe(
+            'Notifications matching a choice (its first match, in this order) are batched into one digest per choice, ' +
+              "closing `window_secs` after the first or at `at` in the user's time zone (docs/digests.md). Each names " +
+              'exactly one of `event_type` and `category`, and exactly one of `window_secs` and `at`, else a 400.',
+          ),
+        ),
+      [],
+    ),
+  })
+  .check(
+    z.superRefine((input, context) => {
+      if (input.quiet_hours !== null && input.time_zone === null) {
+        context.addIssue({ code: 'custom', path: ['time_zone'], message: 'required with quiet_hours' });
+      }
+    }),
+  );
 
 const defaultRule = z.strictObject({
   event_type: pattern,
   channels: z._default(channelSwitches, {}),
   required: z._default(z.boolean(), false),
+  throttle: z.optional(throttleSchema),
+});
+
+/** Which notifications the users' quiet hours let through at once (both held unless set). */
+export const quietHoursDefaults = z.strictObject({
+  urgent: z._default(z.boolean(), false),
+  required: z._default(z.boolean(), false),
 });
 
 export const putDefaultsSchema = z.strictObject({
   rules: z.array(defaultRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
+  quiet_hours: z._default(quietHoursDefaults, { urgent: false, required: false }),
 });
 
 /** `user_id`: whose preferences a service reads or sets; a user may leave it out or name itself. */

@@ -202,7 +202,8 @@ export const notifications: WiringPart = {
       // `notify.notification.interacted`, the bus event of a click on a feed item (notifications/interact.ts).
       putsEvents: true,
       managesConnections: true,
-      // The close of a digest batch it opens.
+      // The close of a digest batch it opens, and the release of pushes and toasts held by quiet hours (a schedule
+      // per held recipient, at its window's end).
       schedules: true,
     },
   ],

@@ -1,0 +1,106 @@
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../../lambdas/core/ids';
+import { deliverChunk, deliveryByRequest } from '../../../lambdas/domain/notifications/delivery';
+import type { ReleaseMessage } from '../../../lambdas/domain/notifications/holding';
+import { readItem } from '../../../lambdas/domain/notifications/item-states';
+import { type NotificationRecord, receiverIdFor } from '../../../lambdas/domain/notifications/model';
+import { releaseHeld } from '../../../lambdas/domain/notifications/release';
+import { putPreferences } from '../../../lambdas/domain/preferences/preferences';
+import { pushQueue } from '../../../lambdas/domain/push/messages';
+import { useDynamoDbLocal } from '../../support/dynamodb';
+import { notificationRecord } from '../../support/notification-records';
+import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
+
+/**
+ * The release of a held push at the end of a quiet window, as the fan-out worker runs it: sent once per recipient
+ * whatever runs it twice, and not at all when the notification expired, the item was read, or push was turned off.
+ */
+useDynamoDbLocal();
+const queues = useQueuesWithoutWorkers();
+
+let seq = 0;
+const newUser = () => `released-${Date.now()}-${++seq}`;
+
+const notification = (overrides: Partial<NotificationRecord> = {}): NotificationRecord =>
+  notificationRecord({ push: { when: 'always', collapse_key: null, silent: false }, ...overrides });
+
+const releaseOf = (record: NotificationRecord, userId: string): ReleaseMessage => ({
+  kind: 'release',
+  notification_id: record.id,
+  user_id: userId,
+  until: new Date().toISOString(),
+  channels: ['push'],
+});
+
+/** The feed item, written by delivery itself (in_app alone: no push yet), and read by the user when `read`. */
+const writeReceiver = async (record: NotificationRecord, userId: string, read = false) => {
+  await deliverChunk({ ...record, channels: ['in_app'] }, [userId], deliveryByRequest(record.id));
+  if (read) await readItem(userId, receiverIdFor(record.id, userId, record.deliver_at));
+};
+
+/** The recipients of every push message queued since the last call (each taken off the queue). */
+const pushesQueued = async (): Promise<string[]> => {
+  const recipients: string[] = [];
+  for (;;) {
+    const { Messages = [] } = await queues
+      .client()
+      .send(new ReceiveMessageCommand({ QueueUrl: queues.sqs().queueUrl('push'), MaxNumberOfMessages: 10 }));
+    if (Messages.length === 0) return recipients;
+    for (const message of Messages) {
+      const push = messageOf(pushQueue, message.Body);
+      if (push.kind === 'recipients') recipients.push(...push.recipients);
+      await queues.client().send(
+        new DeleteMessageCommand({
+          QueueUrl: queues.sqs().queueUrl('push'),
+          ReceiptHandle: message.ReceiptHandle,
+        }),
+      );
+    }
+  }
+};
+
+describe('release of held pushes', () => {
+  it('hands the push over once: a second release message of the same recipient sends nothing', async () => {
+    const user = newUser();
+    const record = notification();
+    await writeReceiver(record, user);
+    await pushesQueued();
+    const message = releaseOf(record, user);
+    expect(await releaseHeld(record, message, handlingOf('release-1'))).toBe('released');
+    expect(await releaseHeld(record, message, handlingOf('release-2'))).toBe('skipped');
+    expect(await pushesQueued()).toEqual([user]);
+    // The first message redelivered (its invocation died after the claim) hands it over again: claimed per device.
+    expect(await releaseHeld(record, message, handlingOf('release-1'))).toBe('released');
+  });
+
+  it('sends nothing for an expired notification, a read item, or a recipient who turned push off', async () => {
+    await pushesQueued();
+    const [expiredUser, readUser, offUser, noFeedUser] = [newUser(), newUser(), newUser(), newUser()];
+    const expired = notification({ expires_at: new Date(Date.now() - 1000).toISOString() });
+    expect(await releaseHeld(expired, releaseOf(expired, expiredUser), handlingOf(newId()))).toBe('expired');
+
+    const read = notification();
+    await writeReceiver(read, readUser, true);
+    expect(await releaseHeld(read, releaseOf(read, readUser), handlingOf(newId()))).toBe('skipped');
+
+    const turnedOff = notification();
+    await writeReceiver(turnedOff, offUser);
+    await putPreferences(offUser, {
+      rules: [{ event_type: 'social.*', channels: { push: false } }],
+      muted_topics: [],
+      digests: [],
+      time_zone: null,
+      quiet_hours: null,
+    });
+    expect(await releaseHeld(turnedOff, releaseOf(turnedOff, offUser), handlingOf(newId()))).toBe('skipped');
+    expect(await pushesQueued()).toEqual([]);
+
+    // No feed item (in_app off): nothing shows it was read, so the push goes.
+    const pushOnly = notification({ channels: ['push'] });
+    expect(await releaseHeld(pushOnly, releaseOf(pushOnly, noFeedUser), handlingOf(newId()))).toBe(
+      'released',
+    );
+    expect(await pushesQueued()).toEqual([noFeedUser]);
+  });
+});
