@@ -12,6 +12,7 @@ import {
   type StateChange,
 } from '../../client/src/index';
 import { NotifyService as ServiceClient } from '../../client/src/service';
+import type { NotificationFrame as SdkNotificationFrame } from '../../client/src/wire';
 import { deliverToChannel } from '../../lambdas/domain/realtime/deliver';
 import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
 import { sweep } from '../../lambdas/domain/realtime/sweeper';
@@ -62,7 +63,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 interface Observed {
   readonly notify: Notify;
   readonly sockets: SocketControl;
-  readonly notifications: NotificationFrame[];
+  readonly notifications: SdkNotificationFrame[];
   readonly states: StateChange[];
   readonly errors: NotifyError[];
   readonly sessions: { resumed: boolean; replayed: number; sessionId: string }[];
@@ -327,6 +328,8 @@ describe('reconnecting', () => {
       data: {},
       priority: 'normal',
       created_at: new Date().toISOString(),
+      category: null,
+      tags: [],
       channel: 'realtime',
     };
     expect(await deliverToChannel('user:sdk-dot', frame)).toMatchObject({ delivered: 1 });

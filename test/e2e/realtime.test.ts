@@ -78,6 +78,8 @@ const notification = (id: string): NotificationFrame => ({
   data: {},
   priority: 'normal',
   created_at: new Date().toISOString(),
+  category: null,
+  tags: [],
   channel: 'realtime',
 });
 

@@ -27,6 +27,9 @@ export type NotificationsCreateRequest = {
     /** Data-only: nothing is shown; the app wakes with `data`. */
     readonly silent?: boolean;
   };
+  readonly category?: string | null;
+  /** Up to 5 unique tags (the feed filters by one). */
+  readonly tags?: readonly string[];
   /** At most 365 days ahead; null or absent: now. */
   readonly scheduled_at?: string | null;
   /** After now and after `scheduled_at`; null or absent: never. */
@@ -179,6 +182,8 @@ export type Receiver = {
   readonly seen_at: Timestamp | null;
   readonly archived_at: Timestamp | null;
   readonly snoozed_until: Timestamp | null;
+  readonly category: string | null;
+  readonly tags: readonly string[];
 };
 
 export type FeedPage = {
@@ -473,6 +478,8 @@ export type NotificationFrame = {
   readonly data: Record<string, unknown>;
   readonly priority: 'low' | 'normal' | 'high' | 'urgent';
   readonly created_at: Timestamp;
+  readonly category: string | null;
+  readonly tags: readonly string[];
   /** the notification channel this frame delivers */
   readonly channel: 'toast' | 'realtime';
 };

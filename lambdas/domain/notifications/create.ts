@@ -98,6 +98,8 @@ export const createNotification = async (
     priority: input.priority,
     channels: input.channels,
     ...(input.push ? { push: input.push } : {}),
+    ...(input.category === null ? {} : { category: input.category }),
+    ...(input.tags.length > 0 ? { tags: input.tags } : {}),
     recipient_count: recipientCount(
       { id, recipient_ids: input.recipient_ids, topics: input.topics },
       topicCounts,

@@ -194,6 +194,8 @@ const frameFor = (
   data: notification.data,
   priority: notification.priority,
   created_at: notification.created_at,
+  category: notification.category ?? null,
+  tags: [...(notification.tags ?? [])],
   channel: channels.includes('toast') ? 'toast' : 'realtime',
 });
 
@@ -252,6 +254,8 @@ const recordDelivery = async (
         notification_id: notification.id,
         delivered_at: new Date().toISOString(),
         expires_at: notification.expires_at ?? undefined,
+        category: notification.category,
+        tags: notification.tags,
         unread_key: unreadKey,
         ...frames,
         ttl: notification.ttl,

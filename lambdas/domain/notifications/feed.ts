@@ -163,10 +163,44 @@ export const stateFilter = (state: FeedStateFilter | undefined, watermark: strin
   }
 };
 
+/** A category and a tag a listing or a bulk change is narrowed to (each optional). */
+export interface Narrowing {
+  readonly category?: string | undefined;
+  readonly tag?: string | undefined;
+}
+
+/**
+ * A state filter narrowed to a category and a tag: a filter expression with its values. Filtered, not keyed:
+ * a page reads on until it is full (core/paging.ts), so a rare category costs reads, never a missed item, and
+ * the cursor stays the last receiver id (items arriving above it are for the first page).
+ */
+export const withNarrowing = (
+  filter: string,
+  narrowing: Narrowing,
+): { readonly expression: string; readonly values: Record<string, string> } => {
+  const clauses = [filter];
+  const values: Record<string, string> = {};
+  if (narrowing.category !== undefined) {
+    clauses.push('category = :category');
+    values[':category'] = narrowing.category;
+  }
+  if (narrowing.tag !== undefined) {
+    clauses.push('contains(tags, :tag)');
+    values[':tag'] = narrowing.tag;
+  }
+  return { expression: clauses.join(' AND '), values };
+};
+
 /** GET /notifications: newest first, expired receivers left out, `limit` items per page, of one state. */
 export const listFeed = async (
   userId: string,
-  options: { readonly limit: number; readonly cursor?: string; readonly state?: FeedStateFilter },
+  options: {
+    readonly limit: number;
+    readonly cursor?: string;
+    readonly state?: FeedStateFilter;
+    readonly category?: string;
+    readonly tag?: string;
+  },
 ): Promise<z.output<typeof feedPageSchema>> => {
   const startAfter = options.cursor ? await decodeCursor(userId, options.cursor) : undefined;
   // Only the read-state filters need the watermark before the Query; the others read both at once.
@@ -175,7 +209,13 @@ export const listFeed = async (
     options.state === 'unread' || options.state === 'read' ? (await reading).read_all_watermark : undefined;
   const [state, { receivers, nextAfter }] = await Promise.all([
     reading,
-    pageOfReceivers(userId, options.limit, stateFilter(options.state, watermark), watermark, startAfter),
+    pageOfReceivers(
+      userId,
+      options.limit,
+      withNarrowing(stateFilter(options.state, watermark), options),
+      watermark,
+      startAfter,
+    ),
   ]);
   const notifications = await notificationsById(receivers.map((receiver) => receiver.notification_id));
   const items = receivers.flatMap((receiver): FeedItem[] => {
@@ -198,6 +238,8 @@ export const listFeed = async (
         seen_at: receiver.seen_at ?? null,
         archived_at: receiver.archived_at ?? null,
         snoozed_until: receiver.snoozed_until ?? null,
+        category: receiver.category ?? null,
+        tags: [...(receiver.tags ?? [])],
       },
     ];
   });
@@ -208,7 +250,7 @@ export const listFeed = async (
 const pageOfReceivers = async (
   userId: string,
   limit: number,
-  filter: string,
+  filter: ReturnType<typeof withNarrowing>,
   watermark: string | undefined,
   startAfter?: string,
 ): Promise<{ receivers: ReceiverRecord[]; nextAfter: string | undefined }> => {
@@ -216,11 +258,12 @@ const pageOfReceivers = async (
     {
       TableName: tableName('receivers'),
       KeyConditionExpression: 'user_id = :user',
-      FilterExpression: `(${NOT_EXPIRED}) AND ${filter}`,
+      FilterExpression: `(${NOT_EXPIRED}) AND ${filter.expression}`,
       ExpressionAttributeValues: {
         ':user': userId,
         ':now': new Date().toISOString(),
-        ...(filter.includes(':watermark') ? { ':watermark': watermark } : {}),
+        ...filter.values,
+        ...(filter.expression.includes(':watermark') ? { ':watermark': watermark } : {}),
       },
       ScanIndexForward: false,
     },

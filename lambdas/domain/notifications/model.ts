@@ -16,6 +16,9 @@ export interface NotificationRecord {
   readonly data: Record<string, unknown>;
   readonly priority: Priority;
   readonly channels: readonly Channel[];
+  /** Its category and tags; absent when it has none (and on records written before they existed). */
+  readonly category?: string;
+  readonly tags?: readonly string[];
   /**
    * The named recipients, kept only for a scheduled notification (its schedule sends a `plan` that reads
    * them); a notification sent now hands them out when it is created, and the item stays small (1 WRU).
@@ -47,6 +50,14 @@ export interface ReceiverRecord {
   readonly notification_id: string;
   readonly delivered_at: string;
   readonly expires_at?: string;
+  /** The notification's category and tags, copied so the feed filters and counts by them without its content. */
+  readonly category?: string;
+  readonly tags?: readonly string[];
+  /**
+   * When the item last came back into the default feed (unarchived, woken from a snooze): a bulk change leaves
+   * alone an item back after it started, as it leaves one delivered after it started.
+   */
+  readonly returned_at?: string;
   /**
    * Present while unread: the sort key of the `unread` local index. The receiver id, or a key above the
    * user's read-all watermark for a receiver that arrived after a read-all that covers its id.

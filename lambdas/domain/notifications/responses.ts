@@ -38,6 +38,8 @@ export const receiverSchema = z.strictObject({
   snoozed_until: z.nullable(
     timestamp.check(z.describe('hidden until then: the wake-up makes it unread and unseen again')),
   ),
+  category: z.nullable(z.string()),
+  tags: z.array(z.string()),
 });
 
 export const feedPageSchema = pageOf(receiverSchema);

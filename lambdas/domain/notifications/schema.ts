@@ -11,6 +11,7 @@ import {
   type PushRouting,
 } from '../push/routing';
 import { TOPIC_NAME } from '../topics/names';
+import { categorySchema, MAX_TAGS, tagSchema } from './categories';
 import { CHANNELS } from './channels';
 import { timestamp } from './input-timestamp';
 import { eventTypeSchema, PRIORITIES, sourceSchema } from './shared-fields';
@@ -123,6 +124,25 @@ const fields = z.strictObject({
         ),
       })
       .check(z.describe('How the `push` channel reaches devices; only with `push` in `channels`.')),
+  ),
+  category: z._default(
+    z.nullable(
+      categorySchema.check(
+        z.describe(
+          'One category (the feed filters and counts by it; preferences can mute it). Null or absent: none.',
+        ),
+      ),
+    ),
+    null,
+  ),
+  tags: z._default(
+    z.array(tagSchema).check(
+      z.maxLength(MAX_TAGS),
+      z.superRefine((items, context) => uniqueStrings(items, context, 'tag')),
+      z.meta({ uniqueItems: true }),
+      z.describe('Up to 5 unique tags (the feed filters by one).'),
+    ),
+    [],
   ),
   scheduled_at: z._default(
     z.nullable(timestamp).check(z.describe('At most 365 days ahead; null or absent: now.')),

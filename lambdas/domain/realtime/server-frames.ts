@@ -51,6 +51,8 @@ export const notificationFrameSchema = z.strictObject({
   data: z.record(z.string(), z.unknown()),
   priority: z.enum(PRIORITIES),
   created_at: timestamp,
+  category: z.nullable(z.string()),
+  tags: z.array(z.string()),
   channel: z.enum(['toast', 'realtime']).check(z.describe('the notification channel this frame delivers')),
 });
 

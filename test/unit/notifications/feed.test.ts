@@ -165,6 +165,8 @@ describe('feed', () => {
       seen_at: null,
       archived_at: null,
       snoozed_until: null,
+      category: null,
+      tags: [],
     });
     const second = await listFeed(alice, { limit: 2, cursor: first.next_cursor! });
     const third = await listFeed(alice, { limit: 2, cursor: second.next_cursor! });
