@@ -286,12 +286,15 @@ export class InboxStore {
     void this.refresh();
   }
 
-  /** A `notification.bulk` frame: the items named, or those of the feed older than `before` (or all). */
+  /** A `notification.bulk` frame: the items named, or those of the feed older than `before` (or all), of `category`. */
   private applyBulk(frame: NotificationBulkFrame): void {
     if (this.status === 'idle') return;
-    const { ids, before } = frame;
+    const { ids, before, category } = frame;
     const matches = (item: Receiver) =>
-      ids ? ids.includes(item.id) : before === null || olderThan(item.id, before);
+      ids
+        ? ids.includes(item.id)
+        : (before === null || olderThan(item.id, before)) &&
+          (category === null || item.category === category);
     for (const item of this.items.filter(matches)) {
       if (frame.change === 'archived') this.remove(item.id);
       else if (frame.change === 'seen' && !item.seen_at) this.replace({ ...item, seen_at: frame.at });

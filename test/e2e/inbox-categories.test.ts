@@ -175,3 +175,78 @@ describe('filters', () => {
     expect(titles(await feed(token, 'category=social'))).toEqual(['s7', 's5', 's4', 's2']);
   });
 });
+
+describe('bulk changes of one category', () => {
+  it('marks seen, marks read or archives only that category’s items, older than `before` when given', async () => {
+    const dan = user('dan');
+    const token = await local.runtime.mintUserToken(dan);
+    const client = await TestClient.open(`${local.runtime.wsUrl}?token=${token}`);
+    await client.nextOfType('session');
+    const ids = await notify(
+      dan,
+      token,
+      ['s0', 'social'],
+      ['b1', 'billing'],
+      ['s2', 'social'],
+      ['n3'],
+      ['s4', 'social'],
+    );
+    const bulk = (body: Record<string, unknown>) => api('POST', '/notifications/bulk', token, body);
+
+    expect((await bulk({ action: 'mark_seen', category: 'social', before: ids[4] })).body).toEqual({
+      updated: 2,
+    });
+    expect(titles(await feed(token, 'state=unseen'))).toEqual(['s4', 'n3', 'b1']);
+    expect(
+      await client.next((frame) => frame.type === 'notification.bulk' && frame.change === 'seen'),
+    ).toMatchObject({ ids: null, before: ids[4], category: 'social', updated: 2 });
+
+    expect((await bulk({ action: 'mark_read', category: 'social' })).body).toEqual({ updated: 3 });
+    expect(titles(await feed(token, 'state=unread'))).toEqual(['n3', 'b1']);
+    expect((await api('GET', '/notifications/unread-count', token)).body).toEqual({ count: 2 });
+    expect((await bulk({ action: 'mark_read', category: 'social' })).body).toEqual({ updated: 0 });
+
+    expect((await bulk({ action: 'archive', category: 'billing' })).body).toEqual({ updated: 1 });
+    expect(titles(await feed(token))).toEqual(['s4', 'n3', 's2', 's0']);
+    expect(titles(await feed(token, 'state=archived'))).toEqual(['b1']);
+    expect(
+      await client.next((frame) => frame.type === 'notification.bulk' && frame.change === 'archived'),
+    ).toMatchObject({ before: null, category: 'billing', updated: 1 });
+
+    for (const body of [
+      { action: 'archive', category: 'Social' },
+      { action: 'archive', category: '' },
+    ]) {
+      const refused = await bulk(body);
+      expect(refused.status).toBe(400);
+      expect(refused.body.details[0].field).toBe('category');
+    }
+    client.assertDocumentedFrames();
+    await client.close();
+  });
+
+  it('leaves alone what arrives during the call, in the category or not', async () => {
+    const eve = user('eve');
+    const token = await local.runtime.mintUserToken(eve);
+    await notify(eve, token, ...Array.from({ length: 12 }, (_, index) => [`p${index}`, 'social'] as const));
+    const racing = Array.from({ length: 6 }, (_, index) =>
+      api('POST', '/notifications', local.service, {
+        event_type: 'inbox.test',
+        title: `during-${index}`,
+        recipient_ids: [eve],
+        category: 'social',
+      }),
+    );
+    const { body } = await api('POST', '/notifications/bulk', token, {
+      action: 'archive',
+      category: 'social',
+    });
+    await Promise.all(racing);
+    await notify(eve, token, ['after', 'social']);
+    const all = await feed(token, 'state=all');
+    const archived = all.filter((item) => item.archived_at !== null);
+    expect(archived.filter((item) => item.title.startsWith('p'))).toHaveLength(12);
+    expect(body.updated).toBe(archived.length);
+    expect(all.find((item) => item.title === 'after')?.archived_at).toBeNull();
+  });
+});

@@ -50,6 +50,8 @@ export type NotificationsBulkRequest = {
   readonly action: 'mark_seen' | 'mark_read' | 'archive';
   /** only items older than this one (a receiver id); absent: every item of the default feed */
   readonly before?: string;
+  /** only items of this category; absent: of every one */
+  readonly category?: string;
 };
 
 export type PreferencesPutRequest = {
@@ -500,6 +502,7 @@ export type NotificationBulkFrame = {
   readonly change: 'seen' | 'read' | 'archived';
   readonly ids: readonly string[] | null;
   readonly before: string | null;
+  readonly category: string | null;
   /** when it ran: with `ids` null, it changed the items of the default feed delivered by then */
   readonly at: Timestamp;
   /** items that changed (those already so are not counted) */

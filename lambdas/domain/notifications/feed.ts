@@ -78,8 +78,12 @@ export const readAllWatermarks = async (userIds: readonly string[]): Promise<Map
  * although a read-all already covers its id (a late arrival, a wake-up, an unarchived item). Time-ordered like
  * receiver ids, so later read-alls cover it as usual.
  */
-export const unreadKeyAbove = (notificationId: string, userId: string, watermark: string): string =>
-  receiverIdFor(notificationId, userId, Math.max(Date.now(), timeOfId(watermark) + 1));
+export const unreadKeyAbove = (notificationId: string, userId: string, watermark?: string): string =>
+  receiverIdFor(
+    notificationId,
+    userId,
+    Math.max(Date.now(), watermark === undefined ? 0 : timeOfId(watermark) + 1),
+  );
 
 /**
  * After writing an unread key chosen above the watermark read before: a read-all that ran meanwhile may have

@@ -78,18 +78,22 @@ export const archive: Transition = (receiver, feed, now) => {
   return { set: { ...hidden.set, archived_at: now }, remove };
 };
 
-const unarchive: Transition = (receiver, feed): Update | undefined => {
+/**
+ * Back in the default feed, with `returned_at`: a bulk change that started before leaves it alone, as it leaves an
+ * item delivered after its start. An unread item comes back with an unread key of now, above the watermark and
+ * above the newest key a read-all running meanwhile read (that read-all covers only what it saw).
+ */
+const unarchive: Transition = (receiver, feed, now): Update | undefined => {
   if (!receiver.archived_at) return undefined;
-  const key = receiver.hidden_unread_key;
-  // Still snoozed, or read: only the archive mark goes.
-  if (receiver.snoozed_until || !key) return { set: {}, remove: ['archived_at'] };
-  const watermark = feed.read_all_watermark;
-  // Back unread: above a read-all that ran while it was archived (read-all reads the default feed only).
-  const unreadKey =
-    watermark === undefined || key > watermark
-      ? key
-      : unreadKeyAbove(receiver.notification_id, receiver.user_id, watermark);
-  return { set: { unread_key: unreadKey }, remove: ['archived_at', 'hidden_unread_key'] };
+  // Still snoozed: only the archive mark goes (its wake-up brings it back).
+  if (receiver.snoozed_until) return { set: {}, remove: ['archived_at'] };
+  // Read: back read.
+  if (!receiver.hidden_unread_key) return { set: { returned_at: now }, remove: ['archived_at'] };
+  const unreadKey = unreadKeyAbove(receiver.notification_id, receiver.user_id, feed.read_all_watermark);
+  return {
+    set: { unread_key: unreadKey, returned_at: now },
+    remove: ['archived_at', 'hidden_unread_key'],
+  };
 };
 
 export const snoozeUntil =
@@ -100,18 +104,14 @@ export const snoozeUntil =
     return { set: { ...hidden.set, snoozed_until: until }, remove: hidden.remove };
   };
 
-/** Awake: back in the default feed (also out of the archive), unread and unseen, as new. */
+/** Awake: back in the default feed (also out of the archive), unread and unseen, as new (as `unarchive` says). */
 const wakeFrom =
   (until: string): Transition =>
-  (receiver, feed) => {
+  (receiver, feed, now) => {
     if (receiver.snoozed_until !== until) return undefined;
-    const watermark = feed.read_all_watermark;
-    const unreadKey =
-      watermark === undefined || receiver.receiver_id > watermark
-        ? receiver.receiver_id
-        : unreadKeyAbove(receiver.notification_id, receiver.user_id, watermark);
+    const unreadKey = unreadKeyAbove(receiver.notification_id, receiver.user_id, feed.read_all_watermark);
     return {
-      set: { unread_key: unreadKey, woken_from: until },
+      set: { unread_key: unreadKey, woken_from: until, returned_at: now },
       remove: ['snoozed_until', 'archived_at', 'read_at', 'seen_at', 'hidden_unread_key'],
     };
   };
@@ -329,6 +329,7 @@ export const markItemsSeen = async (userId: string, receiverIds: readonly string
     change: 'seen',
     ids: [...receiverIds],
     before: null,
+    category: null,
     at: new Date().toISOString(),
     updated,
   });

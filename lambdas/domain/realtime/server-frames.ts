@@ -81,6 +81,9 @@ export const notificationBulkFrameSchema = z.strictObject({
       .string()
       .check(z.describe('a bulk change of the items older than this receiver id; null: of every item')),
   ),
+  category: z.nullable(
+    z.string().check(z.describe("a bulk change of this category's items only; null: of every category")),
+  ),
   at: timestamp.check(
     z.describe('when it ran: with `ids` null, it changed the items of the default feed delivered by then'),
   ),

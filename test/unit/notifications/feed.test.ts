@@ -287,7 +287,7 @@ describe('read state', () => {
         else await deliver(await storeNotification([alice], { deliver_at: Date.now() - 30_000 }));
       });
       const before = action === 'mark_seen' ? newest?.id : undefined;
-      expect(await bulkChange(alice, action, before)).toEqual({
+      expect(await bulkChange(alice, action, { before })).toEqual({
         updated: 2 + (action === 'archive' ? 2 : 0),
       });
       expect(arrived).toBe(true);
@@ -301,6 +301,56 @@ describe('read state', () => {
     }
     expect((await listFeed(alice, { limit: 100 })).items).toHaveLength(1);
     expect(await unreadCount(alice)).toBe(1);
+  });
+
+  it('leaves alone in a bulk change an item unarchived or woken from a snooze during it', async () => {
+    const table = tableName('receivers');
+    for (const action of ['mark_seen', 'mark_read', 'archive'] as const) {
+      for (const comeback of ['unarchive', 'wake'] as const) {
+        const alice = newUser();
+        const present = await storeNotification([alice], { deliver_at: Date.now() - 2_000 });
+        const away = await storeNotification([alice], { deliver_at: Date.now() - 60_000 });
+        await deliver(present);
+        await deliver(away);
+        const awayId = receiverIdFor(away.id, alice, away.deliver_at);
+        const until = new Date(Date.now() + 3_600_000).toISOString();
+        if (comeback === 'unarchive') await archiveItem(alice, awayId);
+        else {
+          const [receiver] = (await listFeed(alice, { limit: 100, state: 'all' })).items.filter(
+            (item) => item.id === awayId,
+          );
+          expect(receiver).toBeDefined();
+          const read = await documentClient().send(
+            new GetCommand({ TableName: table, Key: { user_id: alice, receiver_id: awayId } }),
+          );
+          await applyTransition(read.Item as ReceiverRecord, await feedState(alice), snoozeUntil(until));
+        }
+        let returned = false;
+        // Marking all read moves the read-all watermark to the newest unread key it read: the item comes back
+        // between that read and the watermark's write. The other changes: between the call's start and its Query.
+        const sweeping = (operation: string, request: Record<string, unknown>) =>
+          action === 'mark_read'
+            ? operation === 'UpdateItem' && request.TableName === tableName('feedState')
+            : operation === 'Query' && request.TableName === table && !request.IndexName;
+        outage.interpose(async (operation, request) => {
+          if (!sweeping(operation, request) || returned) return;
+          returned = true;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          if (comeback === 'unarchive') await unarchiveItem(alice, awayId);
+          else
+            await processFanoutMessage(
+              { kind: 'wake', user_id: alice, receiver_id: awayId, until },
+              handlingOf(`wake-${awayId}`),
+              Date.parse(until),
+            );
+        });
+        const label = `${action} while an item is ${comeback}d`;
+        expect(await bulkChange(alice, action), label).toEqual({ updated: 1 });
+        expect(returned, label).toBe(true);
+        const back = (await listFeed(alice, { limit: 100 })).items.find((item) => item.id === awayId);
+        expect(back, label).toMatchObject({ archived_at: null, read_at: null, seen_at: null });
+      }
+    }
   });
 
   it('counts in a second read-all only what arrived after the first', async () => {
@@ -746,7 +796,7 @@ describe('unread count under a random mix of operations with archives, snoozes a
       } else if (roll < 0.93) {
         const action = pick(['mark_read', 'archive', 'mark_seen'] as const);
         if (!live(state, Date.now() + 50)) continue; // `before` must name a live item
-        await bulkChange(user, action, receiverId);
+        await bulkChange(user, action, { before: receiverId });
         for (const [id, each] of model.get(user) ?? []) {
           if (id >= receiverId || !inFeed(each)) continue;
           if (action === 'mark_read') each.read = true;
