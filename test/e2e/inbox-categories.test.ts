@@ -250,3 +250,77 @@ describe('bulk changes of one category', () => {
     expect(all.find((item) => item.title === 'after')?.archived_at).toBeNull();
   });
 });
+
+describe('preferences by category', () => {
+  it('mutes a category on a channel with a category rule; off wins over an event-type rule that turns it on', async () => {
+    const fox = user('fox');
+    const token = await local.runtime.mintUserToken(fox);
+    const put = await api('PUT', '/preferences', token, {
+      rules: [
+        { category: 'social.*', channels: { in_app: false } },
+        { event_type: 'inbox.test', channels: { in_app: true } },
+        { category: 'billing', channels: { toast: false } },
+      ],
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const read = await api('GET', '/preferences', token);
+    expect(read.body.rules).toEqual([
+      { category: 'social.*', channels: { in_app: false } },
+      { event_type: 'inbox.test', channels: { in_app: true } },
+      { category: 'billing', channels: { toast: false } },
+    ]);
+    await notify(
+      fox,
+      token,
+      ['muted', 'social.friends'],
+      ['kept', 'billing'],
+      ['plain'],
+      ['other', 'socialite'],
+    );
+    expect(titles(await feed(token, 'state=all'))).toEqual(['other', 'plain', 'kept']);
+  });
+
+  it('refuses a rule naming both or neither, a malformed category pattern, and a mute of a required category', async () => {
+    const gus = user('gus');
+    const token = await local.runtime.mintUserToken(gus);
+    const cases: [unknown, string][] = [
+      [{ event_type: 'a', category: 'a', channels: {} }, 'rules[0].category'],
+      [{ channels: { in_app: false } }, 'rules[0].event_type'],
+      [{ category: 'Social', channels: {} }, 'rules[0].category'],
+      [{ category: 'social.', channels: {} }, 'rules[0].category'],
+    ];
+    for (const [rule, field] of cases) {
+      const answer = await api('PUT', '/preferences', token, { rules: [rule] });
+      expect(answer.status, JSON.stringify(rule)).toBe(400);
+      expect(answer.body.details.map((detail: { field: string }) => detail.field)).toContain(field);
+    }
+    const twice = await api('PUT', '/preferences', token, {
+      rules: [
+        { category: 'x', channels: {} },
+        { event_type: 'x', channels: {} },
+        { category: 'x', channels: {} },
+      ],
+    });
+    expect(twice.body.details).toEqual([{ field: 'rules[2].category', issue: 'duplicate pattern' }]);
+
+    const defaults = await api('PUT', '/preferences/defaults', local.service, {
+      rules: [{ category: 'security.*', required: true }],
+    });
+    expect(defaults.status, JSON.stringify(defaults.body)).toBe(200);
+    const refused = await api('PUT', '/preferences', token, {
+      rules: [{ category: 'security.login', channels: { in_app: false } }],
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.details).toEqual([
+      { field: 'rules[0].category', issue: 'security.* is required and cannot be turned off' },
+    ]);
+    // A required category reaches the user whatever its own rules say.
+    expect(
+      (await api('PUT', '/preferences', token, { rules: [{ category: '*', channels: { in_app: false } }] }))
+        .status,
+    ).toBe(200);
+    await notify(gus, token, ['alert', 'security.login'], ['chatter', 'social']);
+    expect(titles(await feed(token, 'state=all'))).toEqual(['alert']);
+    await api('PUT', '/preferences/defaults', local.service, { rules: [] });
+  });
+});

@@ -56,7 +56,8 @@ export type NotificationsBulkRequest = {
 
 export type PreferencesPutRequest = {
   readonly rules: readonly ({
-    readonly event_type: string;
+    readonly event_type?: string;
+    readonly category?: string;
     readonly channels: {
       readonly in_app?: boolean;
       readonly toast?: boolean;
@@ -69,7 +70,8 @@ export type PreferencesPutRequest = {
 
 export type PreferencesDefaultsPutRequest = {
   readonly rules: readonly ({
-    readonly event_type: string;
+    readonly event_type?: string;
+    readonly category?: string;
     readonly channels?: {
       readonly in_app?: boolean;
       readonly toast?: boolean;
@@ -264,7 +266,8 @@ export type PushPage = {
 export type Preferences = {
   readonly user_id: string;
   readonly rules: readonly ({
-    readonly event_type: string;
+    readonly event_type?: string;
+    readonly category?: string;
     readonly channels: {
       readonly in_app?: boolean;
       readonly toast?: boolean;
@@ -280,7 +283,8 @@ export type Preferences = {
 
 export type PreferenceDefaults = {
   readonly rules: readonly ({
-    readonly event_type: string;
+    readonly event_type?: string;
+    readonly category?: string;
     readonly channels: {
       readonly in_app?: boolean;
       readonly toast?: boolean;

@@ -86,7 +86,7 @@ export const createNotification = async (
   // Unknown topics are a 404 before anything is stored; their counts bound recipient_count from above.
   const [topicCounts, preferenceDefaults] = await Promise.all([
     subscriberCounts(input.topics),
-    defaultsFor(input.event_type),
+    defaultsFor({ event_type: input.event_type, category: input.category ?? undefined }),
   ]);
   const record: NotificationRecord = {
     id,

@@ -5,14 +5,20 @@ import { channelSwitches } from './schema';
 
 const switches = channelSwitches;
 
+/** A rule names an event-type pattern or a category pattern (one of the two). */
+const ruleNames = {
+  event_type: z.optional(z.string()),
+  category: z.optional(z.string()),
+};
+
 export const defaultsSchema = z.strictObject({
-  rules: z.array(z.strictObject({ event_type: z.string(), channels: switches, required: z.boolean() })),
+  rules: z.array(z.strictObject({ ...ruleNames, channels: switches, required: z.boolean() })),
   updated_at: z.nullable(timestamp),
 });
 
 export const preferencesSchema = z.strictObject({
   user_id: z.string(),
-  rules: z.array(z.strictObject({ event_type: z.string(), channels: switches })),
+  rules: z.array(z.strictObject({ ...ruleNames, channels: switches })),
   muted_topics: z.array(z.string()),
   updated_at: z.nullable(timestamp).check(z.describe('null while the user has set nothing')),
   defaults: defaultsSchema,

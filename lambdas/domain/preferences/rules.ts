@@ -5,9 +5,13 @@ import { filterMatches } from '../webhooks/filters';
 /** Per channel on (true) or off (false); a channel a rule leaves out is decided by a less specific rule. */
 export type ChannelSwitches = Partial<Record<Channel, boolean>>;
 
-/** One rule: an event-type pattern (exact type, `prefix.*` or `*`) and the channels it switches. */
+/**
+ * One rule: an event-type pattern or a category pattern (exact name, `prefix.*` or `*`; one of the two) and the
+ * channels it switches.
+ */
 export interface PreferenceRule {
-  readonly event_type: string;
+  readonly event_type?: string;
+  readonly category?: string;
   readonly channels?: ChannelSwitches;
   /** Defaults only: matching types reach users whatever their own rules and mutes say. */
   readonly required?: boolean;
@@ -35,19 +39,60 @@ export const specificity = (pattern: string): number => {
   return pattern.split('.').length - 1;
 };
 
-/** Per channel, the value of the most specific matching rule that sets it. */
-export const switchesFor = (rules: readonly PreferenceRule[], eventType: string): ChannelSwitches => {
+/** What a rule names: an event type or a category. */
+export type RuleKind = 'event_type' | 'category';
+
+/** Per channel, the value of the most specific rule of one kind matching `name` that sets it. */
+export const switchesFor = (
+  rules: readonly PreferenceRule[],
+  name: string,
+  kind: RuleKind = 'event_type',
+): ChannelSwitches => {
   const matching = rules
-    .filter((rule) => filterMatches(rule.event_type, eventType))
-    .sort((a, b) => specificity(a.event_type) - specificity(b.event_type));
+    .flatMap((rule) => {
+      const pattern = rule[kind];
+      return pattern !== undefined && filterMatches(pattern, name) ? [{ pattern, rule }] : [];
+    })
+    .sort((a, b) => specificity(a.pattern) - specificity(b.pattern));
   const switches: ChannelSwitches = {};
-  for (const rule of matching) Object.assign(switches, rule.channels ?? {}); // most specific assigned last
+  for (const { rule } of matching) Object.assign(switches, rule.channels ?? {}); // most specific assigned last
   return switches;
 };
 
-export const resolveDefaults = (rules: readonly PreferenceRule[], eventType: string): ResolvedDefaults => ({
-  channels: switchesFor(rules, eventType),
-  required: rules.some((rule) => rule.required === true && filterMatches(rule.event_type, eventType)),
+/**
+ * The switches of a set of rules for a notification: its event type's and its category's, each resolved by
+ * specificity; where both set a channel, off wins (a mute of either kind holds).
+ */
+const switchesOf = (
+  rules: readonly PreferenceRule[],
+  notification: { readonly event_type: string; readonly category?: string | undefined },
+): ChannelSwitches => {
+  const byType = switchesFor(rules, notification.event_type);
+  if (notification.category === undefined) return byType;
+  const byCategory = switchesFor(rules, notification.category, 'category');
+  const switches: ChannelSwitches = { ...byCategory, ...byType };
+  for (const [channel, on] of Object.entries(byCategory))
+    if (on === false) switches[channel as Channel] = false;
+  return switches;
+};
+
+/** Whether a rule matches the notification's event type or its category. */
+const ruleMatches = (
+  rule: PreferenceRule,
+  notification: { readonly event_type: string; readonly category?: string | undefined },
+): boolean =>
+  rule.event_type !== undefined
+    ? filterMatches(rule.event_type, notification.event_type)
+    : rule.category !== undefined &&
+      notification.category !== undefined &&
+      filterMatches(rule.category, notification.category);
+
+export const resolveDefaults = (
+  rules: readonly PreferenceRule[],
+  notification: { readonly event_type: string; readonly category?: string | undefined },
+): ResolvedDefaults => ({
+  channels: switchesOf(rules, notification),
+  required: rules.some((rule) => rule.required === true && ruleMatches(rule, notification)),
 });
 
 /** Whether every type `pattern` matches is also matched by `cover` (so a rule on it only touches covered types). */
@@ -61,6 +106,7 @@ export const patternWithin = (pattern: string, cover: string): boolean => {
 /** What one notification needs to decide its channels per recipient. */
 export interface DeliveryFacts {
   readonly event_type: string;
+  readonly category?: string;
   readonly channels: readonly Channel[];
   readonly preference_defaults?: ResolvedDefaults;
 }
@@ -68,7 +114,8 @@ export interface DeliveryFacts {
 /**
  * The channels a notification reaches one recipient on (empty: nothing at all). Required types ignore the
  * user's rules and mutes; a muted topic stops what comes through it; otherwise per channel the user's most
- * specific rule, else the defaults' most specific rule, else on.
+ * specific rule (of its event type and of its category: where both set the channel, off wins), else the
+ * defaults' the same way, else on.
  */
 export const channelsFor = (
   notification: DeliveryFacts,
@@ -78,6 +125,6 @@ export const channelsFor = (
   const defaults = notification.preference_defaults ?? { channels: {}, required: false };
   if (defaults.required) return [...notification.channels];
   if (viaTopic !== undefined && preferences?.muted_topics.includes(viaTopic)) return [];
-  const own = preferences ? switchesFor(preferences.rules, notification.event_type) : {};
+  const own = preferences ? switchesOf(preferences.rules, notification) : {};
   return notification.channels.filter((channel) => own[channel] ?? defaults.channels[channel] ?? true);
 };

@@ -2,6 +2,7 @@ import { identifierSchema } from '../../core/identifier-schema';
 import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
+import { MAX_CATEGORY_CHARACTERS } from '../notifications/categories';
 import { CHANNELS } from '../notifications/channels';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
@@ -26,18 +27,48 @@ export const channelSwitches = z.strictObject(
   >,
 );
 
-const uniquePatterns = <T extends { event_type: string }>() =>
+/** A category pattern: an exact category, `prefix.*` or `*` (categories are lower-case dotted names). */
+export const CATEGORY_PATTERN = /^(?:\*|[a-z0-9_-]+(?:\.[a-z0-9_-]+)*(?:\.\*)?)$/;
+
+const categoryPattern = z
+  .string()
+  .check(
+    z.minLength(1),
+    z.maxLength(MAX_CATEGORY_CHARACTERS + 2),
+    z.regex(CATEGORY_PATTERN, 'must be a category, `prefix.*` or `*`'),
+  );
+
+/** Each pattern once per kind: an event-type rule and a category rule may share a pattern (`*`). */
+const uniquePatterns = <T extends { event_type?: string | undefined; category?: string | undefined }>() =>
   z.superRefine<T[]>((rules, context) => {
     const seen = new Set<string>();
     rules.forEach((rule, index) => {
-      if (seen.has(rule.event_type)) {
-        context.addIssue({ code: 'custom', path: [index, 'event_type'], message: 'duplicate pattern' });
-      }
-      seen.add(rule.event_type);
+      const kind = rule.category !== undefined ? 'category' : 'event_type';
+      const key = `${kind}:${rule[kind]}`;
+      if (seen.has(key))
+        context.addIssue({ code: 'custom', path: [index, kind], message: 'duplicate pattern' });
+      seen.add(key);
     });
   });
 
-const userRule = z.strictObject({ event_type: pattern, channels: channelSwitches });
+/** A rule names an event-type pattern or a category pattern: exactly one. */
+const namesOne = <T extends { event_type?: string | undefined; category?: string | undefined }>() =>
+  z.superRefine<T>((rule, context) => {
+    if ((rule.event_type === undefined) === (rule.category === undefined)) {
+      context.addIssue({
+        code: 'custom',
+        path: [rule.event_type === undefined ? 'event_type' : 'category'],
+        message: 'a rule names either event_type or category',
+      });
+    }
+  });
+
+const ruleNames = {
+  event_type: z.optional(pattern),
+  category: z.optional(categoryPattern),
+};
+
+const userRule = z.strictObject({ ...ruleNames, channels: channelSwitches }).check(namesOne());
 
 export const putPreferencesSchema = z.strictObject({
   rules: z.array(userRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
@@ -51,11 +82,13 @@ export const putPreferencesSchema = z.strictObject({
   ),
 });
 
-const defaultRule = z.strictObject({
-  event_type: pattern,
-  channels: z._default(channelSwitches, {}),
-  required: z._default(z.boolean(), false),
-});
+const defaultRule = z
+  .strictObject({
+    ...ruleNames,
+    channels: z._default(channelSwitches, {}),
+    required: z._default(z.boolean(), false),
+  })
+  .check(namesOne());
 
 export const putDefaultsSchema = z.strictObject({
   rules: z.array(defaultRule).check(z.maxLength(MAX_RULES), uniquePatterns()),
