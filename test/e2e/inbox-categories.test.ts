@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient } from '../support/api';
+import { countsOfListed } from '../support/feed-counts';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 import { TestClient } from '../support/ws-client';
 
@@ -176,21 +177,65 @@ describe('filters', () => {
   });
 });
 
+/** What GET /notifications lists, counted as GET /notifications/counts counts. */
+const countsListed = async (token: string) => countsOfListed(await feed(token));
+
+/** Five items: three social, one billing, one without a category. */
+const FIVE = [['s0', 'social'], ['b1', 'billing'], ['s2', 'social'], ['n3'], ['s4', 'social']] as const;
+
+describe('counts', () => {
+  it('counts unseen, unread and total overall and per category, as the feed lists them, after every change', async () => {
+    const hal = user('hal');
+    const token = await local.runtime.mintUserToken(hal);
+    const counts = async () => {
+      const answer = await api('GET', '/notifications/counts', token);
+      expect(answer.status).toBe(200);
+      return answer.body;
+    };
+    expect(await counts()).toEqual({ unseen: 0, unread: 0, total: 0, categories: {} });
+    const ids = await notify(hal, token, ...FIVE);
+    expect(await counts()).toEqual({
+      unseen: 5,
+      unread: 5,
+      total: 5,
+      categories: {
+        social: { unseen: 3, unread: 3, total: 3 },
+        billing: { unseen: 1, unread: 1, total: 1 },
+      },
+    });
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const changes: [string, unknown?][] = [
+      [`/notifications/${ids[0]}/read`],
+      ['/notifications/seen', { ids: [ids[2], ids[3]] }],
+      [`/notifications/${ids[1]}/archive`],
+      [`/notifications/${ids[4]}/snooze`, { until }],
+      ['/notifications/bulk', { action: 'mark_read', category: 'social' }],
+      [`/notifications/${ids[1]}/unarchive`],
+      ['/notifications/read-all'],
+      ['/notifications/bulk', { action: 'archive', category: 'billing' }],
+    ];
+    for (const [path, body] of changes) {
+      expect((await api('POST', path, token, body)).status, path).toBe(200);
+      const answered = await counts();
+      expect(answered, path).toEqual(await countsListed(token));
+      expect((await api('GET', '/notifications/unread-count', token)).body.count, path).toBe(answered.unread);
+    }
+    expect(await counts()).toEqual({
+      unseen: 1,
+      unread: 0,
+      total: 3,
+      categories: { social: { unseen: 1, unread: 0, total: 2 } },
+    });
+  });
+});
+
 describe('bulk changes of one category', () => {
   it('marks seen, marks read or archives only that category’s items, older than `before` when given', async () => {
     const dan = user('dan');
     const token = await local.runtime.mintUserToken(dan);
     const client = await TestClient.open(`${local.runtime.wsUrl}?token=${token}`);
     await client.nextOfType('session');
-    const ids = await notify(
-      dan,
-      token,
-      ['s0', 'social'],
-      ['b1', 'billing'],
-      ['s2', 'social'],
-      ['n3'],
-      ['s4', 'social'],
-    );
+    const ids = await notify(dan, token, ...FIVE);
     const bulk = (body: Record<string, unknown>) => api('POST', '/notifications/bulk', token, body);
 
     expect((await bulk({ action: 'mark_seen', category: 'social', before: ids[4] })).body).toEqual({

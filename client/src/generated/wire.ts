@@ -227,6 +227,22 @@ export type UnreadCount = {
   readonly count: number;
 };
 
+export type FeedCounts = {
+  /** items not marked seen */
+  readonly unseen: number;
+  /** items not read (what GET /notifications/unread-count answers) */
+  readonly unread: number;
+  readonly total: number;
+  /** per category that has items in the default feed; items without a category count only above */
+  readonly categories: Record<string, {
+    /** items not marked seen */
+    readonly unseen: number;
+    /** items not read (what GET /notifications/unread-count answers) */
+    readonly unread: number;
+    readonly total: number;
+  }>;
+};
+
 export type NotificationSummary = {
   readonly notification_id: string;
   readonly status: 'accepted' | 'scheduled';

@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { timeOfId } from '../../core/ids';
-import { countQuery, queryPage } from '../../core/paging';
+import { countQuery, queryPage, queryPages } from '../../core/paging';
 import type * as z from '../../core/zod';
 import type { FeedStateFilter } from './feed-query';
 import {
@@ -13,7 +13,7 @@ import {
   type ReceiverRecord,
   receiverIdFor,
 } from './model';
-import type { feedPageSchema, receiverSchema } from './responses';
+import type { feedCountsSchema, feedPageSchema, receiverSchema } from './responses';
 
 /**
  * The in-app feed. Read state has two sources: a receiver's own `read_at`, and the user's read-all
@@ -339,6 +339,48 @@ const newestUnreadKey = async (userId: string): Promise<string | undefined> => {
     }),
   );
   return result.Items?.[0]?.unread_key as string | undefined;
+};
+
+/** The counts of GET /notifications/counts (overall and per category). */
+export type FeedCounts = z.output<typeof feedCountsSchema>;
+
+/**
+ * GET /notifications/counts: the unseen, unread and total items of the default feed (unexpired, neither archived
+ * nor snoozed), overall and per category, counted from the receivers themselves in one strongly consistent
+ * Query, with the same filters and watermark the feed lists by. Nothing is kept apart that could drift from the
+ * feed: a write that created, changed, retried or crashed half-way is counted exactly as the feed lists it.
+ */
+export const feedCounts = async (userId: string): Promise<FeedCounts> => {
+  const watermark = (await feedState(userId)).read_all_watermark;
+  const counts: FeedCounts = { unseen: 0, unread: 0, total: 0, categories: {} };
+  const pages = queryPages<Pick<ReceiverRecord, 'category' | 'seen_at' | 'unread_key'>>({
+    TableName: tableName('receivers'),
+    KeyConditionExpression: 'user_id = :user',
+    FilterExpression: `(${NOT_EXPIRED}) AND ${IN_FEED}`,
+    ProjectionExpression: 'category, seen_at, unread_key',
+    ExpressionAttributeValues: { ':user': userId, ':now': new Date().toISOString() },
+    ConsistentRead: true,
+  });
+  for await (const page of pages) {
+    for (const item of page) {
+      // Unread as stateFilter('unread') selects: an unread key above the read-all watermark.
+      const unread =
+        item.unread_key !== undefined && (watermark === undefined || item.unread_key > watermark);
+      const unseen = item.seen_at === undefined;
+      const tallies: { unseen: number; unread: number; total: number }[] = [counts];
+      if (item.category !== undefined) {
+        const ofCategory = counts.categories[item.category] ?? { unseen: 0, unread: 0, total: 0 };
+        counts.categories[item.category] = ofCategory;
+        tallies.push(ofCategory);
+      }
+      for (const tally of tallies) {
+        tally.total += 1;
+        if (unread) tally.unread += 1;
+        if (unseen) tally.unseen += 1;
+      }
+    }
+  }
+  return counts;
 };
 
 /** GET /notifications/unread-count. */

@@ -52,6 +52,26 @@ export const readAllSchema = z.strictObject({
 
 export const unreadCountSchema = z.strictObject({ count: z.int().check(z.gte(0)) });
 
+const countFields = {
+  unseen: z.int().check(z.gte(0), z.describe('items not marked seen')),
+  unread: z
+    .int()
+    .check(z.gte(0), z.describe('items not read (what GET /notifications/unread-count answers)')),
+  total: z.int().check(z.gte(0)),
+};
+
+/** 200 of GET /notifications/counts: over the default feed (not archived, not snoozed, not expired). */
+export const feedCountsSchema = z.strictObject({
+  ...countFields,
+  categories: z
+    .record(z.string(), z.strictObject(countFields))
+    .check(
+      z.describe(
+        'per category that has items in the default feed; items without a category count only above',
+      ),
+    ),
+});
+
 /** The states of one feed item, as every state change answers them (and the `notification.state` frame). */
 export const itemStateFields = {
   id: z.string().check(z.describe('the receiver id')),
