@@ -1,3 +1,4 @@
+import { countsRead, fanoutWithCategory, stateChange } from './inbox-scenarios';
 import '../local/sdk-env';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -142,6 +143,12 @@ const main = async () => {
         if (scenarioWanted('d')) scenarios.push(await oneWebhookDelivery(bench, quick ? 3 : 10));
         if (scenarioWanted('e')) scenarios.push(await feedPage(bench, service, quick ? 5 : 20));
         if (scenarioWanted('p')) scenarios.push(await pushToOfflineDevices(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('i1')) scenarios.push(await stateChange(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('i2')) scenarios.push(await countsRead(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('i3a') || scenarioWanted('i3b')) {
+          const rows = { plain: scenarioWanted('i3a'), categorized: scenarioWanted('i3b') };
+          scenarios.push(...(await fanoutWithCategory(bench, service, quick ? 1 : 3, rows)));
+        }
         // Last: its 1,200 notifications and 20 connections leave nothing behind for the scenarios above.
         if (scenarioWanted('a2')) {
           scenarios.push(
