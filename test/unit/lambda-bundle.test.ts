@@ -52,9 +52,10 @@ const bundleOf = (handlerFiles: readonly string[]) =>
 /**
  * The functions over the bundle goal, each with the most it may carry above its floor (KiB): the goal cannot be
  * met without giving up one of what it does, a decision docs/performance.md ("Cold start") sets out. Until then
- * the ceiling holds it where it is (102.6 with the push channel's options and hand-off), with 0.4 KiB to spare.
+ * the ceiling holds it where it is (103.7 with the push channel's options and hand-off, and the category, tags and
+ * category preference rules), with 0.3 KiB to spare.
  */
-const OVER_THE_GOAL: Readonly<Record<string, number>> = { 'notifications.create': 103 };
+const OVER_THE_GOAL: Readonly<Record<string, number>> = { 'notifications.create': 104 };
 
 describe('Lambda bundles', () => {
   it('stay within the bundle goal: each ≤ 300 KiB, or ≤ 1.3 × its floor (its SDK clients, jose and the logger)', async () => {

@@ -28,7 +28,6 @@ export type NotificationsCreateRequest = {
     readonly silent?: boolean;
   };
   readonly category?: string | null;
-  /** Up to 5 unique tags (the feed filters by one). */
   readonly tags?: readonly string[];
   /** At most 365 days ahead; null or absent: now. */
   readonly scheduled_at?: string | null;

@@ -16,13 +16,9 @@ export const categorySchema = z
   .check(
     z.minLength(1),
     z.maxLength(MAX_CATEGORY_CHARACTERS),
-    z.regex(CATEGORY, 'must be a lower-case dotted name (`[a-z0-9_-]` segments separated by single dots)'),
+    z.regex(CATEGORY, 'must be a lower-case dotted name'),
   );
 
 export const tagSchema = z
   .string()
-  .check(
-    z.minLength(1),
-    z.maxLength(32),
-    z.regex(TAG, 'must be 1 to 32 characters of A-Z, a-z, 0-9, _, :, . and -'),
-  );
+  .check(z.minLength(1), z.maxLength(32), z.regex(TAG, 'must be 1-32 of A-Za-z0-9_:.-'));

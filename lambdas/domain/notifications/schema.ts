@@ -125,22 +125,12 @@ const fields = z.strictObject({
       })
       .check(z.describe('How the `push` channel reaches devices; only with `push` in `channels`.')),
   ),
-  category: z._default(
-    z.nullable(
-      categorySchema.check(
-        z.describe(
-          'One category (the feed filters and counts by it; preferences can mute it). Null or absent: none.',
-        ),
-      ),
-    ),
-    null,
-  ),
+  category: z._default(z.nullable(categorySchema), null),
   tags: z._default(
     z.array(tagSchema).check(
       z.maxLength(MAX_TAGS),
       z.superRefine((items, context) => uniqueStrings(items, context, 'tag')),
       z.meta({ uniqueItems: true }),
-      z.describe('Up to 5 unique tags (the feed filters by one).'),
     ),
     [],
   ),
