@@ -12,6 +12,7 @@ import { eventAcceptedSchema } from '../lambdas/domain/events/responses';
 import { healthSchema, liveSchema, readySchema } from '../lambdas/domain/health/responses';
 import {
   bulkChangeSchema,
+  feedCountsSchema,
   feedPageSchema,
   itemStateSchema,
   markedReadSchema,
@@ -88,6 +89,7 @@ export const RESPONSE_COMPONENTS: Readonly<Record<string, z.core.$ZodType>> = {
   BulkChange: bulkChangeSchema,
   ReadAll: readAllSchema,
   UnreadCount: unreadCountSchema,
+  FeedCounts: feedCountsSchema,
   NotificationSummary: notificationSummarySchema,
   PushPage: pushPageSchema,
   Preferences: preferencesSchema,
@@ -265,8 +267,9 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     summary: 'Mark seen, mark read or archive many feed items at once',
     description:
       'Every item of the default feed present when the call starts, or only those older than `before` (a ' +
-      'receiver id). An item that arrives during the call is left as it is. The user’s connections get one ' +
-      '`notification.bulk` frame.',
+      'receiver id), and only those of `category` when given. An item that arrives during the call, or comes ' +
+      'back into the default feed during it (unarchived, woken), is left as it is. The user’s connections get ' +
+      'one `notification.bulk` frame.',
     success: { 200: { description: 'How many items changed', schema: bulkChangeSchema } },
     errors: { not_found: '`before` is an unknown or expired receiver id, or another user’s' },
   },
@@ -276,6 +279,16 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     description:
       'Equals the items `GET /notifications?state=unread` lists: archived and snoozed items are not counted.',
     success: { 200: { description: 'The count', schema: unreadCountSchema } },
+  },
+  'notifications.counts': {
+    tag: 'notifications',
+    summary: 'Unseen, unread and total items of the caller’s default feed, overall and per category',
+    description:
+      'Over the default feed (not archived, not snoozed, not expired), exactly what `GET /notifications` lists ' +
+      'with `state=unseen`, `state=unread` and no state, and with `category=` for each category. `unread` equals ' +
+      '`GET /notifications/unread-count`. A category appears while it has items in the default feed; items ' +
+      'without a category count only in the overall figures.',
+    success: { 200: { description: 'The counts', schema: feedCountsSchema } },
   },
   'preferences.get': {
     tag: 'preferences',

@@ -1,3 +1,4 @@
+import { countsRead, fanoutWithCategory, stateChange } from './inbox-scenarios';
 import '../local/sdk-env';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -146,6 +147,12 @@ const main = async () => {
         if (scenarioWanted('g') || scenarioWanted('g2'))
           scenarios.push(...(await digestAgainstSeparate(bench, service, quick ? 1 : 3)));
         if (scenarioWanted('q')) scenarios.push(await heldPush(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('i1')) scenarios.push(await stateChange(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('i2')) scenarios.push(await countsRead(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('i3a') || scenarioWanted('i3b')) {
+          const rows = { plain: scenarioWanted('i3a'), categorized: scenarioWanted('i3b') };
+          scenarios.push(...(await fanoutWithCategory(bench, service, quick ? 1 : 3, rows)));
+        }
         // Last: its 1,200 notifications and 20 connections leave nothing behind for the scenarios above.
         if (scenarioWanted('a2')) {
           scenarios.push(

@@ -59,7 +59,7 @@ export const result = (
 const scaleDollars = (dollars: ServiceDollars, factor: number): ServiceDollars =>
   Object.fromEntries(Object.entries(dollars).map(([key, value]) => [key, value * factor])) as ServiceDollars;
 
-const expectStatus = async (response: Response, status: number, what: string) => {
+export const expectStatus = async (response: Response, status: number, what: string) => {
   if (response.status !== status) {
     throw new Error(`${what}: expected ${status}, got ${response.status} ${await response.text()}`);
   }

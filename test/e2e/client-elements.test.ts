@@ -235,16 +235,15 @@ describe('<notify-bell> on a plain page', () => {
     await page.close();
   }, 90_000);
 
-  it('shows an item’s buttons: a button records its click, a link goes through notify-open (where the service has them)', async (context) => {
+  it('shows an item’s buttons: a button records its click, a link goes through notify-open', async () => {
     const userId = `elements-actions-${run}`;
-    const sent = await sendWithExtras(service, userId, 'Leave request', {
+    await sendWithExtras(service, userId, 'Leave request', {
       url: 'https://example.com/requests/7',
       actions: [
         { id: 'approve', label: 'Approve' },
         { id: 'details', label: 'Details', url: 'https://example.com/requests/7/details' },
       ],
     });
-    if (!sent) return context.skip();
     const page = await openPage(userId);
     // The page routes links itself: it cancels notify-open and keeps what it was asked to open.
     await page.evaluate(`window.opened = [];

@@ -13,6 +13,7 @@ import {
   type StateChange,
 } from '../../client/src/index';
 import { NotifyService as ServiceClient } from '../../client/src/service';
+import type { NotificationFrame as SdkNotificationFrame } from '../../client/src/wire';
 import { deliverToChannel } from '../../lambdas/domain/realtime/deliver';
 import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
 import { sweep } from '../../lambdas/domain/realtime/sweeper';
@@ -330,6 +331,8 @@ describe('reconnecting', () => {
       created_at: new Date().toISOString(),
       url: null,
       actions: [],
+      category: null,
+      tags: [],
       channel: 'realtime',
     };
     expect(await deliverToChannel('user:sdk-dot', frame)).toMatchObject({ delivered: 1 });

@@ -179,6 +179,7 @@ describe('item states', () => {
       change: 'seen',
       ids: [a, b],
       before: null,
+      category: null,
       at: expect.any(String),
       updated: 2,
     });

@@ -80,6 +80,8 @@ const notification = (id: string): NotificationFrame => ({
   created_at: new Date().toISOString(),
   url: null,
   actions: [],
+  category: null,
+  tags: [],
   channel: 'realtime',
 });
 

@@ -97,6 +97,8 @@ export const runFlows = async ({ baseUrl, userToken, serviceToken, run }: FlowOp
   const first = feed.data?.items[0];
   if (!first) throw new Error('feed: empty');
   expectStatus('unread count', 200, await user.GET('/notifications/unread-count'));
+  const counts = expectStatus('counts', 200, await user.GET('/notifications/counts'));
+  if ((counts.data?.total ?? 0) < 3) throw new Error('counts: fewer items than the feed lists');
   const receiver = { params: { path: { receiver_id: first.id } } };
   expectStatus('mark read', 200, await user.POST('/notifications/{receiver_id}/read', receiver));
   expectStatus(

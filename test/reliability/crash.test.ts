@@ -60,7 +60,13 @@ const randomRequest = (index: number): Request => {
   return {
     path: '/notifications',
     key,
-    body: { event_type: 'crash.note', title: `note ${index}`, recipient_ids: recipients },
+    body: {
+      event_type: 'crash.note',
+      title: `note ${index}`,
+      recipient_ids: recipients,
+      // Counted per category by GET /notifications/counts (checked against the feeds in the end).
+      ...(index % 3 === 2 ? {} : { category: `crash.c${index % 3}` }),
+    },
   };
 };
 
@@ -191,11 +197,15 @@ describe('the local runtime killed at random points', () => {
       // Each feed holds exactly the accepted notifications, each once.
       for (const user of users) {
         const ids: string[] = [];
+        const categories: string[] = [];
         let cursor: string | null = null;
         do {
           const page: {
             status: number;
-            body: { items: { notification_id: string }[]; next_cursor: string | null };
+            body: {
+              items: { notification_id: string; category: string | null }[];
+              next_cursor: string | null;
+            };
           } = await api(
             'GET',
             `/notifications?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
@@ -203,9 +213,21 @@ describe('the local runtime killed at random points', () => {
           );
           expect(page.status).toBe(200);
           ids.push(...page.body.items.map((item) => item.notification_id));
+          categories.push(...page.body.items.flatMap((item) => (item.category ? [item.category] : [])));
           cursor = page.body.next_cursor;
         } while (cursor);
         expect(ids.sort(), `${user}: ${context}`).toEqual([...(expectedFeed.get(user) ?? [])].sort());
+        // The counts equal the feed: every item unseen and unread, per category too.
+        const perCategory = new Map<string, number>();
+        for (const category of categories) perCategory.set(category, (perCategory.get(category) ?? 0) + 1);
+        const all = (n: number) => ({ unseen: n, unread: n, total: n });
+        expect(
+          (await api('GET', '/notifications/counts', tokens.get(user))).body,
+          `${user}: ${context}`,
+        ).toEqual({
+          ...all(ids.length),
+          categories: Object.fromEntries([...perCategory].map(([category, n]) => [category, all(n)])),
+        });
       }
 
       // Every accepted event reached the webhook (at least once) and is recorded as delivered.

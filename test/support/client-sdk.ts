@@ -150,28 +150,18 @@ export const sendTitled = async (service: NotifyService, userId: string, ...titl
   }
 };
 
-/**
- * A notification to `userId` with `extra` fields (category, tags, url, actions); false when the service does not
- * take them yet (400 validation), so that the tests of what they bring run wherever the service has them.
- */
-export const sendWithExtras = (
+/** A notification to `userId` with `extra` fields (category, tags, url, actions). */
+export const sendWithExtras = async (
   service: NotifyService,
   userId: string,
   title: string,
   extra: Record<string, unknown>,
-): Promise<boolean> =>
-  service
-    .createNotification({
-      event_type: 'tests.inbox',
-      title,
-      recipient_ids: [userId],
-      channels: ['in_app', 'realtime'],
-      ...extra,
-    } as Parameters<NotifyService['createNotification']>[0])
-    .then(
-      () => true,
-      (error: { code?: string }) => {
-        if (error.code === 'validation') return false;
-        throw error;
-      },
-    );
+): Promise<void> => {
+  await service.createNotification({
+    event_type: 'tests.inbox',
+    title,
+    recipient_ids: [userId],
+    channels: ['in_app', 'realtime'],
+    ...extra,
+  } as Parameters<NotifyService['createNotification']>[0]);
+};

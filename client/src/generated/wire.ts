@@ -54,6 +54,8 @@ export type NotificationsCreateRequest = {
     readonly limit: number;
     readonly window_secs: number;
   };
+  readonly category?: string | null;
+  readonly tags?: readonly string[];
   /** At most 365 days ahead; null or absent: now. */
   readonly scheduled_at?: string | null;
   /** After now and after `scheduled_at`; null or absent: never. */
@@ -79,11 +81,14 @@ export type NotificationsBulkRequest = {
   readonly action: 'mark_seen' | 'mark_read' | 'archive';
   /** only items older than this one (a receiver id); absent: every item of the default feed */
   readonly before?: string;
+  /** only items of this category; absent: of every one */
+  readonly category?: string;
 };
 
 export type PreferencesPutRequest = {
   readonly rules: readonly ({
-    readonly event_type: string;
+    readonly event_type?: string;
+    readonly category?: string;
     readonly channels: {
       readonly in_app?: boolean;
       readonly toast?: boolean;
@@ -117,7 +122,8 @@ export type PreferencesPutRequest = {
 
 export type PreferencesDefaultsPutRequest = {
   readonly rules: readonly ({
-    readonly event_type: string;
+    readonly event_type?: string;
+    readonly category?: string;
     readonly channels?: {
       readonly in_app?: boolean;
       readonly toast?: boolean;
@@ -252,6 +258,8 @@ export type Receiver = {
   readonly interacted_action: string | null;
   /** how many state changes the item has had (0: none): every change adds 1 in the same write, so of two frames or answers about one item the one with the higher revision is the newer */
   readonly revision: number;
+  readonly category: string | null;
+  readonly tags: readonly string[];
 };
 
 export type FeedPage = {
@@ -295,6 +303,22 @@ export type UnreadCount = {
   readonly count: number;
 };
 
+export type FeedCounts = {
+  /** items not marked seen */
+  readonly unseen: number;
+  /** items not read (what GET /notifications/unread-count answers) */
+  readonly unread: number;
+  readonly total: number;
+  /** per category that has items in the default feed; items without a category count only above */
+  readonly categories: Record<string, {
+    /** items not marked seen */
+    readonly unseen: number;
+    /** items not read (what GET /notifications/unread-count answers) */
+    readonly unread: number;
+    readonly total: number;
+  }>;
+};
+
 export type NotificationSummary = {
   readonly notification_id: string;
   readonly status: 'accepted' | 'scheduled';
@@ -334,7 +358,8 @@ export type PushPage = {
 export type Preferences = {
   readonly user_id: string;
   readonly rules: readonly ({
-    readonly event_type: string;
+    readonly event_type?: string;
+    readonly category?: string;
     readonly channels: {
       readonly in_app?: boolean;
       readonly toast?: boolean;
@@ -366,7 +391,8 @@ export type Preferences = {
 
 export type PreferenceDefaults = {
   readonly rules: readonly ({
-    readonly event_type: string;
+    readonly event_type?: string;
+    readonly category?: string;
     readonly channels: {
       readonly in_app?: boolean;
       readonly toast?: boolean;
@@ -582,6 +608,8 @@ export type NotificationFrame = {
     readonly label: string;
     readonly url: string | null;
   })[];
+  readonly category: string | null;
+  readonly tags: readonly string[];
   /** the notification channel this frame delivers */
   readonly channel: 'toast' | 'realtime';
 };
@@ -606,6 +634,7 @@ export type NotificationBulkFrame = {
   readonly change: 'seen' | 'read' | 'archived';
   readonly ids: readonly string[] | null;
   readonly before: string | null;
+  readonly category: string | null;
   /** when it ran: with `ids` null, it changed the items of the default feed delivered by then */
   readonly at: Timestamp;
   /** items that changed (those already so are not counted) */

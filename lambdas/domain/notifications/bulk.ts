@@ -4,7 +4,7 @@ import { forEachLimited } from '../../core/concurrency';
 import { notFound, ServiceError } from '../../core/errors';
 import { queryPages } from '../../core/paging';
 import type { NotificationBulkFrame } from '../realtime/frames';
-import { feedState, NOT_EXPIRED, readAll, stateFilter } from './feed';
+import { feedState, NOT_EXPIRED, readAll, stateFilter, withNarrowing } from './feed';
 import type { FeedStateFilter } from './feed-query';
 import { announce, applyTransition, archive, markRead, markSeen, type Transition } from './item-states';
 import { isExpired, isReceiverId, type ReceiverRecord } from './model';
@@ -33,9 +33,6 @@ const BULK: Record<
   archive: { change: 'archived', matching: undefined, transition: archive },
 };
 
-/** In the default feed since the call started at the latest: not come back to it (woken, unarchived) since. */
-const PRESENT_SINCE = '(attribute_not_exists(returned_at) OR returned_at <= :startedAt)';
-
 /** Receivers changed at once. */
 const BULK_CONCURRENCY = 20;
 
@@ -53,40 +50,52 @@ const checkBefore = async (userId: string, before: string): Promise<void> => {
   if (!item || isExpired(item.expires_at)) throw notFound('No such notification');
 };
 
-/** Changes, one by one, the matching items of the default feed delivered by `startedAt` (older than `before`). */
+/**
+ * In the default feed since before `startedAt`: delivered by then, and not back (unarchived, woken) since. An
+ * item that comes back during the call is left as it is, like one that arrives during it.
+ */
+const PRESENT_AT_START =
+  'delivered_at <= :startedAt AND (attribute_not_exists(returned_at) OR returned_at <= :startedAt)';
+
+/**
+ * Changes, one by one, the matching items of the default feed present at `startedAt` (older than `before`, of
+ * `category`).
+ */
 const sweep = async (
   userId: string,
   action: BulkAction,
   startedAt: string,
-  before: string | undefined,
+  scope: BulkScope,
 ): Promise<number> => {
+  const { before, category } = scope;
   const { matching, transition } = BULK[action];
+  // An item that came back after the call started is left alone also when it comes back after the Query read it
+  // (archived and unarchived meanwhile): the write then finds it changed and decides again on what is there.
+  const presentTransition: Transition = (receiver, feed, now) =>
+    receiver.returned_at !== undefined && receiver.returned_at > startedAt
+      ? undefined
+      : transition(receiver, feed, now);
   const feed = await feedState(userId);
-  const filter = stateFilter(matching, feed.read_all_watermark);
+  const filter = withNarrowing(stateFilter(matching, feed.read_all_watermark), { category });
   let updated = 0;
   const pages = queryPages<ReceiverRecord>({
     TableName: tableName('receivers'),
     KeyConditionExpression: before ? 'user_id = :user AND receiver_id < :before' : 'user_id = :user',
-    FilterExpression: `(${NOT_EXPIRED}) AND ${filter} AND delivered_at <= :startedAt AND ${PRESENT_SINCE}`,
+    FilterExpression: `(${NOT_EXPIRED}) AND ${filter.expression} AND ${PRESENT_AT_START}`,
     ExpressionAttributeValues: {
       ':user': userId,
       ':now': startedAt,
       ':startedAt': startedAt,
+      ...filter.values,
       ...(before ? { ':before': before } : {}),
-      ...(filter.includes(':watermark') ? { ':watermark': feed.read_all_watermark } : {}),
+      ...(filter.expression.includes(':watermark') ? { ':watermark': feed.read_all_watermark } : {}),
     },
     ConsistentRead: true,
   });
-  // Also when it comes back after the Query read it (archived and unarchived meanwhile): the write then finds
-  // it changed and decides again on what is there.
-  const unlessReturned: Transition = (receiver, state, now) =>
-    receiver.returned_at !== undefined && receiver.returned_at > startedAt
-      ? undefined
-      : transition(receiver, state, now);
   for await (const receivers of pages) {
     await forEachLimited(receivers, BULK_CONCURRENCY, async (receiver) => {
       try {
-        if ((await applyTransition(receiver, feed, unlessReturned)).changed) updated += 1;
+        if ((await applyTransition(receiver, feed, presentTransition)).changed) updated += 1;
       } catch (error) {
         // Removed by its retention since the Query: nothing left to change.
         if (!(error instanceof ServiceError && error.code === 'not_found')) throw error;
@@ -96,6 +105,12 @@ const sweep = async (
   return updated;
 };
 
+/** Which items a bulk change reaches: those older than `before`, of `category` (each optional). */
+export interface BulkScope {
+  readonly before?: string | undefined;
+  readonly category?: string | undefined;
+}
+
 /**
  * POST /notifications/bulk (and POST /notifications/read-all: `mark_read` of every item). The user's
  * connections get one `notification.bulk` frame saying what changed.
@@ -103,19 +118,22 @@ const sweep = async (
 export const bulkChange = async (
   userId: string,
   action: BulkAction,
-  before?: string,
+  scope: BulkScope = {},
 ): Promise<{ updated: number }> => {
   const startedAt = new Date().toISOString();
+  const { before, category } = scope;
   if (before !== undefined) await checkBefore(userId, before);
+  // The watermark reads every item below it: marking one category read goes item by item.
   const updated =
-    action === 'mark_read' && before === undefined
+    action === 'mark_read' && before === undefined && category === undefined
       ? (await readAll(userId)).updated
-      : await sweep(userId, action, startedAt, before);
+      : await sweep(userId, action, startedAt, scope);
   await announce(userId, {
     type: 'notification.bulk',
     change: BULK[action].change,
     ids: null,
     before: before ?? null,
+    category: category ?? null,
     at: startedAt,
     updated,
   });

@@ -84,7 +84,7 @@ export const createNotification = async (
   // Unknown topics are a 404 before anything is stored; their counts bound recipient_count from above.
   const [topicCounts, preferenceDefaults] = await Promise.all([
     subscriberCounts(input.topics),
-    defaultsFor(input.event_type),
+    defaultsFor({ event_type: input.event_type, category: input.category ?? undefined }),
   ]);
   const record: NotificationRecord = {
     id,
@@ -100,6 +100,8 @@ export const createNotification = async (
     ...(input.push ? { push: input.push } : {}),
     ...(input.digest ? { digest: input.digest } : {}),
     ...(input.throttle ? { throttle: { key: input.event_type, ...input.throttle } } : {}),
+    ...(input.category === null ? {} : { category: input.category }),
+    ...(input.tags.length > 0 ? { tags: input.tags } : {}),
     recipient_count: recipientCount(
       { id, recipient_ids: input.recipient_ids, topics: input.topics },
       topicCounts,

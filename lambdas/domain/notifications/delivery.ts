@@ -211,6 +211,8 @@ export const frameFor = (
   priority: notification.priority,
   created_at: notification.created_at,
   ...linksOf(notification),
+  category: notification.category ?? null,
+  tags: [...(notification.tags ?? [])],
   channel: channels.includes('toast') ? 'toast' : 'realtime',
 });
 
@@ -269,6 +271,8 @@ const recordDelivery = async (
         notification_id: notification.id,
         delivered_at: new Date().toISOString(),
         expires_at: notification.expires_at ?? undefined,
+        category: notification.category,
+        tags: notification.tags,
         unread_key: unreadKey,
         ...frames,
         ttl: notification.ttl,

@@ -1,5 +1,6 @@
 import { pageLimit } from '../../core/page-limit';
 import * as z from '../../core/zod';
+import { categorySchema, tagSchema } from './categories';
 
 // Apart from the creation schema: esbuild keeps a module's top-level zod calls, so notifications.create would
 // carry this schema and the page limit's coercion unused.
@@ -20,4 +21,6 @@ export const feedQuerySchema = z.strictObject({
       .enum(FEED_STATES)
       .check(z.describe('which items: absent, the default feed (neither archived nor snoozed)')),
   ),
+  category: z.optional(categorySchema.check(z.describe('only items of this category (exact name)'))),
+  tag: z.optional(tagSchema.check(z.describe('only items carrying this tag'))),
 });

@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { timeOfId } from '../../core/ids';
-import { countQuery, queryPage } from '../../core/paging';
+import { countQuery, queryPage, queryPages } from '../../core/paging';
 import type * as z from '../../core/zod';
 import type { FeedStateFilter } from './feed-query';
 import {
@@ -14,7 +14,7 @@ import {
   type ReceiverRecord,
   receiverIdFor,
 } from './model';
-import type { feedPageSchema, receiverSchema } from './responses';
+import type { feedCountsSchema, feedPageSchema, receiverSchema } from './responses';
 
 /**
  * The in-app feed. Read state has two sources: a receiver's own `read_at`, and the user's read-all
@@ -168,10 +168,44 @@ export const stateFilter = (state: FeedStateFilter | undefined, watermark: strin
   }
 };
 
+/** A category and a tag a listing or a bulk change is narrowed to (each optional). */
+export interface Narrowing {
+  readonly category?: string | undefined;
+  readonly tag?: string | undefined;
+}
+
+/**
+ * A state filter narrowed to a category and a tag: a filter expression with its values. Filtered, not keyed:
+ * a page reads on until it is full (core/paging.ts), so a rare category costs reads, never a missed item, and
+ * the cursor stays the last receiver id (items arriving above it are for the first page).
+ */
+export const withNarrowing = (
+  filter: string,
+  narrowing: Narrowing,
+): { readonly expression: string; readonly values: Record<string, string> } => {
+  const clauses = [filter];
+  const values: Record<string, string> = {};
+  if (narrowing.category !== undefined) {
+    clauses.push('category = :category');
+    values[':category'] = narrowing.category;
+  }
+  if (narrowing.tag !== undefined) {
+    clauses.push('contains(tags, :tag)');
+    values[':tag'] = narrowing.tag;
+  }
+  return { expression: clauses.join(' AND '), values };
+};
+
 /** GET /notifications: newest first, expired receivers left out, `limit` items per page, of one state. */
 export const listFeed = async (
   userId: string,
-  options: { readonly limit: number; readonly cursor?: string; readonly state?: FeedStateFilter },
+  options: {
+    readonly limit: number;
+    readonly cursor?: string;
+    readonly state?: FeedStateFilter;
+    readonly category?: string;
+    readonly tag?: string;
+  },
 ): Promise<z.output<typeof feedPageSchema>> => {
   const startAfter = options.cursor ? await decodeCursor(userId, options.cursor) : undefined;
   // Only the read-state filters need the watermark before the Query; the others read both at once.
@@ -180,7 +214,13 @@ export const listFeed = async (
     options.state === 'unread' || options.state === 'read' ? (await reading).read_all_watermark : undefined;
   const [state, { receivers, nextAfter }] = await Promise.all([
     reading,
-    pageOfReceivers(userId, options.limit, stateFilter(options.state, watermark), watermark, startAfter),
+    pageOfReceivers(
+      userId,
+      options.limit,
+      withNarrowing(stateFilter(options.state, watermark), options),
+      watermark,
+      startAfter,
+    ),
   ]);
   const notifications = await notificationsById(receivers.map((receiver) => receiver.notification_id));
   const items = receivers.flatMap((receiver): FeedItem[] => {
@@ -207,6 +247,8 @@ export const listFeed = async (
         interacted_at: receiver.interacted_at ?? null,
         interacted_action: receiver.interacted_action ?? null,
         revision: receiver.revision ?? 0,
+        category: receiver.category ?? null,
+        tags: [...(receiver.tags ?? [])],
       },
     ];
   });
@@ -217,7 +259,7 @@ export const listFeed = async (
 const pageOfReceivers = async (
   userId: string,
   limit: number,
-  filter: string,
+  filter: ReturnType<typeof withNarrowing>,
   watermark: string | undefined,
   startAfter?: string,
 ): Promise<{ receivers: ReceiverRecord[]; nextAfter: string | undefined }> => {
@@ -225,11 +267,12 @@ const pageOfReceivers = async (
     {
       TableName: tableName('receivers'),
       KeyConditionExpression: 'user_id = :user',
-      FilterExpression: `(${NOT_EXPIRED}) AND ${filter}`,
+      FilterExpression: `(${NOT_EXPIRED}) AND ${filter.expression}`,
       ExpressionAttributeValues: {
         ':user': userId,
         ':now': new Date().toISOString(),
-        ...(filter.includes(':watermark') ? { ':watermark': watermark } : {}),
+        ...filter.values,
+        ...(filter.expression.includes(':watermark') ? { ':watermark': watermark } : {}),
       },
       ScanIndexForward: false,
     },
@@ -302,6 +345,48 @@ const newestUnreadKey = async (userId: string): Promise<string | undefined> => {
     }),
   );
   return result.Items?.[0]?.unread_key as string | undefined;
+};
+
+/** The counts of GET /notifications/counts (overall and per category). */
+export type FeedCounts = z.output<typeof feedCountsSchema>;
+
+/**
+ * GET /notifications/counts: the unseen, unread and total items of the default feed (unexpired, neither archived
+ * nor snoozed), overall and per category, counted from the receivers themselves in one strongly consistent
+ * Query, with the same filters and watermark the feed lists by. Nothing is kept apart that could drift from the
+ * feed: a write that created, changed, retried or crashed half-way is counted exactly as the feed lists it.
+ */
+export const feedCounts = async (userId: string): Promise<FeedCounts> => {
+  const watermark = (await feedState(userId)).read_all_watermark;
+  const counts: FeedCounts = { unseen: 0, unread: 0, total: 0, categories: {} };
+  const pages = queryPages<Pick<ReceiverRecord, 'category' | 'seen_at' | 'unread_key'>>({
+    TableName: tableName('receivers'),
+    KeyConditionExpression: 'user_id = :user',
+    FilterExpression: `(${NOT_EXPIRED}) AND ${IN_FEED}`,
+    ProjectionExpression: 'category, seen_at, unread_key',
+    ExpressionAttributeValues: { ':user': userId, ':now': new Date().toISOString() },
+    ConsistentRead: true,
+  });
+  for await (const page of pages) {
+    for (const item of page) {
+      // Unread as stateFilter('unread') selects: an unread key above the read-all watermark.
+      const unread =
+        item.unread_key !== undefined && (watermark === undefined || item.unread_key > watermark);
+      const unseen = item.seen_at === undefined;
+      const tallies: { unseen: number; unread: number; total: number }[] = [counts];
+      if (item.category !== undefined) {
+        const ofCategory = counts.categories[item.category] ?? { unseen: 0, unread: 0, total: 0 };
+        counts.categories[item.category] = ofCategory;
+        tallies.push(ofCategory);
+      }
+      for (const tally of tallies) {
+        tally.total += 1;
+        if (unread) tally.unread += 1;
+        if (unseen) tally.unseen += 1;
+      }
+    }
+  }
+  return counts;
 };
 
 /** GET /notifications/unread-count. */

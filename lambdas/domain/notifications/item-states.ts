@@ -130,7 +130,7 @@ export const snoozeUntil =
     return { set: { ...hidden.set, snoozed_until: until }, remove: hidden.remove };
   };
 
-/** Awake: back in the default feed (also out of the archive), unread and unseen, as new. */
+/** Awake: back in the default feed (also out of the archive), unread and unseen, as new (as `unarchive` says). */
 const wakeFrom =
   (until: string): Transition =>
   (receiver, feed, now) => {
@@ -368,6 +368,7 @@ export const markItemsSeen = async (userId: string, receiverIds: readonly string
     change: 'seen',
     ids: [...receiverIds],
     before: null,
+    category: null,
     at: new Date().toISOString(),
     updated,
   });

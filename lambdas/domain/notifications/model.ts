@@ -28,6 +28,9 @@ export interface NotificationRecord {
   readonly url?: string;
   /** Its buttons, 1 to 3 (absent when none were given). */
   readonly actions?: readonly NotificationAction[];
+  /** Its category and tags; absent when it has none (and on records written before they existed). */
+  readonly category?: string;
+  readonly tags?: readonly string[];
   /**
    * The named recipients, kept only for a scheduled notification (its schedule sends a `plan` that reads
    * them); a notification sent now hands them out when it is created, and the item stays small (1 WRU).
@@ -65,6 +68,14 @@ export interface ReceiverRecord {
   readonly notification_id: string;
   readonly delivered_at: string;
   readonly expires_at?: string;
+  /** The notification's category and tags, copied so the feed filters and counts by them without its content. */
+  readonly category?: string;
+  readonly tags?: readonly string[];
+  /**
+   * When the item last came back into the default feed (unarchived, woken from a snooze): a bulk change leaves
+   * alone an item back after it started, as it leaves one delivered after it started.
+   */
+  readonly returned_at?: string;
   /**
    * Present while unread: the sort key of the `unread` local index. The receiver id, or a key above the
    * user's read-all watermark for a receiver that arrived after a read-all that covers its id.
@@ -84,11 +95,6 @@ export interface ReceiverRecord {
   readonly hidden_unread_key?: string;
   /** The `snoozed_until` of the last wake-up: a redelivered wake-up message sends its frame again, nothing more. */
   readonly woken_from?: string;
-  /**
-   * When it last came back to the default feed (woken up, unarchived): a bulk change that started before then
-   * leaves it alone, as it leaves an item delivered after its start.
-   */
-  readonly returned_at?: string;
   /** The first click on the item or one of its buttons (the first wins; later ones change nothing). */
   readonly interacted_at?: string;
   /** The button of that click; absent for a click on the item itself. */

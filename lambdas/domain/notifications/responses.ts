@@ -83,6 +83,8 @@ export const receiverSchema = z.strictObject({
   interacted_at: itemStateFields.interacted_at,
   interacted_action: itemStateFields.interacted_action,
   revision: itemStateFields.revision,
+  category: z.nullable(z.string()),
+  tags: z.array(z.string()),
 });
 
 export const feedPageSchema = pageOf(receiverSchema);
@@ -94,6 +96,26 @@ export const readAllSchema = z.strictObject({
 });
 
 export const unreadCountSchema = z.strictObject({ count: z.int().check(z.gte(0)) });
+
+const countFields = {
+  unseen: z.int().check(z.gte(0), z.describe('items not marked seen')),
+  unread: z
+    .int()
+    .check(z.gte(0), z.describe('items not read (what GET /notifications/unread-count answers)')),
+  total: z.int().check(z.gte(0)),
+};
+
+/** 200 of GET /notifications/counts: over the default feed (not archived, not snoozed, not expired). */
+export const feedCountsSchema = z.strictObject({
+  ...countFields,
+  categories: z
+    .record(z.string(), z.strictObject(countFields))
+    .check(
+      z.describe(
+        'per category that has items in the default feed; items without a category count only above',
+      ),
+    ),
+});
 
 export const itemStateSchema = z.strictObject(itemStateFields);
 

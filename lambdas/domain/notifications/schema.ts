@@ -12,6 +12,7 @@ import {
   type PushRouting,
 } from '../push/routing';
 import { TOPIC_NAME } from '../topics/names';
+import { categorySchema, MAX_TAGS, tagSchema } from './categories';
 import { CHANNELS } from './channels';
 import { digestSchema } from './digest-schema';
 import { timestamp } from './input-timestamp';
@@ -189,6 +190,15 @@ const fields = z.strictObject({
     ),
   ),
   throttle: z.optional(throttleSchema),
+  category: z._default(z.nullable(categorySchema), null),
+  tags: z._default(
+    z.array(tagSchema).check(
+      z.maxLength(MAX_TAGS),
+      z.superRefine((items, context) => uniqueStrings(items, context, 'tag')),
+      z.meta({ uniqueItems: true }),
+    ),
+    [],
+  ),
   scheduled_at: z._default(
     z.nullable(timestamp).check(z.describe('At most 365 days ahead; null or absent: now.')),
     null,

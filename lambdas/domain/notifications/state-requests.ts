@@ -1,4 +1,5 @@
 import * as z from '../../core/zod';
+import { categorySchema } from './categories';
 
 // Request bodies of the feed's state changes, apart from the creation schema (feed-query.ts says why); the
 // snooze's is in snooze-request.ts, so that these routes carry no timestamp checks.
@@ -30,6 +31,7 @@ export const bulkChangeRequestSchema = z.strictObject({
       z.describe('only items older than this one (a receiver id); absent: every item of the default feed'),
     ),
   ),
+  category: z.optional(categorySchema.check(z.describe('only items of this category; absent: of every one'))),
 });
 
 /** POST /notifications/{receiver_id}/interact: a click on the item, or on one of its buttons. */

@@ -52,6 +52,10 @@ export const preferencesOwner = (principal: Principal, userId: string | undefine
 };
 
 export type Preferences = z.output<typeof preferencesSchema>;
+
+/** What a stored rule names: its event-type pattern or its category pattern. */
+const namedBy = (rule: PreferenceRule): { event_type: string } | { category: string } =>
+  rule.category !== undefined ? { category: rule.category } : { event_type: rule.event_type ?? '*' };
 export type Defaults = z.output<typeof defaultsSchema>;
 
 const getItem = async <T>(owner: string): Promise<T | undefined> => {
@@ -65,7 +69,7 @@ export const getDefaults = async (): Promise<Defaults> => {
   const record = await getItem<DefaultsRecord>(DEFAULTS_OWNER);
   return {
     rules: (record?.rules ?? []).map((rule) => ({
-      event_type: rule.event_type,
+      ...namedBy(rule),
       channels: rule.channels ?? {},
       required: rule.required === true,
       ...(rule.throttle ? { throttle: rule.throttle } : {}),
@@ -88,9 +92,12 @@ export const putDefaults = async (input: PutDefaultsInput): Promise<Defaults> =>
 };
 
 /** What the defaults say about one event type: read once per notification, when it is created. */
-export const defaultsFor = async (eventType: string): Promise<ResolvedDefaults> => {
+export const defaultsFor = async (notification: {
+  readonly event_type: string;
+  readonly category?: string | undefined;
+}): Promise<ResolvedDefaults> => {
   const record = await getItem<DefaultsRecord>(DEFAULTS_OWNER);
-  return resolveDefaults(record?.rules ?? [], eventType, record?.quiet_hours ?? HOLD_ALL);
+  return resolveDefaults(record?.rules ?? [], notification, record?.quiet_hours ?? HOLD_ALL);
 };
 
 /** The user's preferences and the defaults they apply over (shown together, so apps see the required types). */
@@ -101,10 +108,7 @@ export const getPreferences = async (userId: string): Promise<Preferences> => {
   ]);
   return {
     user_id: userId,
-    rules: (record?.rules ?? []).map((rule) => ({
-      event_type: rule.event_type,
-      channels: rule.channels ?? {},
-    })),
+    rules: (record?.rules ?? []).map((rule) => ({ ...namedBy(rule), channels: rule.channels ?? {} })),
     muted_topics: [...(record?.muted_topics ?? [])],
     digests: [...(record?.digests ?? [])],
     time_zone: record?.time_zone ?? null,
@@ -130,14 +134,20 @@ export const getPreferences = async (userId: string): Promise<Preferences> => {
 export const putPreferences = async (userId: string, input: PutPreferencesInput): Promise<Preferences> => {
   const defaults = await getDefaults();
   const required = defaults.rules.filter((rule) => rule.required);
-  const refused = input.rules.flatMap((rule, index) => {
-    const turnsOff = Object.values(rule.channels).some((on) => on === false);
-    const cover = required.find((requiredRule) => patternWithin(rule.event_type, requiredRule.event_type));
+  const refused = input.rules.flatMap((rule: PreferenceRule, index) => {
+    const turnsOff = Object.values(rule.channels ?? {}).some((on) => on === false);
+    const kind = rule.category !== undefined ? 'category' : 'event_type';
+    const pattern = rule[kind] as string;
+    // Within its own kind: a category rule over a required event type (or the reverse) is exempt at delivery.
+    const cover = required.find((requiredRule) => {
+      const covering: string | undefined = (requiredRule as PreferenceRule)[kind];
+      return covering !== undefined && patternWithin(pattern, covering);
+    });
     return turnsOff && cover
       ? [
           {
-            field: `rules[${index}].event_type`,
-            issue: `${cover.event_type} is required and cannot be turned off`,
+            field: `rules[${index}].${kind}`,
+            issue: `${(cover as PreferenceRule)[kind]} is required and cannot be turned off`,
           },
         ]
       : [];

@@ -6,10 +6,16 @@ import { throttleSchema } from './throttle-schema';
 
 const switches = channelSwitches;
 
+/** A rule names an event-type pattern or a category pattern (one of the two). */
+const ruleNames = {
+  event_type: z.optional(z.string()),
+  category: z.optional(z.string()),
+};
+
 export const defaultsSchema = z.strictObject({
   rules: z.array(
     z.strictObject({
-      event_type: z.string(),
+      ...ruleNames,
       channels: switches,
       required: z.boolean(),
       throttle: z.optional(throttleSchema),
@@ -21,7 +27,7 @@ export const defaultsSchema = z.strictObject({
 
 export const preferencesSchema = z.strictObject({
   user_id: z.string(),
-  rules: z.array(z.strictObject({ event_type: z.string(), channels: switches })),
+  rules: z.array(z.strictObject({ ...ruleNames, channels: switches })),
   muted_topics: z.array(z.string()),
   digests: z.array(
     z.strictObject({

@@ -18,9 +18,13 @@ export interface Throttle extends ThrottleLimit {
   readonly key: string;
 }
 
-/** One rule: an event-type pattern (exact type, `prefix.*` or `*`) and the channels it switches. */
+/**
+ * One rule: an event-type pattern or a category pattern (exact name, `prefix.*` or `*`; one of the two) and the
+ * channels it switches.
+ */
 export interface PreferenceRule {
-  readonly event_type: string;
+  readonly event_type?: string;
+  readonly category?: string;
   readonly channels?: ChannelSwitches;
   /** Defaults only: matching types reach users whatever their own rules and mutes say. */
   readonly required?: boolean;
@@ -66,31 +70,78 @@ export const specificity = (pattern: string): number => {
   return pattern.split('.').length - 1;
 };
 
-/** The rules that match a type, the least specific first. */
-const matchingRules = (rules: readonly PreferenceRule[], eventType: string): PreferenceRule[] =>
-  rules
-    .filter((rule) => filterMatches(rule.event_type, eventType))
-    .sort((a, b) => specificity(a.event_type) - specificity(b.event_type));
+/** What a rule names: an event type or a category. */
+export type RuleKind = 'event_type' | 'category';
 
-/** Per channel, the value of the most specific matching rule that sets it. */
-export const switchesFor = (rules: readonly PreferenceRule[], eventType: string): ChannelSwitches => {
-  const matching = matchingRules(rules, eventType);
+/** Per channel, the value of the most specific rule of one kind matching `name` that sets it. */
+export const switchesFor = (
+  rules: readonly PreferenceRule[],
+  name: string,
+  kind: RuleKind = 'event_type',
+): ChannelSwitches => {
+  const matching = rules
+    .flatMap((rule) => {
+      const pattern = rule[kind];
+      return pattern !== undefined && filterMatches(pattern, name) ? [{ pattern, rule }] : [];
+    })
+    .sort((a, b) => specificity(a.pattern) - specificity(b.pattern));
   const switches: ChannelSwitches = {};
-  for (const rule of matching) Object.assign(switches, rule.channels ?? {}); // most specific assigned last
+  for (const { rule } of matching) Object.assign(switches, rule.channels ?? {}); // most specific assigned last
   return switches;
 };
 
+/**
+ * The switches of a set of rules for a notification: its event type's and its category's, each resolved by
+ * specificity; where both set a channel, off wins (a mute of either kind holds).
+ */
+const switchesOf = (
+  rules: readonly PreferenceRule[],
+  notification: { readonly event_type: string; readonly category?: string | undefined },
+): ChannelSwitches => {
+  const byType = switchesFor(rules, notification.event_type);
+  if (notification.category === undefined) return byType;
+  const byCategory = switchesFor(rules, notification.category, 'category');
+  const switches: ChannelSwitches = { ...byCategory, ...byType };
+  for (const [channel, on] of Object.entries(byCategory))
+    if (on === false) switches[channel as Channel] = false;
+  return switches;
+};
+
+/** Whether a rule matches the notification's event type or its category. */
+const ruleMatches = (
+  rule: PreferenceRule,
+  notification: { readonly event_type: string; readonly category?: string | undefined },
+): boolean =>
+  rule.event_type !== undefined
+    ? filterMatches(rule.event_type, notification.event_type)
+    : rule.category !== undefined &&
+      notification.category !== undefined &&
+      filterMatches(rule.category, notification.category);
+
+/**
+ * The defaults for a notification: the switches, whether it is required, what quiet hours let through, and the
+ * throttle of the most specific event-type rule that carries one.
+ */
 export const resolveDefaults = (
   rules: readonly PreferenceRule[],
-  eventType: string,
+  notification: { readonly event_type: string; readonly category?: string | undefined },
   quietHours: QuietHoursPass = HOLD_ALL,
 ): ResolvedDefaults => {
-  const throttled = matchingRules(rules, eventType).findLast((rule) => rule.throttle !== undefined);
+  const throttled = rules
+    .flatMap((rule) =>
+      rule.throttle !== undefined &&
+      rule.event_type !== undefined &&
+      filterMatches(rule.event_type, notification.event_type)
+        ? [{ pattern: rule.event_type, throttle: rule.throttle }]
+        : [],
+    )
+    .sort((a, b) => specificity(a.pattern) - specificity(b.pattern))
+    .at(-1);
   return {
-    channels: switchesFor(rules, eventType),
-    required: rules.some((rule) => rule.required === true && filterMatches(rule.event_type, eventType)),
+    channels: switchesOf(rules, notification),
+    required: rules.some((rule) => rule.required === true && ruleMatches(rule, notification)),
     quiet_hours: quietHours,
-    ...(throttled?.throttle ? { throttle: { key: throttled.event_type, ...throttled.throttle } } : {}),
+    ...(throttled ? { throttle: { key: throttled.pattern, ...throttled.throttle } } : {}),
   };
 };
 
@@ -105,6 +156,7 @@ export const patternWithin = (pattern: string, cover: string): boolean => {
 /** What one notification needs to decide its channels per recipient. */
 export interface DeliveryFacts {
   readonly event_type: string;
+  readonly category?: string;
   readonly channels: readonly Channel[];
   readonly preference_defaults?: ResolvedDefaults;
 }
@@ -112,7 +164,8 @@ export interface DeliveryFacts {
 /**
  * The channels a notification reaches one recipient on (empty: nothing at all). Required types ignore the
  * user's rules and mutes; a muted topic stops what comes through it; otherwise per channel the user's most
- * specific rule, else the defaults' most specific rule, else on.
+ * specific rule (of its event type and of its category: where both set the channel, off wins), else the
+ * defaults' the same way, else on.
  */
 export const channelsFor = (
   notification: DeliveryFacts,
@@ -122,6 +175,6 @@ export const channelsFor = (
   const defaults = notification.preference_defaults ?? { channels: {}, required: false };
   if (defaults.required) return [...notification.channels];
   if (viaTopic !== undefined && preferences?.muted_topics.includes(viaTopic)) return [];
-  const own = preferences ? switchesFor(preferences.rules, notification.event_type) : {};
+  const own = preferences ? switchesOf(preferences.rules, notification) : {};
   return notification.channels.filter((channel) => own[channel] ?? defaults.channels[channel] ?? true);
 };

@@ -2,6 +2,7 @@ import { identifierSchema } from '../../core/identifier-schema';
 import { IDENTIFIER_CHARACTERS } from '../../core/identifiers';
 import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
+import { MAX_CATEGORY_CHARACTERS } from '../notifications/categories';
 import { CHANNELS } from '../notifications/channels';
 import { oneClose, timeOfDaySchema, windowSecsSchema } from '../notifications/digest-schema';
 import { TOPIC_NAME } from '../topics/names';
@@ -31,18 +32,48 @@ export const channelSwitches = z.strictObject(
   >,
 );
 
-const uniquePatterns = <T extends { event_type: string }>() =>
+/** A category pattern: an exact category, `prefix.*` or `*` (categories are lower-case dotted names). */
+export const CATEGORY_PATTERN = /^(?:\*|[a-z0-9_-]+(?:\.[a-z0-9_-]+)*(?:\.\*)?)$/;
+
+const categoryPattern = z
+  .string()
+  .check(
+    z.minLength(1),
+    z.maxLength(MAX_CATEGORY_CHARACTERS + 2),
+    z.regex(CATEGORY_PATTERN, 'must be a category, `prefix.*` or `*`'),
+  );
+
+/** Each pattern once per kind: an event-type rule and a category rule may share a pattern (`*`). */
+const uniquePatterns = <T extends { event_type?: string | undefined; category?: string | undefined }>() =>
   z.superRefine<T[]>((rules, context) => {
     const seen = new Set<string>();
     rules.forEach((rule, index) => {
-      if (seen.has(rule.event_type)) {
-        context.addIssue({ code: 'custom', path: [index, 'event_type'], message: 'duplicate pattern' });
-      }
-      seen.add(rule.event_type);
+      const kind = rule.category !== undefined ? 'category' : 'event_type';
+      const key = `${kind}:${rule[kind]}`;
+      if (seen.has(key))
+        context.addIssue({ code: 'custom', path: [index, kind], message: 'duplicate pattern' });
+      seen.add(key);
     });
   });
 
-const userRule = z.strictObject({ event_type: pattern, channels: channelSwitches });
+/** A rule names an event-type pattern or a category pattern: exactly one. */
+const namesOne = <T extends { event_type?: string | undefined; category?: string | undefined }>() =>
+  z.superRefine<T>((rule, context) => {
+    if ((rule.event_type === undefined) === (rule.category === undefined)) {
+      context.addIssue({
+        code: 'custom',
+        path: [rule.event_type === undefined ? 'event_type' : 'category'],
+        message: 'a rule names either event_type or category',
+      });
+    }
+  });
+
+const ruleNames = {
+  event_type: z.optional(pattern),
+  category: z.optional(categoryPattern),
+};
+
+const userRule = z.strictObject({ ...ruleNames, channels: channelSwitches }).check(namesOne());
 
 /** A user's digest choices: at most this many (docs/digests.md). */
 export const MAX_DIGEST_CHOICES = 20;
@@ -134,12 +165,14 @@ export const putPreferencesSchema = z
     }),
   );
 
-const defaultRule = z.strictObject({
-  event_type: pattern,
-  channels: z._default(channelSwitches, {}),
-  required: z._default(z.boolean(), false),
-  throttle: z.optional(throttleSchema),
-});
+const defaultRule = z
+  .strictObject({
+    ...ruleNames,
+    channels: z._default(channelSwitches, {}),
+    required: z._default(z.boolean(), false),
+    throttle: z.optional(throttleSchema),
+  })
+  .check(namesOne());
 
 /** Which notifications the users' quiet hours let through at once (both held unless set). */
 export const quietHoursDefaults = z.strictObject({

@@ -52,6 +52,8 @@ export const notificationFrameSchema = z.strictObject({
   priority: z.enum(PRIORITIES),
   created_at: timestamp,
   ...linkFields,
+  category: z.nullable(z.string()),
+  tags: z.array(z.string()),
   channel: z.enum(['toast', 'realtime']).check(z.describe('the notification channel this frame delivers')),
 });
 
@@ -87,6 +89,9 @@ export const notificationBulkFrameSchema = z.strictObject({
     z
       .string()
       .check(z.describe('a bulk change of the items older than this receiver id; null: of every item')),
+  ),
+  category: z.nullable(
+    z.string().check(z.describe("a bulk change of this category's items only; null: of every category")),
   ),
   at: timestamp.check(
     z.describe('when it ran: with `ids` null, it changed the items of the default feed delivered by then'),

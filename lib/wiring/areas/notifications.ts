@@ -91,6 +91,14 @@ export const notifications: WiringPart = {
       reads: ['receivers', 'feedState'],
     },
     {
+      id: 'notifications.counts',
+      method: 'GET',
+      path: '/notifications/counts',
+      handler: `${HANDLERS}/counts.ts`,
+      access: { users: 'any' },
+      reads: ['receivers', 'feedState'],
+    },
+    {
       id: 'preferences.get',
       method: 'GET',
       path: '/preferences',

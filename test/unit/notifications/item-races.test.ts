@@ -143,7 +143,7 @@ describe('bulk changes and items coming back to the feed', () => {
         await unarchiveItem(user, archived);
       });
       // `before` makes mark_read go item by item (without it, it is read-all's watermark).
-      expect(await bulkChange(user, action, newest), action).toEqual({ updated: 1 });
+      expect(await bulkChange(user, action, { before: newest }), action).toEqual({ updated: 1 });
       expect(cameBack).toBe(true);
       const changed = (receiver: ReceiverRecord) =>
         action === 'archive'

@@ -24,6 +24,8 @@ describe('POST /notifications body', () => {
       priority: 'normal',
       channels: ['in_app'],
       topics: [],
+      category: null,
+      tags: [],
       scheduled_at: null,
       expires_at: null,
     });

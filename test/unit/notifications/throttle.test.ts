@@ -83,16 +83,16 @@ describe('throttle', () => {
       { event_type: 'social.*', throttle: { limit: 5, window_secs: 600 } },
       { event_type: 'social.comment', channels: { toast: false } },
     ];
-    expect(resolveDefaults(rules, 'social.comment').throttle).toEqual({
+    expect(resolveDefaults(rules, { event_type: 'social.comment' }).throttle).toEqual({
       key: 'social.*',
       limit: 5,
       window_secs: 600,
     });
-    expect(resolveDefaults(rules, 'billing.paid').throttle).toEqual({
+    expect(resolveDefaults(rules, { event_type: 'billing.paid' }).throttle).toEqual({
       key: '*',
       limit: 50,
       window_secs: 3600,
     });
-    expect(resolveDefaults([], 'billing.paid').throttle).toBeUndefined();
+    expect(resolveDefaults([], { event_type: 'billing.paid' }).throttle).toBeUndefined();
   });
 });

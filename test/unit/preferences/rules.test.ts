@@ -28,7 +28,7 @@ describe('preference rules', () => {
       channels: all,
       preference_defaults: resolveDefaults(
         [{ event_type: 'promo.*', channels: { toast: false, in_app: false } }],
-        'promo.sale',
+        { event_type: 'promo.sale' },
       ),
     };
     const user = { rules: [{ event_type: '*', channels: { toast: true } }], muted_topics: [] };
@@ -46,9 +46,60 @@ describe('preference rules', () => {
     const required = {
       event_type: 'sec.login',
       channels: ['in_app'] as const,
-      preference_defaults: resolveDefaults([{ event_type: 'sec.*', required: true }], 'sec.login'),
+      preference_defaults: resolveDefaults([{ event_type: 'sec.*', required: true }], {
+        event_type: 'sec.login',
+      }),
     };
     expect(channelsFor(required, user, 'news')).toEqual(['in_app']);
+  });
+
+  it('a category rule mutes a category on a channel; where an event-type rule and a category rule both set a channel, off wins', () => {
+    const every = [...all, 'push'] as const;
+    const social = { event_type: 'friend.request', category: 'social.friends', channels: every };
+    const mutes = {
+      rules: [
+        { category: 'social.*', channels: { toast: false, push: false } },
+        { event_type: 'friend.request', channels: { toast: true, in_app: false } },
+        { category: 'social.friends', channels: { realtime: true } },
+      ],
+      muted_topics: [],
+    };
+    // toast: on by type, off by category → off; in_app: off by type; realtime: on; push: off by category.
+    expect(channelsFor(social, mutes)).toEqual(['realtime']);
+    // Without a category (or another one) only the event-type rules apply.
+    expect(channelsFor({ event_type: 'friend.request', channels: every }, mutes)).toEqual([
+      'toast',
+      'realtime',
+      'push',
+    ]);
+    expect(channelsFor({ ...social, category: 'billing' }, mutes)).toEqual(['toast', 'realtime', 'push']);
+    // `*` as a category pattern matches every notification that has a category, and none without.
+    const everything = { rules: [{ category: '*', channels: { in_app: false } }], muted_topics: [] };
+    expect(channelsFor(social, everything)).toEqual(['toast', 'realtime', 'push']);
+    expect(channelsFor({ event_type: 'x', channels: every }, everything)).toEqual([...every]);
+  });
+
+  it('defaults may name categories: their switches and `required` apply as the event types’ do', () => {
+    const defaults = resolveDefaults(
+      [
+        { category: 'security', required: true },
+        { category: 'digest.*', channels: { push: false } },
+      ],
+      { event_type: 'login.new', category: 'security' },
+    );
+    expect(defaults.required).toBe(true);
+    const user = { rules: [{ category: 'security', channels: { in_app: false } }], muted_topics: [] };
+    expect(
+      channelsFor(
+        { event_type: 'login.new', category: 'security', channels: all, preference_defaults: defaults },
+        user,
+      ),
+    ).toEqual([...all]);
+    const weekly = resolveDefaults([{ category: 'digest.*', channels: { push: false } }], {
+      event_type: 'x',
+      category: 'digest.weekly',
+    });
+    expect(weekly).toEqual({ channels: { push: false }, required: false });
   });
 
   it('patternWithin: which user rules lie wholly inside a required pattern', () => {

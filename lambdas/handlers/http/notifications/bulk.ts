@@ -7,6 +7,6 @@ export const handler = httpRoute(
   { body: bulkChangeRequestSchema },
   async ({ principal, body }) => ({
     status: 200,
-    body: await bulkChange(principal.id, body.action, body.before),
+    body: await bulkChange(principal.id, body.action, { before: body.before, category: body.category }),
   }),
 );
