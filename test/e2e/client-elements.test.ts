@@ -150,7 +150,8 @@ describe('<notify-bell> on a plain page', () => {
     await dialog.waitFor();
     expect(await dialog.getAttribute('aria-label')).toBe('Notifications');
     const selectedTab = page.locator('notify-bell [role=tab][aria-selected=true]');
-    await expect.poll(focused(page)).toBe('All');
+    // The service counts the feed: each tab names its count.
+    await expect.poll(focused(page)).toBe('All, 3');
     await expect.poll(() => titles(page)).toEqual(['New comment', 'Build failed', 'Invoice ready']);
 
     // Arrow keys select the next tab: Unread, with its count.

@@ -13,7 +13,6 @@ import {
   type StateChange,
 } from '../../client/src/index';
 import { NotifyService as ServiceClient } from '../../client/src/service';
-import type { NotificationFrame as SdkNotificationFrame } from '../../client/src/wire';
 import { deliverToChannel } from '../../lambdas/domain/realtime/deliver';
 import type { NotificationFrame } from '../../lambdas/domain/realtime/frames';
 import { sweep } from '../../lambdas/domain/realtime/sweeper';

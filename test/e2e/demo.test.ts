@@ -232,11 +232,9 @@ describe('the demo page in Chromium', () => {
 
   it('works from a second origin: REST calls pass CORS, and the room shows both users live', async () => {
     const bob = await browser.context.newPage();
-    const unreadCall = bob.waitForResponse((response) =>
-      response.url().endsWith('/notifications/unread-count'),
-    );
+    const countsCall = bob.waitForResponse((response) => response.url().endsWith('/notifications/counts'));
     await bob.goto(`${otherOrigin.origin}/?user=bob&api=${runtimeOrigin()}`);
-    const response = await unreadCall;
+    const response = await countsCall;
     expect((await response.request().allHeaders()).origin).toBe(otherOrigin.origin);
     expect(response.status()).toBe(200);
     expect(await response.headerValue('access-control-allow-origin')).toBe('*');

@@ -99,7 +99,11 @@ describe('preference rules', () => {
       event_type: 'x',
       category: 'digest.weekly',
     });
-    expect(weekly).toEqual({ channels: { push: false }, required: false });
+    expect(weekly).toEqual({
+      channels: { push: false },
+      required: false,
+      quiet_hours: { urgent: false, required: false },
+    });
   });
 
   it('patternWithin: which user rules lie wholly inside a required pattern', () => {
