@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
+import { isTimeZone } from '../time-zones';
 import type { DigestSpec } from './digest-rules';
-import { isTimeZone, nextTimeOfDay } from './digest-time';
+import { nextTimeOfDay } from './digest-time';
 import { sendOnFanoutAt } from './fanout-schedule';
 import type { NotificationRecord } from './model';
 

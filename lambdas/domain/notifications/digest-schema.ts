@@ -1,5 +1,5 @@
 import * as z from '../../core/zod';
-import { TIME_OF_DAY } from './digest-time';
+import { TIME_OF_DAY } from '../time-zones';
 
 /** Contract §3 "Digests": the bounds of a digest's window and size. */
 export const MAX_DIGEST_WINDOW_SECS = 7 * 24 * 3600;

@@ -5,9 +5,10 @@ import * as z from '../../core/zod';
 import { MAX_CATEGORY_CHARACTERS } from '../notifications/categories';
 import { CHANNELS } from '../notifications/channels';
 import { oneClose, timeOfDaySchema, windowSecsSchema } from '../notifications/digest-schema';
+import { isTimeZone } from '../time-zones';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
-import { isTimeZone, WEEKDAYS } from './quiet-hours';
+import { WEEKDAYS } from './quiet-hours';
 import { throttleSchema } from './throttle-schema';
 
 /** Rules per user and per defaults set; muted topics per user. docs/preferences.md. */

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { closesAt, timeZoneOf } from '../../../lambdas/domain/notifications/digest-join';
 import { digestFor } from '../../../lambdas/domain/notifications/digest-rules';
-import { instantOf, isTimeZone, nextTimeOfDay } from '../../../lambdas/domain/notifications/digest-time';
+import { nextTimeOfDay } from '../../../lambdas/domain/notifications/digest-time';
 import type { NotificationRecord } from '../../../lambdas/domain/notifications/model';
+import { instantOfWall as instantOf, isTimeZone } from '../../../lambdas/domain/time-zones';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   inQuietHours,
-  instantOfWall,
-  isTimeZone,
   type QuietHours,
   quietUntil,
   type Weekday,
 } from '../../../lambdas/domain/preferences/quiet-hours';
+import { instantOfWall, isTimeZone } from '../../../lambdas/domain/time-zones';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (instant: number | undefined) =>
