@@ -8,6 +8,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const LONGEST_FIRST = [
   // Seconds in a run of the whole suite (3 workers, 2 cores, loaded): the order is what matters.
+  // The push worker held at five points for its whole 30 s lifetime, side by side.
+  'test/reliability/push-crash-points.test.ts', // 97
+  // `npm start --data` killed inside a quiet window, and the window's end at a minute boundary.
+  'test/reliability/quiet-hours-crash.test.ts', // 78
+  'test/e2e/quiet-hours.test.ts', // 75: windows end at minute boundaries
   // Two starts of `npm start --data` (a DynamoDB Local of its own), and the CLIs' start-up.
   'test/e2e/runtime-cli.test.ts', // 115
   'test/e2e/push/push.test.ts', // 68: provider retries, Retry-After and scheduled pushes
@@ -20,6 +25,8 @@ const LONGEST_FIRST = [
   'test/reliability/crash.test.ts', // 55
   // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (30 s timeout + 5 s).
   'test/reliability/bus-invoke-crash.test.ts', // 47
+  'test/reliability/digest-crash.test.ts', // 46: kills around digest windows
+  'test/e2e/digests.test.ts', // 37: digest windows closing
   'test/e2e/realtime-silence.test.ts', // 45: real scaled timers
   // `npm start` twice, one after the other (a secret in SERVICE__AUTH__*, a JWKS).
   'test/reliability/demo-minting.test.ts',

@@ -103,7 +103,6 @@ export type PreferencesPutRequest = {
   readonly quiet_hours?: {
     readonly windows: readonly ({
       readonly days: readonly ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
-      /** The batch closes at the next HH:MM in the recipient's `time_zone` (preferences; default UTC). */
       readonly start: string;
       /** The next day when not later than `start` (equal: 24 hours). */
       readonly end: string;
@@ -378,7 +377,6 @@ export type Preferences = {
   readonly quiet_hours: {
     readonly windows: readonly ({
       readonly days: readonly ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
-      /** The batch closes at the next HH:MM in the recipient's `time_zone` (preferences; default UTC). */
       readonly start: string;
       /** The next day when not later than `start` (equal: 24 hours). */
       readonly end: string;

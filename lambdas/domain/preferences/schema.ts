@@ -5,7 +5,7 @@ import * as z from '../../core/zod';
 import { MAX_CATEGORY_CHARACTERS } from '../notifications/categories';
 import { CHANNELS } from '../notifications/channels';
 import { oneClose, timeOfDaySchema, windowSecsSchema } from '../notifications/digest-schema';
-import { isTimeZone } from '../time-zones';
+import { isTimeZone, TIME_OF_DAY } from '../time-zones';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
 import { WEEKDAYS } from './quiet-hours';
@@ -100,6 +100,8 @@ const digestChoice = z
     }),
   );
 
+const localTime = z.string().check(z.regex(TIME_OF_DAY, 'must be a local time HH:MM (00:00–23:59)'));
+
 /** A window from `start` on each of `days` to `end` (the next day when not later than `start`). */
 const quietWindow = z.strictObject({
   days: z.array(z.enum(WEEKDAYS)).check(
@@ -107,8 +109,8 @@ const quietWindow = z.strictObject({
     z.refine((days) => new Set(days).size === days.length, { message: 'must not repeat a day' }),
     z.meta({ uniqueItems: true }),
   ),
-  start: timeOfDaySchema,
-  end: timeOfDaySchema.check(z.describe('The next day when not later than `start` (equal: 24 hours).')),
+  start: localTime,
+  end: localTime.check(z.describe('The next day when not later than `start` (equal: 24 hours).')),
 });
 
 export const quietHoursSchema = z.strictObject({
