@@ -95,7 +95,9 @@ export const interact =
 
 /** Archiving a snoozed item ends its snooze: its wake-up would otherwise bring it back out of the archive. */
 export const archive: Transition = (receiver, feed, now) => {
-  if (receiver.archived_at) return undefined;
+  // Archived already and snoozed since: archiving ends the snooze, as it ends any (the first archived_at stays).
+  if (receiver.archived_at)
+    return receiver.snoozed_until ? { set: {}, remove: ['snoozed_until'] } : undefined;
   const hidden = hide(receiver, feed);
   const remove = receiver.snoozed_until ? [...hidden.remove, 'snoozed_until' as const] : hidden.remove;
   return { set: { ...hidden.set, archived_at: now }, remove };

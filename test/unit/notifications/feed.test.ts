@@ -672,6 +672,20 @@ describe('unread count and counts under a random mix of operations with archives
     await applyTransition(read.Item as ReceiverRecord, await feedState(userId), snoozeUntil(until));
   };
 
+  it('archiving an archived item snoozed since ends its snooze: unarchived, it is back in the default feed', async () => {
+    const alice = newUser();
+    const record = await storeNotification([alice]);
+    await deliver(record);
+    const receiverId = receiverIdFor(record.id, alice, record.deliver_at);
+    await archiveItem(alice, receiverId);
+    await snooze(alice, receiverId, new Date(Date.now() + 3_600_000).toISOString());
+    await archiveItem(alice, receiverId);
+    await unarchiveItem(alice, receiverId);
+    const page = await listFeed(alice, { limit: 10 });
+    expect(page.items.map((item) => item.id)).toEqual([receiverId]);
+    expect(await unreadCount(alice)).toBe(1);
+  });
+
   it('always equals the unread, unexpired items the default feed lists; so do the counts per category', async () => {
     const seed = Number(process.env.NOTIFY_TEST_SEED ?? Date.now() % 100_000);
     const random = prng(seed);
