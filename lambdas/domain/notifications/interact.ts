@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound, validationError } from '../../core/errors';
 import { newId } from '../../core/ids';
@@ -102,6 +102,7 @@ export const publishInteraction = async (
   if (!receiver) return 'skipped';
   if (receiver.interaction_id === undefined) return 'not-recorded';
   if (receiver.interaction_id !== message.interaction_id) return 'skipped';
+  if (receiver.interaction_published === message.interaction_id) return 'skipped';
   const notification = await notificationOf(receiver.notification_id);
   if (!notification) {
     logger.warn('interaction not published: its notification is gone', {
@@ -126,6 +127,20 @@ export const publishInteraction = async (
       interacted_at: receiver.interacted_at ?? null,
     },
   });
+  await documentClient()
+    .send(
+      new UpdateCommand({
+        TableName: tableName('receivers'),
+        Key: { user_id: message.user_id, receiver_id: message.receiver_id },
+        UpdateExpression: 'SET interaction_published = :id',
+        ConditionExpression: 'interaction_id = :id',
+        ExpressionAttributeValues: { ':id': message.interaction_id },
+      }),
+    )
+    .catch((error: Error) => {
+      // The item left its feed meanwhile (retention): nothing left to mark, nor to publish again.
+      if (error.name !== 'ConditionalCheckFailedException') throw error;
+    });
   logger.info('interaction published', {
     receiver_id: receiver.receiver_id,
     interaction_id: message.interaction_id,

@@ -104,6 +104,11 @@ export interface ReceiverRecord {
    * bus event (under this id) only when it finds its own id here.
    */
   readonly interaction_id?: string;
+  /**
+   * The `interaction_id` whose event was published: a copy of its message (postponed, or delivered again after a
+   * failure) finds it and publishes nothing more.
+   */
+  readonly interaction_published?: string;
   /** Every state change adds 1 in its write (absent: none yet), so a client can drop an older frame. */
   readonly revision?: number;
   /**
