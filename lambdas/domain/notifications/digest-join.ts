@@ -3,10 +3,9 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { isTimeZone } from '../time-zones';
-import type { DigestSpec } from './digest-rules';
 import { nextTimeOfDay } from './digest-time';
 import { sendOnFanoutAt } from './fanout-schedule';
-import type { NotificationRecord } from './model';
+import type { DigestSpec, NotificationRecord } from './model';
 
 /*
  * Joining a digest batch (docs/digests.md). The `digests` table holds, per user:

@@ -1,32 +1,12 @@
+import type { DigestPreference } from '../preferences/rules';
 import { filterMatches } from '../webhooks/filters';
-import type { NotificationRecord } from './model';
+import type { DigestSpec, NotificationRecord } from './model';
 
 // Whether a notification is batched for a recipient, apart from the join (digest-join.ts): the types the
 // notification record and the preferences name, without the join's DynamoDB and Scheduler code.
 
-/** How a notification is batched for one recipient: its own `digest`, or the recipient's digest preference. */
-export interface DigestSpec {
-  readonly key: string;
-  readonly window_secs?: number;
-  readonly at?: string;
-  readonly max_items: number;
-  readonly title?: string;
-}
-
-/** A user's digest choice (preferences `digests`): notifications matching it are batched. */
-export interface DigestPreference {
-  readonly event_type?: string;
-  readonly category?: string;
-  readonly window_secs?: number;
-  readonly at?: string;
-}
-
 /** A key given by the sender and one of the user's own digests never share a batch. */
 const PREFERENCE_SCOPE = 'preference:';
-
-/** The category of a notification, for a digest preference naming one (absent on notifications without). */
-const categoryOf = (notification: NotificationRecord): string | undefined =>
-  (notification as { readonly category?: string }).category ?? undefined;
 
 /**
  * How a notification is batched for this recipient, if at all: its own `digest` wins; else the recipient's
@@ -40,7 +20,7 @@ export const digestFor = (
   if (notification.digest_of) return undefined;
   if (notification.digest) return { scope: `key:${notification.digest.key}`, spec: notification.digest };
   if (notification.preference_defaults?.required) return undefined;
-  const category = categoryOf(notification);
+  const { category } = notification;
   const choice = (preferences ?? []).find((digest) =>
     digest.category !== undefined
       ? category !== undefined && filterMatches(digest.category, category)

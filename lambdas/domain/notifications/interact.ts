@@ -122,8 +122,7 @@ export const publishInteraction = async (
       user_id: receiver.user_id,
       action_id: receiver.interacted_action ?? null,
       event_type: notification.event_type,
-      // Written by POST /notifications when it carries a category (absent on notifications without one).
-      category: typeof notification.category === 'string' ? notification.category : null,
+      category: notification.category ?? null,
       interacted_at: receiver.interacted_at ?? null,
     },
   });

@@ -4,7 +4,6 @@ import { validationError } from '../../core/errors';
 import type { ResolvedDefaults, Throttle } from '../preferences/rules';
 import type { PushRouting } from '../push/routing';
 import type { Channel } from './channels';
-import type { DigestSpec } from './digest-rules';
 import type { Priority } from './shared-fields';
 
 /** A button of a notification: a link (`url`), or without one a backend action its click publishes. */
@@ -12,6 +11,15 @@ export interface NotificationAction {
   readonly id: string;
   readonly label: string;
   readonly url?: string;
+}
+
+/** How a notification is batched for one recipient: its own `digest`, or the recipient's digest preference. */
+export interface DigestSpec {
+  readonly key: string;
+  readonly window_secs?: number;
+  readonly at?: string;
+  readonly max_items: number;
+  readonly title?: string;
 }
 
 /** A notification as stored once in the `notifications` table. */

@@ -1,6 +1,5 @@
 // Apart from schema.ts so that the fan-out worker, which validates nothing, does not load zod.
 import type { Channel } from '../notifications/channels';
-import type { DigestPreference } from '../notifications/digest-rules';
 import { filterMatches } from '../webhooks/filters';
 import type { QuietHours } from './quiet-hours';
 
@@ -30,6 +29,14 @@ export interface PreferenceRule {
   readonly required?: boolean;
   /** Defaults only: the throttle of matching types, counted across all of them per recipient. */
   readonly throttle?: ThrottleLimit;
+}
+
+/** A user's digest choice (preferences `digests`): notifications matching it are batched (docs/digests.md). */
+export interface DigestPreference {
+  readonly event_type?: string;
+  readonly category?: string;
+  readonly window_secs?: number;
+  readonly at?: string;
 }
 
 /** A user's preferences as stored (absent for a user who never set any). */
