@@ -15,7 +15,7 @@ const atExpression = (epochMs: number): string =>
  * SQS's longest delay (900 s). `name` is derived from the message: scheduling the same one twice is a
  * ConflictException, which means it is scheduled already.
  */
-const scheduleMessage = async <T>(
+export const scheduleMessage = async <T>(
   queue: MessageQueue<T>,
   message: T,
   dueAt: number,

@@ -1,40 +1,13 @@
-import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
-import { envNames } from '../../../common/env';
-import { requiredEnv } from '../../core/clients';
-import { scheduler } from '../../core/clients-scheduler';
-import { messageBody } from '../../core/message-queue';
+import { scheduleMessage } from '../../core/schedule-send';
 import { enqueue } from '../../core/sqs-send';
 import { type FanoutMessage, fanoutQueue } from './fanout-messages';
 
-/** `at()` takes whole seconds: round up so the schedule never fires before its time. */
-export const atExpression = (epochMs: number): string =>
-  `at(${new Date(Math.ceil(epochMs / 1000) * 1000).toISOString().slice(0, 19)})`;
-
 /**
  * A one-time EventBridge Scheduler schedule that sends `message` to `fanout` at `atMs` and deletes itself. The
- * name makes it idempotent: a retry that finds it created (ConflictException) leaves it as it is.
+ * name makes it idempotent: a retry that finds it created leaves it as it is.
  */
-export const scheduleOnFanout = async (name: string, atMs: number, message: FanoutMessage): Promise<void> => {
-  try {
-    await scheduler().send(
-      new CreateScheduleCommand({
-        Name: name,
-        GroupName: requiredEnv(envNames.scheduleGroup),
-        ScheduleExpression: atExpression(atMs),
-        ScheduleExpressionTimezone: 'UTC',
-        FlexibleTimeWindow: { Mode: 'OFF' },
-        ActionAfterCompletion: 'DELETE',
-        Target: {
-          Arn: requiredEnv(envNames.queueArn('fanout')),
-          RoleArn: requiredEnv(envNames.schedulerRoleArn),
-          Input: messageBody(fanoutQueue, message),
-        },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConflictException)) throw error; // an earlier attempt created it already
-  }
-};
+export const scheduleOnFanout = (name: string, atMs: number, message: FanoutMessage): Promise<void> =>
+  scheduleMessage(fanoutQueue, message, atMs, name);
 
 /** Due at most this far ahead, a message goes to `fanout` with an SQS delay instead of a schedule. */
 const SCHEDULE_THRESHOLD_MS = 1000;
