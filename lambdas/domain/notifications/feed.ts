@@ -145,6 +145,10 @@ const IN_FEED = 'attribute_not_exists(archived_at) AND attribute_not_exists(snoo
  * Unread, for an item of the default feed: an unread key above the read-all watermark (what the `unread` index
  * and so the unread count select).
  */
+/** Unread as stateFilter('unread') selects: an unread key above the user's read-all watermark. */
+export const isUnread = (unreadKey: string | undefined, watermark: string | undefined): boolean =>
+  unreadKey !== undefined && (watermark === undefined || unreadKey > watermark);
+
 const UNREAD_WITH_WATERMARK = 'attribute_exists(unread_key) AND unread_key > :watermark';
 
 /** The filter of a state (absent: the default feed), given the user's read-all watermark. */
@@ -369,9 +373,7 @@ export const feedCounts = async (userId: string): Promise<FeedCounts> => {
   });
   for await (const page of pages) {
     for (const item of page) {
-      // Unread as stateFilter('unread') selects: an unread key above the read-all watermark.
-      const unread =
-        item.unread_key !== undefined && (watermark === undefined || item.unread_key > watermark);
+      const unread = isUnread(item.unread_key, watermark);
       const unseen = item.seen_at === undefined;
       const tallies: { unseen: number; unread: number; total: number }[] = [counts];
       if (item.category !== undefined) {

@@ -9,7 +9,7 @@ import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToChannel } from '../realtime/deliver';
 import { endGoneConnections } from '../realtime/lifecycle';
 import { frameFor } from './delivery';
-import { readAllWatermarks } from './feed';
+import { isUnread, readAllWatermarks } from './feed';
 import { heldUntil, type ReleaseMessage, scheduleRelease } from './holding';
 import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
 import { applyThrottle } from './throttle';
@@ -35,9 +35,7 @@ const itemDealtWith = async (notification: NotificationRecord, userId: string): 
     readAllWatermarks([userId]),
   ]);
   if (!read.Item) return false;
-  const unreadKey = (read.Item as Pick<ReceiverRecord, 'unread_key'>).unread_key;
-  const watermark = watermarks.get(userId);
-  return unreadKey === undefined || (watermark !== undefined && unreadKey <= watermark);
+  return !isUnread((read.Item as Pick<ReceiverRecord, 'unread_key'>).unread_key, watermarks.get(userId));
 };
 
 /** Release records live beside the delivery receipts, under a key of their own, as long as receipts do. */

@@ -12,7 +12,7 @@ import { NOTIFY_SOURCE } from '../../core/principal';
 import { waitOutRest } from '../../core/schedule-send';
 import { enqueue, enqueueAfter } from '../../core/sqs-send';
 import { putEvent } from '../events/publish';
-import { readAllWatermarks, unreadCount } from '../notifications/feed';
+import { isUnread, readAllWatermarks, unreadCount } from '../notifications/feed';
 import { isExpired, type NotificationRecord, receiverIdFor } from '../notifications/model';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor } from '../preferences/rules';
@@ -133,9 +133,7 @@ const stillUnread = async (
     const userId = receiver.user_id as string;
     if (!unread.has(userId)) continue;
     unread.delete(userId);
-    const unreadKey = receiver.unread_key as string | undefined;
-    const watermark = watermarks.get(userId);
-    if (unreadKey !== undefined && (watermark === undefined || unreadKey > watermark)) unread.add(userId);
+    if (isUnread(receiver.unread_key as string | undefined, watermarks.get(userId))) unread.add(userId);
   }
   return unread;
 };
