@@ -49,10 +49,14 @@ export type NotificationsCreateRequest = {
     /** a link button; absent: a backend action, whose click reaches the sender only as a bus event */
     readonly url?: string;
   })[];
-  /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only. docs/delivery-rules.md. */
+  /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only, or a digest at the end of the window (`over`). docs/delivery-rules.md. */
   readonly throttle?: {
     readonly limit: number;
     readonly window_secs: number;
+    /** Over the limit: `feed` (default) the feed item and a `realtime` frame only; `digest` joins a digest of the recipient's over-limit notifications, sent when the window ends. */
+    readonly over?: 'feed' | 'digest';
+    /** What it counts by: `event_type` (default) or `category` (needs the notification to have one). */
+    readonly per?: 'event_type' | 'category';
   };
   readonly category?: string | null;
   readonly tags?: readonly string[];
@@ -130,10 +134,12 @@ export type PreferencesDefaultsPutRequest = {
       readonly push?: boolean;
     };
     readonly required?: boolean;
-    /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only. docs/delivery-rules.md. */
+    /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only, or a digest at the end of the window (`over`). docs/delivery-rules.md. */
     readonly throttle?: {
       readonly limit: number;
       readonly window_secs: number;
+      /** Over the limit: `feed` (default) the feed item and a `realtime` frame only; `digest` joins a digest of the recipient's over-limit notifications, sent when the window ends. */
+      readonly over?: 'feed' | 'digest';
     };
   })[];
   readonly quiet_hours?: {
@@ -398,10 +404,12 @@ export type PreferenceDefaults = {
       readonly push?: boolean;
     };
     readonly required: boolean;
-    /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only. docs/delivery-rules.md. */
+    /** At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); over it the feed item and a `realtime` frame only, or a digest at the end of the window (`over`). docs/delivery-rules.md. */
     readonly throttle?: {
       readonly limit: number;
       readonly window_secs: number;
+      /** Over the limit: `feed` (default) the feed item and a `realtime` frame only; `digest` joins a digest of the recipient's over-limit notifications, sent when the window ends. */
+      readonly over?: 'feed' | 'digest';
     };
   })[];
   readonly quiet_hours: {

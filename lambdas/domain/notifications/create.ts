@@ -5,6 +5,7 @@ import { type Principal, sourceOf } from '../../core/principal';
 import { enqueue } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
 import { defaultsFor } from '../preferences/preferences';
+import { categoryKey, type Throttle } from '../preferences/rules';
 import { handOverPushes } from '../push/messages';
 import { subscriberCounts } from '../topics/topics';
 import {
@@ -33,6 +34,15 @@ export const REQUEST_DELIVERY_MAX_RECIPIENTS = 10;
  * functions' 10 s timeout to do so: the client is not left with a 503 for a stored, half-delivered notification.
  */
 const REQUEST_DELIVERY_BUDGET_MS = 6000;
+
+/** A notification's own throttle, counted under its event type or (`per: category`) its category. */
+const ownThrottle = (
+  input: CreateNotificationInput,
+  { per, ...limit }: NonNullable<CreateNotificationInput['throttle']>,
+): Throttle => ({
+  key: per === 'category' && input.category !== null ? categoryKey(input.category) : input.event_type,
+  ...limit,
+});
 
 const deliversInRequest = (scheduled: boolean, recipients: readonly string[]): boolean =>
   !scheduled && recipients.length <= REQUEST_DELIVERY_MAX_RECIPIENTS;
@@ -99,7 +109,7 @@ export const createNotification = async (
     ...(input.actions === undefined ? {} : { actions: input.actions }),
     ...(input.push ? { push: input.push } : {}),
     ...(input.digest ? { digest: input.digest } : {}),
-    ...(input.throttle ? { throttle: { key: input.event_type, ...input.throttle } } : {}),
+    ...(input.throttle ? { throttle: ownThrottle(input, input.throttle) } : {}),
     ...(input.category === null ? {} : { category: input.category }),
     ...(input.tags.length > 0 ? { tags: input.tags } : {}),
     recipient_count: recipientCount(

@@ -16,7 +16,7 @@ import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import type { Channel } from './channels';
 import { joinDigest } from './digest-join';
-import { digestFor } from './digest-rules';
+import { type DigestChoice, digestFor } from './digest-rules';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
 import { holdForQuietHours } from './holding';
 import { linksOf, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
@@ -140,16 +140,19 @@ export const deliverChunk = async (
       const userPreferences = preferences.get(userId);
       // Preferences; a batched notification joins its digest instead (docs/digests.md); then quiet hours (what they
       // hold is scheduled for release before the recipient counts as settled, and is throttled at the release), then
-      // the throttle (docs/delivery-rules.md).
-      const chosen = channelsFor(notification, userPreferences, topic);
-      const digest = chosen.length > 0 ? digestFor(notification, userPreferences?.digests) : undefined;
-      if (digest) {
+      // the throttle, counted in the window of the delivery time so that a redelivery lands in the same one; over a
+      // limit whose `over` is `digest`, the notification joins that throttle's digest (docs/delivery-rules.md).
+      const batched = async (digest: DigestChoice) => {
         await joinDigest(notification, userId, digest, userPreferences);
         progress.settled.add(userId);
-        return;
-      }
+      };
+      const chosen = channelsFor(notification, userPreferences, topic);
+      const digest = chosen.length > 0 ? digestFor(notification, userPreferences?.digests) : undefined;
+      if (digest) return await batched(digest);
       const unheld = await holdForQuietHours(notification, userId, userPreferences, chosen, topic);
-      const channels = await applyThrottle(notification, userId, unheld);
+      const throttled = await applyThrottle(notification, userId, unheld, notification.deliver_at);
+      if (throttled.digest) return await batched(throttled.digest);
+      const { channels } = throttled;
       const delivered = await deliverTo(notification, userId, delivery, state, channels, progress);
       const { receiver, push } = delivered;
       if (receiver) written.push(receiver);

@@ -3,6 +3,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { isTimeZone } from '../time-zones';
+import type { DigestChoice } from './digest-rules';
 import { nextTimeOfDay } from './digest-time';
 import { sendOnFanoutAt } from './fanout-schedule';
 import type { DigestSpec, NotificationRecord } from './model';
@@ -67,11 +68,16 @@ export const timeZoneOf = (preferences: object | undefined): string => {
   return typeof zone === 'string' && isTimeZone(zone) ? zone : 'UTC';
 };
 
-/** When a batch opened at `openedAt` closes: after its window, or at the next `at` in the recipient's zone. */
-export const closesAt = (spec: DigestSpec, openedAt: number, timeZone: string): number =>
-  spec.window_secs !== undefined
+/**
+ * When a batch opened at `openedAt` closes: at its fixed close, after its window, or at the next `at` in the
+ * recipient's zone.
+ */
+export const closesAt = (spec: DigestSpec, openedAt: number, timeZone: string): number => {
+  if (spec.closes_at !== undefined) return spec.closes_at;
+  return spec.window_secs !== undefined
     ? openedAt + spec.window_secs * 1000
     : nextTimeOfDay(openedAt, spec.at ?? '00:00', timeZone);
+};
 
 /**
  * The one-time schedule that closes a batch at a time: a retry with the same time finds the one it created; an
@@ -127,7 +133,7 @@ const cancelled = async (write: () => Promise<unknown>): Promise<(string | undef
 export const joinDigest = async (
   notification: NotificationRecord,
   userId: string,
-  digest: { readonly scope: string; readonly spec: DigestSpec },
+  digest: DigestChoice,
   preferences: object | undefined,
 ): Promise<'joined' | 'opened' | 'already'> => {
   const { scope, spec } = digest;

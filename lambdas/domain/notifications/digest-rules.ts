@@ -1,12 +1,34 @@
-import type { DigestPreference } from '../preferences/rules';
+import type { DigestPreference, Throttle } from '../preferences/rules';
 import { filterMatches } from '../webhooks/filters';
 import type { DigestSpec, NotificationRecord } from './model';
 
 // Whether a notification is batched for a recipient, apart from the join (digest-join.ts): the types the
 // notification record and the preferences name, without the join's DynamoDB and Scheduler code.
 
-/** A key given by the sender and one of the user's own digests never share a batch. */
+/** Items a digest lists unless its sender says otherwise. */
+export const DEFAULT_DIGEST_ITEMS = 10;
+
+/**
+ * Batches are kept apart by scope: a key given by the sender, one of the user's own digests and a throttle's
+ * over-limit digest never share a batch.
+ */
 const PREFERENCE_SCOPE = 'preference:';
+const THROTTLE_SCOPE = 'throttle:';
+
+/** The batch a notification joins for one recipient: its scope and how the batch closes. */
+export interface DigestChoice {
+  readonly scope: string;
+  readonly spec: DigestSpec;
+}
+
+/**
+ * The batch of a throttle's over-limit notifications (`over: digest`): one per recipient and throttle key, closing
+ * when the throttle window it was over in ends, so the recipient hears of them once the limit allows again.
+ */
+export const overLimitDigest = (throttle: Throttle, windowEnd: number): DigestChoice => ({
+  scope: `${THROTTLE_SCOPE}${throttle.key}`,
+  spec: { key: throttle.key, closes_at: windowEnd, max_items: DEFAULT_DIGEST_ITEMS },
+});
 
 /**
  * How a notification is batched for this recipient, if at all: its own `digest` wins; else the recipient's
@@ -16,7 +38,7 @@ const PREFERENCE_SCOPE = 'preference:';
 export const digestFor = (
   notification: NotificationRecord,
   preferences: readonly DigestPreference[] | undefined,
-): { readonly scope: string; readonly spec: DigestSpec } | undefined => {
+): DigestChoice | undefined => {
   if (notification.digest_of) return undefined;
   if (notification.digest) return { scope: `key:${notification.digest.key}`, spec: notification.digest };
   if (notification.preference_defaults?.required) return undefined;
@@ -33,7 +55,7 @@ export const digestFor = (
     spec: {
       key: pattern ?? '*',
       ...(choice.window_secs !== undefined ? { window_secs: choice.window_secs } : { at: choice.at }),
-      max_items: 10,
+      max_items: DEFAULT_DIGEST_ITEMS,
     },
   };
 };

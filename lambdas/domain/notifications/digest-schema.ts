@@ -1,10 +1,10 @@
 import * as z from '../../core/zod';
 import { TIME_OF_DAY } from '../time-zones';
+import { DEFAULT_DIGEST_ITEMS } from './digest-rules';
 
 /** Contract §3 "Digests": the bounds of a digest's window and size. */
 export const MAX_DIGEST_WINDOW_SECS = 7 * 24 * 3600;
 export const MAX_DIGEST_ITEMS = 50;
-export const DEFAULT_DIGEST_ITEMS = 10;
 export const DIGEST_KEY = /^[A-Za-z0-9_:.-]{1,64}$/;
 
 export const windowSecsSchema = z

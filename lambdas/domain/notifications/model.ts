@@ -13,11 +13,16 @@ export interface NotificationAction {
   readonly url?: string;
 }
 
-/** How a notification is batched for one recipient: its own `digest`, or the recipient's digest preference. */
+/**
+ * How a notification is batched for one recipient: its own `digest`, the recipient's digest preference, or its
+ * throttle's over-limit digest. The batch closes `window_secs` after it opens, at the next `at`, or at `closes_at`.
+ */
 export interface DigestSpec {
   readonly key: string;
   readonly window_secs?: number;
   readonly at?: string;
+  /** A fixed close (epoch ms): the end of the throttle window an over-limit digest collects. */
+  readonly closes_at?: number;
   readonly max_items: number;
   readonly title?: string;
 }

@@ -92,8 +92,10 @@ export const releaseHeld = async (
   }
   if (await itemDealtWith(notification, userId)) return 'skipped';
   if (!(await claimRelease(notification.id, userId, handling))) return 'skipped';
-  // Throttled when released: a night's worth of held notifications does not all go off at the window's end.
-  if ((await applyThrottle(notification, userId, held, now)).length === 0) return 'throttled';
+  // Throttled when released: a night's worth of held notifications does not all go off at the window's end. Over the
+  // limit it stays what it already is, an item in the feed: `over: digest` does not apply here, as a digest would list
+  // the item a second time.
+  if ((await applyThrottle(notification, userId, held, now)).channels.length === 0) return 'throttled';
   let delivered: number | undefined;
   if (held.includes('toast')) {
     const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);

@@ -2,7 +2,7 @@ import { identifierSchema } from '../../core/identifier-schema';
 import { jsonLimits } from '../../core/json-limits';
 import { SOURCE_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
-import { throttleSchema } from '../preferences/throttle-schema';
+import { notificationThrottleSchema } from '../preferences/throttle-schema';
 import {
   COLLAPSE_KEY,
   DEFAULT_PUSH_ROUTING,
@@ -189,7 +189,7 @@ const fields = z.strictObject({
       ),
     ),
   ),
-  throttle: z.optional(throttleSchema),
+  throttle: z.optional(notificationThrottleSchema),
   category: z._default(z.nullable(categorySchema), null),
   tags: z._default(
     z.array(tagSchema).check(
@@ -261,6 +261,13 @@ export const createNotificationSchema = z.pipe(
           code: 'custom',
           path: ['push', 'after_secs'],
           message: 'only with `when: unread`',
+        });
+      }
+      if (input.throttle?.per === 'category' && input.category === null) {
+        context.addIssue({
+          code: 'custom',
+          path: ['throttle', 'per'],
+          message: '`category` needs a category',
         });
       }
       if (expiresAt !== null && expiresAt <= now) {

@@ -6,16 +6,26 @@ import type { QuietHours } from './quiet-hours';
 /** Per channel on (true) or off (false); a channel a rule leaves out is decided by a less specific rule. */
 export type ChannelSwitches = Partial<Record<Channel, boolean>>;
 
-/** At most `limit` pushes or toasts per recipient in each window of `window_secs` (docs/delivery-rules.md). */
+/**
+ * At most `limit` pushes or toasts per recipient in each window of `window_secs`; over it the feed only, or a
+ * digest at the window's end (`over`, absent: feed). docs/delivery-rules.md.
+ */
 export interface ThrottleLimit {
   readonly limit: number;
   readonly window_secs: number;
+  readonly over?: 'feed' | 'digest';
 }
 
-/** A throttle as fixed on a notification: its limit and the key it is counted under (a pattern or event type). */
+/**
+ * A throttle as fixed on a notification: its limit and the key it is counted under: an event type or event-type
+ * pattern, or `category:` and a category or category pattern (event types have no `:`, so the two never meet).
+ */
 export interface Throttle extends ThrottleLimit {
   readonly key: string;
 }
+
+/** The counter key of a category or category pattern. */
+export const categoryKey = (category: string): string => `category:${category}`;
 
 /**
  * One rule: an event-type pattern or a category pattern (exact name, `prefix.*` or `*`; one of the two) and the
@@ -27,7 +37,7 @@ export interface PreferenceRule {
   readonly channels?: ChannelSwitches;
   /** Defaults only: matching types reach users whatever their own rules and mutes say. */
   readonly required?: boolean;
-  /** Defaults only: the throttle of matching types, counted across all of them per recipient. */
+  /** Defaults only: the throttle of what the rule matches, counted across all of it per recipient. */
   readonly throttle?: ThrottleLimit;
 }
 
@@ -63,8 +73,10 @@ export interface ResolvedDefaults {
   readonly channels: ChannelSwitches;
   readonly required: boolean;
   readonly quiet_hours?: QuietHoursPass;
-  /** The most specific matching default rule's throttle, keyed by its pattern. */
+  /** The most specific matching event-type rule's throttle, keyed by its pattern. */
   readonly throttle?: Throttle;
+  /** The most specific matching category rule's throttle, keyed by `category:` and its pattern. */
+  readonly category_throttle?: Throttle;
 }
 
 /**
@@ -126,29 +138,47 @@ const ruleMatches = (
       filterMatches(rule.category, notification.category);
 
 /**
+ * The most specific rule of one kind matching `name` that carries `field`, with its pattern (a category pattern
+ * as `category:<pattern>`, the key it is counted or batched under).
+ */
+const mostSpecificWith = <F extends 'throttle'>(
+  rules: readonly PreferenceRule[],
+  field: F,
+  kind: RuleKind,
+  name: string | undefined,
+): { readonly key: string; readonly value: NonNullable<PreferenceRule[F]> } | undefined => {
+  if (name === undefined) return undefined;
+  const found = rules
+    .flatMap((rule) => {
+      const pattern = rule[kind];
+      const value = rule[field];
+      return value !== undefined && pattern !== undefined && filterMatches(pattern, name)
+        ? [{ pattern, value }]
+        : [];
+    })
+    .sort((a, b) => specificity(a.pattern) - specificity(b.pattern))
+    .at(-1);
+  if (!found) return undefined;
+  return { key: kind === 'category' ? categoryKey(found.pattern) : found.pattern, value: found.value };
+};
+
+/**
  * The defaults for a notification: the switches, whether it is required, what quiet hours let through, and the
- * throttle of the most specific event-type rule that carries one.
+ * throttles of the most specific event-type rule and the most specific category rule that carry one (both count).
  */
 export const resolveDefaults = (
   rules: readonly PreferenceRule[],
   notification: { readonly event_type: string; readonly category?: string | undefined },
   quietHours: QuietHoursPass = HOLD_ALL,
 ): ResolvedDefaults => {
-  const throttled = rules
-    .flatMap((rule) =>
-      rule.throttle !== undefined &&
-      rule.event_type !== undefined &&
-      filterMatches(rule.event_type, notification.event_type)
-        ? [{ pattern: rule.event_type, throttle: rule.throttle }]
-        : [],
-    )
-    .sort((a, b) => specificity(a.pattern) - specificity(b.pattern))
-    .at(-1);
+  const byType = mostSpecificWith(rules, 'throttle', 'event_type', notification.event_type);
+  const byCategory = mostSpecificWith(rules, 'throttle', 'category', notification.category);
   return {
     channels: switchesOf(rules, notification),
     required: rules.some((rule) => rule.required === true && ruleMatches(rule, notification)),
     quiet_hours: quietHours,
-    ...(throttled ? { throttle: { key: throttled.pattern, ...throttled.throttle } } : {}),
+    ...(byType ? { throttle: { key: byType.key, ...byType.value } } : {}),
+    ...(byCategory ? { category_throttle: { key: byCategory.key, ...byCategory.value } } : {}),
   };
 };
 

@@ -1,10 +1,10 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { forbidden, notFound, unavailable, validationError } from '../../core/errors';
 import { queryAll, queryOnce } from '../../core/paging';
 import type { Principal } from '../../core/principal';
+import { transactRetryingConflicts } from '../../core/transactions';
 import type * as z from '../../core/zod';
 import type { subscriptionSchema } from './responses';
 import type { CreateSubscriptionInput } from './schema';
@@ -20,9 +20,6 @@ export interface SubscriptionRecord {
 
 /** What the subscription routes answer (the schema is the API documents' too). */
 export type Subscription = z.output<typeof subscriptionSchema>;
-
-/** Attempts of a transaction that DynamoDB cancels for a conflict (concurrent changes of one topic's counter). */
-const MAX_TRANSACTION_ATTEMPTS = 8;
 
 /**
  * The subscription id is derived from (topic, user): subscribing twice finds the same item, and DELETE finds
@@ -60,36 +57,8 @@ const subscriberOf = (principal: Principal, input: CreateSubscriptionInput): str
   return input.user_id;
 };
 
-const cancellationCodes = (error: TransactionCanceledException): (string | undefined)[] =>
-  (error.CancellationReasons ?? []).map((reason) => reason.Code);
-
-const backoff = (attempt: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** Math.min(attempt, 6)));
-
-/**
- * Runs a transaction, retrying the ones DynamoDB cancels for a conflict with another transaction on the same
- * items; `onCancelled` turns a condition failure into an answer (or rethrows).
- */
-const transact = async <T>(
-  command: TransactWriteCommand,
-  done: () => T,
-  onCancelled: (codes: (string | undefined)[], error: TransactionCanceledException) => Promise<T>,
-): Promise<T> => {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await documentClient().send(command);
-      return done();
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const codes = cancellationCodes(error);
-      if (codes.includes('ConditionalCheckFailed')) return onCancelled(codes, error);
-      if (attempt >= MAX_TRANSACTION_ATTEMPTS) {
-        throw unavailable('The topic is too busy right now, try again later');
-      }
-      await backoff(attempt);
-    }
-  }
-};
+/** A topic's counter changed by too many subscribers at once: the caller may try again. */
+const topicTooBusy = () => unavailable('The topic is too busy right now, try again later');
 
 export interface SubscribeResult {
   readonly subscription: Subscription;
@@ -136,7 +105,7 @@ export const subscribe = async (
       },
     ],
   });
-  return transact<SubscribeResult>(
+  return transactRetryingConflicts<SubscribeResult>(
     command,
     () => ({ subscription: toSubscription(record), created: true }),
     async (codes, error) => {
@@ -148,6 +117,7 @@ export const subscribe = async (
       if (!existing) throw unavailable('The subscription changed concurrently, try again');
       return { subscription: toSubscription(existing), created: false };
     },
+    topicTooBusy,
   );
 };
 
@@ -191,10 +161,11 @@ export const unsubscribe = async (principal: Principal, id: string): Promise<voi
       },
     ],
   });
-  await transact(
+  await transactRetryingConflicts(
     command,
     () => undefined,
     () => Promise.reject(missing()),
+    topicTooBusy,
   );
 };
 

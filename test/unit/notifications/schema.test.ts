@@ -101,6 +101,23 @@ describe('POST /notifications body', () => {
     const withOffset = new Date(Date.now() + 30 * 24 * 3600 * 1000).toISOString().replace('Z', '+00:00');
     expect(issuesOf({ ...valid, scheduled_at: withOffset, expires_at: null })).toEqual([]);
   });
+
+  it('a throttle counts by event type or category (`per`), over the limit to the feed or a digest (`over`)', () => {
+    const throttle = { limit: 2, window_secs: 600 };
+    expect(
+      issuesOf({ ...valid, throttle: { ...throttle, per: 'category', over: 'digest' }, category: 'social' }),
+    ).toEqual([]);
+    expect(issuesOf({ ...valid, throttle: { ...throttle, per: 'event_type', over: 'feed' } })).toEqual([]);
+    expect(issuesOf({ ...valid, throttle: { ...throttle, per: 'category' } })).toEqual([
+      { field: 'throttle.per', issue: '`category` needs a category' },
+    ]);
+    expect(issuesOf({ ...valid, throttle: { ...throttle, per: 'tag' } }).map((issue) => issue.field)).toEqual(
+      ['throttle.per'],
+    );
+    expect(
+      issuesOf({ ...valid, throttle: { ...throttle, over: 'later' } }).map((issue) => issue.field),
+    ).toEqual(['throttle.over']);
+  });
 });
 
 describe('GET /notifications query', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Channel } from '../../../lambdas/domain/notifications/channels';
 import type { NotificationRecord } from '../../../lambdas/domain/notifications/model';
-import { applyThrottle } from '../../../lambdas/domain/notifications/throttle';
-import { resolveDefaults } from '../../../lambdas/domain/preferences/rules';
+import { applyThrottle, type ThrottleOutcome } from '../../../lambdas/domain/notifications/throttle';
+import { resolveDefaults, type Throttle } from '../../../lambdas/domain/preferences/rules';
 import { useDynamoDbLocal } from '../../support/dynamodb';
 import { notificationRecord } from '../../support/notification-records';
 
@@ -22,8 +22,22 @@ const notification = (overrides: Partial<NotificationRecord> = {}): Notification
     ...overrides,
   });
 
+/** A notification of `eventType` in `category` under the defaults' two throttles (no throttle of its own). */
+const underDefaults = (
+  eventType: string,
+  category: string,
+  throttle: Throttle,
+  categoryThrottle: Throttle,
+): NotificationRecord =>
+  notification({
+    event_type: eventType,
+    category,
+    throttle: undefined,
+    preference_defaults: { channels: {}, required: false, throttle, category_throttle: categoryThrottle },
+  });
+
 /** Whether the throttle left the loud channels on. */
-const loud = (channels: readonly Channel[]) => channels.includes('push') && channels.includes('toast');
+const loud = ({ channels }: ThrottleOutcome) => channels.includes('push') && channels.includes('toast');
 
 describe('throttle', () => {
   it('under concurrent deliveries and duplicates: exactly `limit` notifications reach a recipient loudly', async () => {
@@ -33,16 +47,14 @@ describe('throttle', () => {
     // Each notification delivered three times at once (redelivered chunks, a release run twice).
     const attempts = sent.flatMap((item) => [item, item, item]);
     const outcomes = await Promise.all(
-      attempts.map(async (item) => ({ id: item.id, channels: await applyThrottle(item, user, LOUD, now) })),
+      attempts.map(async (item) => ({ id: item.id, outcome: await applyThrottle(item, user, LOUD, now) })),
     );
-    const admitted = new Set(
-      outcomes.filter((outcome) => loud(outcome.channels)).map((outcome) => outcome.id),
-    );
+    const admitted = new Set(outcomes.filter(({ outcome }) => loud(outcome)).map(({ id }) => id));
     expect(admitted.size).toBe(3);
     // Every copy of an admitted notification was admitted; every other copy went to the feed only.
-    for (const outcome of outcomes) {
-      expect(loud(outcome.channels)).toBe(admitted.has(outcome.id));
-      if (!admitted.has(outcome.id)) expect(outcome.channels).toEqual(['in_app', 'realtime']);
+    for (const { id, outcome } of outcomes) {
+      expect(loud(outcome)).toBe(admitted.has(id));
+      if (!admitted.has(id)) expect(outcome).toEqual({ channels: ['in_app', 'realtime'] });
     }
     // A later redelivery of an admitted one is let through; a new one is not.
     const [first] = [...admitted];
@@ -70,7 +82,9 @@ describe('throttle', () => {
     const user = newUser();
     const limited = { key: 'social.*', limit: 1, window_secs: 3600 };
     const quiet: Channel[] = ['in_app', 'realtime'];
-    expect(await applyThrottle(notification({ throttle: limited }), user, quiet)).toEqual(quiet);
+    expect(await applyThrottle(notification({ throttle: limited }), user, quiet)).toEqual({
+      channels: quiet,
+    });
     expect(loud(await applyThrottle(notification({ throttle: limited }), user, LOUD))).toBe(true);
     const unlimited = notification({ throttle: undefined });
     for (let index = 0; index < 3; index += 1)
@@ -94,5 +108,93 @@ describe('throttle', () => {
       window_secs: 3600,
     });
     expect(resolveDefaults([], { event_type: 'billing.paid' }).throttle).toBeUndefined();
+  });
+
+  it("the defaults' category throttle: the most specific matching category rule with one, counted under `category:` and its pattern, beside the event type's", () => {
+    const rules = [
+      { event_type: 'social.*', throttle: { limit: 5, window_secs: 600 } },
+      { category: '*', throttle: { limit: 50, window_secs: 86_400 } },
+      { category: 'social.*', throttle: { limit: 3, window_secs: 3600, over: 'digest' as const } },
+      { category: 'social.friends', channels: { toast: false } },
+    ];
+    const social = resolveDefaults(rules, { event_type: 'social.comment', category: 'social.friends' });
+    expect(social.throttle).toEqual({ key: 'social.*', limit: 5, window_secs: 600 });
+    expect(social.category_throttle).toEqual({
+      key: 'category:social.*',
+      limit: 3,
+      window_secs: 3600,
+      over: 'digest',
+    });
+    expect(
+      resolveDefaults(rules, { event_type: 'billing.paid', category: 'billing' }).category_throttle,
+    ).toEqual({ key: 'category:*', limit: 50, window_secs: 86_400 });
+    // No category: no category rule applies (not even `*`).
+    expect(resolveDefaults(rules, { event_type: 'billing.paid' }).category_throttle).toBeUndefined();
+  });
+
+  it('two throttles (event type and category) both count: over either is over, and a notification over one takes no place under the other', async () => {
+    const user = newUser();
+    const now = comingHour(20);
+    const byType = (eventType: string, limit: number) => ({ key: eventType, limit, window_secs: 3600 });
+    const byCategory = { key: 'category:social', limit: 3, window_secs: 3600 };
+    const under = (eventType: string, typeLimit: number) =>
+      underDefaults(eventType, 'social', byType(eventType, typeLimit), byCategory);
+    // social.like allows 1: the second like is over its type's limit and must not use up the category's.
+    expect(loud(await applyThrottle(under('social.like', 1), user, LOUD, now))).toBe(true);
+    expect(loud(await applyThrottle(under('social.like', 1), user, LOUD, now))).toBe(false);
+    expect(loud(await applyThrottle(under('social.like', 1), user, LOUD, now))).toBe(false);
+    // The category (limit 3) has two places left, for another type of the category.
+    expect(loud(await applyThrottle(under('social.comment', 10), user, LOUD, now))).toBe(true);
+    expect(loud(await applyThrottle(under('social.comment', 10), user, LOUD, now))).toBe(true);
+    expect(loud(await applyThrottle(under('social.comment', 10), user, LOUD, now))).toBe(false);
+  });
+
+  it('a category counter under concurrent deliveries of two event types and duplicates: exactly `limit` loud', async () => {
+    const user = newUser();
+    const now = comingHour(30);
+    const byCategory = { key: 'category:social', limit: 4, window_secs: 3600 };
+    const sent = Array.from({ length: 14 }, (_, index) => {
+      const eventType = index % 2 === 0 ? 'social.comment' : 'social.like';
+      // Each type allows more than the category: the category's counter decides.
+      return underDefaults(eventType, 'social', { key: eventType, limit: 20, window_secs: 3600 }, byCategory);
+    });
+    const attempts = sent.flatMap((item) => [item, item, item]);
+    const outcomes = await Promise.all(
+      attempts.map(async (item) => ({ id: item.id, outcome: await applyThrottle(item, user, LOUD, now) })),
+    );
+    const admitted = new Set(outcomes.filter(({ outcome }) => loud(outcome)).map(({ id }) => id));
+    expect(admitted.size).toBe(4);
+    for (const { id, outcome } of outcomes) expect(loud(outcome)).toBe(admitted.has(id));
+    // Redelivered later in the window: the admitted ones again, no other.
+    for (const item of sent)
+      expect(loud(await applyThrottle(item, user, LOUD, now + 60_000))).toBe(admitted.has(item.id));
+  });
+
+  it('`over: digest`: over the limit the notification joins the batch of the throttle key, closing when the window ends; a digest itself never does', async () => {
+    const user = newUser();
+    const now = comingHour(40);
+    const windowEnd = Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS;
+    const limited = { key: 'category:social', limit: 1, window_secs: 3600, over: 'digest' as const };
+    expect(await applyThrottle(notification({ throttle: limited }), user, LOUD, now)).toEqual({
+      channels: LOUD,
+    });
+    expect(await applyThrottle(notification({ throttle: limited }), user, LOUD, now)).toEqual({
+      channels: ['in_app', 'realtime'],
+      digest: {
+        scope: 'throttle:category:social',
+        spec: { key: 'category:social', closes_at: windowEnd, max_items: 10 },
+      },
+    });
+    const digest = notification({
+      throttle: limited,
+      digest_of: { key: 'category:social', batch_id: 'b', count: 2 },
+    });
+    expect(await applyThrottle(digest, user, LOUD, now)).toEqual({ channels: ['in_app', 'realtime'] });
+    // Over two limits, one of which says digest: the digest of that one.
+    const feedOnly = { key: 'social.comment', limit: 1, window_secs: 60 };
+    const both = () => underDefaults('social.comment', 'social', feedOnly, limited);
+    const other = newUser();
+    expect(loud(await applyThrottle(both(), other, LOUD, now))).toBe(true);
+    expect((await applyThrottle(both(), other, LOUD, now)).digest?.scope).toBe('throttle:category:social');
   });
 });
