@@ -11,6 +11,8 @@ import {
   type NotificationFrame,
   type NotificationStateFrame,
   type NotificationsBulkRequest,
+  type NotificationsCreateRequest,
+  type PreferenceDefaults,
   type PresenceFrame,
   type PresenceUpdateFrame,
   type ReadAll,
@@ -74,6 +76,15 @@ export type ReadResult = MarkedRead;
 export type ReadAllResult = ReadAll;
 /** What `GET /notifications?state=` lists; absent: the default feed (neither archived nor snoozed). */
 export type FeedStateFilter = 'unseen' | 'unread' | 'read' | 'archived' | 'snoozed' | 'all';
+
+/** A rule of the service defaults: channels, `required`, `throttle`, `digest` (docs/preferences.md). */
+export type PreferenceDefaultRule = PreferenceDefaults['rules'][number];
+/** A default rule's throttle, counted per recipient across what its pattern matches; `over`: feed or digest. */
+export type DefaultThrottle = NonNullable<PreferenceDefaultRule['throttle']>;
+/** A default rule's digest: batches what the rule matches, under the rule's pattern as key. */
+export type DefaultDigest = NonNullable<PreferenceDefaultRule['digest']>;
+/** A notification's own throttle: also says what it counts by (`per`: its event type or its category). */
+export type NotificationThrottle = NonNullable<NotificationsCreateRequest['throttle']>;
 
 /** Frame types the protocol defines; anything else is a broadcast payload. */
 export const PROTOCOL_FRAME_TYPES: ReadonlySet<string> = new Set<string>(SERVER_FRAME_TYPES);

@@ -141,6 +141,17 @@ export type PreferencesDefaultsPutRequest = {
       /** Over the limit: `feed` (default) the feed item and a `realtime` frame only; `digest` joins a digest of the recipient's over-limit notifications, sent when the window ends. */
       readonly over?: 'feed' | 'digest';
     };
+    /** Batch what the rule matches per recipient, as a notification's `digest` does, under the rule's pattern as key; for notifications with no `digest` of their own, unless the user chose a digest for them or the type is required (docs/digests.md). Exactly one of `window_secs` and `at`. */
+    readonly digest?: {
+      /** The batch closes this many seconds after its first notification. */
+      readonly window_secs?: number;
+      /** The batch closes at the next HH:MM in the recipient's `time_zone` (preferences; default UTC). */
+      readonly at?: string;
+      /** Items the digest lists (the count is exact). */
+      readonly max_items?: number;
+      /** Title of the digest; `{count}` is replaced by the number of notifications in it. */
+      readonly title?: string;
+    };
   })[];
   readonly quiet_hours?: {
     readonly urgent?: boolean;
@@ -410,6 +421,17 @@ export type PreferenceDefaults = {
       readonly window_secs: number;
       /** Over the limit: `feed` (default) the feed item and a `realtime` frame only; `digest` joins a digest of the recipient's over-limit notifications, sent when the window ends. */
       readonly over?: 'feed' | 'digest';
+    };
+    /** Batch what the rule matches per recipient, as a notification's `digest` does, under the rule's pattern as key; for notifications with no `digest` of their own, unless the user chose a digest for them or the type is required (docs/digests.md). Exactly one of `window_secs` and `at`. */
+    readonly digest?: {
+      /** The batch closes this many seconds after its first notification. */
+      readonly window_secs?: number;
+      /** The batch closes at the next HH:MM in the recipient's `time_zone` (preferences; default UTC). */
+      readonly at?: string;
+      /** Items the digest lists (the count is exact). */
+      readonly max_items: number;
+      /** Title of the digest; `{count}` is replaced by the number of notifications in it. */
+      readonly title?: string;
     };
   })[];
   readonly quiet_hours: {

@@ -1,4 +1,4 @@
-import type { DigestPreference, Throttle } from '../preferences/rules';
+import { categoryKey, type DigestPreference, type Throttle } from '../preferences/rules';
 import { filterMatches } from '../webhooks/filters';
 import type { DigestSpec, NotificationRecord } from './model';
 
@@ -13,6 +13,7 @@ export const DEFAULT_DIGEST_ITEMS = 10;
  * over-limit digest never share a batch.
  */
 const PREFERENCE_SCOPE = 'preference:';
+const DEFAULT_SCOPE = 'default:';
 const THROTTLE_SCOPE = 'throttle:';
 
 /** The batch a notification joins for one recipient: its scope and how the batch closes. */
@@ -32,8 +33,9 @@ export const overLimitDigest = (throttle: Throttle, windowEnd: number): DigestCh
 
 /**
  * How a notification is batched for this recipient, if at all: its own `digest` wins; else the recipient's
- * first digest choice whose `event_type` or `category` pattern matches. A digest is never batched again, and a
- * type the service defaults make required is not held back by a user's choice.
+ * first digest choice whose `event_type` or `category` pattern matches; else the digest the service defaults
+ * fixed on it. A digest is never batched again, and a type the service defaults make required is held back by
+ * neither a user's choice nor a default.
  */
 export const digestFor = (
   notification: NotificationRecord,
@@ -41,15 +43,19 @@ export const digestFor = (
 ): DigestChoice | undefined => {
   if (notification.digest_of) return undefined;
   if (notification.digest) return { scope: `key:${notification.digest.key}`, spec: notification.digest };
-  if (notification.preference_defaults?.required) return undefined;
+  const defaults = notification.preference_defaults;
+  if (defaults?.required) return undefined;
   const { category } = notification;
   const choice = (preferences ?? []).find((digest) =>
     digest.category !== undefined
       ? category !== undefined && filterMatches(digest.category, category)
       : digest.event_type !== undefined && filterMatches(digest.event_type, notification.event_type),
   );
-  if (!choice) return undefined;
-  const pattern = choice.category !== undefined ? `category:${choice.category}` : choice.event_type;
+  if (!choice)
+    return defaults?.digest
+      ? { scope: `${DEFAULT_SCOPE}${defaults.digest.key}`, spec: defaults.digest }
+      : undefined;
+  const pattern = choice.category !== undefined ? categoryKey(choice.category) : choice.event_type;
   return {
     scope: `${PREFERENCE_SCOPE}${pattern}`,
     spec: {

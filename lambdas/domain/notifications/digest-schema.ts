@@ -37,6 +37,27 @@ export const oneClose = z.superRefine(
   },
 );
 
+/** How a batch closes and what its digest says: a sender's `digest` adds its `key`; a default rule's has none. */
+const digestFields = {
+  window_secs: z.optional(windowSecsSchema),
+  at: z.optional(timeOfDaySchema),
+  max_items: z._default(
+    z
+      .int()
+      .check(z.gte(1), z.lte(MAX_DIGEST_ITEMS), z.describe('Items the digest lists (the count is exact).')),
+    DEFAULT_DIGEST_ITEMS,
+  ),
+  title: z.optional(
+    z
+      .string()
+      .check(
+        z.minLength(1),
+        z.maxLength(256),
+        z.describe('Title of the digest; `{count}` is replaced by the number of notifications in it.'),
+      ),
+  ),
+};
+
 export const digestSchema = z
   .strictObject({
     key: z
@@ -45,23 +66,7 @@ export const digestSchema = z
         z.regex(DIGEST_KEY, 'must be 1 to 64 characters of A-Z, a-z, 0-9, _, :, . and -'),
         z.describe('Notifications with the same key to the same recipient join one batch (e.g. `post-42`).'),
       ),
-    window_secs: z.optional(windowSecsSchema),
-    at: z.optional(timeOfDaySchema),
-    max_items: z._default(
-      z
-        .int()
-        .check(z.gte(1), z.lte(MAX_DIGEST_ITEMS), z.describe('Items the digest lists (the count is exact).')),
-      DEFAULT_DIGEST_ITEMS,
-    ),
-    title: z.optional(
-      z
-        .string()
-        .check(
-          z.minLength(1),
-          z.maxLength(256),
-          z.describe('Title of the digest; `{count}` is replaced by the number of notifications in it.'),
-        ),
-    ),
+    ...digestFields,
   })
   .check(
     oneClose,
@@ -69,5 +74,17 @@ export const digestSchema = z
       'Batch this notification per recipient: the first with a key opens a batch, later ones join it, and when ' +
         'it closes one notification goes out carrying the count and up to `max_items` items (docs/digests.md). ' +
         'Exactly one of `window_secs` and `at`, else a 400 on `digest.window_secs`.',
+    ),
+  );
+
+/** A default rule's digest: its key is the rule's pattern. */
+export const defaultDigestSchema = z
+  .strictObject(digestFields)
+  .check(
+    oneClose,
+    z.describe(
+      "Batch what the rule matches per recipient, as a notification's `digest` does, under the rule's pattern as " +
+        'key; for notifications with no `digest` of their own, unless the user chose a digest for them or the ' +
+        'type is required (docs/digests.md). Exactly one of `window_secs` and `at`.',
     ),
   );

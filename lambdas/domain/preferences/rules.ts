@@ -24,6 +24,14 @@ export interface Throttle extends ThrottleLimit {
   readonly key: string;
 }
 
+/** A default rule's digest: how its batches close and what the digest says (its key is the rule's pattern). */
+export interface DefaultDigest {
+  readonly window_secs?: number;
+  readonly at?: string;
+  readonly max_items: number;
+  readonly title?: string;
+}
+
 /** The counter key of a category or category pattern. */
 export const categoryKey = (category: string): string => `category:${category}`;
 
@@ -39,6 +47,8 @@ export interface PreferenceRule {
   readonly required?: boolean;
   /** Defaults only: the throttle of what the rule matches, counted across all of it per recipient. */
   readonly throttle?: ThrottleLimit;
+  /** Defaults only: batch what the rule matches (docs/digests.md). */
+  readonly digest?: DefaultDigest;
 }
 
 /** A user's digest choice (preferences `digests`): notifications matching it are batched (docs/digests.md). */
@@ -77,6 +87,8 @@ export interface ResolvedDefaults {
   readonly throttle?: Throttle;
   /** The most specific matching category rule's throttle, keyed by `category:` and its pattern. */
   readonly category_throttle?: Throttle;
+  /** The digest of the most specific matching event-type rule with one, else of the category rule; its key the pattern. */
+  readonly digest?: DefaultDigest & { readonly key: string };
 }
 
 /**
@@ -141,7 +153,7 @@ const ruleMatches = (
  * The most specific rule of one kind matching `name` that carries `field`, with its pattern (a category pattern
  * as `category:<pattern>`, the key it is counted or batched under).
  */
-const mostSpecificWith = <F extends 'throttle'>(
+const mostSpecificWith = <F extends 'throttle' | 'digest'>(
   rules: readonly PreferenceRule[],
   field: F,
   kind: RuleKind,
@@ -163,8 +175,9 @@ const mostSpecificWith = <F extends 'throttle'>(
 };
 
 /**
- * The defaults for a notification: the switches, whether it is required, what quiet hours let through, and the
- * throttles of the most specific event-type rule and the most specific category rule that carry one (both count).
+ * The defaults for a notification: the switches, whether it is required, what quiet hours let through, the
+ * throttles of the most specific event-type rule and the most specific category rule that carry one (both count),
+ * and the digest of the most specific rule with one (an event-type rule's before a category rule's).
  */
 export const resolveDefaults = (
   rules: readonly PreferenceRule[],
@@ -173,12 +186,17 @@ export const resolveDefaults = (
 ): ResolvedDefaults => {
   const byType = mostSpecificWith(rules, 'throttle', 'event_type', notification.event_type);
   const byCategory = mostSpecificWith(rules, 'throttle', 'category', notification.category);
+  // An event type is the narrower name: its rule's digest before the category's.
+  const digest =
+    mostSpecificWith(rules, 'digest', 'event_type', notification.event_type) ??
+    mostSpecificWith(rules, 'digest', 'category', notification.category);
   return {
     channels: switchesOf(rules, notification),
     required: rules.some((rule) => rule.required === true && ruleMatches(rule, notification)),
     quiet_hours: quietHours,
     ...(byType ? { throttle: { key: byType.key, ...byType.value } } : {}),
     ...(byCategory ? { category_throttle: { key: byCategory.key, ...byCategory.value } } : {}),
+    ...(digest ? { digest: { key: digest.key, ...digest.value } } : {}),
   };
 };
 

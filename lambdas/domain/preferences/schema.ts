@@ -4,7 +4,12 @@ import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { MAX_CATEGORY_CHARACTERS } from '../notifications/categories';
 import { CHANNELS } from '../notifications/channels';
-import { oneClose, timeOfDaySchema, windowSecsSchema } from '../notifications/digest-schema';
+import {
+  defaultDigestSchema,
+  oneClose,
+  timeOfDaySchema,
+  windowSecsSchema,
+} from '../notifications/digest-schema';
 import { isTimeZone, TIME_OF_DAY } from '../time-zones';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
@@ -168,14 +173,24 @@ export const putPreferencesSchema = z
     }),
   );
 
+/** A required type is never held back by a digest: one on the same rule would do nothing, so it is refused. */
+const digestNotRequired = z.superRefine(
+  (rule: { required: boolean; digest?: object | undefined }, context) => {
+    if (rule.required && rule.digest !== undefined) {
+      context.addIssue({ code: 'custom', path: ['digest'], message: 'a required rule is never held back' });
+    }
+  },
+);
+
 const defaultRule = z
   .strictObject({
     ...ruleNames,
     channels: z._default(channelSwitches, {}),
     required: z._default(z.boolean(), false),
     throttle: z.optional(throttleSchema),
+    digest: z.optional(defaultDigestSchema),
   })
-  .check(namesOne());
+  .check(namesOne(), digestNotRequired);
 
 /** Which notifications the users' quiet hours let through at once (both held unless set). */
 export const quietHoursDefaults = z.strictObject({

@@ -9,6 +9,10 @@ import type * as wire from '../../../client/src/wire';
 import type { Device } from '../../../lambdas/domain/devices/devices';
 import type { FeedItem } from '../../../lambdas/domain/notifications/feed';
 import type { FeedStateFilter } from '../../../lambdas/domain/notifications/feed-query';
+import type { CreateNotificationInput } from '../../../lambdas/domain/notifications/schema';
+import type { Defaults } from '../../../lambdas/domain/preferences/preferences';
+import type { DefaultDigest, ThrottleLimit } from '../../../lambdas/domain/preferences/rules';
+import type { PutDefaultsInput } from '../../../lambdas/domain/preferences/schema';
 import type * as frames from '../../../lambdas/domain/realtime/frames';
 
 describe('client wire types', () => {
@@ -29,5 +33,13 @@ describe('client wire types', () => {
     expectTypeOf<keyof FeedItem>().toEqualTypeOf<keyof wire.Receiver>();
     expectTypeOf<Device>().toExtend<wire.Device>();
     expectTypeOf<FeedStateFilter>().toEqualTypeOf<wire.FeedStateFilter>();
+    expectTypeOf<Defaults['rules'][number]>().toExtend<wire.PreferenceDefaultRule>();
+  });
+
+  it('describe the throttles and digests a service sets', () => {
+    expectTypeOf<PutDefaultsInput['rules'][number]>().toExtend<wire.PreferenceDefaultRule>();
+    expectTypeOf<ThrottleLimit>().toExtend<wire.DefaultThrottle>();
+    expectTypeOf<DefaultDigest>().toExtend<wire.DefaultDigest>();
+    expectTypeOf<NonNullable<CreateNotificationInput['throttle']>>().toExtend<wire.NotificationThrottle>();
   });
 });

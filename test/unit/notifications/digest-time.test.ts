@@ -3,6 +3,7 @@ import { closesAt, timeZoneOf } from '../../../lambdas/domain/notifications/dige
 import { digestFor } from '../../../lambdas/domain/notifications/digest-rules';
 import { nextTimeOfDay } from '../../../lambdas/domain/notifications/digest-time';
 import type { NotificationRecord } from '../../../lambdas/domain/notifications/model';
+import { resolveDefaults } from '../../../lambdas/domain/preferences/rules';
 import { instantOfWall as instantOf, isTimeZone } from '../../../lambdas/domain/time-zones';
 
 const at = (iso: string) => Date.parse(iso);
@@ -117,5 +118,54 @@ describe('digestFor', () => {
     expect(
       digestFor(notification({ preference_defaults: { channels: {}, required: true } }), choices),
     ).toBeUndefined();
+  });
+
+  it("a service default's digest: for what carries none of its own and the user chose none for; never a required type", () => {
+    const defaults = (rules: Parameters<typeof resolveDefaults>[0], category?: string) =>
+      notification({
+        ...(category ? { category } : {}),
+        preference_defaults: resolveDefaults(rules, { event_type: 'marketing.sale', category }),
+      });
+    const byDefault = defaults(
+      [
+        { event_type: '*', digest: { at: '09:00', max_items: 10 } },
+        { event_type: 'marketing.*', digest: { window_secs: 600, max_items: 5, title: '{count} offers' } },
+        { category: 'promotions', digest: { window_secs: 60, max_items: 10 } },
+      ],
+      'promotions',
+    );
+    // The most specific event-type rule's, before a category rule's; keyed by its pattern.
+    expect(digestFor(byDefault, [])).toEqual({
+      scope: 'default:marketing.*',
+      spec: { key: 'marketing.*', window_secs: 600, max_items: 5, title: '{count} offers' },
+    });
+    // The category rule's when no event-type rule has one: keyed `category:<pattern>`.
+    expect(
+      digestFor(
+        defaults([{ category: 'promotions', digest: { window_secs: 60, max_items: 10 } }], 'promotions'),
+        undefined,
+      ),
+    ).toEqual({
+      scope: 'default:category:promotions',
+      spec: { key: 'category:promotions', window_secs: 60, max_items: 10 },
+    });
+    // The user's choice beats the default; the notification's own beats both.
+    expect(digestFor(byDefault, [{ event_type: 'marketing.*', at: '18:00' }])?.scope).toBe(
+      'preference:marketing.*',
+    );
+    const own = { key: 'sale-1', window_secs: 5, max_items: 10 };
+    expect(digestFor({ ...byDefault, digest: own }, [{ event_type: '*', at: '18:00' }])?.scope).toBe(
+      'key:sale-1',
+    );
+    // Required (by another rule): never held back by the default.
+    const required = defaults(
+      [
+        { event_type: 'marketing.*', digest: { window_secs: 600, max_items: 10 } },
+        { category: 'promotions', required: true },
+      ],
+      'promotions',
+    );
+    expect(digestFor(required, [])).toBeUndefined();
+    expect(digestFor(defaults([]), [])).toBeUndefined();
   });
 });

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../../../lambdas/core/errors';
+import { parseOrThrow } from '../../../lambdas/core/validation';
 import {
   channelsFor,
   patternWithin,
   resolveDefaults,
   switchesFor,
 } from '../../../lambdas/domain/preferences/rules';
+import { putDefaultsSchema } from '../../../lambdas/domain/preferences/schema';
 
 const all = ['in_app', 'toast', 'realtime'] as const;
 
@@ -116,5 +119,39 @@ describe('preference rules', () => {
     expect(patternWithin('anything', '*')).toBe(true);
     expect(patternWithin('sec.login', 'sec.login')).toBe(true);
     expect(patternWithin('sec.*', 'sec.login')).toBe(false);
+  });
+
+  it('the defaults schema: throttles and digests on rules of either kind; `per` is not a rule’s; a digest needs one close and no `required`', () => {
+    const issuesOf = (rule: Record<string, unknown>) => {
+      try {
+        parseOrThrow(putDefaultsSchema, { rules: [rule] });
+      } catch (error) {
+        if (error instanceof ServiceError) return (error.details ?? []).map((detail) => detail.field);
+      }
+      return [];
+    };
+    expect(issuesOf({ category: 'social', throttle: { limit: 3, window_secs: 60, over: 'digest' } })).toEqual(
+      [],
+    );
+    expect(
+      issuesOf({ event_type: 'a.*', digest: { window_secs: 600, max_items: 5, title: '{count} new' } }),
+    ).toEqual([]);
+    expect(issuesOf({ category: '*', digest: { at: '09:00' } })).toEqual([]);
+    expect(
+      issuesOf({ category: 'social', throttle: { limit: 3, window_secs: 60, per: 'category' } }),
+    ).toEqual(['rules[0].throttle.per']);
+    expect(issuesOf({ event_type: 'a.*', digest: { at: '09:00', window_secs: 60 } })).toEqual([
+      'rules[0].digest.window_secs',
+    ]);
+    expect(issuesOf({ event_type: 'a.*', digest: {} })).toEqual(['rules[0].digest.window_secs']);
+    expect(issuesOf({ event_type: 'a.*', digest: { window_secs: 60, key: 'k' } })).toEqual([
+      'rules[0].digest.key',
+    ]);
+    expect(issuesOf({ event_type: 'a.*', required: true, digest: { window_secs: 60 } })).toEqual([
+      'rules[0].digest',
+    ]);
+    expect(
+      parseOrThrow(putDefaultsSchema, { rules: [{ event_type: 'a.*', digest: { at: '09:00' } }] }).rules,
+    ).toEqual([{ event_type: 'a.*', channels: {}, required: false, digest: { at: '09:00', max_items: 10 } }]);
   });
 });
