@@ -186,6 +186,57 @@ describe('digests', () => {
     expect(await unread(token)).toBe(items.length);
   }, 180_000);
 
+  it("batches by a service default's digest; a user's own choice beats it; a required rule carries none", async () => {
+    const [gina, hal] = [user('gina'), user('hal')];
+    const [ginaToken, halToken] = await Promise.all([
+      runtime.mintUserToken(gina),
+      runtime.mintUserToken(hal),
+    ]);
+    const family = `offer${run}`;
+    const rule = { event_type: `${family}.*`, digest: { window_secs: WINDOW_SECS, title: '{count} offers' } };
+    try {
+      const set = await api('PUT', '/preferences/defaults', service, { rules: [rule] });
+      expect(set.status).toBe(200);
+      expect(set.body.rules).toEqual([
+        { ...rule, channels: {}, required: false, digest: { ...rule.digest, max_items: 10 } },
+      ]);
+      const refused = await api('PUT', '/preferences/defaults', service, {
+        rules: [{ ...rule, required: true }],
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.details).toEqual([
+        { field: 'rules[0].digest', issue: 'a required rule is never held back' },
+      ]);
+      // Hal chose his own digest for the category: his choice, not the service's.
+      const choice = { category: 'deals', window_secs: WINDOW_SECS };
+      expect((await api('PUT', '/preferences', halToken, { rules: [], digests: [choice] })).status).toBe(200);
+      const send = (index: number) =>
+        api('POST', '/notifications', service, {
+          event_type: `${family}.sale`,
+          category: 'deals',
+          title: `Offer ${index}`,
+          recipient_ids: [gina, hal],
+        });
+      expect((await Promise.all([send(1), send(2), send(3)])).map((answer) => answer.status)).toEqual([
+        202, 202, 202,
+      ]);
+
+      const ginas = await feedCarrying(ginaToken, { [`${family}.*`]: 3 });
+      expect(carried(ginas, `${family}.*`)).toBe(3);
+      expect(ginas.every((item) => item.data.digest)).toBe(true);
+      for (const digest of ginas) expect(digest.title).toBe(`${digest.data.digest?.count} offers`);
+      expect(ginas.some((digest) => (digest.data.digest?.count ?? 0) >= 2)).toBe(true); // batched
+
+      const hals = await feedCarrying(halToken, { 'category:deals': 3 });
+      expect(carried(hals, 'category:deals')).toBe(3);
+      expect(carried(hals, `${family}.*`)).toBe(0);
+      expect(hals.every((item) => item.data.digest)).toBe(true);
+      expect(await unread(halToken)).toBe(hals.length);
+    } finally {
+      await api('PUT', '/preferences/defaults', service, { rules: [] });
+    }
+  }, 180_000);
+
   it('refuses a digest without exactly one of window_secs and at, or with a time that is not HH:MM', async () => {
     const dave = user('dave');
     for (const digest of [

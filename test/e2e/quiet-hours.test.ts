@@ -1,9 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { pushSettingName } from '../../common/env';
-import { type ExpoStandIn, startExpoStandIn } from '../../local/push/expo-stand-in';
+import { describe, expect, it, vi } from 'vitest';
 import { apiClient, eventually } from '../support/api';
-import { queueIdle } from '../support/queues';
-import { type Runtime, startTestRuntime } from '../support/runtime';
+import { deliveryIdle, usePushRuntime } from '../support/push-runtime';
 import { TestClient } from '../support/ws-client';
 
 /**
@@ -12,36 +9,24 @@ import { TestClient } from '../support/ws-client';
  * an hour off UTC, so it ends within a minute); read meanwhile, nothing follows; urgent passes when the defaults say
  * so. A throttle lets `limit` of a burst of concurrent notifications (sent twice each) through loudly.
  */
-let runtime: Runtime;
-let expo: ExpoStandIn;
-let run = 0;
-
-beforeAll(async () => {
-  expo = await startExpoStandIn();
-  runtime = await startTestRuntime({ env: { [pushSettingName('EXPO_URL')]: expo.url } });
-  run = Date.now();
-}, 120_000);
-afterAll(async () => {
-  await runtime?.stop();
-  await expo?.close();
-});
+const push = usePushRuntime();
 
 // A window ends at the next minute: up to a minute of waiting, then the release crosses a schedule and two queues.
 vi.setConfig({ testTimeout: 150_000 });
 
-const api = apiClient(() => runtime.httpUrl);
-const service = () => runtime.mintServiceToken('quiet', ['notifications:write']);
+const api = apiClient(() => push.runtime.httpUrl);
+const service = () => push.runtime.mintServiceToken('quiet', ['notifications:write']);
 let seq = 0;
 
 const ZONE = 'Asia/Kolkata'; // UTC+05:30: the window's local times are not UTC's
 
 /** A user with one Expo device and an open connection, kept open across the window by heartbeats. */
 const userWithDevice = async (name: string) => {
-  const id = `${name}-${run}-${++seq}`;
-  const token = await runtime.mintUserToken(id);
+  const id = `${name}-${push.run}-${++seq}`;
+  const token = await push.runtime.mintUserToken(id);
   const pushToken = `ExponentPushToken[${id}]`;
   expect((await api('POST', '/devices', token, { token: pushToken, platform: 'ios' })).status).toBe(201);
-  const client = await TestClient.open(`${runtime.wsUrl}?token=${token}`);
+  const client = await TestClient.open(`${push.runtime.wsUrl}?token=${token}`);
   await client.nextOfType('session');
   const heartbeat = setInterval(() => client.send({ type: 'heartbeat' }), 15_000);
   const close = () => {
@@ -101,13 +86,12 @@ const notify = async (body: Record<string, unknown>) => {
 
 const feedOf = async (token: string) =>
   (await api('GET', '/notifications', token)).body.items as { id: string; notification_id: string }[];
-const pushesTo = (pushToken: string) => expo.received().filter((push) => push.token === pushToken);
-const idle = () =>
-  eventually(async () => (await queueIdle('fanout')) && (await queueIdle('push')), Boolean, 60_000);
+const pushesTo = (pushToken: string) => push.pushesTo(pushToken);
+const idle = deliveryIdle;
 
 describe('quiet hours', () => {
   it('stores a time zone and windows; refuses unknown zones, bad times and windows without a zone (400)', async () => {
-    const token = await runtime.mintUserToken(`prefs-${run}`);
+    const token = await push.runtime.mintUserToken(`prefs-${push.run}`);
     const body = {
       rules: [],
       time_zone: 'Europe/Berlin',
@@ -235,7 +219,7 @@ describe('throttles', () => {
   it('a burst of concurrent notifications, each sent twice: `limit` push and toast, the rest feed and realtime only', async () => {
     const erin = await userWithDevice('erin');
     const defaults = await service();
-    const family = `burst${run}`;
+    const family = `burst${push.run}`;
     try {
       const set = await api('PUT', '/preferences/defaults', defaults, {
         rules: [{ event_type: `${family}.*`, throttle: { limit: 2, window_secs: 86_400 } }],

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll } from 'vitest';
+import { pushSettingName } from '../../common/env';
+import { type ExpoStandIn, startExpoStandIn } from '../../local/push/expo-stand-in';
+import { eventually } from './api';
+import { queueIdle } from './queues';
+import { type Runtime, startTestRuntime } from './runtime';
+
+/** A test file's local runtime whose Expo pushes go to a stand-in, and a number unique to the run. */
+export interface PushRuntime {
+  readonly runtime: Runtime;
+  readonly expo: ExpoStandIn;
+  readonly run: number;
+  /** The pushes the stand-in received for one device token. */
+  pushesTo(pushToken: string): ReturnType<ExpoStandIn['received']>;
+}
+
+/** Starts the runtime and the Expo stand-in before the file's tests and stops them after. */
+export const usePushRuntime = (): PushRuntime => {
+  let runtime: Runtime | undefined;
+  let expo: ExpoStandIn | undefined;
+  let run = 0;
+  beforeAll(async () => {
+    expo = await startExpoStandIn();
+    runtime = await startTestRuntime({ env: { [pushSettingName('EXPO_URL')]: expo.url } });
+    run = Date.now();
+  }, 120_000);
+  afterAll(async () => {
+    await runtime?.stop();
+    await expo?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the runtime is started in beforeAll');
+    return value;
+  };
+  return {
+    get runtime() {
+      return started(runtime);
+    },
+    get expo() {
+      return started(expo);
+    },
+    get run() {
+      return run;
+    },
+    pushesTo: (pushToken) =>
+      started(expo)
+        .received()
+        .filter((push) => push.token === pushToken),
+  };
+};
+
+/** Waits until the fan-out and push queues are idle: what was sent has been delivered (or failed). */
+export const deliveryIdle = () =>
+  eventually(async () => (await queueIdle('fanout')) && (await queueIdle('push')), Boolean, 60_000);
