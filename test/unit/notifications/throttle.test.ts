@@ -147,6 +147,14 @@ describe('throttle', () => {
     expect(loud(await applyThrottle(under('social.comment', 10), user, LOUD, now))).toBe(true);
     expect(loud(await applyThrottle(under('social.comment', 10), user, LOUD, now))).toBe(true);
     expect(loud(await applyThrottle(under('social.comment', 10), user, LOUD, now))).toBe(false);
+    // The other way round: over the category's limit takes no place under the type's.
+    const other = newUser();
+    const perMinute = { key: 'category:social', limit: 1, window_secs: 60 };
+    const like = () => underDefaults('social.like', 'social', byType('social.like', 2), perMinute);
+    expect(loud(await applyThrottle(like(), other, LOUD, now))).toBe(true);
+    expect(loud(await applyThrottle(like(), other, LOUD, now))).toBe(false);
+    // The next minute the category has room again, and the type (hourly) still its second place.
+    expect(loud(await applyThrottle(like(), other, LOUD, now + 60_000))).toBe(true);
   });
 
   it('a category counter under concurrent deliveries of two event types and duplicates: exactly `limit` loud', async () => {
