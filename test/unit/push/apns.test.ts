@@ -594,4 +594,13 @@ describe('the APNs stand-in checks requests as APNs does', () => {
     expect(await raw(good(), '')).toEqual({ status: 400, body: { reason: 'PayloadEmpty' } });
     expect(standIn.received()).toHaveLength(1);
   });
+
+  it('takes a category identifier as a string only', async () => {
+    const withCategory = (category: unknown) => JSON.stringify({ aps: { alert: 'x', category } });
+    expect(await raw(good(), withCategory(['approve']))).toEqual({
+      status: 400,
+      body: { reason: 'BadPayload' },
+    });
+    expect(await raw(good(), withCategory('approve.view'))).toEqual({ status: 200, body: null });
+  });
 });

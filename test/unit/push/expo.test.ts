@@ -111,6 +111,16 @@ describe('the Expo sender', () => {
     expect(payload.body).toBe('Your invoice is ready');
   });
 
+  it('has its stand-in refuse a category id that is not a string, as Expo does', async () => {
+    const answer = await fetch(`${expo.url}/--/api/v2/push/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ to: target().token, title: 't', categoryId: ['pay'] }),
+    });
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ errors: [{ message: '"categoryId" must be a string' }] });
+  });
+
   it('classifies every answer', async () => {
     const sender = createExpoSender({}, { url: expo.url });
     const dead = target();
