@@ -1,7 +1,8 @@
 /**
  * The `notification` frame fits one API Gateway WebSocket frame (32 KiB) by design: the largest notification the
  * create accepts, with every free-text field at or near its limit in the characters that take the most bytes, is
- * measured as the local gateway sends it; one byte more is a 400 naming the bulkiest field. The client refuses any
+ * measured as the local gateway sends it, live and replayed after a reconnect; one byte more is a 400 naming the
+ * bulkiest field. The client refuses any
  * message over 32 KiB (`maxPayload`), and the gateway sends a message of at most 32 KiB as one frame.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,7 +48,20 @@ const connect = async (token: string) => {
       });
     }
   };
-  return { socket, frameOf };
+  /** The next message matching `match`, parsed. */
+  const next = async (match: (frame: Record<string, unknown>) => boolean) => {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const found = messages.map((data) => JSON.parse(data.toString())).find(match);
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error('no such frame within 20 s');
+      await new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, 500);
+      });
+    }
+  };
+  return { socket, frameOf, next };
 };
 
 describe('the notification frame', () => {
@@ -89,6 +103,24 @@ describe('the notification frame', () => {
         actions: content(0).actions,
       });
 
+      // Replayed after a reconnect, the same frame: as many bytes.
+      const { session_id: sessionId } = await client.next((frame) => frame.type === 'session');
+      client.socket.close();
+      await new Promise((resolve) => client.socket.once('close', resolve));
+      const whileAway = await send(largest);
+      expect(whileAway.status).toBe(202);
+      const resumed = await connect(token);
+      try {
+        resumed.socket.send(JSON.stringify({ type: 'reconnect', id: 'r1', session_id: sessionId }));
+        expect(await resumed.next((frame) => frame.type === 'ack')).toMatchObject({
+          op: 'reconnect',
+          replayed: 1,
+        });
+        expect((await resumed.frameOf(whileAway.body.id)).length).toBe(WEBSOCKET_FRAME_MAX_BYTES);
+      } finally {
+        resumed.socket.close();
+      }
+
       const over = await send(largest + 1);
       expect(over.status).toBe(400);
       expect(over.body).toMatchObject({
@@ -96,9 +128,10 @@ describe('the notification frame', () => {
         message: expect.stringContaining(`${WEBSOCKET_FRAME_MAX_BYTES + 1} bytes`),
         details: [{ field: 'body', issue: expect.stringContaining('by at least 1 bytes') }],
       });
-      // Nothing of it was stored: the feed holds the two accepted ones.
+      // Nothing of it was stored: the feed holds the three accepted ones.
       const feed = await api('GET', '/notifications', token);
       expect(feed.body.items.map((item: { notification_id: string }) => item.notification_id)).toEqual([
+        whileAway.body.id,
         accepted.body.id,
         first.body.id,
       ]);
