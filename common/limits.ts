@@ -17,3 +17,9 @@ export const EVENTBRIDGE_MAX_PUT_EVENTS_BYTES = 1_048_576;
 
 /** Lambda `Invoke` with `InvocationType: Event`: the event's bytes (asynchronous invocations carry 1 MB since 2026-01-29). */
 export const LAMBDA_MAX_ASYNC_PAYLOAD_BYTES = 1_048_576;
+
+/**
+ * API Gateway WebSocket: the largest frame (32 KiB). Notify's own server frames are built to fit one
+ * (docs/notifications.md, "Frame size"), and the local gateway splits larger messages into frames of this size.
+ */
+export const WEBSOCKET_FRAME_MAX_BYTES = 32 * 1024;

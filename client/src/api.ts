@@ -67,6 +67,39 @@ export interface PushRegistration {
   };
 }
 
+/** What a page's service worker container is to `reportPushClicks` (the browser's `navigator.serviceWorker`). */
+export interface PushClickSource {
+  addEventListener(type: 'message', listener: (event: { readonly data: unknown }) => void): void;
+  removeEventListener(type: 'message', listener: (event: { readonly data: unknown }) => void): void;
+}
+
+/** A click the service worker of docs/push.md hands to the page, which holds the token to report it. */
+export interface PushClick {
+  readonly type: 'notify.push.click';
+  readonly receiver_id: string;
+  /** The button's id; null for a tap on the notification itself. */
+  readonly action_id: string | null;
+}
+
+const isPushClick = (value: unknown): value is PushClick => {
+  const click = value as Partial<PushClick> | null;
+  return (
+    click?.type === 'notify.push.click' &&
+    typeof click.receiver_id === 'string' &&
+    (click.action_id === null || typeof click.action_id === 'string')
+  );
+};
+
+/** The click the worker put in the URL of the page it opened (no page of the app was open): null when none. */
+const pushClickInUrl = (href: string | undefined): PushClick | null => {
+  if (!href) return null;
+  const query = new URL(href).searchParams;
+  const receiverId = query.get('notify_receiver_id');
+  return receiverId
+    ? { type: 'notify.push.click', receiver_id: receiverId, action_id: query.get('notify_action_id') }
+    : null;
+};
+
 /** base64url (the VAPID key's encoding) to bytes, in browsers without Uint8Array.fromBase64. */
 const base64urlBytes = (text: string): Uint8Array<ArrayBuffer> => {
   const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, ''));
@@ -290,6 +323,39 @@ export class NotifyApi {
     if (!subscription) return false;
     await this.unregisterDevice(subscription.endpoint);
     return subscription.unsubscribe();
+  }
+
+  /**
+   * Reports the clicks on Web Push notifications that the service worker of docs/push.md hands over (it holds no
+   * token; the page does): each `notify.push.click` message it posts to this page, and the click in this page's
+   * URL (`notify_receiver_id`, `notify_action_id`) when the worker opened the app for it. Each is `interact`,
+   * which records the click (and the button) once and marks the item seen and read; the sender learns of it on
+   * the bus. `onError` gets a report that failed. Returns the function that stops listening.
+   */
+  reportPushClicks(
+    options: {
+      readonly serviceWorker?: PushClickSource;
+      readonly url?: string;
+      readonly onError?: (error: unknown, click: PushClick) => void;
+    } = {},
+  ): () => void {
+    const page = globalThis as {
+      navigator?: { serviceWorker?: PushClickSource };
+      location?: { href: string };
+    };
+    const container = options.serviceWorker ?? page.navigator?.serviceWorker;
+    const report = (click: PushClick) => {
+      this.interact(click.receiver_id, click.action_id ?? undefined).catch((error: unknown) =>
+        options.onError?.(error, click),
+      );
+    };
+    const fromUrl = pushClickInUrl(options.url ?? page.location?.href);
+    if (fromUrl) report(fromUrl);
+    const listener = (event: { readonly data: unknown }) => {
+      if (isPushClick(event.data)) report(event.data);
+    };
+    container?.addEventListener('message', listener);
+    return () => container?.removeEventListener('message', listener);
   }
 
   /** Every device of this user: GET /devices is paged, so it follows `next_cursor` to the last page. */

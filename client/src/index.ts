@@ -12,6 +12,8 @@ export {
   type ApiOptions,
   type IdempotencyOptions,
   NotifyApi,
+  type PushClick,
+  type PushClickSource,
   type PushRegistration,
   type PushSubscriptionLike,
 } from './api.js';

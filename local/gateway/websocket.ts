@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import { WEBSOCKET_FRAME_MAX_BYTES } from '../../common/limits';
 import type { WebSocketMockRoute, WebSocketRoute } from '../../lib/wiring';
 import type { LocalAccess } from '../access';
 import { AWS_LIKE_ODDS, type Delivery, exactDelivery } from '../delivery';
@@ -11,7 +12,7 @@ import type { GatewayMeter } from '../metering/gateway-meter';
 import { apiGatewayId, apiGatewayTime, sourceIpOf } from './ids';
 
 /** API Gateway WebSocket limits (docs/local-runtime.md cites them). */
-export const WS_FRAME_LIMIT_BYTES = 32 * 1024;
+export const WS_FRAME_LIMIT_BYTES = WEBSOCKET_FRAME_MAX_BYTES;
 export const WS_MESSAGE_LIMIT_BYTES = 128 * 1024;
 export const WS_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 export const WS_MAX_CONNECTION_MS = 2 * 60 * 60 * 1000;

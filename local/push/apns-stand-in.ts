@@ -147,6 +147,9 @@ export const startApnsStandIn = async (options: ApnsStandInOptions = {}): Promis
     }
     const aps = (payload as { aps?: unknown } | null)?.aps;
     if (typeof aps !== 'object' || aps === null || Array.isArray(aps)) return refuse(400, 'BadPayload');
+    // The category identifier of the buttons (a registered UNNotificationCategory) is a string.
+    const category = (aps as { category?: unknown }).category;
+    if (category !== undefined && typeof category !== 'string') return refuse(400, 'BadPayload');
     return { payload };
   };
 

@@ -50,7 +50,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const shapeProblem = (message: unknown): string | undefined => {
   if (!isObject(message)) return 'a message must be an object';
   if (typeof message.to !== 'string') return '"to" must be a push token';
-  for (const field of ['title', 'body', 'sound', 'subtitle'] as const) {
+  for (const field of ['title', 'body', 'sound', 'subtitle', 'categoryId', 'channelId'] as const) {
     if (message[field] !== undefined && typeof message[field] !== 'string')
       return `"${field}" must be a string`;
   }

@@ -278,6 +278,42 @@ const check = (value: unknown, shape: Shape, path: string): void => {
   }
 };
 
+const objectAt = (value: unknown, ...path: string[]): Record<string, unknown> | undefined => {
+  let current = value;
+  for (const key of path) current = isObject(current) ? current[key] : undefined;
+  return isObject(current) ? current : undefined;
+};
+
+/**
+ * What FCM refuses beyond the field types: a `webpush.fcm_options.link` that is not https (FCM requires it), and
+ * in the APNs payload a `category` that is not a string (APNs reads it as the category identifier).
+ */
+const semanticProblem = (
+  message: Record<string, unknown>,
+): { field: string; message: string } | undefined => {
+  const link =
+    objectAt(message, 'webpush', 'fcm_options')?.link ?? objectAt(message, 'webpush', 'fcmOptions')?.link;
+  if (link !== undefined && !/^https:\/\/[^/]/i.test(String(link)))
+    return { field: 'message.webpush.fcm_options.link', message: 'HTTPS is required for the link' };
+  const category = objectAt(message, 'apns', 'payload', 'aps')?.category;
+  if (category !== undefined && typeof category !== 'string')
+    return { field: 'message.apns.payload', message: 'Invalid APNs payload: aps.category must be a string' };
+  const actions = objectAt(message, 'webpush', 'notification')?.actions;
+  if (
+    actions !== undefined &&
+    (!Array.isArray(actions) ||
+      actions.some(
+        (action) =>
+          !isObject(action) || typeof action.action !== 'string' || typeof action.title !== 'string',
+      ))
+  )
+    return {
+      field: 'message.webpush.notification',
+      message: 'Invalid webpush notification: actions must be [{action, title}] strings',
+    };
+  return undefined;
+};
+
 const headersOf = (request: HttpRequest): Record<string, string> =>
   Object.fromEntries(
     Object.entries(request.headers)
@@ -407,6 +443,12 @@ export const startFcmStandIn = async (options: FcmStandInOptions = {}): Promise<
       if (!(error instanceof InvalidMessage)) throw error;
       return googleError(400, error.message, { field: error.field });
     }
+    const beyondTypes = semanticProblem(message);
+    if (beyondTypes)
+      return googleError(400, beyondTypes.message, {
+        errorCode: 'INVALID_ARGUMENT',
+        field: beyondTypes.field,
+      });
     const targets = ['token', 'topic', 'condition'].filter((field) => message[field] !== undefined);
     if (targets.length !== 1)
       return googleError(400, 'Recipient of the message is not set.', {

@@ -17,7 +17,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushSettingName } from '../../common/env';
 import { REPO_ROOT } from '../../local/lambda/runner';
-import { apiClient } from '../support/api';
+import { apiClient, eventually } from '../support/api';
 import { launchBrowser, startStaticServer, type TestBrowser } from '../support/browser';
 import { vapidCredentials } from '../support/push-keys';
 import { type Runtime, startTestRuntime } from '../support/runtime';
@@ -142,6 +142,13 @@ window.runSubscribe = async ({ apiUrl, token, answerForPushService }) => {
     return { subscribeCalls, error: error.message };
   }
 };
+window.reportClicks = async ({ apiUrl, token }) => {
+  await navigator.serviceWorker.register('/sw.js');
+  await navigator.serviceWorker.ready;
+  const client = new NotifyApi({ apiUrl, getToken: async () => token });
+  window.clickErrors = [];
+  client.reportPushClicks({ onError: (error) => window.clickErrors.push(error.message) });
+};
 window.pageReady = true;
 `;
 
@@ -192,6 +199,64 @@ describe('subscribeToPush in Chromium', () => {
     // unsubscribeFromPush removed the device as well as the subscription.
     expect(result.unsubscribed).toBe(true);
     expect((await api('GET', '/devices', token)).body.items).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('reportPushClicks in Chromium', () => {
+  /** A notification with two buttons in the user's feed: its receiver id. */
+  const itemWithButtons = async (token: string): Promise<string> => {
+    const created = await api('POST', '/notifications', token, {
+      event_type: 'request.created',
+      title: 'Access request',
+      actions: [
+        { id: 'approve', label: 'Approve' },
+        { id: 'reject', label: 'Reject' },
+      ],
+    });
+    expect(created.status).toBe(202);
+    const feed = await api('GET', '/notifications', token);
+    return feed.body.items.find(
+      (item: { notification_id: string }) => item.notification_id === created.body.id,
+    ).id;
+  };
+
+  const interactedAction = async (token: string, receiverId: string) =>
+    eventually(
+      async () =>
+        (await api('GET', '/notifications', token)).body.items.find(
+          (item: { id: string }) => item.id === receiverId,
+        ),
+      (item: { interacted_action: string | null; read_at: string | null } | undefined) =>
+        item?.interacted_action != null,
+      15_000,
+    ).then((item) => ({ action: item?.interacted_action, read: item?.read_at !== null }));
+
+  it('reports the click the docs’ service worker posts to the page, and the one in the URL it opens', async () => {
+    const token = await runtime.mintUserToken('push-clicks-1');
+    const [pressed, opened] = [await itemWithButtons(token), await itemWithButtons(token)];
+    const page = await browser.context.newPage();
+    // The worker opened the app for a press on "reject" (no page of it was open): the click is in the URL.
+    await page.goto(`${site.origin}/?notify_receiver_id=${opened}&notify_action_id=reject`);
+    await page.waitForFunction(() => (globalThis as { pageReady?: boolean }).pageReady === true);
+    await page.evaluate(
+      (args) =>
+        (globalThis as unknown as { reportClicks: (input: typeof args) => Promise<void> }).reportClicks(args),
+      { apiUrl: runtime.httpUrl, token },
+    );
+    expect(await interactedAction(token, opened)).toEqual({ action: 'reject', read: true });
+
+    // A press on "approve" while the page is open: the worker posts it to the page, whose SDK reports it.
+    const worker = browser.context
+      .serviceWorkers()
+      .find((candidate) => candidate.url().startsWith(site.origin));
+    if (!worker) throw new Error('the service worker is not running');
+    const push = { receiver_id: pressed, actions: [{ action: 'approve', title: 'Approve', url: null }] };
+    await worker.evaluate(
+      `openPushClick(${JSON.stringify(push)}, 'approve').then(() => 'focused', (error) => error.name)`,
+    );
+    expect(await interactedAction(token, pressed)).toEqual({ action: 'approve', read: true });
+    expect(await page.evaluate('window.clickErrors')).toEqual([]);
     await page.close();
   });
 });

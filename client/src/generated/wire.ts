@@ -8,6 +8,7 @@ export type NotificationsCreateRequest = {
   readonly source?: unknown & unknown;
   readonly event_type: string;
   readonly title: string;
+  /** With `toast` or `realtime` in `channels`, the `notification` frame made of the title, body, `data`, `url` and `actions` must fit 32 KiB (32,768 bytes of JSON), else a 400 naming the bulkiest of them. */
   readonly body?: string;
   /** Free-form JSON object: at most 16384 bytes serialized, nested at most 16 levels deep; numbers finite, integers within ±9007199254740991, other numbers at least 1e-130 in magnitude, no empty keys. */
   readonly data?: Record<string, unknown>;

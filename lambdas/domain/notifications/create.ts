@@ -17,6 +17,7 @@ import {
 } from './delivery';
 import { type Audience, fanoutQueue, planMessages } from './fanout-messages';
 import { scheduleOnFanout } from './fanout-schedule';
+import { checkFrameFits } from './frame-size';
 import { FEED_RETENTION_MS, type NotificationRecord } from './model';
 import { storeOnce } from './notification-store';
 import type { CreateNotificationInput } from './schema';
@@ -129,6 +130,7 @@ export const createNotification = async (
     preference_defaults: preferenceDefaults,
     ttl: Math.ceil(Math.max(expiresAt ?? 0, deliverAt + FEED_RETENTION_MS) / 1000),
   };
+  checkFrameFits(record);
   const stored = await storeOnce(record);
   // A retried request finds the earlier record: only the first store counts as a created notification.
   if (stored === record) countMetric(SERVICE_METRICS.notificationsCreated);

@@ -4,6 +4,7 @@ import { documentClient, tableName } from '../../core/clients';
 import type { MessageHandling } from '../../core/message-handling';
 import { deliverChunk, deliveryByMessage } from './delivery';
 import { type BatchRecord, batchEntry, openEntry, readBatch } from './digest-join';
+import { frameFits } from './frame-size';
 import { FEED_RETENTION_MS, type NotificationRecord, receiverIdFor } from './model';
 import { storeOnce } from './notification-store';
 
@@ -29,8 +30,20 @@ const digestTitle = (batch: BatchRecord): string => {
   return clip(`${batch.latest.title} (and ${batch.count - 1} more)`, MAX_TITLE);
 };
 
-/** The digest of a closed batch: the same id, time and content whichever attempt builds it. */
-export const digestRecord = (batch: BatchRecord, now = Date.now()): NotificationRecord => ({
+/**
+ * The digest of a closed batch: the same id, time and content whichever attempt builds it. Its `notification`
+ * frame fits one WebSocket frame: when the items (each title up to 256 characters) would not, it keeps the first
+ * ones that do, in `data` and in the body; `count` stays exact.
+ */
+export const digestRecord = (batch: BatchRecord, now = Date.now()): NotificationRecord => {
+  for (let kept = batch.items.length; kept > 0; kept -= 1) {
+    const digest = digestOf({ ...batch, items: batch.items.slice(0, kept) }, now);
+    if (frameFits(digest)) return digest;
+  }
+  return digestOf({ ...batch, items: [] }, now);
+};
+
+const digestOf = (batch: BatchRecord, now: number): NotificationRecord => ({
   // Derived from the user and the batch like a receiver id (a UUID v7 at the close time): one digest per batch.
   id: receiverIdFor(`digest\n${batch.entry}`, batch.user_id, batch.closes_at),
   ...batch.opener,

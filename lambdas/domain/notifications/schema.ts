@@ -88,7 +88,18 @@ const fields = z.strictObject({
   ),
   event_type: eventTypeSchema,
   title: z.string().check(z.minLength(1), z.maxLength(256)),
-  body: z._default(z.string().check(z.maxLength(4096)), ''),
+  body: z._default(
+    z
+      .string()
+      .check(
+        z.maxLength(4096),
+        z.describe(
+          'With `toast` or `realtime` in `channels`, the `notification` frame made of the title, body, `data`, `url` ' +
+            'and `actions` must fit 32 KiB (32,768 bytes of JSON), else a 400 naming the bulkiest of them.',
+        ),
+      ),
+    '',
+  ),
   data: z._default(
     z.record(z.string(), z.unknown()).check(...jsonLimits<Record<string, unknown>>(MAX_DATA_BYTES)),
     {},

@@ -2,7 +2,8 @@ import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { type ClientHttp2Session, connect, constants as http2Constants } from 'node:http2';
 import { SignJWT } from 'jose';
 import { retryAfterSecs } from '../../core/retry-after';
-import { fitPayload, type PushContent, type PushOutcome, type PushSender, type PushTarget } from './provider';
+import type { PushContent, PushOutcome, PushSender, PushTarget } from './provider';
+import { categoryOf, fitPayload } from './provider';
 
 /*
  * The APNs provider API (docs/push.md "APNs"): one POST per push over HTTP/2 with token-based authentication.
@@ -296,21 +297,28 @@ const headerText = (value: string | string[] | undefined): string | null =>
  * badge when the content has one and play the default sound unless the priority is low; a silent push is
  * `content-available` alone (Apple: no alert, badge or sound in a background push).
  */
-const encodePayload = (content: PushContent): string =>
-  JSON.stringify({
+const encodePayload = (content: PushContent): string => {
+  const category = categoryOf(content);
+  return JSON.stringify({
     aps: content.silent
       ? { 'content-available': 1 }
       : {
           alert: { title: content.title, body: content.body },
           ...(content.badge === null ? {} : { badge: content.badge }),
           ...(content.priority === 'low' ? {} : { sound: 'default' }),
+          // The buttons: iOS shows the registered UNNotificationCategory of this identifier.
+          ...(category === null ? {} : { category }),
         },
     notification_id: content.notification_id,
     // The app drops a repeat by it: a push resent after a crash carries the same id (apns-id is a header it never sees).
     push_id: content.push_id,
     event_type: content.event_type,
+    receiver_id: content.receiver_id,
+    ...(content.url === null ? {} : { url: content.url }),
+    ...(content.actions.length === 0 ? {} : { actions: content.actions }),
     data: content.data,
   });
+};
 
 /** A key longer than APNs takes is sent as its SHA-256 (64 hex digits): still stable, still distinct. */
 const collapseId = (key: string): string =>

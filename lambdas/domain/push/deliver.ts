@@ -16,8 +16,9 @@ import { isUnread, readAllWatermarks, unreadCount } from '../notifications/feed'
 import { isExpired, type NotificationRecord, receiverIdFor } from '../notifications/model';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor } from '../preferences/rules';
+import { pushContentFor } from './content';
 import { type PushMessage, pushQueue } from './messages';
-import type { PushContent, PushOutcome } from './provider';
+import type { PushOutcome } from './provider';
 import {
   type DevicePush,
   type PendingPrune,
@@ -299,9 +300,7 @@ const sendRound = async (
 ): Promise<void> => {
   const badge = await badgeFor(round.targets);
   const answers = await Promise.allSettled(
-    round.targets.map((device) =>
-      sendPush(device.target, contentOf(notification, pushIdFor(notification.id, device.token_hash), badge)),
-    ),
+    round.targets.map((device) => sendPush(device.target, pushContentFor(notification, device, badge))),
   );
   const now = new Date().toISOString();
   const entries: Record<string, DevicePush> = {};
@@ -413,10 +412,7 @@ const retryPush = async (
     return;
   }
   const badge = await badgeFor([device]);
-  const outcome = await sendPush(
-    device.target,
-    contentOf(notification, pushIdFor(notification.id, device.token_hash), badge),
-  );
+  const outcome = await sendPush(device.target, pushContentFor(notification, device, badge));
   const entry = entryFor(device, attempt, outcome, handling, new Date().toISOString());
   if (!(await recordAttempt(holding, entry))) return;
   logOutcome(notification.id, message.user_id, message.token_hash, entry);
@@ -482,20 +478,6 @@ const recordAttempt = async (
   }
   return recorded;
 };
-
-const contentOf = (notification: NotificationRecord, pushId: string, badge: number | null): PushContent => ({
-  push_id: pushId,
-  notification_id: notification.id,
-  event_type: notification.event_type,
-  title: notification.title,
-  body: notification.body,
-  data: notification.data,
-  priority: notification.priority,
-  expires_at: notification.expires_at,
-  collapse_key: notification.push?.collapse_key ?? null,
-  badge,
-  silent: notification.push?.silent ?? false,
-});
 
 /** Backoff before attempt `attempt + 1`: exponential with full jitter in its upper half. */
 export const backoffSecs = (attempt: number, random: () => number = Math.random): number => {

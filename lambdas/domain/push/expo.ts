@@ -1,5 +1,6 @@
 import { retryAfterSecs } from '../../core/retry-after';
-import { fitPayload, type PushContent, type PushOutcome, type PushSender, type PushTarget } from './provider';
+import type { PushContent, PushOutcome, PushSender, PushTarget } from './provider';
+import { categoryOf, fitPayload } from './provider';
 
 /*
  * Expo's push service (React Native apps using expo-notifications): one JSON POST to `/--/api/v2/push/send` per push,
@@ -22,6 +23,7 @@ export interface ExpoCredentials {
 /** The Expo message of one push (Expo's documented fields; `_notify` in `data` carries the push's ids). */
 const encodeMessage = (target: PushTarget, content: PushContent): string => {
   const expiresAt = content.expires_at ? Date.parse(content.expires_at) : null;
+  const category = categoryOf(content);
   return JSON.stringify({
     to: target.token,
     ...(content.silent
@@ -33,8 +35,13 @@ const encodeMessage = (target: PushTarget, content: PushContent): string => {
         push_id: content.push_id,
         notification_id: content.notification_id,
         event_type: content.event_type,
+        receiver_id: content.receiver_id,
+        url: content.url,
+        actions: content.actions,
       },
     },
+    // The buttons: expo-notifications shows the category the app set with setNotificationCategoryAsync.
+    ...(category === null ? {} : { categoryId: category }),
     priority: content.priority === 'high' || content.priority === 'urgent' ? 'high' : 'default',
     ...(expiresAt === null ? {} : { expiration: Math.floor(expiresAt / 1000) }),
     ...(content.badge === null ? {} : { badge: content.badge }),

@@ -1,7 +1,8 @@
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { retryAfterSecs } from '../../core/retry-after';
-import { fitPayload, type PushContent, type PushOutcome, type PushSender, type PushTarget } from './provider';
+import type { PushContent, PushOutcome, PushSender, PushTarget } from './provider';
+import { categoryOf, fitPayload } from './provider';
 
 /*
  * Firebase Cloud Messaging, HTTP v1 API: an OAuth 2.0 access token from the service account's JWT bearer grant
@@ -43,6 +44,8 @@ const MAX_TTL_SECS = 28 * 24 * 3600;
 const REFUSED_DATA_KEY = /^$|^(from|notification|message_type)$|^(google|gcm)/i;
 /** The data keys Notify sets on every push, over a same-named key of the notification's `data`. */
 const NOTIFY_DATA_KEYS = ['notification_id', 'event_type', 'push_id'] as const;
+/** FCM opens `webpush.fcm_options.link` only when it is an https URL (it refuses any other). */
+const HTTPS_URL = /^https:\/\//i;
 /** A Web Push `Topic` is at most 32 characters of the URL-safe base64 alphabet (RFC 8030 §5.4). */
 const WEB_PUSH_TOPIC = /^[A-Za-z0-9_-]{1,32}$/;
 /** An `apns-collapse-id` is at most 64 bytes. */
@@ -270,6 +273,10 @@ const dataOf = (content: PushContent): Record<string, string> => {
     data[key] = typeof value === 'string' ? value : JSON.stringify(value);
   }
   for (const key of NOTIFY_DATA_KEYS) data[key] = content[key];
+  // The tap's target and the buttons, for the app's code (Android intent extras, iOS userInfo, the web's payload).
+  if (content.receiver_id !== null) data.receiver_id = content.receiver_id;
+  if (content.url !== null) data.url = content.url;
+  if (content.actions.length > 0) data.actions = JSON.stringify(content.actions);
   return data;
 };
 
@@ -300,11 +307,14 @@ const messageOf = (content: PushContent, now: number): Record<string, unknown> =
   if (ttlSecs !== null) webHeaders.TTL = String(ttlSecs);
   if (collapse !== null) webHeaders.Topic = digestUnless(collapse, WEB_PUSH_TOPIC.test(collapse), 32);
   // A background push carries content-available alone: with a badge or alert iOS no longer treats it as one.
+  const category = categoryOf(content);
   const aps: Record<string, unknown> = content.silent
     ? { 'content-available': 1 }
-    : content.badge === null
-      ? {}
-      : { badge: content.badge };
+    : {
+        ...(content.badge === null ? {} : { badge: content.badge }),
+        ...(category === null ? {} : { category }),
+      };
+  const link = content.url !== null && HTTPS_URL.test(content.url) ? content.url : null;
   return {
     ...(content.silent ? {} : { notification: { title: content.title, body: content.body } }),
     data: dataOf(content),
@@ -314,7 +324,18 @@ const messageOf = (content: PushContent, now: number): Record<string, unknown> =
       ...(collapse === null ? {} : { collapse_key: collapse }),
     },
     apns: { headers: apnsHeaders, payload: { aps } },
-    webpush: { headers: webHeaders },
+    webpush: {
+      headers: webHeaders,
+      // The FCM web SDK shows `webpush.notification` as Notification API options: the buttons as it takes them.
+      ...(content.silent || content.actions.length === 0
+        ? {}
+        : {
+            notification: {
+              actions: content.actions.map((action) => ({ action: action.id, title: action.label })),
+            },
+          }),
+      ...(link === null || content.silent ? {} : { fcm_options: { link } }),
+    },
   };
 };
 

@@ -19,6 +19,15 @@ export interface PushContent {
   readonly title: string;
   readonly body: string;
   readonly data: Readonly<Record<string, unknown>>;
+  /**
+   * The recipient's feed item (its receiver id): what the app marks read and reports a click on with
+   * `POST /notifications/{receiver_id}/interact`. Null when the notification writes no feed item (no `in_app`).
+   */
+  readonly receiver_id: string | null;
+  /** The primary link: where a tap on the push leads. Null: the app opens the item itself. */
+  readonly url: string | null;
+  /** The buttons, in order: a link (`url`) or, with `url` null, a backend action the app reports as a click. */
+  readonly actions: readonly PushAction[];
   /** `high` and `urgent` are the providers' high priority; `low` and `normal` their normal one. */
   readonly priority: Priority;
   /** When the push is worthless (ISO 8601): TTL, `apns-expiration`. Null: the provider's longest. */
@@ -29,6 +38,13 @@ export interface PushContent {
   readonly badge: number | null;
   /** Data-only: nothing is shown; the app (or service worker) wakes with `data`. */
   readonly silent: boolean;
+}
+
+/** A button of a push: the notification's action as the feed shows it. */
+export interface PushAction {
+  readonly id: string;
+  readonly label: string;
+  readonly url: string | null;
 }
 
 /** Where one push goes: one registered device. */
@@ -71,10 +87,13 @@ export interface PushSender {
 export const PUSH_PAYLOAD_LIMIT = 4096;
 
 /**
- * The content as the provider's payload, shrunk to fit `limit` bytes the documented way (docs/push.md): first
- * without `data`, then with the body cut (on a code point, with an ellipsis) as far as needed, then the title.
- * Null when even the empty title and body do not fit, or a silent push's data does not: the push is `rejected`,
- * never sent to earn a 413.
+ * The content as the provider's payload, shrunk to fit `limit` bytes the documented way (docs/push.md, "Over 4 KB"),
+ * each step only when the one before was not enough: without `data`; without the buttons; with the body cut (on
+ * a code point, with an ellipsis) to the longest that fits; without the link `url` (the body cut again from its
+ * whole text); with the title cut. The ids (`notification_id`, `push_id`, `receiver_id`) are never dropped: a tap
+ * still opens the item. A silent push is its data: it only loses its buttons and link, else it does not fit.
+ * Null when nothing fits: the push is `rejected`, never sent to earn a 413. Every step is a fixed number of
+ * encodings (bisection), so shrinking never loops.
  */
 export const fitPayload = (
   content: PushContent,
@@ -82,25 +101,53 @@ export const fitPayload = (
   limit: number = PUSH_PAYLOAD_LIMIT,
 ): { readonly payload: string; readonly shrunk: boolean } | null => {
   const fits = (candidate: PushContent) => Buffer.byteLength(encode(candidate), 'utf8') <= limit;
-  if (fits(content)) return { payload: encode(content), shrunk: false };
-  // A silent push is its data: without it the app would wake for nothing.
-  if (content.silent) return null;
-  const withoutData = { ...content, data: {} };
-  for (const field of ['body', 'title'] as const) {
-    const full = [...withoutData[field]];
-    if (fits(withoutData)) break;
-    // The longest prefix that fits, by bisection over code points.
-    let low = 0;
-    let high = full.length;
-    while (low < high) {
-      const middle = Math.ceil((low + high) / 2);
-      if (fits({ ...withoutData, [field]: cut(full, middle) })) low = middle;
-      else high = middle - 1;
-    }
-    Object.assign(withoutData, { [field]: cut(full, low) });
+  const fitted = (candidate: PushContent) => ({ payload: encode(candidate), shrunk: candidate !== content });
+  if (fits(content)) return fitted(content);
+  const withoutButtons = (candidate: PushContent): PushContent => ({ ...candidate, actions: [] });
+  const withoutLink = (candidate: PushContent): PushContent => ({ ...candidate, url: null });
+  if (content.silent) {
+    const bare = [withoutButtons(content), withoutLink(withoutButtons(content))].find(fits);
+    return bare ? fitted(bare) : null;
   }
-  return fits(withoutData) ? { payload: encode(withoutData), shrunk: true } : null;
+  const withoutData: PushContent = { ...content, data: {} };
+  if (fits(withoutData)) return fitted(withoutData);
+  const plain = withoutButtons(withoutData);
+  if (fits(plain)) return fitted(plain);
+  for (const candidate of [plain, withoutLink(plain)]) {
+    const cutBody = cutToFit(candidate, 'body', fits);
+    if (fits(cutBody)) return fitted(cutBody);
+  }
+  const titleOnly = cutToFit({ ...withoutLink(plain), body: '' }, 'title', fits);
+  return fits(titleOnly) ? fitted(titleOnly) : null;
+};
+
+/** `content` with `field` cut to the longest prefix (in code points, with an ellipsis) that `fits`, by bisection. */
+const cutToFit = (
+  content: PushContent,
+  field: 'body' | 'title',
+  fits: (candidate: PushContent) => boolean,
+): PushContent => {
+  const full = [...content[field]];
+  let low = 0;
+  let high = full.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (fits({ ...content, [field]: cut(full, middle) })) low = middle;
+    else high = middle - 1;
+  }
+  return { ...content, [field]: cut(full, low) };
 };
 
 const cut = (codePoints: readonly string[], length: number): string =>
   length >= codePoints.length ? codePoints.join('') : `${codePoints.slice(0, length).join('')}…`;
+
+/**
+ * The category of a push's buttons (APNs `aps.category`, also through FCM; Expo `categoryId`): the buttons' ids
+ * joined by `.` in their order (`approve.reject`; ids never hold a dot). An app registers one category per set
+ * of buttons its notifications carry (docs/push.md, "Links and buttons"). Null without buttons, and for a silent
+ * push, which shows nothing to press.
+ */
+export const categoryOf = (content: PushContent): string | null =>
+  content.silent || content.actions.length === 0
+    ? null
+    : content.actions.map((action) => action.id).join('.');

@@ -209,6 +209,10 @@ const encodePayload = (content: PushContent): string =>
     title: content.title,
     body: content.body,
     data: content.data,
+    receiver_id: content.receiver_id,
+    url: content.url,
+    // As the Notification API takes them (`showNotification(title, {actions})`); `url`: a link button's.
+    actions: content.actions.map((action) => ({ action: action.id, title: action.label, url: action.url })),
     priority: content.priority,
     silent: content.silent,
     ...(content.collapse_key !== null ? { tag: content.collapse_key } : {}),

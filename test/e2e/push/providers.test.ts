@@ -136,6 +136,90 @@ describe('push through the providers npm start runs', () => {
     expect(records.map((record) => record.provider).sort()).toEqual(['apns', 'fcm', 'webpush']);
   });
 
+  it('carries the feed item, the link and two buttons to each provider, its own way', async () => {
+    const user = await userWithDevices();
+    const expoToken = `ExponentPushToken[${user.id}]`;
+    const expo = await api('POST', '/devices', user.token, {
+      token: expoToken,
+      platform: 'android',
+      provider: 'expo',
+    });
+    expect(expo.status).toBe(201);
+    const service = await runtime.mintServiceToken('approvals', ['notifications:write']);
+    const url = 'https://app.example/requests/7';
+    const actions = [
+      { id: 'approve', label: 'Approve' },
+      { id: 'view', label: 'View', url: 'https://app.example/requests/7/details' },
+    ];
+    const answer = await api('POST', '/notifications', service, {
+      event_type: 'request.created',
+      title: 'Bob asks for access',
+      recipient_ids: [user.id],
+      channels: ['in_app', 'push'],
+      url,
+      actions,
+    });
+    expect(answer.status).toBe(202);
+    const feed = await api('GET', '/notifications', user.token);
+    const receiverId: string = feed.body.items[0].id;
+    expect(feed.body.items[0].notification_id).toBe(answer.body.id);
+    const [fcm, apns, web, expoPushes] = await eventually(
+      async () => [
+        received('fcm', user.fcmToken),
+        received('apns', user.apnsToken),
+        received('webpush', user.endpoint),
+        received('expo', expoToken),
+      ],
+      (pushes) => pushes.every((list) => list.length === 1),
+      30_000,
+    );
+    const buttons = [
+      { id: 'approve', label: 'Approve', url: null },
+      { id: 'view', label: 'View', url: 'https://app.example/requests/7/details' },
+    ];
+
+    const fcmMessage = fcm?.[0]?.payload as FcmMessageView & Record<string, Record<string, unknown>>;
+    expect(fcmMessage.data).toMatchObject({ receiver_id: receiverId, url, actions: JSON.stringify(buttons) });
+    expect(fcmMessage.webpush).toMatchObject({
+      fcm_options: { link: url },
+      notification: {
+        actions: [
+          { action: 'approve', title: 'Approve' },
+          { action: 'view', title: 'View' },
+        ],
+      },
+    });
+    expect(fcmMessage.apns).toMatchObject({ payload: { aps: { category: 'approve.view' } } });
+
+    expect(apns?.[0]?.payload).toMatchObject({
+      aps: { category: 'approve.view' },
+      receiver_id: receiverId,
+      url,
+      actions: buttons,
+    });
+
+    expect(web?.[0]?.payload).toMatchObject({
+      receiver_id: receiverId,
+      url,
+      actions: [
+        { action: 'approve', title: 'Approve', url: null },
+        { action: 'view', title: 'View', url: 'https://app.example/requests/7/details' },
+      ],
+    });
+
+    expect(expoPushes?.[0]?.payload).toMatchObject({
+      categoryId: 'approve.view',
+      data: { _notify: { receiver_id: receiverId, url, actions: buttons } },
+    });
+
+    // The id the push carries is the one the app reports the press on.
+    const pressed = await api('POST', `/notifications/${receiverId}/interact`, user.token, {
+      action_id: 'approve',
+    });
+    expect(pressed.status).toBe(200);
+    expect(pressed.body).toMatchObject({ id: receiverId, interacted_action: 'approve' });
+  });
+
   it('prunes the tokens each provider calls dead, and keeps an APNs device registered after its 410', async () => {
     const user = await userWithDevices();
     const apns = standIn<ApnsStandIn>('apns');

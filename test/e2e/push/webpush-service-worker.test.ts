@@ -34,11 +34,20 @@ const serviceWorker = (): string => {
 /** In the page (a string: these tests compile without the DOM library): the notifications the worker shows. */
 const NOTIFICATIONS = `navigator.serviceWorker.ready
   .then((registration) => registration.getNotifications())
-  .then((list) => list.map(({ title, body, tag, data }) => ({ title, body, tag, data })))`;
+  .then((list) => list.map(({ title, body, tag, data, actions }) =>
+    ({ title, body, tag, data, actions: actions.map(({ action, title }) => ({ action, title })) })))`;
+
+const RECEIVER = '0196a3b2-7c00-7abc-8def-0123456789ab';
 
 const PAGE = `<!doctype html><title>push</title><script>
+  window.clicks = [];
+  navigator.serviceWorker.addEventListener('message', (event) => window.clicks.push(event.data));
   window.ready = navigator.serviceWorker.register('/service-worker.js').then(() => navigator.serviceWorker.ready);
 </script>`;
+
+/** In the worker: the docs' click handler run on the shown notification, as a click on `action` would run it. */
+const CLICK = (action: string) => `self.registration.getNotifications().then(([shown]) =>
+  openPushClick(shown.data, ${JSON.stringify(action)}).then(() => 'opened', (error) => error.name))`;
 
 describe('the Web Push service worker of the docs, in Chromium', () => {
   let standIn: WebPushStandIn;
@@ -87,7 +96,13 @@ describe('the Web Push service worker of the docs, in Chromium', () => {
         title: 'Build failed',
         body: 'main is red',
         collapse_key: 'build-9',
-        data: { url: '/builds/9' },
+        data: { build: 9 },
+        receiver_id: RECEIVER,
+        url: `${site.origin}/builds/9`,
+        actions: [
+          { id: 'retry', label: 'Retry', url: null },
+          { id: 'logs', label: 'Logs', url: `${site.origin}/builds/9/logs` },
+        ],
       }),
     );
     await browser.context.grantPermissions(['notifications'], { origin: site.origin });
@@ -110,7 +125,29 @@ describe('the Web Push service worker of the docs, in Chromium', () => {
     await page.waitForFunction(`${NOTIFICATIONS}.then((list) => list.length > 0)`);
     const notifications = await page.evaluate(NOTIFICATIONS);
     expect(notifications).toEqual([
-      { title: 'Build failed', body: 'main is red', tag: 'build-9', data: JSON.parse(shown) },
+      {
+        title: 'Build failed',
+        body: 'main is red',
+        tag: 'build-9',
+        data: JSON.parse(shown),
+        actions: [
+          { action: 'retry', title: 'Retry' },
+          { action: 'logs', title: 'Logs' },
+        ],
+      },
+    ]);
+
+    // Clicks: the worker hands each to the open page (which holds the token) as a message.
+    const worker = browser.context
+      .serviceWorkers()
+      .find((candidate) => candidate.url().startsWith(site.origin));
+    if (!worker) throw new Error('the service worker is not running');
+    for (const action of ['retry', 'logs', '']) await worker.evaluate(CLICK(action));
+    await page.waitForFunction('window.clicks.length === 3');
+    expect(await page.evaluate('window.clicks')).toEqual([
+      { type: 'notify.push.click', receiver_id: RECEIVER, action_id: 'retry' },
+      { type: 'notify.push.click', receiver_id: RECEIVER, action_id: 'logs' },
+      { type: 'notify.push.click', receiver_id: RECEIVER, action_id: null },
     ]);
   });
 });

@@ -78,6 +78,12 @@ describe('the APNs sender, mapping', () => {
       expires_at: '2099-01-01T00:00:00.500Z',
       collapse_key: 'thread-7',
       badge: 3,
+      receiver_id: '0196a3b2-7c00-7abc-8def-0123456789ab',
+      url: 'myapp://threads/7',
+      actions: [
+        { id: 'approve', label: 'Approve', url: null },
+        { id: 'view', label: 'View', url: 'https://app.example/threads/7' },
+      ],
     });
     const outcome = await senderFor(standIn).send(target(), push);
     expect(outcome).toEqual({ kind: 'delivered', provider_id: push.push_id });
@@ -95,10 +101,22 @@ describe('the APNs sender, mapping', () => {
       'content-length': String(Buffer.byteLength(JSON.stringify(received.payload))),
     });
     expect(received.payload).toEqual({
-      aps: { alert: { title: 'New comment', body: 'Alice replied' }, badge: 3, sound: 'default' },
+      aps: {
+        alert: { title: 'New comment', body: 'Alice replied' },
+        badge: 3,
+        sound: 'default',
+        // The UNNotificationCategory the app registers for these buttons.
+        category: 'approve.view',
+      },
       notification_id: 'n-1',
       push_id: push.push_id,
       event_type: 'comment.created',
+      receiver_id: '0196a3b2-7c00-7abc-8def-0123456789ab',
+      url: 'myapp://threads/7',
+      actions: [
+        { id: 'approve', label: 'Approve', url: null },
+        { id: 'view', label: 'View', url: 'https://app.example/threads/7' },
+      ],
       data: { post: 42 },
     });
   });
@@ -134,6 +152,7 @@ describe('the APNs sender, mapping', () => {
       notification_id: 'n-1',
       push_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       event_type: 'comment.created',
+      receiver_id: null,
       data: { sync: 'inbox' },
     });
   });
@@ -574,5 +593,14 @@ describe('the APNs stand-in checks requests as APNs does', () => {
     expect(await raw(good(), big)).toEqual({ status: 413, body: { reason: 'PayloadTooLarge' } });
     expect(await raw(good(), '')).toEqual({ status: 400, body: { reason: 'PayloadEmpty' } });
     expect(standIn.received()).toHaveLength(1);
+  });
+
+  it('takes a category identifier as a string only', async () => {
+    const withCategory = (category: unknown) => JSON.stringify({ aps: { alert: 'x', category } });
+    expect(await raw(good(), withCategory(['approve']))).toEqual({
+      status: 400,
+      body: { reason: 'BadPayload' },
+    });
+    expect(await raw(good(), withCategory('approve.view'))).toEqual({ status: 200, body: null });
   });
 });

@@ -31,6 +31,9 @@ const content = (overrides: Partial<PushContent> = {}): PushContent => ({
   title: 'Invoice ready',
   body: 'Your invoice is ready',
   data: { invoice: 'inv-1' },
+  receiver_id: null,
+  url: null,
+  actions: [],
   priority: 'urgent',
   expires_at: '2030-01-01T00:00:00.000Z',
   collapse_key: null,
@@ -48,7 +51,15 @@ const lastTo = (standIn: ExpoStandIn, token: string) =>
 describe('the Expo sender', () => {
   it('sends Expo’s message (priority, expiration, badge, ids in data) and records the ticket id', async () => {
     const device = target();
-    const outcome = await createExpoSender({}, { url: expo.url }).send(device, content());
+    const links = {
+      receiver_id: '0196a3b2-7c00-7abc-8def-0123456789ab',
+      url: 'myapp://invoices/inv-1',
+      actions: [
+        { id: 'pay', label: 'Pay now', url: 'https://pay.example/inv-1' },
+        { id: 'dispute', label: 'Dispute', url: null },
+      ],
+    };
+    const outcome = await createExpoSender({}, { url: expo.url }).send(device, content(links));
     expect(outcome).toEqual({ kind: 'delivered', provider_id: expect.any(String) });
     const push = lastTo(expo, device.token);
     expect(push?.push_id).toBe('6f1c1c43-2a51-8e4b-9b35-0c6f4c1a2b3d');
@@ -64,8 +75,11 @@ describe('the Expo sender', () => {
           push_id: '6f1c1c43-2a51-8e4b-9b35-0c6f4c1a2b3d',
           notification_id: 'n-1',
           event_type: 'billing.invoice_ready',
+          ...links,
         },
       },
+      // The category the app set with setNotificationCategoryAsync for these buttons.
+      categoryId: 'pay.dispute',
       priority: 'high',
       expiration: Date.parse('2030-01-01T00:00:00.000Z') / 1000,
       badge: 3,
@@ -95,6 +109,16 @@ describe('the Expo sender', () => {
     const payload = lastTo(expo, device.token)?.payload as { data: Record<string, unknown>; body: string };
     expect(payload.data).not.toHaveProperty('blob');
     expect(payload.body).toBe('Your invoice is ready');
+  });
+
+  it('has its stand-in refuse a category id that is not a string, as Expo does', async () => {
+    const answer = await fetch(`${expo.url}/--/api/v2/push/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ to: target().token, title: 't', categoryId: ['pay'] }),
+    });
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ errors: [{ message: '"categoryId" must be a string' }] });
   });
 
   it('classifies every answer', async () => {

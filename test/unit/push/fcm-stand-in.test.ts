@@ -201,6 +201,24 @@ describe('FCM stand-in: messages:send', () => {
     ['two recipients', { token: 'd', topic: 'news' }, 'message', /Recipient/],
     ['a reserved data key', { token: 'd', data: { from: 'me' } }, 'message.data', /Invalid data payload key/],
     ['a message over 4096 bytes', { token: 'd', data: { a: 'x'.repeat(4096) } }, 'message', /too big/],
+    [
+      'a web link that is not https',
+      { token: 'd', webpush: { fcm_options: { link: 'myapp://threads/7' } } },
+      'message.webpush.fcm_options.link',
+      /HTTPS is required/,
+    ],
+    [
+      'an APNs category that is not a string',
+      { token: 'd', apns: { payload: { aps: { category: 7 } } } },
+      'message.apns.payload',
+      /category/,
+    ],
+    [
+      'web buttons that are not the Notification API’s',
+      { token: 'd', webpush: { notification: { actions: [{ action: 'a' }] } } },
+      'message.webpush.notification',
+      /actions/,
+    ],
   ])('answers 400 INVALID_ARGUMENT for %s, naming the field', async (_, message, field, text) => {
     const { status, body } = await send(message);
     expect(status).toBe(400);

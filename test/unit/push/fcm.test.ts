@@ -58,6 +58,8 @@ type Message = {
 };
 const lastMessage = (fcm: FcmStandIn): Message => fcm.received().at(-1)?.payload as Message;
 
+const RECEIVER = '0196a3b2-7c00-7abc-8def-0123456789ab';
+
 describe('FCM sender: mapping', () => {
   it('sends title, body and data (non-strings as JSON text), with Notify’s keys, and records the message name', async () => {
     const { fcm, sender } = await setUp();
@@ -89,6 +91,41 @@ describe('FCM sender: mapping', () => {
       payload: { aps: {} },
     });
     expect(message.webpush).toEqual({ headers: { Urgency: 'normal' } });
+  });
+
+  it('carries the feed item, the link and the buttons: data keys, the web link, the web buttons, the iOS category', async () => {
+    const { fcm, sender } = await setUp();
+    const actions = [
+      { id: 'approve', label: 'Approve', url: null },
+      { id: 'view', label: 'View', url: 'https://app.example/threads/7' },
+    ];
+    await sender.send(
+      target(),
+      content({ receiver_id: RECEIVER, url: 'https://app.example/threads/7', actions, badge: 2 }),
+    );
+    const message = lastMessage(fcm);
+    expect(message.data).toMatchObject({
+      receiver_id: RECEIVER,
+      url: 'https://app.example/threads/7',
+      actions: JSON.stringify(actions),
+    });
+    expect(message.apns.payload).toEqual({ aps: { badge: 2, category: 'approve.view' } });
+    expect(message.webpush).toEqual({
+      headers: { Urgency: 'normal' },
+      notification: {
+        actions: [
+          { action: 'approve', title: 'Approve' },
+          { action: 'view', title: 'View' },
+        ],
+      },
+      fcm_options: { link: 'https://app.example/threads/7' },
+    });
+    // FCM opens only an https link; a deep link stays in `data` for the app.
+    await sender.send(target(), content({ receiver_id: RECEIVER, url: 'myapp://threads/7' }));
+    const deepLink = lastMessage(fcm);
+    expect(deepLink.data.url).toBe('myapp://threads/7');
+    expect(deepLink.webpush).toEqual({ headers: { Urgency: 'normal' } });
+    expect(deepLink.android).toEqual({ priority: 'NORMAL' });
   });
 
   it.each([

@@ -48,10 +48,21 @@ afterAll(async () => {
   await standIn.close();
 });
 
+const RECEIVER_ID = '0196a3b2-7c00-7abc-8def-0123456789ab';
+
 describe('a push', () => {
   it('is delivered, decrypted by http_ece to exactly what was sent, with the Location as provider id', async () => {
     const target = subscribed();
-    const push = pushContent({ collapse_key: 'post-42', badge: 3 });
+    const push = pushContent({
+      collapse_key: 'post-42',
+      badge: 3,
+      receiver_id: RECEIVER_ID,
+      url: 'https://app.example/posts/42',
+      actions: [
+        { id: 'open', label: 'Open', url: 'https://app.example/posts/42#reply' },
+        { id: 'like', label: 'Like', url: null },
+      ],
+    });
     const outcome = await sender().send(target, push);
     expect(outcome).toEqual({ kind: 'delivered', provider_id: expect.stringMatching(`^${standIn.url}/m/`) });
     const [received, ...more] = receivedFor(target);
@@ -64,6 +75,13 @@ describe('a push', () => {
       title: 'New comment',
       body: 'Alice replied to your post',
       data: { post: 42, url: '/posts/42' },
+      receiver_id: RECEIVER_ID,
+      url: 'https://app.example/posts/42',
+      // As the Notification API's showNotification takes them, with a link button's url.
+      actions: [
+        { action: 'open', title: 'Open', url: 'https://app.example/posts/42#reply' },
+        { action: 'like', title: 'Like', url: null },
+      ],
       priority: 'normal',
       silent: false,
       tag: 'post-42',
@@ -86,6 +104,9 @@ describe('a push', () => {
       title: '',
       body: '',
       data: { sync: 'inbox' },
+      receiver_id: null,
+      url: null,
+      actions: [],
       priority: 'normal',
       silent: true,
     });
