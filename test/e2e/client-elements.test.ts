@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '../../client/build';
 import { NotifyService } from '../../client/src/service';
 import { REPO_ROOT } from '../../local/lambda/runner';
-import { launchBrowser, startStaticServer, type TestBrowser } from '../support/browser';
+import { launchBrowser, notifySetupModule, startStaticServer, type TestBrowser } from '../support/browser';
 import { sendTitled, sendWithExtras } from '../support/client-sdk';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
@@ -42,17 +42,7 @@ const PAGE = `<!doctype html>
     <header><h1>Acme</h1><notify-bell></notify-bell></header>
     <main><p>The app's own page.</p></main>
     <notify-toasts></notify-toasts>
-    <script type="module">
-      import { createNotify } from './index.js';
-      import { defineNotifyElements } from './elements.js';
-      const settings = new URLSearchParams(location.hash.slice(1));
-      const notify = createNotify({
-        apiUrl: settings.get('api'),
-        wsUrl: settings.get('ws'),
-        getToken: async () => settings.get('token'),
-      });
-      defineNotifyElements({ notify });
-      window.notify = notify;
+    <script type="module">${notifySetupModule({ sdk: './index.js', elements: './elements.js' })}
       notify.start();
     </script>
   </body>
