@@ -1,10 +1,10 @@
 /**
- * The SDK from React, Vue and Svelte, in headless Chromium against the local runtime: each of
- * client/examples/ (the code docs/client.md shows, test/unit/client/examples-docs.test.ts keeps them equal) is
- * bundled with esbuild as an app would (Svelte compiled by `svelte/compiler`, Vue's template compiled in the
- * page), binds the headless inbox store its framework's way and puts `<notify-bell>` in its template. A
- * notification created over HTTP shows in the framework's list; marking it read there moves the count, the
- * bell's badge and the service's unread count.
+ * The SDK from plain HTML, React, Vue and Svelte, in headless Chromium against the local runtime, with the code
+ * docs/client.md shows: client/examples/ (test/unit/client/examples-docs.test.ts keeps the two equal). The plain
+ * page imports the package's two files; each framework's example is bundled with esbuild as an app would (Svelte
+ * compiled by `svelte/compiler`, Vue's template compiled in the page), binds the headless inbox store its
+ * framework's way and puts `<notify-bell>` in its template. A notification created over HTTP shows in the
+ * list; marking it read there moves the count, the bell's badge and the service's unread count.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,6 +66,28 @@ const bundleApp = async (framework: Framework): Promise<string> => {
   return result.outputFiles[0]?.text ?? '';
 };
 
+/** The package's files as client/dist has them: `index.js` and `elements.js`, self-contained ES modules. */
+const bundlePackage = async (): Promise<Record<string, string>> => {
+  const result = await build({
+    entryPoints: ['index', 'elements'].map((entry) => join(REPO_ROOT, 'client', 'src', `${entry}.ts`)),
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    outdir: '/package',
+    write: false,
+    logLevel: 'warning',
+  });
+  return Object.fromEntries(result.outputFiles.map((file) => [file.path.split('/').pop(), file.text]));
+};
+
+/** The plain page's `notify-config.js`: what the example leaves to the app, here from the page's hash. */
+const PLAIN_CONFIG = `const settings = new URLSearchParams(location.hash.slice(1));
+export const apiUrl = settings.get('api');
+export const wsUrl = settings.get('ws');
+export const getToken = async () => settings.get('token');
+`;
+
 const page = (framework: Framework) => `<!doctype html>
 <html lang="en">
   <head><meta charset="utf-8" /><title>${framework} app with Notify</title></head>
@@ -81,20 +103,28 @@ const run = Date.now();
 
 beforeAll(async () => {
   const frameworks = Object.keys(FRAMEWORKS) as Framework[];
-  const bundles = await Promise.all(frameworks.map(bundleApp));
+  const [bundles, packageFiles] = await Promise.all([
+    Promise.all(frameworks.map(bundleApp)),
+    bundlePackage(),
+  ]);
   [runtime, browser] = await Promise.all([startTestRuntime(), launchBrowser()]);
   service = new NotifyService({
     apiUrl: runtime.httpUrl,
     token: await runtime.mintServiceToken('tests', ['notifications:write']),
   });
-  site = await startStaticServer(
-    Object.fromEntries(
+  const script = (body = '') => ({ type: 'text/javascript', body });
+  site = await startStaticServer({
+    ...Object.fromEntries(
       frameworks.flatMap((framework, index) => [
         [`/${framework}`, { type: 'text/html', body: page(framework) }],
-        [`/${framework}.js`, { type: 'text/javascript', body: bundles[index] ?? '' }],
+        [`/${framework}.js`, script(bundles[index])],
       ]),
     ),
-  );
+    '/plain/': { type: 'text/html', body: readFileSync(join(EXAMPLES, 'plain.html'), 'utf8') },
+    '/plain/notify/index.js': script(packageFiles['index.js']),
+    '/plain/notify/elements.js': script(packageFiles['elements.js']),
+    '/plain/notify-config.js': script(PLAIN_CONFIG),
+  });
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
@@ -115,7 +145,39 @@ const openApp = async (framework: Framework, userId: string): Promise<Page> => {
   return tab;
 };
 
-describe('the SDK and the web components from a framework', () => {
+const unreadCount = async (userId: string): Promise<number> => {
+  const token = await runtime.mintUserToken(userId);
+  const answer = await fetch(`${runtime.httpUrl}/notifications/unread-count`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return ((await answer.json()) as { count: number }).count;
+};
+
+describe('the SDK and the web components from plain HTML and from a framework', () => {
+  it('plain HTML: a notification created over HTTP shows in the inline inbox; marking it read there updates the bell', async () => {
+    const userId = `frameworks-plain-${run}`;
+    const app = await browser.context.newPage();
+    app.on('pageerror', (error) => process.stderr.write(`plain page: ${error.message}\n`));
+    const settings = new URLSearchParams({
+      api: runtime.httpUrl,
+      ws: runtime.wsUrl,
+      token: await runtime.mintUserToken(userId),
+    });
+    await app.goto(`${site.origin}/plain/#${settings}`);
+    const bell = app.locator('notify-bell button.bell');
+    await expect.poll(() => bell.getAttribute('aria-label')).toBe('Notifications');
+
+    const title = 'Deploy plain finished';
+    await sendTitled(service, userId, title);
+    const titles = () => app.locator('body > notify-inbox li .title').allTextContents();
+    await expect.poll(titles).toEqual([title]);
+    await expect.poll(() => bell.getAttribute('aria-label')).toBe('Notifications, 1 unread');
+    await app.locator(`body > notify-inbox button[aria-label="Mark read: ${title}"]`).click();
+    await expect.poll(() => bell.getAttribute('aria-label')).toBe('Notifications');
+    expect(await unreadCount(userId)).toBe(0);
+    await app.close();
+  }, 90_000);
+
   it.each(Object.keys(FRAMEWORKS) as Framework[])(
     '%s: a notification created over HTTP shows in its list; marking it read there updates the count',
     async (framework) => {
@@ -141,11 +203,7 @@ describe('the SDK and the web components from a framework', () => {
       await expect.poll(() => unread.textContent()).toBe('1 unread');
       await expect.poll(() => bell.getAttribute('aria-label')).toBe('Notifications, 1 unread');
       expect(await app.locator('#app > ul > li[data-read=true]').textContent()).toContain(title);
-      const token = await runtime.mintUserToken(userId);
-      const count = await fetch(`${runtime.httpUrl}/notifications/unread-count`, {
-        headers: { authorization: `Bearer ${token}` },
-      }).then((response) => response.json() as Promise<{ count: number }>);
-      expect(count.count).toBe(1);
+      expect(await unreadCount(userId)).toBe(1);
       await app.close();
     },
     90_000,

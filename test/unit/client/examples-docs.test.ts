@@ -14,8 +14,8 @@ const blocks = [...docs.matchAll(/^```[a-z]*\n([\s\S]*?)^```$/gm)].map((match) =
 const files = readdirSync(EXAMPLES).filter((file) => file !== 'tsconfig.json' && !file.endsWith('.d.ts'));
 
 describe('docs/client.md and client/examples/', () => {
-  it('finds the React, Vue and Svelte examples', () => {
-    expect(files.sort()).toEqual(['Inbox.svelte', 'react.tsx', 'svelte.ts', 'vue.ts']);
+  it('finds the plain HTML, React, Vue and Svelte examples', () => {
+    expect(files.sort()).toEqual(['Inbox.svelte', 'plain.html', 'react.tsx', 'svelte.ts', 'vue.ts']);
   });
 
   it.each(files)('shows %s as it is', (file) => {
