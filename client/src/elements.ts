@@ -306,6 +306,8 @@ export const defineNotifyElements = (options: NotifyElementsOptions = {}): void 
           row.remove();
           this.rows.delete(id);
         }
+      // Rows already in place stay put: moving a node (even to where it was) takes the keyboard focus from it.
+      let previous: HTMLLIElement | undefined;
       for (const item of snapshot.items) {
         let entry = this.rows.get(item.id);
         if (!entry || entry.item !== item) {
@@ -314,12 +316,18 @@ export const defineNotifyElements = (options: NotifyElementsOptions = {}): void 
           entry = { item, row };
           this.rows.set(item.id, entry);
         }
-        this.list.append(entry.row);
+        const next = previous ? previous.nextElementSibling : this.list.firstElementChild;
+        if (next !== entry.row) {
+          if (previous) previous.after(entry.row);
+          else this.list.prepend(entry.row);
+        }
+        previous = entry.row;
       }
-      // Keep the keyboard where it was: the same control of a re-drawn row, or the next row when it left.
-      if (focusedRow && focusKey && !focused?.isConnected) {
+      // Keep the keyboard where it was: the same control of a re-drawn or moved row, or the next row when it left.
+      if (focusedRow && focusKey && this.root.activeElement !== focused) {
         const row = this.rows.get(focusedRow)?.row;
         const target =
+          (focused?.isConnected ? focused : null) ??
           (row?.querySelector(`[data-focus="${focusKey}"]`) as HTMLElement | null) ??
           (row?.querySelector('.title') as HTMLElement | null) ??
           (this.list.querySelector('.title') as HTMLElement | null) ??

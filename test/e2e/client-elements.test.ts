@@ -167,6 +167,20 @@ describe('<notify-bell> on a plain page', () => {
     await page.close();
   }, 90_000);
 
+  it('keeps the keyboard focus on a row’s button while the list re-draws around it (a new notification arrives)', async () => {
+    const userId = `elements-focus-${run}`;
+    await sendTitled(service, userId, 'one', 'two');
+    const page = await openPage(userId);
+    await bell(page).click();
+    await expect.poll(() => titles(page)).toEqual(['two', 'one']);
+    await page.locator('notify-bell button[aria-label="Archive: one"]').focus();
+    expect(await focused(page)()).toBe('Archive: one');
+    await sendTitled(service, userId, 'three');
+    await expect.poll(() => titles(page)).toEqual(['three', 'two', 'one']);
+    expect(await focused(page)()).toBe('Archive: one');
+    await page.close();
+  }, 90_000);
+
   it('archives, unarchives and snoozes from the panel, and the service agrees', async () => {
     const userId = `elements-changes-${run}`;
     await sendTitled(service, userId, 'one', 'two', 'three');
