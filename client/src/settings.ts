@@ -159,8 +159,9 @@ export const createSettingsForm = (onError: (error: unknown) => void): SettingsF
   let stored: Preferences | undefined;
   let defaults: PreferenceDefaults | undefined;
 
-  const zones = Intl.supportedValuesOf('timeZone');
   const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  // Browsers from before 2022 lack the list: the browser's zone (and a stored one) are then the choices.
+  const zones: readonly string[] = Intl.supportedValuesOf?.('timeZone') ?? [browserZone];
   const timeZone = h('select', { name: 'time_zone' });
   const quietNote = h('p', { class: 'note' });
 
