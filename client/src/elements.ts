@@ -5,8 +5,10 @@
  * properties (`--notify-*`) and `::part()`. The classes are made when `defineNotifyElements` runs, so importing
  * this module is safe where there is no DOM (server rendering).
  */
+import { h, THEME } from './dom.js';
 import type { InboxSnapshot } from './inbox.js';
 import type { Notify } from './index.js';
+import { createSettingsForm, SETTINGS_CSS } from './settings.js';
 import type { InboxItem, ItemAction, NotificationFrame } from './wire.js';
 
 export interface NotifyElementsOptions {
@@ -23,7 +25,12 @@ export interface NotifyOpenDetail {
 }
 
 /** The tag names, for frameworks that must be told which tags are custom elements. */
-export const NOTIFY_ELEMENT_TAGS = ['notify-bell', 'notify-inbox', 'notify-toasts'] as const;
+export const NOTIFY_ELEMENT_TAGS = [
+  'notify-bell',
+  'notify-inbox',
+  'notify-toasts',
+  'notify-settings',
+] as const;
 
 const SNOOZE_CHOICES: readonly { readonly label: string; readonly until: () => Date }[] = [
   { label: '1 hour', until: () => new Date(Date.now() + 3600_000) },
@@ -41,23 +48,6 @@ const SNOOZE_CHOICES: readonly { readonly label: string; readonly until: () => D
 
 const BELL_ICON =
   '<svg viewBox="0 0 24 24" width="24" height="24" fill="currentColor" aria-hidden="true" focusable="false"><path d="M12 22a2.5 2.5 0 0 0 2.45-2h-4.9A2.5 2.5 0 0 0 12 22Zm7-6V11a7 7 0 0 0-5.5-6.84V3a1.5 1.5 0 0 0-3 0v1.16A7 7 0 0 0 5 11v5l-2 2v1h18v-1l-2-2Z"/></svg>';
-
-/** Colours and sizes every element reads; a page overrides any of them on the element or an ancestor. */
-const THEME = `
-:host {
-  --_bg: var(--notify-bg, #ffffff); --_fg: var(--notify-fg, #1d2430); --_muted: var(--notify-muted, #4f5661);
-  --_accent: var(--notify-accent, #1f5fcc); --_accent-fg: var(--notify-accent-fg, #ffffff);
-  --_border: var(--notify-border, #d5dae1); --_unread: var(--notify-unread-bg, #eef4ff);
-  --_badge-bg: var(--notify-badge-bg, #c62828); --_badge-fg: var(--notify-badge-fg, #ffffff);
-  --_radius: var(--notify-radius, 0.5rem); --_focus: var(--notify-focus, #1f5fcc);
-  --_shadow: var(--notify-shadow, 0 6px 24px rgb(0 0 0 / 0.18));
-  font-family: var(--notify-font, system-ui, sans-serif); color: var(--_fg); font-size: var(--notify-font-size, 0.95rem);
-}
-button, select { font: inherit; color: inherit; }
-:focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; }
-.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
-[hidden] { display: none !important; }
-`;
 
 const INBOX_CSS = `${THEME}
 :host { display: block; background: var(--_bg); }
@@ -114,21 +104,6 @@ const TOASTS_CSS = `${THEME}
 .toast button { background: none; border: 0; color: inherit; cursor: pointer; font-size: 1.1rem; line-height: 1; padding: 0.1rem 0.3rem; }
 @media (max-width: 480px) { :host { left: 0.5rem; right: 0.5rem; bottom: 0.5rem; } .toast { width: 100%; } }
 `;
-
-/** `tag` with `attributes` and children (text or nodes). */
-const h = <K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attributes: Record<string, string | boolean | undefined> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] => {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === true) node.setAttribute(name, '');
-    else if (typeof value === 'string') node.setAttribute(name, value);
-  }
-  node.append(...children);
-  return node;
-};
 
 const relativeTime = (iso: string): string => {
   const seconds = (Date.parse(iso) - Date.now()) / 1000;
@@ -247,13 +222,21 @@ export const defineNotifyElements = (options: NotifyElementsOptions = {}): void 
       { type: 'button', class: 'link', part: 'read-all' },
       'Mark all read',
     );
+    private readonly heading = h('h2', { id: 'heading', tabindex: '-1' }, 'Notifications');
+    /** Opens the settings view in place of the list, and back. */
+    private readonly settingsButton = h(
+      'button',
+      { type: 'button', class: 'link', 'aria-expanded': 'false', part: 'settings-button' },
+      'Settings',
+    );
+    private settings: HTMLElement | undefined;
     private tabKeys = '';
 
     constructor() {
       super();
       this.root.append(
         h('style', {}, INBOX_CSS),
-        h('div', { class: 'head', part: 'head' }, h('h2', { id: 'heading' }, 'Notifications'), this.readAll),
+        h('div', { class: 'head', part: 'head' }, this.heading, this.readAll, this.settingsButton),
         this.tablist,
         this.error,
         this.panel,
@@ -262,6 +245,25 @@ export const defineNotifyElements = (options: NotifyElementsOptions = {}): void 
       this.readAll.addEventListener('click', () => this.run((notify) => notify.inbox.markAllRead()));
       this.more.addEventListener('click', () => this.run((notify) => notify.inbox.loadMore()));
       this.tablist.addEventListener('keydown', (event) => this.moveBetweenTabs(event));
+      this.settingsButton.addEventListener('click', () => this.showSettings(!this.settings));
+    }
+
+    /** Shows the user's settings (a fresh `<notify-settings>`, so it reads them again) or the list again. */
+    showSettings(open: boolean): void {
+      this.settings?.remove();
+      this.settings = undefined;
+      if (open) {
+        this.settings = document.createElement('notify-settings');
+        (this.settings as NotifyElement).notify = this.notify;
+        this.root.append(this.settings);
+      }
+      for (const node of [this.tablist, this.error, this.panel, this.readAll]) node.hidden = open;
+      if (!open && this.snapshot) this.readAll.hidden = this.snapshot.unreadCount === 0;
+      this.heading.textContent = open ? 'Settings' : 'Notifications';
+      this.settingsButton.textContent = open ? 'Back to notifications' : 'Settings';
+      this.settingsButton.setAttribute('aria-expanded', String(open));
+      if (open) this.heading.focus();
+      else this.focus();
     }
 
     protected attach(notify: Notify): () => void {
@@ -276,9 +278,10 @@ export const defineNotifyElements = (options: NotifyElementsOptions = {}): void 
       if (unseen.length > 0) notify.inbox.markSeen(unseen.slice(0, 100)).catch((error) => this.failed(error));
     }
 
-    /** Moves focus into the inbox: the selected tab. */
+    /** Moves focus into the inbox: the selected tab (the heading of the settings view when that is open). */
     override focus(): void {
-      (this.tablist.querySelector('[aria-selected=true]') as HTMLElement | null)?.focus();
+      const target = this.settings ? this.heading : this.tablist.querySelector('[aria-selected=true]');
+      (target as HTMLElement | null)?.focus();
     }
 
     private run(change: (notify: Notify) => Promise<unknown>): void {
@@ -303,6 +306,8 @@ export const defineNotifyElements = (options: NotifyElementsOptions = {}): void 
           row.remove();
           this.rows.delete(id);
         }
+      // Rows already in place stay put: moving a node (even to where it was) takes the keyboard focus from it.
+      let previous: HTMLLIElement | undefined;
       for (const item of snapshot.items) {
         let entry = this.rows.get(item.id);
         if (!entry || entry.item !== item) {
@@ -311,12 +316,18 @@ export const defineNotifyElements = (options: NotifyElementsOptions = {}): void 
           entry = { item, row };
           this.rows.set(item.id, entry);
         }
-        this.list.append(entry.row);
+        const next = previous ? previous.nextElementSibling : this.list.firstElementChild;
+        if (next !== entry.row) {
+          if (previous) previous.after(entry.row);
+          else this.list.prepend(entry.row);
+        }
+        previous = entry.row;
       }
-      // Keep the keyboard where it was: the same control of a re-drawn row, or the next row when it left.
-      if (focusedRow && focusKey && !focused?.isConnected) {
+      // Keep the keyboard where it was: the same control of a re-drawn or moved row, or the next row when it left.
+      if (focusedRow && focusKey && this.root.activeElement !== focused) {
         const row = this.rows.get(focusedRow)?.row;
         const target =
+          (focused?.isConnected ? focused : null) ??
           (row?.querySelector(`[data-focus="${focusKey}"]`) as HTMLElement | null) ??
           (row?.querySelector('.title') as HTMLElement | null) ??
           (this.list.querySelector('.title') as HTMLElement | null) ??
@@ -327,7 +338,7 @@ export const defineNotifyElements = (options: NotifyElementsOptions = {}): void 
       this.empty.hidden = snapshot.items.length > 0 || snapshot.status === 'loading';
       this.empty.textContent = snapshot.status === 'loading' ? 'Loading…' : 'No notifications';
       this.more.hidden = !snapshot.hasMore;
-      this.readAll.hidden = snapshot.unreadCount === 0;
+      this.readAll.hidden = snapshot.unreadCount === 0 || this.settings !== undefined;
       if (snapshot.error) this.error.textContent = `Could not load notifications: ${snapshot.error.message}`;
       else if (snapshot.status === 'ready' && this.error.textContent?.startsWith('Could not load'))
         this.error.textContent = '';
@@ -623,6 +634,21 @@ export const defineNotifyElements = (options: NotifyElementsOptions = {}): void 
     }
   }
 
+  class NotifySettingsElement extends NotifyElement {
+    private readonly form = createSettingsForm((error) => this.failed(error));
+
+    constructor() {
+      super();
+      this.root.append(h('style', {}, THEME + SETTINGS_CSS), this.form.node);
+    }
+
+    protected attach(notify: Notify): () => void {
+      this.form.load(notify.api);
+      return () => {};
+    }
+  }
+
+  registry.define('notify-settings', NotifySettingsElement);
   registry.define('notify-inbox', NotifyInboxElement);
   registry.define('notify-bell', NotifyBellElement);
   registry.define('notify-toasts', NotifyToastsElement);

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '../../client/build';
 import { NotifyService } from '../../client/src/service';
 import { REPO_ROOT } from '../../local/lambda/runner';
-import { launchBrowser, startStaticServer, type TestBrowser } from '../support/browser';
+import { launchBrowser, notifySetupModule, startStaticServer, type TestBrowser } from '../support/browser';
 import { sendTitled, sendWithExtras } from '../support/client-sdk';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
@@ -42,17 +42,7 @@ const PAGE = `<!doctype html>
     <header><h1>Acme</h1><notify-bell></notify-bell></header>
     <main><p>The app's own page.</p></main>
     <notify-toasts></notify-toasts>
-    <script type="module">
-      import { createNotify } from './index.js';
-      import { defineNotifyElements } from './elements.js';
-      const settings = new URLSearchParams(location.hash.slice(1));
-      const notify = createNotify({
-        apiUrl: settings.get('api'),
-        wsUrl: settings.get('ws'),
-        getToken: async () => settings.get('token'),
-      });
-      defineNotifyElements({ notify });
-      window.notify = notify;
+    <script type="module">${notifySetupModule({ sdk: './index.js', elements: './elements.js' })}
       notify.start();
     </script>
   </body>
@@ -174,6 +164,20 @@ describe('<notify-bell> on a plain page', () => {
     expect(await bell(page).getAttribute('aria-expanded')).toBe('false');
     expect(await page.evaluate('document.activeElement?.tagName')).toBe('NOTIFY-BELL');
     expect(await dialog.isVisible()).toBe(false);
+    await page.close();
+  }, 90_000);
+
+  it('keeps the keyboard focus on a row’s button while the list re-draws around it (a new notification arrives)', async () => {
+    const userId = `elements-focus-${run}`;
+    await sendTitled(service, userId, 'one', 'two');
+    const page = await openPage(userId);
+    await bell(page).click();
+    await expect.poll(() => titles(page)).toEqual(['two', 'one']);
+    await page.locator('notify-bell button[aria-label="Archive: one"]').focus();
+    expect(await focused(page)()).toBe('Archive: one');
+    await sendTitled(service, userId, 'three');
+    await expect.poll(() => titles(page)).toEqual(['three', 'two', 'one']);
+    expect(await focused(page)()).toBe('Archive: one');
     await page.close();
   }, 90_000);
 
@@ -299,4 +303,147 @@ describe('<notify-bell> on a plain page', () => {
       await page.close();
     }
   }, 90_000);
+});
+
+describe('the settings view (<notify-settings>, reached from the bell panel)', () => {
+  /** The bell's panel open (or opened), its Settings button pressed: the settings view, once loaded. */
+  const openSettings = async (page: Page) => {
+    if ((await bell(page).getAttribute('aria-expanded')) !== 'true') await bell(page).click();
+    await page.locator('notify-bell button', { hasText: 'Settings' }).click();
+    const settings = page.locator('notify-bell notify-settings');
+    // Loaded: the time zone shows (the stored one, else the browser's).
+    await expect
+      .poll(() => settings.getByRole('combobox', { name: 'Your time zone' }).inputValue())
+      .not.toBe('');
+    return settings;
+  };
+  const preferencesOf = async (userId: string) =>
+    fetch(`${runtime.httpUrl}/preferences`, {
+      headers: { authorization: `Bearer ${await runtime.mintUserToken(userId)}` },
+    }).then((response) => response.json() as Promise<Record<string, unknown>>);
+
+  it('a user sets a time zone, quiet hours, a digest and a channel rule, saves, and GET /preferences returns them', async () => {
+    const userId = `elements-settings-${run}`;
+    const page = await openPage(userId);
+    const settings = await openSettings(page);
+    expect(await focused(page)()).toBe('Settings');
+    const browserZone = (await page.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')) as string;
+    const zone = settings.getByRole('combobox', { name: 'Your time zone' });
+    expect(await zone.inputValue()).toBe(browserZone);
+    await zone.selectOption('Europe/Berlin');
+
+    await settings.getByRole('button', { name: 'Add quiet hours' }).click();
+    const window = settings.getByRole('group', { name: 'Quiet window 1' });
+    for (const day of ['Sat', 'Sun']) await window.getByRole('checkbox', { name: day }).uncheck();
+    await window.getByLabel('From').fill('22:30');
+    await window.getByLabel('To').fill('07:00');
+
+    await settings.getByRole('button', { name: 'Add a digest' }).click();
+    const digest = settings.getByRole('group', { name: 'Digest 1' });
+    await digest.getByRole('combobox', { name: 'Applies to' }).selectOption({ label: 'Category' });
+    await digest.getByRole('textbox', { name: 'Pattern' }).fill('marketing.*');
+    await digest.getByRole('combobox', { name: 'Send' }).selectOption({ label: 'Daily at a time' });
+    await digest.getByLabel('At', { exact: true }).fill('08:15');
+
+    await settings.getByRole('button', { name: 'Add a channel rule' }).click();
+    const rule = settings.getByRole('group', { name: 'Channel rule 1' });
+    await rule.getByRole('textbox', { name: 'Pattern' }).fill('social.*');
+    await rule.getByRole('combobox', { name: 'Push' }).selectOption({ label: 'Off' });
+
+    // Save with the keyboard; the result is announced in the status region.
+    await settings.getByRole('button', { name: 'Save' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => settings.getByRole('status').textContent()).toBe('Saved.');
+
+    const stored = await preferencesOf(userId);
+    expect(stored).toMatchObject({
+      time_zone: 'Europe/Berlin',
+      quiet_hours: { windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '22:30', end: '07:00' }] },
+      digests: [{ category: 'marketing.*', at: '08:15' }],
+      rules: [{ event_type: 'social.*', channels: { push: false } }],
+    });
+
+    // Opened again, the panel shows what is stored.
+    await page.locator('notify-bell button', { hasText: 'Back to notifications' }).click();
+    const again = await openSettings(page);
+    expect(await again.getByRole('combobox', { name: 'Your time zone' }).inputValue()).toBe('Europe/Berlin');
+    expect(
+      await again
+        .getByRole('group', { name: 'Digest 1' })
+        .getByRole('textbox', { name: 'Pattern' })
+        .inputValue(),
+    ).toBe('marketing.*');
+    await page.close();
+  }, 90_000);
+
+  it('a refused change (a required default) shows the service’s reason on the rule and keeps the form', async () => {
+    const userId = `elements-settings-refused-${run}`;
+    const prefix = `sec${run}`;
+    await service.setPreferenceDefaults({
+      rules: [{ event_type: `${prefix}.*`, required: true }],
+      quiet_hours: { urgent: true },
+    });
+    const page = await openPage(userId);
+    const settings = await openSettings(page);
+    // The service defaults, read-only.
+    expect(await settings.getByRole('group', { name: 'Set by the service' }).textContent()).toContain(
+      `Event type ${prefix}.*: required`,
+    );
+    expect(await settings.getByRole('group', { name: 'Quiet hours' }).textContent()).toContain(
+      'urgent notifications come through',
+    );
+
+    await settings.getByRole('button', { name: 'Add a channel rule' }).click();
+    const rule = settings.getByRole('group', { name: 'Channel rule 1' });
+    const pattern = rule.getByRole('textbox', { name: 'Pattern' });
+    await pattern.fill(`${prefix}.login`);
+    expect(await rule.textContent()).toContain('Required by the service');
+    await rule.getByRole('combobox', { name: 'In-app' }).selectOption({ label: 'Off' });
+    await settings.getByRole('button', { name: 'Save' }).click();
+
+    const alert = settings.getByRole('alert');
+    await expect.poll(() => alert.textContent()).toContain('Not saved');
+    expect(await alert.textContent()).toContain(
+      `Channel rule 1: ${prefix}.* is required and cannot be turned off`,
+    );
+    // The form is as the user left it, the refused rule marked.
+    expect(await pattern.inputValue()).toBe(`${prefix}.login`);
+    expect(await pattern.getAttribute('aria-invalid')).toBe('true');
+    expect(await rule.getByRole('combobox', { name: 'In-app' }).inputValue()).toBe('off');
+    expect(await settings.getByRole('status').textContent()).toBe('');
+    expect((await preferencesOf(userId)).rules).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('passes axe-core and renders at desktop and phone widths (screenshots)', async () => {
+    const userId = `elements-settings-shots-${run}`;
+    const token = await runtime.mintUserToken(userId);
+    await fetch(`${runtime.httpUrl}/preferences`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        rules: [{ category: 'social.*', channels: { push: false, toast: true } }],
+        time_zone: 'Europe/Berlin',
+        quiet_hours: {
+          windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '22:00', end: '07:00' }],
+        },
+        digests: [{ event_type: 'marketing.*', at: '09:00' }],
+      }),
+    });
+    for (const dir of SCREENSHOT_DIRS) mkdirSync(dir, { recursive: true });
+    for (const [name, width, height] of [
+      ['desktop', 1280, 900],
+      ['phone', 390, 844],
+    ] as const) {
+      const page = await openPage(userId, width, height);
+      const settings = await openSettings(page);
+      await settings.getByRole('group', { name: 'Quiet window 1' }).waitFor();
+      expect(await seriousViolations(page)).toEqual([]);
+      const panel = await page.locator('notify-bell [role=dialog]').boundingBox();
+      expect((panel?.x ?? -1) >= 0 && (panel?.x ?? 0) + (panel?.width ?? 0) <= width).toBe(true);
+      const image = await page.screenshot();
+      for (const dir of SCREENSHOT_DIRS) writeFileSync(join(dir, `notify-settings-${name}.png`), image);
+      await page.close();
+    }
+  }, 120_000);
 });

@@ -80,3 +80,19 @@ export const startStaticServer = async (files: Readonly<Record<string, StaticFil
       }),
   };
 };
+
+/**
+ * A page's module code that creates the SDK from the page's hash (`api`, `ws` and `token`) and registers the web
+ * components: `notify` (also `window.notify`), not yet started. `from`: where the page imports them from.
+ */
+export const notifySetupModule = (from: { readonly sdk: string; readonly elements: string }) => `
+      import { createNotify } from '${from.sdk}';
+      import { defineNotifyElements } from '${from.elements}';
+      const settings = new URLSearchParams(location.hash.slice(1));
+      const notify = createNotify({
+        apiUrl: settings.get('api'),
+        wsUrl: settings.get('ws'),
+        getToken: async () => settings.get('token'),
+      });
+      defineNotifyElements({ notify });
+      window.notify = notify;`;

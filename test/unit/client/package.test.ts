@@ -73,7 +73,12 @@ describe('@notify/client package', () => {
     const elements = await import(
       pathToFileURL(join(packageDir, manifest.exports['./elements']?.default ?? '')).href
     );
-    expect(elements.NOTIFY_ELEMENT_TAGS).toEqual(['notify-bell', 'notify-inbox', 'notify-toasts']);
+    expect(elements.NOTIFY_ELEMENT_TAGS).toEqual([
+      'notify-bell',
+      'notify-inbox',
+      'notify-toasts',
+      'notify-settings',
+    ]);
     expect(() => elements.defineNotifyElements()).toThrow(/needs a browser/);
   });
 
