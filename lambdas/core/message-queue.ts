@@ -47,10 +47,10 @@ export type MessageRead<T> =
   | { readonly ok: false; readonly reason: string };
 
 /**
- * `value` checked as a message of `queue`: by the kind whose literal `kind` it names (the kinds' literals differ,
+ * `value` checked as a message of `queue` (a body already parsed, or the event of an asynchronous invocation): by the kind whose literal `kind` it names (the kinds' literals differ,
  * so at most one accepts it), whose reasons are told when it refuses; a `kind` that none has is told as such.
  */
-const checkMessage = <T>(queue: MessageQueue<T>, value: unknown): MessageRead<T> => {
+export const checkMessage = <T>(queue: MessageQueue<T>, value: unknown): MessageRead<T> => {
   const kindsNamed: unknown[] = [];
   let refusal: z.core.$ZodError | undefined;
   for (const kind of queue.kinds) {
