@@ -108,14 +108,16 @@ const isSqsEvent = (event: unknown): event is SQSEvent =>
  * A queue's worker that Lambda also invokes asynchronously with one message of the queue as the event (lib/wiring
  * `invokedAsync`: a hand-off without an SQS request). Both arrive through here and are read with the queue's one
  * schema: a batch from the queue as `sqsWorker` reads it, an invoked message as a bus function's event, held
- * under the invocation's request id (Lambda keeps it across its retries). A failed invocation is logged with the
- * message's kind and rethrown, so Lambda retries it and then sends its record to the queue's DLQ; a malformed one
+ * under the invocation's request id (Lambda keeps it across its retries). A failed invocation is logged with what
+ * `about` says of its message and rethrown, so Lambda retries it and then sends its record to the queue's DLQ; a malformed one
  * is logged with the reason and fails the same way, never reaching `processMessage`.
  */
 export const queueAndInvokedWorker = <T>(
   workerId: string,
   queue: MessageQueue<T>,
   processMessage: (message: T, handling: MessageHandling) => Promise<unknown>,
+  /** What an invoked message's failure is logged with besides the request id (it has no message id). */
+  about: (message: T) => Readonly<Record<string, unknown>>,
 ) => {
   const fromQueue = sqsWorker(workerId, queue, (message, record, context) =>
     processMessage(message, messageHandling(record, context)),
@@ -129,11 +131,10 @@ export const queueAndInvokedWorker = <T>(
         logger.error('malformed message', { queue: queue.id, reason: read.reason });
         throw new MalformedMessage(queue.id, read.reason);
       }
-      const kind = (read.message as { kind?: unknown }).kind;
       try {
         await processMessage(read.message, invocationHandling(context));
       } catch (error) {
-        logFailure('message', { ...(typeof kind === 'string' ? { kind } : {}) }, error);
+        logFailure('message', about(read.message), error);
       }
     })();
     return undefined;
