@@ -87,3 +87,19 @@ export const readMessage = <T>(queue: MessageQueue<T>, body: string): MessageRea
   }
   return checkMessage(queue, value);
 };
+
+/**
+ * The body of a queue message, or, for Lambda's on-failure record of an asynchronous invocation (an invoked
+ * message that failed for good, moved back from the queue's DLQ by an SQS redrive), the message it was invoked
+ * with (its `requestPayload`), so that both kinds of dead letter redrive the same way. Anything else as it is.
+ */
+export const invokedMessageBody = (body: string): string => {
+  if (!body.includes('"requestPayload"')) return body;
+  try {
+    const parsed = JSON.parse(body) as { requestContext?: unknown; requestPayload?: unknown };
+    if (typeof parsed.requestContext !== 'object' || parsed.requestPayload === undefined) return body;
+    return JSON.stringify(parsed.requestPayload);
+  } catch {
+    return body; // not JSON: read (and refused) as the queue's message
+  }
+};

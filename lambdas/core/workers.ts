@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Context, EventBridgeEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { beginInvocationLog, logger } from './logger';
 import { HeldByOtherReceive, type MessageHandling } from './message-handling';
-import { checkMessage, MalformedMessage, type MessageQueue, readMessage } from './message-queue';
+import {
+  checkMessage,
+  invokedMessageBody,
+  MalformedMessage,
+  type MessageQueue,
+  readMessage,
+} from './message-queue';
 import { withMetrics } from './metrics';
 
 /** This receive of `record` in this invocation (core/message-handling.ts). */
@@ -107,7 +113,7 @@ const isSqsEvent = (event: unknown): event is SQSEvent =>
 /**
  * A queue's worker that Lambda also invokes asynchronously with one message of the queue as the event (lib/wiring
  * `invokedAsync`: a hand-off without an SQS request). Both arrive through here and are read with the queue's one
- * schema: a batch from the queue as `sqsWorker` reads it, an invoked message as a bus function's event, held
+ * schema: a batch from the queue as `sqsWorker` reads it (a redriven on-failure record as the message it holds), an invoked message as a bus function's event, held
  * under the invocation's request id (Lambda keeps it across its retries). A failed invocation is logged with what
  * `about` says of its message and rethrown, so Lambda retries it and then sends its record to the queue's DLQ; a malformed one
  * is logged with the reason and fails the same way, never reaching `processMessage`.
@@ -123,7 +129,11 @@ export const queueAndInvokedWorker = <T>(
     processMessage(message, messageHandling(record, context)),
   );
   return async (event: SQSEvent | unknown, context: Context): Promise<SQSBatchResponse | undefined> => {
-    if (isSqsEvent(event)) return fromQueue(event, context);
+    if (isSqsEvent(event)) {
+      // A record moved back from the queue's DLQ may be Lambda's on-failure record of an invocation.
+      const records = event.Records.map((record) => ({ ...record, body: invokedMessageBody(record.body) }));
+      return fromQueue({ Records: records }, context);
+    }
     beginInvocationLog(context, { worker: workerId });
     await withMetrics(async () => {
       const read = checkMessage(queue, event);

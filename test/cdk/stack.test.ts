@@ -440,7 +440,10 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
           invokeStatements.map((statement) => ({ Action: statement.Action, Resource: statement.Resource })),
           key,
         ).toEqual(
-          (spec.invokes ?? []).map((invoked) => ({ Action: 'lambda:InvokeFunction', Resource: target(invoked) })),
+          (spec.invokes ?? []).map((invoked) => ({
+            Action: 'lambda:InvokeFunction',
+            Resource: target(invoked),
+          })),
         );
       }
     });

@@ -136,6 +136,12 @@ describe('Lambda bundles', () => {
     const stub = await import('../../lambdas/core/bundle-shims/no-event-streams');
     expect(() => new stub.EventStreamSerde()).toThrow(/event streams are not bundled/);
     expect(() => stub.eventStreamSerdeProvider()).toThrow(/event streams are not bundled/);
+    // The Lambda client resolves its marshaller when made: it is made, and fails only when used.
+    const config = stub.resolveEventStreamSerdeConfig({ region: 'us-east-1' });
+    expect({ ...config }).toEqual({ region: 'us-east-1' });
+    expect(() => (config as { eventStreamMarshaller?: unknown }).eventStreamMarshaller).toThrow(
+      /event streams are not bundled/,
+    );
   });
 
   it("carry a small LRU on a Map for the DynamoDB client's endpoint cache, not mnemonist's", async () => {
