@@ -10,6 +10,7 @@ import { envNames } from '../../../common/env';
 import { messageQueue } from '../../../lambdas/core/message-queue';
 import { invokeWorker } from '../../../lambdas/core/worker-invoke';
 import * as z from '../../../lambdas/core/zod';
+import { readBody } from '../../../local/push/stand-in';
 import { listenOnLoopback, stopServer } from '../../support/loopback-server';
 
 const ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:notify-prod-push-deliver';
@@ -28,17 +29,12 @@ interface Seen {
 const seen: Seen[] = [];
 /** Lambda's answers, in turn (then 202). */
 let answers: number[] = [];
-const server = createServer((request, response) => {
-  let body = '';
-  request.on('data', (chunk) => {
-    body += chunk;
-  });
-  request.on('end', () => {
-    seen.push({ method: request.method, url: request.url, headers: request.headers, body });
-    const status = answers.shift() ?? 202;
-    response.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': 'r-1' });
-    response.end(status === 202 ? '' : JSON.stringify({ Type: 'Service', Message: `status ${status}` }));
-  });
+const server = createServer(async (request, response) => {
+  const body = (await readBody(request, 1 << 20))?.toString('utf8') ?? '';
+  seen.push({ method: request.method, url: request.url, headers: request.headers, body });
+  const status = answers.shift() ?? 202;
+  response.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': 'r-1' });
+  response.end(status === 202 ? '' : JSON.stringify({ Type: 'Service', Message: `status ${status}` }));
 });
 let endpoint = '';
 const saved = { ...process.env };
