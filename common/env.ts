@@ -9,6 +9,8 @@ export const envNames = {
   tableName: (tableId: string) => `NOTIFY_TABLE_${constant(tableId)}`,
   queueUrl: (queueId: string) => `NOTIFY_QUEUE_${constant(queueId)}_URL`,
   queueArn: (queueId: string) => `NOTIFY_QUEUE_${constant(queueId)}_ARN`,
+  /** A worker a function invokes asynchronously (lib/wiring `invokes`): its ARN. */
+  functionArn: (functionId: string) => `NOTIFY_FUNCTION_${constant(functionId).replace(/\W/g, '_')}_ARN`,
   busName: 'NOTIFY_BUS_NAME',
   /** Base URL of the WebSocket API's `@connections` management endpoint (`https://{api}/{stage}`). */
   wsCallbackUrl: 'NOTIFY_WS_CALLBACK_URL',

@@ -42,6 +42,7 @@ import {
   MANAGE_CONNECTIONS_ACTION,
   tableActions,
   type Wiring,
+  type Worker,
 } from './wiring';
 
 export interface NotifyStackProps extends StackProps {
@@ -90,6 +91,8 @@ export class NotifyStack extends Stack {
   /** The nested stack of each area's functions, by area name (`other` for functions of no area). */
   readonly functionStacks = new Map<string, NestedStack>();
   private readonly areaOf = new Map<FunctionSpec, string>();
+  /** The declaration of each function of `functions`, by the same key. */
+  private readonly specs = new Map<string, FunctionSpec>();
 
   private readonly settings: StageSettings;
   private readonly defaults: FunctionDefaults;
@@ -258,6 +261,7 @@ export class NotifyStack extends Stack {
       }
       this.webSocketApi?.addMockRoute(route);
     }
+    const asyncInvoked = new Set<string>();
     const unknownWorkers = Object.keys(settings.scale.workers).filter(
       (id) => !wiring.workers.some((worker) => worker.id === id),
     );
@@ -285,6 +289,15 @@ export class NotifyStack extends Stack {
         reservedConcurrency: scale.reservedConcurrency,
         busyAfterSecs: worker.busyAfterSecs,
       });
+      if (worker.invokedAsync) {
+        // Its asynchronous invocations end where its queue's failures end: the queue's DLQ, with its alarm.
+        fn.function.configureAsyncInvoke({
+          retryAttempts: worker.invokedAsync.retryAttempts,
+          maxEventAge: Duration.seconds(worker.invokedAsync.maxEventAgeSecs),
+          onFailure: new SqsDestination(source.deadLetterQueue),
+        });
+        asyncInvoked.add(`worker:${worker.id}`);
+      }
       fn.function.addEventSource(
         new SqsEventSource(source.queue, {
           batchSize: scale.batchSize ?? worker.batchSize,
@@ -295,6 +308,7 @@ export class NotifyStack extends Stack {
       );
     }
     for (const busFunction of busFunctions) {
+      asyncInvoked.add(`bus:${busFunction.id}`);
       const onFailure = this.queues.failureDestination(
         busFunction.deadLetterQueue,
         `bus function "${busFunction.id}"`,
@@ -324,6 +338,7 @@ export class NotifyStack extends Stack {
         `lib/wiring: bus rules ${undeclaredTargets.map((rule) => rule.id).join(', ')} invoke undeclared bus functions`,
       );
     }
+    this.grantInvokes(wiring.workers);
     for (const recurring of wiring.recurringSchedules) {
       const name = `Schedule${pascalCase(recurring.id)}`;
       const fn = this.addFunction(`schedule:${recurring.id}`, name, recurring, {
@@ -381,6 +396,7 @@ export class NotifyStack extends Stack {
       stage: settings.stage,
       level: settings.monitoring,
       functions: this.functions,
+      asyncInvoked,
       queues: this.queues.all,
       failureDestinations: this.queues.failureDestinations,
       tables: this.tables.all,
@@ -497,6 +513,31 @@ export class NotifyStack extends Stack {
     };
   }
 
+  /**
+   * What `invokes` declares, once the invoked functions exist: the invoker's variable with each one's ARN and
+   * `lambda:InvokeFunction` on exactly that ARN (no other version or alias).
+   */
+  private grantInvokes(workers: readonly Worker[]): void {
+    for (const [key, spec] of this.specs) {
+      for (const functionId of spec.invokes ?? []) {
+        const target = this.functions.get(`worker:${functionId}`);
+        if (!target || !workers.some((worker) => worker.id === functionId && worker.invokedAsync)) {
+          throw new Error(
+            `lib/wiring: ${key} invokes ${functionId}, which is no worker declaring \`invokedAsync\``,
+          );
+        }
+        const invoker = this.functions.get(key)?.function;
+        invoker?.addEnvironment(envNames.functionArn(functionId), target.function.functionArn);
+        invoker?.addToRolePolicy(
+          new iam.PolicyStatement({
+            actions: ['lambda:InvokeFunction'],
+            resources: [target.function.functionArn],
+          }),
+        );
+      }
+    }
+  }
+
   /** The nested stack of the area that declares `spec`, created with the area's first function. */
   private functionStack(spec: FunctionSpec): NestedStack {
     const area = this.areaOf.get(spec) ?? NO_AREA;
@@ -569,6 +610,7 @@ export class NotifyStack extends Stack {
       else this.webhookSecretKey.grantDecrypt(lambdaFn);
     }
     this.functions.set(key, fn);
+    this.specs.set(key, spec);
     return fn;
   }
 }

@@ -312,6 +312,9 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       queueEnv[envNames.queueUrl(queue.id)] = sqs.queueUrl(queue.id);
       queueEnv[envNames.queueArn(queue.id)] = sqs.queueArn(queue.id);
     }
+    for (const worker of wiring.workers) {
+      if (worker.invokedAsync) queueEnv[envNames.functionArn(worker.id)] = lambda.asyncFunctionArn(worker.id);
+    }
     const configured = hasAuthSettings(process.env) || hasAuthSettings(options.env ?? {});
     const devAuthEnv: Record<string, string> = configured
       ? {}
@@ -332,6 +335,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
       },
       queueUrl: (queueId) => sqs.queueUrl(queueId),
       queueArn: (queueId) => sqs.queueArn(queueId),
+      functionArn: (functionId) => lambda.asyncFunctionArn(functionId),
       busName: LOCAL_BUS_NAME,
       wsCallbackUrl: wiring.webSocketRoutes.length > 0 ? `${origin}/${LOCAL_STAGE}` : undefined,
       scheduling: {

@@ -38,3 +38,4 @@ export const requiredEnv = (name: string): string => {
 
 export const tableName = (tableId: string): string => requiredEnv(envNames.tableName(tableId));
 export const queueUrl = (queueId: string): string => requiredEnv(envNames.queueUrl(queueId));
+export const functionArn = (functionId: string): string => requiredEnv(envNames.functionArn(functionId));

@@ -7,7 +7,7 @@
 export interface MessageHandling {
   /**
    * The same across redeliveries of one message: the SQS message id, or the asynchronous invocation's request
-   * id, which Lambda keeps across its retries of one event.
+   * id, which Lambda keeps across its retries of one event (and its duplicate invocations of it).
    */
   readonly messageId: string;
   /** This one handling of it: SQS's ApproximateReceiveCount; for an asynchronous invocation, an id of its own. */
@@ -16,9 +16,10 @@ export interface MessageHandling {
   readonly deadline: Date;
   /**
    * What brings the work back if this handling fails or dies: the queue (the message reappears after its
-   * visibility timeout, under the same message id), or Lambda's retries of an asynchronous invocation (`bus`).
+   * visibility timeout, under the same message id), or Lambda's retries of an asynchronous invocation (`lambda`:
+   * a bus function's event, or a message handed to a worker by `Invoke`), which do not say which attempt this is.
    */
-  readonly redeliveredBy: 'queue' | 'bus';
+  readonly redeliveredBy: 'queue' | 'lambda';
 }
 
 /** Slack on a hold's expiry for clock differences between invocations. */

@@ -47,10 +47,10 @@ export type MessageRead<T> =
   | { readonly ok: false; readonly reason: string };
 
 /**
- * `value` checked as a message of `queue`: by the kind whose literal `kind` it names (the kinds' literals differ,
+ * `value` checked as a message of `queue` (a body already parsed, or the event of an asynchronous invocation): by the kind whose literal `kind` it names (the kinds' literals differ,
  * so at most one accepts it), whose reasons are told when it refuses; a `kind` that none has is told as such.
  */
-const checkMessage = <T>(queue: MessageQueue<T>, value: unknown): MessageRead<T> => {
+export const checkMessage = <T>(queue: MessageQueue<T>, value: unknown): MessageRead<T> => {
   const kindsNamed: unknown[] = [];
   let refusal: z.core.$ZodError | undefined;
   for (const kind of queue.kinds) {
@@ -86,4 +86,20 @@ export const readMessage = <T>(queue: MessageQueue<T>, body: string): MessageRea
     return { ok: false, reason: `not JSON: ${(error as Error).message}` };
   }
   return checkMessage(queue, value);
+};
+
+/**
+ * The body of a queue message, or, for Lambda's on-failure record of an asynchronous invocation (an invoked
+ * message that failed for good, moved back from the queue's DLQ by an SQS redrive), the message it was invoked
+ * with (its `requestPayload`), so that both kinds of dead letter redrive the same way. Anything else as it is.
+ */
+export const invokedMessageBody = (body: string): string => {
+  if (!body.includes('"requestPayload"')) return body;
+  try {
+    const parsed = JSON.parse(body) as { requestContext?: unknown; requestPayload?: unknown };
+    if (typeof parsed.requestContext !== 'object' || parsed.requestPayload === undefined) return body;
+    return JSON.stringify(parsed.requestPayload);
+  } catch {
+    return body; // not JSON: read (and refused) as the queue's message
+  }
 };

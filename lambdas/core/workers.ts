@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Context, EventBridgeEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { beginInvocationLog, logger } from './logger';
 import { HeldByOtherReceive, type MessageHandling } from './message-handling';
-import { MalformedMessage, type MessageQueue, readMessage } from './message-queue';
+import {
+  checkMessage,
+  invokedMessageBody,
+  MalformedMessage,
+  type MessageQueue,
+  readMessage,
+} from './message-queue';
 import { withMetrics } from './metrics';
 
 /** This receive of `record` in this invocation (core/message-handling.ts). */
@@ -12,6 +18,20 @@ export const messageHandling = (record: SQSRecord, context: Context): MessageHan
   deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),
   redeliveredBy: 'queue',
 });
+
+/**
+ * Logs why a piece of work failed and throws the error on, so that it comes back: a hold of another handling as
+ * a warning (by design, no fault), anything else as an error with its stack.
+ */
+const logFailure = (what: 'message' | 'event', about: Record<string, unknown>, error: unknown): never => {
+  if (error instanceof HeldByOtherReceive) {
+    logger.warn(`${what} held by another ${what === 'message' ? 'receive' : 'invocation'}; retried later`, {
+      ...about,
+      reason: error.message,
+    });
+  } else logger.error(`${what} failed`, { ...about, error: error as Error });
+  throw error;
+};
 
 /**
  * A queue-fed worker: each record is read as a message of `queue` (its schema, message-queue.ts) and processed on
@@ -45,13 +65,7 @@ export const sqsWorker =
           try {
             return await processMessage(read.message, record, context);
           } catch (error) {
-            if (error instanceof HeldByOtherReceive) {
-              logger.warn('message held by another receive; retried later', {
-                ...about,
-                reason: error.message,
-              });
-            } else logger.error('message failed', { ...about, error: error as Error });
-            throw error;
+            logFailure('message', about, error);
           }
         }),
       );
@@ -72,7 +86,7 @@ export const invocationHandling = (context: Context): MessageHandling => ({
   messageId: context.awsRequestId,
   receive: randomUUID(),
   deadline: new Date(Date.now() + context.getRemainingTimeInMillis()),
-  redeliveredBy: 'bus',
+  redeliveredBy: 'lambda',
 });
 
 /**
@@ -88,13 +102,51 @@ export const busWorker =
       try {
         await processEvent(event, invocationHandling(context));
       } catch (error) {
-        if (error instanceof HeldByOtherReceive) {
-          logger.warn('event held by another invocation; retried later', {
-            event_id: event?.id,
-            reason: error.message,
-          });
-        } else logger.error('event failed', { event_id: event?.id, error: error as Error });
-        throw error;
+        logFailure('event', { event_id: event?.id }, error);
       }
     })();
   };
+
+const isSqsEvent = (event: unknown): event is SQSEvent =>
+  typeof event === 'object' && event !== null && Array.isArray((event as SQSEvent).Records);
+
+/**
+ * A queue's worker that Lambda also invokes asynchronously with one message of the queue as the event (lib/wiring
+ * `invokedAsync`: a hand-off without an SQS request). Both arrive through here and are read with the queue's one
+ * schema: a batch from the queue as `sqsWorker` reads it (a redriven on-failure record as the message it holds), an invoked message as a bus function's event, held
+ * under the invocation's request id (Lambda keeps it across its retries). A failed invocation is logged with what
+ * `about` says of its message and rethrown, so Lambda retries it and then sends its record to the queue's DLQ; a malformed one
+ * is logged with the reason and fails the same way, never reaching `processMessage`.
+ */
+export const queueAndInvokedWorker = <T>(
+  workerId: string,
+  queue: MessageQueue<T>,
+  processMessage: (message: T, handling: MessageHandling) => Promise<unknown>,
+  /** What an invoked message's failure is logged with besides the request id (it has no message id). */
+  about: (message: T) => Readonly<Record<string, unknown>>,
+) => {
+  const fromQueue = sqsWorker(workerId, queue, (message, record, context) =>
+    processMessage(message, messageHandling(record, context)),
+  );
+  return async (event: SQSEvent | unknown, context: Context): Promise<SQSBatchResponse | undefined> => {
+    if (isSqsEvent(event)) {
+      // A record moved back from the queue's DLQ may be Lambda's on-failure record of an invocation.
+      const records = event.Records.map((record) => ({ ...record, body: invokedMessageBody(record.body) }));
+      return fromQueue({ Records: records }, context);
+    }
+    beginInvocationLog(context, { worker: workerId });
+    await withMetrics(async () => {
+      const read = checkMessage(queue, event);
+      if (!read.ok) {
+        logger.error('malformed message', { queue: queue.id, reason: read.reason });
+        throw new MalformedMessage(queue.id, read.reason);
+      }
+      try {
+        await processMessage(read.message, invocationHandling(context));
+      } catch (error) {
+        logFailure('message', about(read.message), error);
+      }
+    })();
+    return undefined;
+  };
+};

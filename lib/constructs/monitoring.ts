@@ -30,6 +30,8 @@ export interface MonitoringProps {
   readonly level: MonitoringLevel;
   /** Every function of the stack, keyed as NotifyStack keys them (`http:health.live`, `worker:fanout`). */
   readonly functions: ReadonlyMap<string, NotifyFunction>;
+  /** Keys of `functions` that Lambda invokes asynchronously (bus functions, workers declaring `invokedAsync`). */
+  readonly asyncInvoked?: ReadonlySet<string>;
   readonly queues: readonly ServiceQueue[];
   /** Dead-letter queues with no source queue: the bus functions' on-failure destinations. */
   readonly failureDestinations?: readonly FailureDestination[];
@@ -407,10 +409,11 @@ export class Monitoring extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
     }
-    // A bus function's backlog is in Lambda's asynchronous queue, which has no queue metrics of ours: its age
-    // (AsyncEventAge, in milliseconds), events Lambda dropped unprocessed, and failure records it could not write.
+    // An asynchronously invoked function's backlog is in Lambda's asynchronous queue, which has no queue metrics
+    // of ours: its age (AsyncEventAge, in milliseconds), events Lambda dropped unprocessed, and failure records it
+    // could not write.
     for (const [key, fn] of props.functions) {
-      if (!key.startsWith('bus:')) continue;
+      if (!props.asyncInvoked?.has(key)) continue;
       this.alarm(`${key}-async-age`, {
         description: `Events have waited ${queueAgeAlarmSecs} s (scale.queue_age_alarm_secs) in Lambda's asynchronous queue of ${key}: it does not keep up`,
         metric: fn.function.metric('AsyncEventAge', { period: minute, statistic: cloudwatch.Stats.MAXIMUM }),

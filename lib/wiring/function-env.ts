@@ -18,6 +18,11 @@ export interface FunctionResources {
   tableName(tableId: TableId): string;
   queueUrl(queueId: QueueId): string;
   queueArn(queueId: QueueId): string;
+  /**
+   * The ARN of a function others invoke (lib/wiring `invokes`); undefined where the function is not made yet
+   * when the variables are (the CDK stack then adds the variable once every function exists).
+   */
+  readonly functionArn?: (functionId: string) => string;
   readonly busName: string;
   /** The `@connections` endpoint; undefined when no WebSocket route is declared. */
   readonly wsCallbackUrl: string | undefined;
@@ -83,6 +88,11 @@ export const functionEnvironment = (
   for (const queueId of new Set(spec.sendsTo ?? [])) {
     env[envNames.queueUrl(queueId)] = resources.queueUrl(queueId);
     env[envNames.queueArn(queueId)] = resources.queueArn(queueId);
+  }
+  if (resources.functionArn) {
+    for (const functionId of new Set(spec.invokes ?? [])) {
+      env[envNames.functionArn(functionId)] = resources.functionArn(functionId);
+    }
   }
   if (spec.putsEvents) env[envNames.busName] = resources.busName;
   if (spec.managesConnections) {

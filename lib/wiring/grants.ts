@@ -17,6 +17,8 @@ export interface FunctionGrants {
   readonly webhookSecretKey: 'encrypt' | 'decrypt' | undefined;
   /** Providers whose credential secrets (every app's) it may read. */
   readonly pushCredentials: ReadonlySet<PushProvider>;
+  /** Functions (declared ids) it may invoke: `lambda:InvokeFunction` on each one's ARN. */
+  readonly invokes: ReadonlySet<string>;
 }
 
 export const functionGrants = (spec: FunctionSpec): FunctionGrants => {
@@ -32,6 +34,7 @@ export const functionGrants = (spec: FunctionSpec): FunctionGrants => {
     cursorKey: spec.cursorKey ?? false,
     webhookSecretKey: spec.webhookSecretKey,
     pushCredentials: new Set(spec.push?.readsCredentials ?? []),
+    invokes: new Set(spec.invokes ?? []),
   };
 };
 

@@ -46,6 +46,11 @@ export interface FunctionSpec {
    * and whose credentials it reads (Secrets Manager read access to exactly those providers' secrets on AWS).
    */
   readonly push?: { readonly readsCredentials: readonly PushProvider[] };
+  /**
+   * Workers it hands messages to by an asynchronous Lambda invocation (`Invoke`, `InvocationType: Event`; each
+   * such worker declares `invokedAsync`): it gets each one's ARN and `lambda:InvokeFunction` on exactly it.
+   */
+  readonly invokes?: readonly string[];
 }
 
 /** `ANY` is only for the catch-all route (path `$default`): it answers requests no other route matches. */
@@ -146,6 +151,21 @@ export interface Worker extends FunctionSpec {
    * alarm (`<key>-duration`) fires at `scale.alarm_percent` of it, before the work is late (docs/scale.md).
    */
   readonly busyAfterSecs?: number;
+  /**
+   * Lambda also takes messages for it by asynchronous invocation (`Invoke` with `InvocationType: Event`, by the
+   * functions that declare it in `invokes`): one message of its queue per invocation, no SQS request. Lambda keeps
+   * the event durably, retries a failed or crashed invocation, and then sends an invocation record to the queue's
+   * DLQ (`<queue>-dlq`, alarmed): what fails there ends where the queue's own failures end.
+   */
+  readonly invokedAsync?: AsyncInvocation;
+}
+
+/** Lambda's asynchronous invocation settings of a function (its event invoke config). */
+export interface AsyncInvocation {
+  /** Lambda's MaximumRetryAttempts, 0–2. */
+  readonly retryAttempts: 0 | 1 | 2;
+  /** Lambda's MaximumEventAgeInSeconds (60–21,600): older events go to the on-failure destination unprocessed. */
+  readonly maxEventAgeSecs: number;
 }
 
 /**
@@ -155,12 +175,8 @@ export interface Worker extends FunctionSpec {
  * record to the on-failure destination, the SQS queue `<deadLetterQueue>-dlq` with its alarm.
  * EventBridge retries a delivery Lambda refuses, and gives up into the same queue.
  */
-export interface BusFunction extends FunctionSpec {
+export interface BusFunction extends FunctionSpec, AsyncInvocation {
   readonly id: string;
-  /** Lambda's MaximumRetryAttempts, 0–2. */
-  readonly retryAttempts: 0 | 1 | 2;
-  /** Lambda's MaximumEventAgeInSeconds (60–21,600): older events go to the on-failure destination unprocessed. */
-  readonly maxEventAgeSecs: number;
   /** Names the on-failure destination `<deadLetterQueue>-dlq` (the DLQ naming of declared queues). */
   readonly deadLetterQueue: string;
   readonly purpose: string;

@@ -67,7 +67,7 @@ export interface LocalEventBridgeOptions {
   readonly rules: readonly BusRule[];
   readonly sqs: LocalSqs;
   /** Lambda's stand-in, which invokes the bus functions asynchronously (rules with a function target). */
-  readonly lambda?: Pick<LocalLambda, 'invokeAsync' | 'busFunctionArn'>;
+  readonly lambda?: Pick<LocalLambda, 'invokeAsync' | 'asyncFunctionArn'>;
   /** When set, the archive is kept in `<dataDir>/eventbridge-archive.jsonl` and the endpoint in a state file. */
   readonly dataDir?: string;
   /** Events matching it are archived; default: every event on the bus. */
@@ -171,7 +171,7 @@ export class LocalEventBridge {
     replayed: 0,
   };
 
-  private get lambda(): Pick<LocalLambda, 'invokeAsync' | 'busFunctionArn'> {
+  private get lambda(): Pick<LocalLambda, 'invokeAsync' | 'asyncFunctionArn'> {
     if (!this.opts.lambda)
       throw new Error('LocalEventBridge: a rule targets a function, but no lambda is given');
     return this.opts.lambda;
@@ -185,7 +185,7 @@ export class LocalEventBridge {
     this.rules = opts.rules.map((rule) => {
       // Fail at start, not on the first event, when a declared rule cannot work.
       if ('targetQueue' in rule) opts.sqs.queueArn(rule.targetQueue);
-      else this.lambda.busFunctionArn(rule.targetFunction);
+      else this.lambda.asyncFunctionArn(rule.targetFunction);
       try {
         return { rule, pattern: compileEventPattern(rule.pattern) };
       } catch (error) {

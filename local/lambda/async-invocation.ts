@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { type BusFunction, DEFAULT_FUNCTION } from '../../lib/wiring';
+import { type AsyncInvocation, DEFAULT_FUNCTION } from '../../lib/wiring';
 import { validateMessage } from '../sqs/message';
 import type { LocalQueue, StoredMessage } from '../sqs/queue';
 import { InFlightInvocations } from './in-flight';
 import { LambdaInvocationError, localFunctionName } from './runner';
-import type { InvokeFunction } from './types';
+import type { FunctionRef, InvokeFunction } from './types';
+
+/** A function Lambda invokes asynchronously: a bus function, or a worker declaring `invokedAsync`. */
+export type AsyncInvokedFunction = FunctionRef & AsyncInvocation;
 
 /**
- * Lambda's asynchronous invocation, as EventBridge uses it for a bus function: the event waits in the function's
+ * Lambda's asynchronous invocation, as EventBridge uses it for a bus function and `Invoke` with
+ * `InvocationType: Event` for any function: the event waits in the function's
  * own queue (here a journaled local SQS queue, so it survives a restart of the runtime), each event is one
  * invocation under one request id, a failed or crashed invocation is retried `retryAttempts` times (one and two
  * minutes later), and then — or once the event is older than `maxEventAgeSecs` — an invocation record goes to
@@ -56,7 +60,7 @@ export interface InvocationRecord {
 }
 
 export interface AsyncInvocationOptions {
-  readonly fn: BusFunction;
+  readonly fn: AsyncInvokedFunction;
   /** The function's own asynchronous queue (not billed, not addressable). */
   readonly queue: LocalQueue;
   /** The on-failure destination. */

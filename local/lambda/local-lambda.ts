@@ -15,7 +15,7 @@ import {
 import type { LocalSqs } from '../sqs/local-sqs';
 import type { LocalQueue } from '../sqs/queue';
 import { removeStandInState, writeStandInState } from '../stand-in-state';
-import { AsyncInvocationQueue } from './async-invocation';
+import { AsyncInvocationQueue, type AsyncInvokedFunction } from './async-invocation';
 import { EventSourceMapping } from './event-source-mapping';
 import { localFunctionName } from './runner';
 import type { FunctionRef, InvokeFunction } from './types';
@@ -23,14 +23,16 @@ import type { FunctionRef, InvokeFunction } from './types';
 /**
  * Lambda's side of the local runtime, over the SQS stand-in's queues:
  * - the event source mappings of the workers (local/lambda/event-source-mapping.ts);
- * - the asynchronous invocation of the bus functions (local/lambda/async-invocation.ts): each function's own
- *   queue, kept by the SQS stand-in as an internal queue (journaled, neither billed nor addressable), and its
- *   on-failure destination `<deadLetterQueue>-dlq`;
- * - a wire-compatible `Invoke` of the bus functions with `InvocationType: Event` (REST-JSON, as
+ * - the asynchronous invocation of the bus functions and of the workers declaring `invokedAsync`
+ *   (local/lambda/async-invocation.ts): each function's own queue, kept by the SQS stand-in as an internal queue
+ *   (journaled, neither billed nor addressable), and its on-failure destination (`<deadLetterQueue>-dlq`, or the
+ *   worker's queue's DLQ);
+ * - a wire-compatible `Invoke` of those functions with `InvocationType: Event` (REST-JSON, as
  *   @aws-sdk/client-lambda sends it: `POST /2015-03-31/functions/{FunctionName}/invocations`,
  *   `X-Amz-Invocation-Type: Event`): the event goes to the function's asynchronous queue, the one EventBridge's
- *   invocations go to, and the answer is 202 once it is durable. It is what `npm run redrive` calls; nothing in
- *   the service invokes a function, so a function's own credentials are refused, as IAM would refuse them.
+ *   invocations go to, and the answer is 202 once it is durable. The functions that declare `invokes` call it
+ *   (with their own credentials: only for the functions they name, unqualified, as IAM would allow), and so does
+ *   `npm run redrive`.
  * Made before the SQS stand-in starts (which restores the queues) and started after it; the SQS stand-in's stop
  * stops its pollers first, so nothing runs on a closed journal whichever is stopped first.
  * See docs/local-standins.md.
@@ -48,7 +50,7 @@ export interface LambdaState {
 
 export interface LocalLambdaOptions {
   readonly sqs: LocalSqs;
-  /** The workers, each read from its queue by an event source mapping. */
+  /** The workers, each read from its queue by an event source mapping (and invoked, if `invokedAsync`). */
   readonly workers: readonly Worker[];
   /** The functions invoked asynchronously (bus rules' targets, and `Invoke` with `InvocationType: Event`). */
   readonly busFunctions: readonly BusFunction[];
@@ -80,7 +82,7 @@ export class LocalLambda {
   private readonly mappings: EventSourceMapping[] = [];
   /** Lambda's asynchronous queues of the bus functions, by function id. */
   private readonly asyncQueues = new Map<string, AsyncInvocationQueue>();
-  /** Bus functions by their local name. */
+  /** The functions invoked asynchronously, by their local name. */
   private readonly byName = new Map<string, FunctionRef>();
   private server: LoopbackServer | undefined;
   private stopped = false;
@@ -92,12 +94,22 @@ export class LocalLambda {
     this.region = sqs.region;
     this.accountId = sqs.accountId;
     this.log = opts.log ?? ((line) => console.warn(`[lambda] ${line}`));
-    for (const fn of opts.busFunctions) {
+    // The bus functions, and the workers that also take messages by asynchronous invocation (their on-failure
+    // destination: their queue's DLQ).
+    const asyncFunctions: { fn: AsyncInvokedFunction; onFailure: string }[] = [
+      ...opts.busFunctions.map((fn) => ({ fn, onFailure: `${fn.deadLetterQueue}-dlq` })),
+      ...opts.workers.flatMap((worker) =>
+        worker.invokedAsync
+          ? [{ fn: { ...worker, ...worker.invokedAsync }, onFailure: `${worker.queue}-dlq` }]
+          : [],
+      ),
+    ];
+    for (const { fn, onFailure } of asyncFunctions) {
       const asyncQueue = new AsyncInvocationQueue({
         fn,
         // Lambda's own queue is eventually consistent too: an event may be invoked twice.
         queue: sqs.internalQueue(`lambda-async-${fn.id}`),
-        onFailure: sqs.destinationQueue(`${fn.deadLetterQueue}-dlq`),
+        onFailure: sqs.destinationQueue(onFailure),
         invoke: opts.invoke,
         durable: () => sqs.durable(),
         region: this.region,
@@ -143,25 +155,26 @@ export class LocalLambda {
   }
 
   /**
-   * Invokes a bus function asynchronously (Lambda `Invoke` with `InvocationType: Event`, as EventBridge does):
-   * resolves with the request id once the event is durable in the function's asynchronous queue.
+   * Invokes a bus function, or a worker declaring `invokedAsync`, asynchronously (Lambda `Invoke` with
+   * `InvocationType: Event`, as EventBridge does): resolves with the request id once the event is durable in the
+   * function's asynchronous queue.
    */
   invokeAsync(functionId: string, payload: unknown, delayMs = 0): Promise<string> {
     return this.asyncQueue(functionId).enqueue(payload, delayMs);
   }
 
-  /** The ARN of a declared bus function (throws for another id). */
-  busFunctionArn(functionId: string): string {
+  /** The ARN of a function invoked asynchronously (throws for another id). */
+  asyncFunctionArn(functionId: string): string {
     return this.asyncQueue(functionId).functionArn.replace(/:\$LATEST$/, '');
   }
 
   private asyncQueue(functionId: string): AsyncInvocationQueue {
     const asyncQueue = this.asyncQueues.get(functionId);
-    if (!asyncQueue) throw new Error(`Function ${functionId} is not a declared bus function`);
+    if (!asyncQueue) throw new Error(`Function ${functionId} is not invoked asynchronously`);
     return asyncQueue;
   }
 
-  /** Events waiting or running in the asynchronous queues of the bus functions (benchmarks wait for 0). */
+  /** Events waiting or running in the asynchronous queues (benchmarks wait for 0). */
   asyncBacklog(): number {
     return [...this.asyncQueues.values()].reduce((backlog, asyncQueue) => backlog + asyncQueue.backlog(), 0);
   }
@@ -220,13 +233,14 @@ export class LocalLambda {
       );
     }
     const named = this.parseName(decodeURIComponent(path[1]!), request.url.searchParams.get('Qualifier'));
-    // No declared function is granted lambda:InvokeFunction: only an operator's tool may call this. IAM decides
-    // before Lambda looks the function up.
+    // A function may invoke exactly the functions its declaration names (`invokes`), unqualified; an operator's
+    // tool any. IAM decides before Lambda looks the function up.
+    const target = this.byName.get(named.name);
     this.opts.access?.check(
       request.headers,
       'lambda:InvokeFunction',
       this.functionArn(named.name, named.qualifier),
-      () => false,
+      (grants) => target !== undefined && named.qualifier === undefined && grants.invokes.has(target.id),
       403,
     );
     const fn = this.lookUp(named);

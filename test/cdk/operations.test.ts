@@ -100,8 +100,12 @@ const busyWorkers = () => wiring.workers.filter((worker) => worker.busyAfterSecs
  * throughput; HTTP 5xx, WebSocket, webhooks; account concurrency, API Gateway throttle, new connections
  * (docs/scale.md); account throttles; per worker declaring busyAfterSecs, its duration.
  */
-/** Each bus function's asynchronous queue: its age, and events dropped or failure records not written. */
-const busQueueAlarms = () => 2 * (wiring.busFunctions?.length ?? 0);
+/**
+ * Each asynchronously invoked function's queue at Lambda (the bus functions, the workers declaring `invokedAsync`):
+ * its age, and events dropped or failure records not written.
+ */
+const busQueueAlarms = () =>
+  2 * ((wiring.busFunctions?.length ?? 0) + wiring.workers.filter((worker) => worker.invokedAsync).length);
 const fullAlarmCount = (functions: number) =>
   2 * wiring.queues.length +
   failureDlqs() +

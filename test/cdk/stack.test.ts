@@ -418,6 +418,36 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
       }
     });
 
+    it('lets a worker declaring invokedAsync be invoked by exactly the functions that declare it, failing into its queue’s DLQ', () => {
+      for (const worker of wiring.workers.filter((candidate) => candidate.invokedAsync)) {
+        synth.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+          FunctionName: { Ref: functionId(`worker:${worker.id}`) },
+          Qualifier: '$LATEST',
+          MaximumRetryAttempts: worker.invokedAsync?.retryAttempts,
+          MaximumEventAgeInSeconds: worker.invokedAsync?.maxEventAgeSecs,
+          DestinationConfig: {
+            OnFailure: { Destination: { 'Fn::GetAtt': [queueIds(worker.queue).dlq, 'Arn'] } },
+          },
+        });
+      }
+      const target = (worker: string) => ({ 'Fn::GetAtt': [functionId(`worker:${worker}`), 'Arn'] });
+      for (const [key, spec] of declaredFunctions()) {
+        const invokeStatements = statementsOf(key).filter((statement) =>
+          list(statement.Action).some((action) => action.startsWith('lambda:')),
+        );
+        // One action on the function's own ARN: no version, alias or other function.
+        expect(
+          invokeStatements.map((statement) => ({ Action: statement.Action, Resource: statement.Resource })),
+          key,
+        ).toEqual(
+          (spec.invokes ?? []).map((invoked) => ({
+            Action: 'lambda:InvokeFunction',
+            Resource: target(invoked),
+          })),
+        );
+      }
+    });
+
     it('archives the events published with archive: true', () => {
       synth.template.hasResourceProperties('AWS::Events::Archive', {
         SourceArn: { 'Fn::GetAtt': [logicalId(synth.stack.eventBus.bus), 'Arn'] },
@@ -508,7 +538,10 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         if (key.startsWith('worker:')) {
           const worker = wiring.workers.find((candidate) => `worker:${candidate.id}` === key);
           if (worker) expected.add(queueIds(worker.queue).queue);
+          // Invoked asynchronously: Lambda sends the on-failure record to the queue's DLQ with its role.
+          if (worker?.invokedAsync) expected.add(queueIds(worker.queue).dlq);
         }
+        for (const invoked of spec.invokes ?? []) expected.add(functionId(`worker:${invoked}`));
         const busFunction = (wiring.busFunctions ?? []).find((candidate) => `bus:${candidate.id}` === key);
         // Lambda sends the on-failure record with the function's role.
         if (busFunction) {
@@ -598,6 +631,7 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
           expected.add(envNames.queueUrl(queue));
           expected.add(envNames.queueArn(queue));
         }
+        for (const invoked of spec.invokes ?? []) expected.add(envNames.functionArn(invoked));
         if (spec.putsEvents) expected.add(envNames.busName);
         if (spec.managesConnections) expected.add(envNames.wsCallbackUrl);
         if (spec.webhookSecretKey) expected.add(envNames.webhookKmsKeyId);
@@ -619,6 +653,11 @@ describe.each(cases)('NotifyStack from the $name', ({ wiring, settings }) => {
         expect(new Set(resourceNames), key).toEqual(expected);
         for (const table of [...(spec.reads ?? []), ...(spec.writes ?? [])]) {
           expect(variables[envNames.tableName(table)]).toEqual({ Ref: tableId(table) });
+        }
+        for (const invoked of spec.invokes ?? []) {
+          expect(variables[envNames.functionArn(invoked)]).toEqual({
+            'Fn::GetAtt': [functionId(`worker:${invoked}`), 'Arn'],
+          });
         }
         if (spec.managesConnections) {
           expect(JSON.stringify(variables[envNames.wsCallbackUrl])).toMatch(

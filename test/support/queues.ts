@@ -7,6 +7,7 @@ import { envNames, wiring } from '../../lib/wiring';
 import { LocalLambda } from '../../local/lambda/local-lambda';
 import type { InvokeFunction } from '../../local/lambda/types';
 import { LocalSqs } from '../../local/sqs/local-sqs';
+import { waitUntil } from './await';
 
 /**
  * Whether a declared queue of the running local runtime holds no message, visible or in flight: the work
@@ -30,27 +31,60 @@ export const queueIdle = async (queueId: string): Promise<boolean> => {
   }
 };
 
+/** A message handed to a worker by asynchronous invocation (lib/wiring `invokedAsync`), as the worker got it. */
+export interface InvokedMessage {
+  readonly functionId: string;
+  readonly event: unknown;
+  readonly requestId: string | undefined;
+}
+
 /** The SQS stand-in and Lambda's beside it, with what stops both (Lambda's first, as the runtime does). */
 export interface QueuesWithoutWorkers {
   readonly sqs: LocalSqs;
   readonly lambda: LocalLambda;
+  /** The messages Lambda invoked the workers with so far (the test plays those workers on them). */
+  readonly invoked: InvokedMessage[];
   stop(): Promise<void>;
 }
 
+/** The workers that Lambda also invokes asynchronously, as functions with an asynchronous queue only. */
+const invokedWorkers = wiring.workers
+  .filter((worker) => worker.invokedAsync)
+  .map((worker) => ({
+    ...worker,
+    ...worker.invokedAsync,
+    retryAttempts: worker.invokedAsync?.retryAttempts ?? 0,
+    maxEventAgeSecs: worker.invokedAsync?.maxEventAgeSecs ?? 60,
+    deadLetterQueue: worker.queue,
+    purpose: `worker ${worker.id}, invoked`,
+  }));
+
 /**
  * The declared queues on the real SQS stand-in, without workers: the test plays the workers itself, and the bus
- * functions (Lambda's asynchronous queues hand their events to `invoke`).
+ * functions (Lambda's asynchronous queues hand their events to `invoke`). A message handed to a worker by
+ * asynchronous invocation is recorded in `invoked` (and accepted), for the test to play the worker on.
  */
 export const startQueuesWithoutWorkers = async (
   invoke: InvokeFunction = () => Promise.reject(new Error('no functions in this test')),
 ): Promise<QueuesWithoutWorkers> => {
   const sqs = new LocalSqs({ queues: wiring.queues });
-  const lambda = new LocalLambda({ sqs, workers: [], busFunctions: wiring.busFunctions ?? [], invoke });
+  const invoked: InvokedMessage[] = [];
+  const lambda = new LocalLambda({
+    sqs,
+    workers: [],
+    busFunctions: [...(wiring.busFunctions ?? []), ...invokedWorkers],
+    invoke: async (fn, event, options) => {
+      if (!invokedWorkers.some((worker) => worker.id === fn.id)) return invoke(fn, event, options);
+      invoked.push({ functionId: fn.id, event, requestId: options?.requestId });
+      return null;
+    },
+  });
   await sqs.start();
   await lambda.start();
   return {
     sqs,
     lambda,
+    invoked,
     stop: async () => {
       await lambda.stop();
       await sqs.stop();
@@ -59,12 +93,17 @@ export const startQueuesWithoutWorkers = async (
 };
 
 /**
- * For one test file: the queues without workers, this process's SDK pointed at them (with the `fanout` queue's
- * URL set, as the stack sets it for functions), and a client to read them.
+ * For one test file: the queues without workers, this process's SDK pointed at them (with the `fanout` and `push`
+ * queues' URLs and the invoked workers' ARNs set, as the stack sets them for functions), and a client to read them.
  */
 export const useQueuesWithoutWorkers = (): {
   readonly sqs: () => LocalSqs;
   readonly client: () => SQSClient;
+  /**
+   * The messages handed to workers by asynchronous invocation since the last call, taken once Lambda's
+   * asynchronous queues are empty (every event accepted so far has been invoked).
+   */
+  readonly takeInvoked: () => Promise<InvokedMessage[]>;
 } => {
   let queues: QueuesWithoutWorkers | undefined;
   let sqs: LocalSqs | undefined;
@@ -72,9 +111,13 @@ export const useQueuesWithoutWorkers = (): {
   beforeAll(async () => {
     queues = await startQueuesWithoutWorkers();
     sqs = queues.sqs;
-    // Delivery sends to `fanout` and, for the `push` channel, to `push`.
+    // Delivery sends to `fanout` and, for the `push` channel, invokes `push.deliver` or sends to `push`.
     for (const queueId of ['fanout', 'push']) process.env[envNames.queueUrl(queueId)] = sqs.queueUrl(queueId);
+    for (const worker of invokedWorkers) {
+      process.env[envNames.functionArn(worker.id)] = queues.lambda.asyncFunctionArn(worker.id);
+    }
     process.env.AWS_ENDPOINT_URL_SQS = sqs.endpoint;
+    process.env.AWS_ENDPOINT_URL_LAMBDA = queues.lambda.endpoint;
     client = new SQSClient({ endpoint: sqs.endpoint });
   });
   afterAll(async () => {
@@ -85,7 +128,15 @@ export const useQueuesWithoutWorkers = (): {
     if (value === undefined) throw new Error('the queues are not started yet');
     return value;
   };
-  return { sqs: () => started(sqs), client: () => started(client) };
+  return {
+    sqs: () => started(sqs),
+    client: () => started(client),
+    takeInvoked: async () => {
+      const { lambda, invoked } = started(queues);
+      await waitUntil(() => lambda.asyncBacklog() === 0);
+      return invoked.splice(0);
+    },
+  };
 };
 
 /** A worker's handling of queue message `messageId` in an invocation that may run 30 s (the workers' timeout). */

@@ -166,7 +166,7 @@ describe('redriving a bus function’s dead letters', () => {
     const fromBus = envelope('e-2');
     await send(JSON.stringify(fromBus), {
       RULE_ARN: 'arn:aws:events:us-east-1:000000000000:rule/notify-redrive/orders-to-sink',
-      TARGET_ARN: lambda.busFunctionArn(sink.id),
+      TARGET_ARN: lambda.asyncFunctionArn(sink.id),
       ERROR_CODE: 'SDK_CLIENT_ERROR',
       ERROR_MESSAGE: 'Lambda throttled the invocation',
     });

@@ -9,7 +9,7 @@ import { categoryKey, type Throttle } from '../preferences/rules';
 import { handOverPushes } from '../push/messages';
 import { subscriberCounts } from '../topics/topics';
 import {
-  type ChunkProgress,
+  chunkProgress,
   deliverChunk,
   deliveryByRequest,
   type RecipientState,
@@ -178,15 +178,19 @@ const fanOutNow = async (
   }
   await enqueue(fanoutQueue, planMessages({ ...audience, recipient_ids: [] }));
   const delivery = deliveryByRequest(record.id);
-  const progress: ChunkProgress = { settled: new Set(), pushes: new Set(), stopped: false };
+  const progress = chunkProgress();
   const outcome = await withinBudget(
     deliverChunk(record, audience.recipient_ids, delivery, { progress, ...(state ? { state } : {}) }),
     deliverUntil - Date.now(),
   );
   if (outcome === 'done') return;
-  // From here on the delivery sends no frame it has not started: the queued chunk owns them.
+  // From here on the delivery sends no frame it has not started: the queued chunk owns them. It also owns the
+  // recipients whose push waits on frames still in flight (`offline`): it sends those frames again (the client
+  // drops the repeat by id) and decides the push on them; every other push due is in `progress.pushes` already.
   progress.stopped = true;
-  const rest = audience.recipient_ids.filter((userId) => !progress.settled.has(userId));
+  const rest = audience.recipient_ids.filter(
+    (userId) => !progress.settled.has(userId) || progress.awaitingFrames.has(userId),
+  );
   logger.warn('delivery in the request did not finish; the rest goes to the fan-out queue', {
     notification_id: record.id,
     queued: rest.length,

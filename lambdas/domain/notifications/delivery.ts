@@ -104,12 +104,28 @@ export const readRecipientState = async (
 export interface ChunkProgress {
   readonly settled: Set<string>;
   /**
-   * Settled recipients whose devices are due a push. The chunk hands them to the push queue when it ends; a caller
+   * Settled recipients whose devices are due a push. The chunk hands them to the push worker when it ends; a caller
    * that stops waiting hands over those it has seen itself (again later costs nothing: each push is claimed once).
+   * A push that does not depend on the frames is decided before they are sent, so it is here while they are in
+   * flight.
    */
   readonly pushes: Set<string>;
+  /**
+   * Settled recipients whose frames are in flight and whose push depends on them (`offline`). A caller that stops
+   * waiting queues them with the unsettled ones: the queued chunk sends their frames again and decides the push,
+   * and this run, once its frames are out, decides nothing more for them.
+   */
+  readonly awaitingFrames: Set<string>;
   stopped: boolean;
 }
+
+/** How far a chunk got: nothing yet. */
+export const chunkProgress = (): ChunkProgress => ({
+  settled: new Set(),
+  pushes: new Set(),
+  awaitingFrames: new Set(),
+  stopped: false,
+});
 
 /**
  * Delivers a notification to a list of recipients (a chunk): by a queue message, or by the accepting request
@@ -127,7 +143,7 @@ export const deliverChunk = async (
     readonly state?: Promise<RecipientState>;
   } = {},
 ): Promise<void> => {
-  const { topic, progress = { settled: new Set(), pushes: new Set(), stopped: false } } = options;
+  const { topic, progress = chunkProgress() } = options;
   // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
   const recipients = [...new Set(chunk)];
   const state = await (options.state ?? readRecipientState(notification.channels, recipients));
@@ -393,7 +409,17 @@ const deliverTo = async (
     return { ...(receiver ? { receiver } : {}), push: wantsPush(notification, channels, delivered) };
   }
   progress.settled.add(userId);
+  // The push, when the frames' outcome does not decide it, is decided before they go out (a caller that stops
+  // waiting meanwhile hands it over); `offline` waits for them.
+  const pushAwaitsFrames = channels.includes('push') && notification.push?.when === 'offline';
+  if (pushAwaitsFrames) progress.awaitingFrames.add(userId);
+  else if (channels.includes('push')) progress.pushes.add(userId);
   const sent = await deliverToMembers(members, frameFor(notification, receiverId, channels));
+  if (pushAwaitsFrames) {
+    progress.awaitingFrames.delete(userId);
+    // Stopped meanwhile: the caller queued this recipient, and the queued chunk decides its push.
+    if (!progress.stopped && sent.delivered === 0) progress.pushes.add(userId);
+  }
   await endGoneConnections(sent.gone);
   if (delivery.clearsPending) {
     await documentClient().send(
@@ -410,11 +436,8 @@ const deliverTo = async (
     delivered: sent.delivered,
     gone: sent.gone.length,
   });
-  return {
-    ...(receiver ? { receiver } : {}),
-    push: wantsPush(notification, channels, sent.delivered),
-    frames: sent.delivered,
-  };
+  // Its push is decided above, in `progress`.
+  return { ...(receiver ? { receiver } : {}), push: false, frames: sent.delivered };
 };
 
 /**

@@ -33,8 +33,9 @@ import { type DeviceTarget, deviceOf, devicesOf, pruneDevice } from './targets';
 /*
  * The push of a notification to each registered device of each recipient, exactly once per notification × device
  * (docs/push-delivery.md, "Exactly once"), with the discipline of webhook deliveries: a push record per
- * (notification, recipient) claimed by a conditional write before anything is sent, the claim naming the SQS message
- * that holds it and until when its invocation can run; only an expired claim is taken over. The first attempts to
+ * (notification, recipient) claimed by a conditional write before anything is sent, the claim naming the message
+ * that holds it (the SQS message id, or the request id of the asynchronous invocation that handed it over) and until
+ * when its invocation can run; only an expired claim is taken over. The first attempts to
  * all of a recipient's devices are claimed by one write and recorded by one more; a later attempt claims and records
  * its device's entry of the record.
  */
@@ -189,7 +190,8 @@ const pushToRecipient = async (
   const devices = await devicesOf(userId);
   if (devices.length === 0) {
     // A message back after a failure may have left follow-ups in its record, its only device since pruned by it.
-    if (handling.redeliveredBy === 'queue' && handling.receive !== '1') {
+    // Lambda's retries of an invoked message do not say they are retries: each invocation looks.
+    if (handling.redeliveredBy === 'lambda' || handling.receive !== '1') {
       const { Item } = await documentClient().send(
         new GetCommand({
           TableName: tableName('pushes'),

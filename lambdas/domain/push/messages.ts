@@ -1,14 +1,15 @@
 import { messageQueue } from '../../core/message-queue';
 import { enqueueAfter } from '../../core/sqs-send';
+import { invokeWorker } from '../../core/worker-invoke';
 import * as z from '../../core/zod';
 import { CHUNK_SIZE, chunksOf } from '../notifications/fanout-messages';
 import type { NotificationRecord } from '../notifications/model';
 import { pushDelaySecs } from './routing';
 
 /**
- * Messages on the `push` queue. `recipients`: the pushes of a notification to these recipients' devices, one
- * message per delivered chunk (up to 100 recipients: a message per device would cost more in SQS than the rest
- * of the push). `attempt`: a later attempt of one push after a `retry` answer. `dead-letter`: a push that failed
+ * Messages of the push worker, on the `push` queue or as the event of an asynchronous invocation (one schema for
+ * both). `recipients`: the pushes of a notification to these recipients' devices, one message per delivered chunk
+ * (up to 100 recipients: a message per device would cost more than the rest of the push). `attempt`: a later attempt of one push after a `retry` answer. `dead-letter`: a push that failed
  * for good in a way an operator must see (credentials refused, attempts used up); it fails on every receive and
  * so ends in the queue's DLQ, whose alarm fires.
  */
@@ -47,18 +48,25 @@ export type PushMessage = z.infer<(typeof pushMessageKinds)[number]>;
 
 export const pushQueue = messageQueue('push', pushMessageKinds);
 
+/** The worker that sends pushes (lib/wiring): handed its first attempts by asynchronous invocation. */
+export const PUSH_WORKER = 'push.deliver';
+
 /**
- * Hands the pushes of delivered recipients to the push queue, due when the notification's routing says (now, or
- * `after_secs` later for `unread`). A chunk handled twice hands them over twice: each push is claimed once.
+ * Hands the pushes of delivered recipients to the push worker, a message per chunk of up to 100 recipients: due
+ * now, by an asynchronous invocation each (no SQS request; Lambda keeps, retries and dead-letters it into
+ * `push-dlq`); due later (`unread` routing's `after_secs`), on the push queue with that delay, since an
+ * invocation cannot wait. Resolves once Lambda (or SQS) has accepted every message. A chunk handled twice hands
+ * them over twice: each push is claimed once.
  */
-export const handOverPushes = (
+export const handOverPushes = async (
   notification: NotificationRecord,
   recipients: readonly string[],
-): Promise<void> =>
-  enqueueAfter(
-    pushQueue,
-    chunksOf(recipients, CHUNK_SIZE).map(
-      (chunk): PushMessage => ({ kind: 'recipients', notification_id: notification.id, recipients: chunk }),
-    ),
-    pushDelaySecs(notification.push),
+): Promise<void> => {
+  const messages = chunksOf(recipients, CHUNK_SIZE).map(
+    (chunk): PushMessage => ({ kind: 'recipients', notification_id: notification.id, recipients: chunk }),
   );
+  if (messages.length === 0) return;
+  const delaySecs = pushDelaySecs(notification.push);
+  if (delaySecs > 0) await enqueueAfter(pushQueue, messages, delaySecs);
+  else await invokeWorker(PUSH_WORKER, pushQueue, messages);
+};

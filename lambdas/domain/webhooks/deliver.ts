@@ -300,7 +300,7 @@ const claimAndSend = async (
       current.status === 'sending' &&
       current.attempt_count === message.attempt;
     if (!held) return; // recorded or moved on
-    if (handling.redeliveredBy === 'bus' || message.awaits_claim) {
+    if (handling.redeliveredBy === 'lambda' || message.awaits_claim) {
       // Nothing here may fail the invocation for a live claim (an ordinary duplicate would count as a function
       // error), and whether the holder's own work comes back (Lambda's retries under the same request id) is not
       // this handling's to rely on: the delivery queue looks again once the claim has expired.

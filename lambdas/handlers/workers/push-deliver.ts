@@ -1,7 +1,10 @@
-import { messageHandling, sqsWorker } from '../../core/workers';
+import { queueAndInvokedWorker } from '../../core/workers';
 import { handlePushMessage } from '../../domain/push/deliver';
 import { pushQueue } from '../../domain/push/messages';
 
-export const handler = sqsWorker('push.deliver', pushQueue, (message, record, context) =>
-  handlePushMessage(message, messageHandling(record, context)),
+export const handler = queueAndInvokedWorker(
+  'push.deliver',
+  pushQueue,
+  handlePushMessage,
+  ({ kind, notification_id }) => ({ kind, notification_id }),
 );

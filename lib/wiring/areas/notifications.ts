@@ -47,8 +47,10 @@ export const notifications: WiringPart = {
         'digests',
         ...realtimeStateTables,
       ],
-      // push: the pushes of the recipients it delivers (lambdas/domain/push/messages.ts).
+      // push.deliver: the pushes of the recipients it delivers, due now; push: those due later
+      // (lambdas/domain/push/messages.ts).
       sendsTo: ['fanout', 'push', ...realtimeStateQueues],
+      invokes: ['push.deliver'],
       schedules: true,
       managesConnections: true,
     },
@@ -207,6 +209,7 @@ export const notifications: WiringPart = {
         ...realtimeStateTables,
       ],
       sendsTo: ['fanout', 'push', ...realtimeStateQueues],
+      invokes: ['push.deliver'],
       // `notify.notification.interacted`, the bus event of a click on a feed item (notifications/interact.ts).
       putsEvents: true,
       managesConnections: true,

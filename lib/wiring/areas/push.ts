@@ -40,7 +40,7 @@ export const push: WiringPart = {
     {
       id: 'push',
       purpose:
-        'pushes of delivered recipients (a message per chunk of up to 100, delayed for `unread` routing), later attempts after a retry answer, and dead letters of pushes failed for good',
+        "pushes due later (`unread` routing: a message per chunk of up to 100, delayed), later attempts after a retry answer, and dead letters of pushes failed for good; its DLQ is also where the push worker's asynchronous invocations end when they fail for good",
       maxReceiveCount: 5,
       visibilityTimeoutSecs: 180,
     },
@@ -65,6 +65,10 @@ export const push: WiringPart = {
       schedules: true,
       putsEvents: true,
       push: { readsCredentials: ['fcm', 'apns', 'webpush', 'expo'] },
+      // The first attempts of pushes due now come by asynchronous invocation, a message per chunk (no SQS
+      // request: docs/push.md, "Costs"); Lambda retries a failed one twice (1 and 2 minutes later), then its
+      // record goes to `push-dlq`. Six hours covers a throttled backlog; older, Lambda drops it (alarmed).
+      invokedAsync: { retryAttempts: 2, maxEventAgeSecs: 6 * 3600 },
     },
   ],
   scheduleTargets: [

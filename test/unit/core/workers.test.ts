@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../../lambdas/core/logger';
 import { HeldByOtherReceive } from '../../../lambdas/core/message-handling';
 import { messageQueue } from '../../../lambdas/core/message-queue';
-import { busWorker, sqsWorker } from '../../../lambdas/core/workers';
+import { busWorker, queueAndInvokedWorker, sqsWorker } from '../../../lambdas/core/workers';
 import * as z from '../../../lambdas/core/zod';
 import { FramesHeldByOtherReceive } from '../../../lambdas/domain/notifications/delivery';
 import { AttemptHeldByOtherReceive } from '../../../lambdas/domain/webhooks/deliver';
@@ -140,5 +140,88 @@ describe('sqsWorker', () => {
         },
       ]);
     });
+  });
+});
+
+describe('queueAndInvokedWorker', () => {
+  /** A queue of messages of one kind, as the push queue's are. */
+  const kindQueue = messageQueue('kinds', [z.object({ kind: z.literal('greet'), name: z.string() })]);
+  const invokedContext = { ...workerContext, awsRequestId: 'invocation-1' } as typeof workerContext;
+  /** A worker that notes each message it gets, with its handling. */
+  const recordingWorker = () => {
+    const seen: unknown[] = [];
+    const handler = queueAndInvokedWorker(
+      'test.invoked',
+      kindQueue,
+      async (message, handling) => {
+        seen.push({ message, messageId: handling.messageId, redeliveredBy: handling.redeliveredBy });
+      },
+      ({ kind }) => ({ kind }),
+    );
+    return { seen, handler };
+  };
+
+  it('takes a message as an asynchronous invocation’s event, held under the request id Lambda keeps across retries', async () => {
+    const { seen, handler } = recordingWorker();
+    expect(await handler({ kind: 'greet', name: 'ann' }, invokedContext)).toBeUndefined();
+    expect(seen).toEqual([
+      { message: { kind: 'greet', name: 'ann' }, messageId: 'invocation-1', redeliveredBy: 'lambda' },
+    ]);
+  });
+
+  it('fails an invocation whose event is no message of the queue, or whose message failed, logged with the reason', async () => {
+    const logs = recordFunctionLogs();
+    const handler = queueAndInvokedWorker(
+      'test.invoked',
+      kindQueue,
+      async () => {
+        throw new Error('cannot greet');
+      },
+      ({ kind }) => ({ kind }),
+    );
+    await expect(handler({ kind: 'greet' }, invokedContext)).rejects.toThrow(/not a kinds message: name/);
+    await expect(handler({ kind: 'greet', name: 'ben' }, invokedContext)).rejects.toThrow('cannot greet');
+    expect(
+      logs.at('ERROR').map(({ message, reason, kind, error }) => ({ message, reason, kind, error })),
+    ).toEqual([
+      {
+        message: 'malformed message',
+        reason: expect.stringContaining('name'),
+        kind: undefined,
+        error: undefined,
+      },
+      {
+        message: 'message failed',
+        reason: undefined,
+        kind: 'greet',
+        error: expect.objectContaining({ message: 'cannot greet' }),
+      },
+    ]);
+  });
+
+  it('reads a batch from the queue as sqsWorker does, a redriven on-failure record as the message it holds', async () => {
+    const { seen, handler } = recordingWorker();
+    const onFailureRecord = {
+      version: '1.0',
+      timestamp: new Date().toISOString(),
+      requestContext: {
+        requestId: 'r-1',
+        functionArn: 'arn',
+        condition: 'RetriesExhausted',
+        approximateInvokeCount: 3,
+      },
+      requestPayload: { kind: 'greet', name: 'cy' },
+    };
+    const event: SQSEvent = {
+      Records: [
+        sqsRecord('m1', JSON.stringify({ kind: 'greet', name: 'ann' })),
+        sqsRecord('m2', JSON.stringify(onFailureRecord)),
+      ],
+    };
+    expect(await handler(event, context)).toEqual({ batchItemFailures: [] });
+    expect(seen).toEqual([
+      { message: { kind: 'greet', name: 'ann' }, messageId: 'm1', redeliveredBy: 'queue' },
+      { message: { kind: 'greet', name: 'cy' }, messageId: 'm2', redeliveredBy: 'queue' },
+    ]);
   });
 });

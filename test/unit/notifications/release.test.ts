@@ -1,4 +1,3 @@
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../lambdas/core/ids';
 import { deliverChunk, deliveryByRequest } from '../../../lambdas/domain/notifications/delivery';
@@ -7,10 +6,10 @@ import { readItem } from '../../../lambdas/domain/notifications/item-states';
 import { type NotificationRecord, receiverIdFor } from '../../../lambdas/domain/notifications/model';
 import { releaseHeld } from '../../../lambdas/domain/notifications/release';
 import { putPreferences } from '../../../lambdas/domain/preferences/preferences';
-import { pushQueue } from '../../../lambdas/domain/push/messages';
+import { PUSH_WORKER, type PushMessage, pushQueue } from '../../../lambdas/domain/push/messages';
 import { useDynamoDbLocal } from '../../support/dynamodb';
 import { notificationRecord } from '../../support/notification-records';
-import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
+import { handlingOf, throughQueue, useQueuesWithoutWorkers } from '../../support/queues';
 
 /**
  * The release of a held push at the end of a quiet window, as the fan-out worker runs it: sent once per recipient
@@ -39,26 +38,13 @@ const writeReceiver = async (record: NotificationRecord, userId: string, read = 
   if (read) await readItem(userId, receiverIdFor(record.id, userId, record.deliver_at));
 };
 
-/** The recipients of every push message queued since the last call (each taken off the queue). */
-const pushesQueued = async (): Promise<string[]> => {
-  const recipients: string[] = [];
-  for (;;) {
-    const { Messages = [] } = await queues
-      .client()
-      .send(new ReceiveMessageCommand({ QueueUrl: queues.sqs().queueUrl('push'), MaxNumberOfMessages: 10 }));
-    if (Messages.length === 0) return recipients;
-    for (const message of Messages) {
-      const push = messageOf(pushQueue, message.Body);
-      if (push.kind === 'recipients') recipients.push(...push.recipients);
-      await queues.client().send(
-        new DeleteMessageCommand({
-          QueueUrl: queues.sqs().queueUrl('push'),
-          ReceiptHandle: message.ReceiptHandle,
-        }),
-      );
-    }
-  }
-};
+/** The recipients of every push handed to the push worker (by asynchronous invocation) since the last call. */
+const pushesQueued = async (): Promise<string[]> =>
+  (await queues.takeInvoked()).flatMap(({ functionId, event }) => {
+    expect(functionId).toBe(PUSH_WORKER);
+    const push = throughQueue(pushQueue, event as PushMessage);
+    return push.kind === 'recipients' ? [...push.recipients] : [];
+  });
 
 describe('release of held pushes', () => {
   it('hands the push over once: a second release message of the same recipient sends nothing', async () => {

@@ -11,7 +11,7 @@ import {
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
-import { pushQueue } from '../../../lambdas/domain/push/messages';
+import { PUSH_WORKER } from '../../../lambdas/domain/push/messages';
 import { waitUntil } from '../../support/await';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
 import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
@@ -195,14 +195,12 @@ describe('delivery inside the accepting request', () => {
         budgetMs,
       );
       expect(answer.status).toBe(202);
-      const pushUrl = queues.sqs().queueUrl('push');
-      const { Messages = [] } = await queues
-        .client()
-        .send(new ReceiveMessageCommand({ QueueUrl: pushUrl, MaxNumberOfMessages: 10 }));
-      expect(Messages.map((message) => messageOf(pushQueue, message.Body))).toContainEqual({
-        kind: 'recipients',
-        notification_id: id,
-        recipients: [ann],
+      // Handed to the push worker by asynchronous invocation, accepted by Lambda before the answer.
+      expect(
+        (await queues.takeInvoked()).map(({ functionId, event }) => ({ functionId, event })),
+      ).toContainEqual({
+        functionId: PUSH_WORKER,
+        event: { kind: 'recipients', notification_id: id, recipients: [ann] },
       });
       // ben is queued as a chunk, as in the test before: taken off so that later tests see only their own.
       expect((await takeQueued()).map(({ message }) => message)).toEqual([

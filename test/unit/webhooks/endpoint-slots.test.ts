@@ -38,7 +38,7 @@ const handling = (): MessageHandling => ({
   messageId: `req-${randomBytes(6).toString('hex')}`,
   receive: 'r1',
   deadline: new Date(Date.now() + 30_000),
-  redeliveredBy: 'bus',
+  redeliveredBy: 'lambda',
 });
 
 const event = (): EventSnapshot => ({

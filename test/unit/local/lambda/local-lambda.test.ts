@@ -144,7 +144,30 @@ describe('the local Lambda Invoke stand-in', () => {
     expect(invoked).toEqual([]);
   });
 
-  it('refuses a function’s own credentials: no function is granted lambda:InvokeFunction', async () => {
+  it('lets a function invoke exactly the functions it declares in `invokes`, unqualified, as its IAM grant does', async () => {
+    const caller = clientWith(
+      access.credentialsFor({ id: 'orders.create', handler: 'orders.ts', invokes: [sink.id] }),
+    );
+    try {
+      expect((await invokeEvent(caller, ARN, '{"granted":true}')).StatusCode).toBe(202);
+      await waitUntil(() => invoked.length === 1);
+      expect(invoked.splice(0).map(({ event }) => event)).toEqual([{ granted: true }]);
+      // The grant is on the function's ARN alone: no version or alias, no other function.
+      for (const [name, qualifier] of [
+        [NAME, '$LATEST'],
+        ['notify-local-other', undefined],
+      ] as const) {
+        expect((await errorOf(invokeEvent(caller, name, '{}', qualifier))).name).toBe(
+          'AccessDeniedException',
+        );
+      }
+    } finally {
+      caller.destroy();
+    }
+    expect(invoked).toEqual([]);
+  });
+
+  it('refuses the credentials of a function that declares no `invokes` of it', async () => {
     const asFunction = clientWith(access.credentialsFor({ ...sink, id: 'webhooks.match' }));
     try {
       expect(await errorOf(invokeEvent(asFunction, NAME, '{}'))).toMatchObject({
