@@ -5,12 +5,13 @@ import { type Principal, sourceOf } from '../../core/principal';
 import { enqueue } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
 import { defaultsFor } from '../preferences/preferences';
-import { handOverPushes } from '../push/messages';
 import { subscriberCounts } from '../topics/topics';
 import {
   type ChunkProgress,
   deliverChunk,
   deliveryByRequest,
+  handOverAfterDelivery,
+  newProgress,
   type RecipientState,
   readRecipientState,
 } from './delivery';
@@ -99,6 +100,7 @@ export const createNotification = async (
     ...(input.actions === undefined ? {} : { actions: input.actions }),
     ...(input.push ? { push: input.push } : {}),
     ...(input.digest ? { digest: input.digest } : {}),
+    ...(input.fallback ? { fallback: input.fallback } : {}),
     ...(input.throttle ? { throttle: { key: input.event_type, ...input.throttle } } : {}),
     ...(input.category === null ? {} : { category: input.category }),
     ...(input.tags.length > 0 ? { tags: input.tags } : {}),
@@ -166,7 +168,7 @@ const fanOutNow = async (
   }
   await enqueue(fanoutQueue, planMessages({ ...audience, recipient_ids: [] }));
   const delivery = deliveryByRequest(record.id);
-  const progress: ChunkProgress = { settled: new Set(), pushes: new Set(), stopped: false };
+  const progress: ChunkProgress = newProgress();
   const outcome = await withinBudget(
     deliverChunk(record, audience.recipient_ids, delivery, { progress, ...(state ? { state } : {}) }),
     deliverUntil - Date.now(),
@@ -180,8 +182,8 @@ const fanOutNow = async (
     queued: rest.length,
     error: outcome === 'late' ? `not done by ${new Date(deliverUntil).toISOString()}` : String(outcome.error),
   });
-  // The pushes of the recipients settled so far: the delivery, no longer awaited, may hand them over too late.
-  await handOverPushes(record, [...progress.pushes]);
+  // The pushes and steps of the recipients settled so far: the delivery, no longer awaited, may hand them over too late.
+  await handOverAfterDelivery(record, progress, undefined);
   if (rest.length === 0) return;
   await enqueue(fanoutQueue, [
     { kind: 'chunk', notification_id: record.id, recipients: rest, delivery_id: delivery.id },

@@ -17,6 +17,8 @@ import { endGoneConnections } from '../realtime/lifecycle';
 import type { Channel } from './channels';
 import { joinDigest } from './digest-join';
 import { digestFor } from './digest-rules';
+import { scheduleStep } from './fallback';
+import { fallbackOf, steppedChannels } from './fallback-steps';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
 import { holdForQuietHours } from './holding';
 import { linksOf, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
@@ -108,8 +110,33 @@ export interface ChunkProgress {
    * that stops waiting hands over those it has seen itself (again later costs nothing: each push is claimed once).
    */
   readonly pushes: Set<string>;
+  /** Settled recipients whose fallback steps start (fallback.ts): handed over like the pushes. */
+  readonly steps: Set<string>;
   stopped: boolean;
 }
+
+/** A chunk's progress before it starts. */
+export const newProgress = (): ChunkProgress => ({
+  settled: new Set(),
+  pushes: new Set(),
+  steps: new Set(),
+  stopped: false,
+});
+
+/**
+ * What a chunk hands on when it ends: the pushes due now to the push queue, and the first fallback step of those
+ * whose steps start, counted from now. Again later costs nothing: each push and step is claimed once.
+ */
+export const handOverAfterDelivery = async (
+  notification: NotificationRecord,
+  progress: ChunkProgress,
+  topic: string | undefined,
+): Promise<void> => {
+  await Promise.all([
+    handOverPushes(notification, [...progress.pushes]),
+    scheduleStep(notification, [...progress.steps], { step: 0, delivered_at: Date.now(), topic }),
+  ]);
+};
 
 /**
  * Delivers a notification to a list of recipients (a chunk): by a queue message, or by the accepting request
@@ -127,11 +154,12 @@ export const deliverChunk = async (
     readonly state?: Promise<RecipientState>;
   } = {},
 ): Promise<void> => {
-  const { topic, progress = { settled: new Set(), pushes: new Set(), stopped: false } } = options;
+  const { topic, progress = newProgress() } = options;
   // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
   const recipients = [...new Set(chunk)];
   const state = await (options.state ?? readRecipientState(notification.channels, recipients));
   const { before, preferences } = state;
+  const stepped = steppedChannels(fallbackOf(notification));
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
   let frames = 0;
   const failures: unknown[] = [];
@@ -148,13 +176,16 @@ export const deliverChunk = async (
         progress.settled.add(userId);
         return;
       }
-      const unheld = await holdForQuietHours(notification, userId, userPreferences, chosen, topic);
+      // The channels of fallback steps wait for their step, which applies quiet hours and the throttle then.
+      const now = chosen.filter((channel) => !stepped.includes(channel));
+      const unheld = await holdForQuietHours(notification, userId, userPreferences, now, topic);
       const channels = await applyThrottle(notification, userId, unheld);
       const delivered = await deliverTo(notification, userId, delivery, state, channels, progress);
       const { receiver, push } = delivered;
       if (receiver) written.push(receiver);
       frames += delivered.frames ?? 0;
       if (push) progress.pushes.add(userId);
+      if (chosen.some((channel) => stepped.includes(channel))) progress.steps.add(userId);
       progress.settled.add(userId);
     } catch (error) {
       // Not settled after all (its frames failed), unless the caller already queued the others without it.
@@ -165,7 +196,7 @@ export const deliverChunk = async (
   // Before the failures are thrown: a recipient handled here is not handled again by a retry of the chunk.
   await Promise.all([
     keepLateArrivalsUnread(notification, written, before),
-    handOverPushes(notification, [...progress.pushes]),
+    handOverAfterDelivery(notification, progress, topic),
     addDeliveryCounts(notification, { feedItems: written.length, frames }),
   ]);
   countMetric(SERVICE_METRICS.receiversWritten, written.length); // one value per chunk, not per recipient

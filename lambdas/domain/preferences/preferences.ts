@@ -73,6 +73,7 @@ export const getDefaults = async (): Promise<Defaults> => {
       channels: rule.channels ?? {},
       required: rule.required === true,
       ...(rule.throttle ? { throttle: rule.throttle } : {}),
+      ...(rule.fallback ? { fallback: [...rule.fallback] } : {}),
     })),
     quiet_hours: { ...(record?.quiet_hours ?? HOLD_ALL) },
     updated_at: record?.updated_at ?? null,

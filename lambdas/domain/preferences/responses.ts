@@ -1,6 +1,7 @@
 // Response schemas of the preference routes (lambdas/core/response-schemas.ts says why they live apart).
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
+import { fallbackSchema } from '../notifications/fallback-schema';
 import { channelSwitches, quietHoursDefaults, quietHoursSchema } from './schema';
 import { throttleSchema } from './throttle-schema';
 
@@ -19,6 +20,7 @@ export const defaultsSchema = z.strictObject({
       channels: switches,
       required: z.boolean(),
       throttle: z.optional(throttleSchema),
+      fallback: z.optional(fallbackSchema),
     }),
   ),
   quiet_hours: quietHoursDefaults,

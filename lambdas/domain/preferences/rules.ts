@@ -1,5 +1,6 @@
 // Apart from schema.ts so that the fan-out worker, which validates nothing, does not load zod.
 import type { Channel } from '../notifications/channels';
+import type { FallbackStep } from '../notifications/fallback-steps';
 import { filterMatches } from '../webhooks/filters';
 import type { QuietHours } from './quiet-hours';
 
@@ -29,6 +30,8 @@ export interface PreferenceRule {
   readonly required?: boolean;
   /** Defaults only: the throttle of matching types, counted across all of them per recipient. */
   readonly throttle?: ThrottleLimit;
+  /** Defaults only: the fallback steps of matching notifications (docs/delivery-rules.md, "Fallback"). */
+  readonly fallback?: readonly FallbackStep[];
 }
 
 /** A user's digest choice (preferences `digests`): notifications matching it are batched (docs/digests.md). */
@@ -65,6 +68,8 @@ export interface ResolvedDefaults {
   readonly quiet_hours?: QuietHoursPass;
   /** The most specific matching default rule's throttle, keyed by its pattern. */
   readonly throttle?: Throttle;
+  /** The fallback of the most specific matching default rule (event type or category) that has one. */
+  readonly fallback?: readonly FallbackStep[];
 }
 
 /**
@@ -144,13 +149,32 @@ export const resolveDefaults = (
     )
     .sort((a, b) => specificity(a.pattern) - specificity(b.pattern))
     .at(-1);
+  const fallback = fallbackRule(rules, notification)?.fallback;
   return {
     channels: switchesOf(rules, notification),
     required: rules.some((rule) => rule.required === true && ruleMatches(rule, notification)),
     quiet_hours: quietHours,
     ...(throttled ? { throttle: { key: throttled.pattern, ...throttled.throttle } } : {}),
+    ...(fallback ? { fallback } : {}),
   };
 };
+
+/**
+ * The most specific matching default rule with a fallback, of both kinds: by the specificity of its pattern, an
+ * event-type rule before a category rule of the same specificity (the type says more about one notification).
+ */
+const fallbackRule = (
+  rules: readonly PreferenceRule[],
+  notification: { readonly event_type: string; readonly category?: string | undefined },
+): PreferenceRule | undefined =>
+  rules
+    .filter((rule) => rule.fallback !== undefined && ruleMatches(rule, notification))
+    .map((rule) => ({
+      rule,
+      rank: specificity(rule.event_type ?? rule.category ?? '*') * 2 + (rule.event_type ? 1 : 0),
+    }))
+    .sort((a, b) => a.rank - b.rank)
+    .at(-1)?.rule;
 
 /** Whether every type `pattern` matches is also matched by `cover` (so a rule on it only touches covered types). */
 export const patternWithin = (pattern: string, cover: string): boolean => {

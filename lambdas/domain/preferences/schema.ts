@@ -5,6 +5,7 @@ import * as z from '../../core/zod';
 import { MAX_CATEGORY_CHARACTERS } from '../notifications/categories';
 import { CHANNELS } from '../notifications/channels';
 import { oneClose, timeOfDaySchema, windowSecsSchema } from '../notifications/digest-schema';
+import { fallbackSchema } from '../notifications/fallback-schema';
 import { isTimeZone, TIME_OF_DAY } from '../time-zones';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
@@ -174,6 +175,8 @@ const defaultRule = z
     channels: z._default(channelSwitches, {}),
     required: z._default(z.boolean(), false),
     throttle: z.optional(throttleSchema),
+    // Fallback steps of matching notifications (docs/delivery-rules.md, "Fallback").
+    fallback: z.optional(fallbackSchema),
   })
   .check(namesOne());
 

@@ -1,9 +1,8 @@
 import { messageQueue } from '../../core/message-queue';
-import { enqueueAfter } from '../../core/sqs-send';
+import { enqueue } from '../../core/sqs-send';
 import * as z from '../../core/zod';
 import { CHUNK_SIZE, chunksOf } from '../notifications/fanout-messages';
 import type { NotificationRecord } from '../notifications/model';
-import { pushDelaySecs } from './routing';
 
 /**
  * Messages on the `push` queue. `recipients`: the pushes of a notification to these recipients' devices, one
@@ -23,6 +22,13 @@ const pushMessageKinds = [
     kind: z.literal('recipients'),
     notification_id: z.string(),
     recipients: z.readonly(z.array(z.string()).check(z.minLength(1), z.maxLength(CHUNK_SIZE))),
+    /**
+     * A fallback step of `push` (notifications/fallback.ts): its index, when these recipients were delivered (epoch
+     * ms) and the topic they were reached through. Absent: a push due now.
+     */
+    step: z.optional(z.number()),
+    delivered_at: z.optional(z.number()),
+    topic: z.optional(z.string()),
     rest_secs: restSecs,
   }),
   z.object({
@@ -48,17 +54,18 @@ export type PushMessage = z.infer<(typeof pushMessageKinds)[number]>;
 export const pushQueue = messageQueue('push', pushMessageKinds);
 
 /**
- * Hands the pushes of delivered recipients to the push queue, due when the notification's routing says (now, or
- * `after_secs` later for `unread`). A chunk handled twice hands them over twice: each push is claimed once.
+ * Hands the pushes due now of delivered recipients to the push queue (a push that waits is a fallback step:
+ * notifications/fallback.ts). A chunk handled twice hands them over twice: each push is claimed once.
  */
 export const handOverPushes = (
   notification: NotificationRecord,
   recipients: readonly string[],
-): Promise<void> =>
-  enqueueAfter(
+): Promise<void> => {
+  if (recipients.length === 0) return Promise.resolve();
+  return enqueue(
     pushQueue,
     chunksOf(recipients, CHUNK_SIZE).map(
       (chunk): PushMessage => ({ kind: 'recipients', notification_id: notification.id, recipients: chunk }),
     ),
-    pushDelaySecs(notification.push),
   );
+};
