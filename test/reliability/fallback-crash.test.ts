@@ -17,8 +17,9 @@ import { TestClient } from '../support/ws-client';
  * `npm start --data` killed (SIGKILL to the whole process group) before a notification's fallback steps and again
  * between them: two notifications with the steps `toast` at 600 s and `push` at 900 s (90 s and 135 s here: SQS time
  * runs 6.7× faster), one delivered by the accepting request, one through the fan-out queue (11 recipients). The
- * first kill comes right after the 202s, the second once the toast steps have reached a connection opened after the
- * restart. After the second restart a new connection gets no toast again, and each push reaches the device once.
+ * first kill comes right after the 202s, the second between the steps, once the toast steps have reached a connection
+ * opened after the restart. After the second restart a new connection gets no toast again (the toast step ran once),
+ * and each push reaches the device once.
  * The Expo stand-in runs in this process, so what it saw outlives the kills.
  */
 const work = mkdtempSync(join(tmpdir(), 'notify-fallback-crash-'));
@@ -54,7 +55,13 @@ describe('the runtime killed before and between fallback steps', () => {
     const open = async () => {
       const client = await TestClient.open(`ws://127.0.0.1:${port}${WS_PATH}?token=${userToken}`);
       await client.nextOfType('session');
-      return client;
+      // Kept open until the steps by heartbeats (an idle connection is closed after 45 s).
+      const heartbeat = setInterval(() => client.send({ type: 'heartbeat' }), 10_000);
+      const close = () => {
+        clearInterval(heartbeat);
+        return client.close();
+      };
+      return { frames: client.frames, next: client.next.bind(client), close };
     };
     const pushToken = `ExponentPushToken[${user}]`;
     expect((await api('POST', '/devices', userToken, { token: pushToken, platform: 'ios' })).status).toBe(
@@ -90,6 +97,9 @@ describe('the runtime killed before and between fallback steps', () => {
         });
       }
       expect(standIn.received(), runtime.stderr()).toEqual([]);
+      // The toast steps' messages acknowledged (a kill between a frame's send and that is a redelivery, which sends
+      // the frame again: frames are at least once across a crash, docs/reliability.md); the push steps 45 s away.
+      await new Promise((resolve) => setTimeout(resolve, 5000));
     } finally {
       await first.close();
     }

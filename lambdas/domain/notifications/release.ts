@@ -41,21 +41,21 @@ export const releaseHeld = async (
   const userId = message.user_id;
   const step = message.step === undefined ? undefined : fallbackOf(notification)[message.step];
   if (step && (await itemsDealtWith(notification, [userId], step.unless)).has(userId)) return 'skipped';
-  if (message.step !== undefined && message.delivered_at !== undefined) {
-    // Before anything is sent: the next step is later than this one, and a run again schedules it again (claimed).
-    const at = { step: message.step + 1, delivered_at: message.delivered_at, topic: message.topic };
-    await scheduleStep(notification, [userId], at, now);
-  }
   const preferences = (await preferencesOf([userId])).get(userId);
   const allowed = channelsFor(notification, preferences, message.topic);
   const held = message.channels.filter((channel) => allowed.includes(channel));
-  if (held.length === 0) return 'skipped';
   const until = heldUntil(notification, preferences, now);
-  if (until !== undefined && until > Date.parse(message.until)) {
+  if (held.length > 0 && until !== undefined && until > Date.parse(message.until)) {
     if (isExpired(notification.expires_at, until)) return 'expired';
     await scheduleRelease({ ...message, until: new Date(until).toISOString(), channels: held });
     return 'held';
   }
+  if (message.step !== undefined && message.delivered_at !== undefined) {
+    // Released (or turned off): the steps go on. Before anything is sent: a run again schedules it again (claimed).
+    const at = { step: message.step + 1, delivered_at: message.delivered_at, topic: message.topic };
+    await scheduleStep(notification, [userId], at, now);
+  }
+  if (held.length === 0) return 'skipped';
   if (!step && (await itemsDealtWith(notification, [userId], 'read')).has(userId)) return 'skipped';
   const claim = message.step === undefined ? 'release' : stepClaim(message.step);
   if (!(await claimOnce(notification.id, claim, userId, handling))) return 'skipped';

@@ -62,6 +62,14 @@ const notify = async (body: Record<string, unknown>) => {
 const pushesTo = (pushToken: string): ReceivedPush[] =>
   expo.received().filter((push) => push.token === pushToken);
 
+/** The first push to a device, once it has come. */
+const firstPush = (pushToken: string) =>
+  eventually(
+    () => pushesTo(pushToken),
+    (pushes) => pushes.length === 1,
+    60_000,
+  );
+
 const itemOf = async (token: string, notificationId: string): Promise<string> => {
   const feed = await api('GET', '/notifications', token);
   const item = feed.body.items.find(
@@ -94,11 +102,7 @@ describe('fallback steps', () => {
     const readItem = await itemOf(reader.token, id);
     expect((await api('POST', `/notifications/${readItem}/read`, reader.token)).status).toBe(200);
     expect((await api('POST', '/notifications/read-all', readAll.token)).status).toBe(200);
-    await eventually(
-      () => pushesTo(idleUser.pushToken),
-      (pushes) => pushes.length === 1,
-      60_000,
-    );
+    await firstPush(idleUser.pushToken);
     await idle();
     expect(pushesTo(idleUser.pushToken)).toHaveLength(1);
     expect(pushesTo(reader.pushToken)).toEqual([]);
@@ -124,11 +128,7 @@ describe('fallback steps', () => {
       ids: [await itemOf(seerOfRead.token, readStep)],
     });
     expect(seenToo.status).toBe(200);
-    await eventually(
-      () => pushesTo(seerOfRead.pushToken),
-      (pushes) => pushes.length === 1,
-      60_000,
-    );
+    await firstPush(seerOfRead.pushToken);
     await idle();
     expect(pushesTo(seer.pushToken)).toEqual([]);
   });
@@ -151,11 +151,7 @@ describe('fallback steps', () => {
       expect(frame).toMatchObject({ type: 'notification', channel: 'toast', id: item });
       // The push step comes after the toast step (the toast was shown, not seen: the push still goes).
       expect(pushesTo(late.pushToken)).toEqual([]);
-      await eventually(
-        () => pushesTo(late.pushToken),
-        (pushes) => pushes.length === 1,
-        60_000,
-      );
+      await firstPush(late.pushToken);
       await idle();
       expect(client.frames.filter((received) => received.notification_id === id)).toEqual([]);
     } finally {
@@ -220,27 +216,58 @@ describe('fallback steps', () => {
           channels: ['in_app', 'toast', 'push'],
           fallback: [{ channel: 'toast', after_secs: 100 }],
         });
-        await eventually(
-          () => pushesTo(own.pushToken),
-          (pushes) => pushes.length === 1,
-          60_000,
-        );
+        await firstPush(own.pushToken);
         expect(await client.next((frame) => frame.notification_id === overriding, 60_000)).toMatchObject({
           channel: 'toast',
         });
       } finally {
         await client.close();
       }
-      await eventually(
-        () => pushesTo(byDefault.pushToken),
-        (pushes) => pushes.length === 1,
-        60_000,
-      );
+      await firstPush(byDefault.pushToken);
       await idle();
       expect(pushesTo(byDefaultReader.pushToken)).toEqual([]);
     } finally {
       await api('PUT', '/preferences/defaults', defaults, { rules: [] });
     }
+  });
+
+  it('a scheduled notification counts `after_secs` from its delivery at scheduled_at', async () => {
+    const later = await userWithDevice('later');
+    const scheduledAt = Date.now() + 3000;
+    await notify({
+      recipient_ids: [later.id],
+      scheduled_at: new Date(scheduledAt).toISOString(),
+      fallback: [{ channel: 'push', after_secs: 300 }],
+    });
+    const [push] = await firstPush(later.pushToken);
+    // Not before its step: 300 s (3 s here) after the delivery, which is not before scheduled_at.
+    expect(Date.parse(push?.at ?? '')).toBeGreaterThanOrEqual(scheduledAt + 3000);
+  });
+
+  it("a digest goes out with the opener's fallback: pushed if not read, not pushed if read", async () => {
+    const idleUser = await userWithDevice('digest-idle');
+    const reader = await userWithDevice('digest-reader');
+    const send = (title: string) =>
+      notify({
+        title,
+        recipient_ids: [idleUser.id, reader.id],
+        digest: { key: `replies-${run}`, window_secs: 2 },
+        // 900 s: 9 s here, time to read the digest first.
+        fallback: [{ channel: 'push', after_secs: 900 }],
+      });
+    await send('first');
+    await send('second');
+    const digestItem = await eventually(
+      async () => (await api('GET', '/notifications', reader.token)).body.items,
+      (items: { id: string }[]) => items.length === 1,
+      60_000,
+    );
+    const read = await api('POST', `/notifications/${digestItem[0]?.id}/read`, reader.token);
+    expect(read.status).toBe(200);
+    await firstPush(idleUser.pushToken);
+    await idle();
+    expect(pushesTo(idleUser.pushToken)).toHaveLength(1);
+    expect(pushesTo(reader.pushToken)).toEqual([]);
   });
 
   it('refuses a bad fallback with a 400 naming the field', async () => {
