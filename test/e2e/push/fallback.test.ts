@@ -101,6 +101,8 @@ describe('fallback steps', () => {
     expect(pushesTo(idleUser.pushToken)).toEqual([]);
     const readItem = await itemOf(reader.token, id);
     expect((await api('POST', `/notifications/${readItem}/read`, reader.token)).status).toBe(200);
+    // Once its item is in the feed: a read-all covers what is there, not an item that arrives after it.
+    await itemOf(readAll.token, id);
     expect((await api('POST', '/notifications/read-all', readAll.token)).status).toBe(200);
     await firstPush(idleUser.pushToken);
     await idle();
@@ -154,6 +156,27 @@ describe('fallback steps', () => {
       await firstPush(late.pushToken);
       await idle();
       expect(client.frames.filter((received) => received.notification_id === id)).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a toast step after a push step: the push worker hands the next step on', async () => {
+    const mo = await userWithDevice('mo');
+    const client = await openClient(mo.token);
+    try {
+      const id = await notify({
+        recipient_ids: [mo.id],
+        channels: ['in_app', 'toast', 'push'],
+        fallback: [
+          { channel: 'push', after_secs: 100 },
+          { channel: 'toast', after_secs: 300 },
+        ],
+      });
+      await firstPush(mo.pushToken);
+      expect(await client.next((frame) => frame.notification_id === id, 60_000)).toMatchObject({
+        channel: 'toast',
+      });
     } finally {
       await client.close();
     }
