@@ -191,6 +191,35 @@ describe('quiet hours', () => {
     }
   });
 
+  it('a fallback step due in quiet hours is held like any push: sent when the window ends, unless read by then', async () => {
+    const dana = await userWithDevice('dana');
+    const erin = await userWithDevice('erin');
+    try {
+      const ends = await quietThisMinute([dana.token, erin.token]);
+      const id = await notify({
+        recipient_ids: [dana.id, erin.id],
+        channels: ['in_app', 'push'],
+        fallback: [{ channel: 'push', after_secs: 1 }],
+      });
+      const [erinItem] = await feedOf(erin.token);
+      expect(erinItem?.notification_id).toBe(id);
+      // Erin reads it after the step's time, inside the window: the held step finds it read at the release.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect((await api('POST', `/notifications/${erinItem?.id}/read`, erin.token)).status).toBe(200);
+      const [push] = await eventually(
+        () => pushesTo(dana.pushToken),
+        (pushes) => pushes.length === 1,
+        90_000,
+      );
+      expect(Date.parse(push?.at ?? '')).toBeGreaterThanOrEqual(ends - 1000);
+      await idle();
+      expect(pushesTo(dana.pushToken)).toHaveLength(1);
+      expect(pushesTo(erin.pushToken)).toHaveLength(0);
+    } finally {
+      await Promise.all([dana, erin].map((user) => user.close()));
+    }
+  });
+
   it('urgent passes at once when the defaults let it; otherwise it is held like the rest', async () => {
     const dave = await userWithDevice('dave');
     const defaults = await service();

@@ -20,7 +20,7 @@ export type NotificationsCreateRequest = {
   readonly topics?: readonly string[];
   /** How the `push` channel reaches devices; only with `push` in `channels`. */
   readonly push?: {
-    /** `always`: with the delivery; `offline`: only to a recipient none of whose open connections received the frame; `unread`: `after_secs` later, only if the feed item is still unread, or the recipient turned `in_app` off (needs `in_app`). */
+    /** `always`: with the delivery; `offline`: only to a recipient none of whose open connections received the frame; `unread`: `after_secs` later, only if the feed item is still unread, or the recipient turned `in_app` off (needs `in_app`): the same as `fallback: [{"channel": "push", "after_secs": N, "unless": "read"}]`. */
     readonly when?: 'always' | 'offline' | 'unread';
     /** `unread` only; default 300. */
     readonly after_secs?: number;
@@ -41,6 +41,14 @@ export type NotificationsCreateRequest = {
     /** Title of the digest; `{count}` is replaced by the number of notifications in it. */
     readonly title?: string;
   };
+  /** Channels sent later, in order, each only while the feed item is not seen / not read (nor archived, snoozed, expired). docs/delivery-rules.md. */
+  readonly fallback?: readonly ({
+    readonly channel: 'push' | 'toast';
+    /** Seconds after the delivery; increasing along the list. */
+    readonly after_secs: number;
+    /** What stops the step (a read item is seen). */
+    readonly unless?: 'seen' | 'read';
+  })[];
   /** The primary link: where a click on the item leads. */
   readonly url?: string;
   /** Buttons (unique ids). A click, on one of them or on the item, is recorded by `POST /notifications/{receiver_id}/interact` and published as `notify.notification.interacted`. */
@@ -153,6 +161,14 @@ export type PreferencesDefaultsPutRequest = {
       /** Title of the digest; `{count}` is replaced by the number of notifications in it. */
       readonly title?: string;
     };
+    /** Channels sent later, in order, each only while the feed item is not seen / not read (nor archived, snoozed, expired). docs/delivery-rules.md. */
+    readonly fallback?: readonly ({
+      readonly channel: 'push' | 'toast';
+      /** Seconds after the delivery; increasing along the list. */
+      readonly after_secs: number;
+      /** What stops the step (a read item is seen). */
+      readonly unless?: 'seen' | 'read';
+    })[];
   })[];
   readonly quiet_hours?: {
     readonly urgent?: boolean;
@@ -434,6 +450,14 @@ export type PreferenceDefaults = {
       /** Title of the digest; `{count}` is replaced by the number of notifications in it. */
       readonly title?: string;
     };
+    /** Channels sent later, in order, each only while the feed item is not seen / not read (nor archived, snoozed, expired). docs/delivery-rules.md. */
+    readonly fallback?: readonly ({
+      readonly channel: 'push' | 'toast';
+      /** Seconds after the delivery; increasing along the list. */
+      readonly after_secs: number;
+      /** What stops the step (a read item is seen). */
+      readonly unless: 'seen' | 'read';
+    })[];
   })[];
   readonly quiet_hours: {
     readonly urgent: boolean;

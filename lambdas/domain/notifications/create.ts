@@ -6,12 +6,12 @@ import { enqueue } from '../../core/sqs-send';
 import type { StoredResponse } from '../idempotency';
 import { defaultsFor } from '../preferences/preferences';
 import { categoryKey, type Throttle } from '../preferences/rules';
-import { handOverPushes } from '../push/messages';
 import { subscriberCounts } from '../topics/topics';
 import {
   chunkProgress,
   deliverChunk,
   deliveryByRequest,
+  handOverAfterDelivery,
   type RecipientState,
   readRecipientState,
 } from './delivery';
@@ -110,6 +110,7 @@ export const createNotification = async (
     ...(input.actions === undefined ? {} : { actions: input.actions }),
     ...(input.push ? { push: input.push } : {}),
     ...(input.digest ? { digest: input.digest } : {}),
+    ...(input.fallback ? { fallback: input.fallback } : {}),
     ...(input.throttle ? { throttle: ownThrottle(input, input.throttle) } : {}),
     ...(input.category === null ? {} : { category: input.category }),
     ...(input.tags.length > 0 ? { tags: input.tags } : {}),
@@ -196,8 +197,8 @@ const fanOutNow = async (
     queued: rest.length,
     error: outcome === 'late' ? `not done by ${new Date(deliverUntil).toISOString()}` : String(outcome.error),
   });
-  // The pushes of the recipients settled so far: the delivery, no longer awaited, may hand them over too late.
-  await handOverPushes(record, [...progress.pushes]);
+  // The pushes and steps of the recipients settled so far: the delivery, no longer awaited, may hand them over too late.
+  await handOverAfterDelivery(record, progress, undefined);
   if (rest.length === 0) return;
   await enqueue(fanoutQueue, [
     { kind: 'chunk', notification_id: record.id, recipients: rest, delivery_id: delivery.id },

@@ -17,6 +17,8 @@ import { endGoneConnections } from '../realtime/lifecycle';
 import type { Channel } from './channels';
 import { joinDigest } from './digest-join';
 import { type DigestChoice, digestFor } from './digest-rules';
+import { scheduleStep } from './fallback';
+import { fallbackOf, steppedChannels } from './fallback-steps';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
 import { holdForQuietHours } from './holding';
 import { linksOf, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
@@ -116,6 +118,8 @@ export interface ChunkProgress {
    * and this run, once its frames are out, decides nothing more for them.
    */
   readonly awaitingFrames: Set<string>;
+  /** Settled recipients whose fallback steps start (fallback.ts): handed over like the pushes. */
+  readonly steps: Set<string>;
   stopped: boolean;
 }
 
@@ -124,8 +128,24 @@ export const chunkProgress = (): ChunkProgress => ({
   settled: new Set(),
   pushes: new Set(),
   awaitingFrames: new Set(),
+  steps: new Set(),
   stopped: false,
 });
+
+/**
+ * What a chunk hands on when it ends: the pushes due now to the push worker, and the first fallback step of those
+ * whose steps start, counted from now. Again later costs nothing: each push and step is claimed once.
+ */
+export const handOverAfterDelivery = async (
+  notification: NotificationRecord,
+  progress: ChunkProgress,
+  topic: string | undefined,
+): Promise<void> => {
+  await Promise.all([
+    handOverPushes(notification, [...progress.pushes]),
+    scheduleStep(notification, [...progress.steps], { step: 0, delivered_at: Date.now(), topic }),
+  ]);
+};
 
 /**
  * Delivers a notification to a list of recipients (a chunk): by a queue message, or by the accepting request
@@ -148,6 +168,7 @@ export const deliverChunk = async (
   const recipients = [...new Set(chunk)];
   const state = await (options.state ?? readRecipientState(notification.channels, recipients));
   const { before, preferences } = state;
+  const stepped = steppedChannels(fallbackOf(notification));
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];
   let frames = 0;
   const failures: unknown[] = [];
@@ -165,7 +186,9 @@ export const deliverChunk = async (
       const chosen = channelsFor(notification, userPreferences, topic);
       const digest = chosen.length > 0 ? digestFor(notification, userPreferences?.digests) : undefined;
       if (digest) return await batched(digest);
-      const unheld = await holdForQuietHours(notification, userId, userPreferences, chosen, topic);
+      // The channels of fallback steps wait for their step, which applies quiet hours and the throttle then.
+      const now = chosen.filter((channel) => !stepped.includes(channel));
+      const unheld = await holdForQuietHours(notification, userId, userPreferences, now, topic);
       const throttled = await applyThrottle(notification, userId, unheld, notification.deliver_at);
       if (throttled.digest) return await batched(throttled.digest);
       const { channels } = throttled;
@@ -174,6 +197,7 @@ export const deliverChunk = async (
       if (receiver) written.push(receiver);
       frames += delivered.frames ?? 0;
       if (push) progress.pushes.add(userId);
+      if (chosen.some((channel) => stepped.includes(channel))) progress.steps.add(userId);
       progress.settled.add(userId);
     } catch (error) {
       // Not settled after all (its frames failed), unless the caller already queued the others without it.
@@ -184,7 +208,7 @@ export const deliverChunk = async (
   // Before the failures are thrown: a recipient handled here is not handled again by a retry of the chunk.
   await Promise.all([
     keepLateArrivalsUnread(notification, written, before),
-    handOverPushes(notification, [...progress.pushes]),
+    handOverAfterDelivery(notification, progress, topic),
     addDeliveryCounts(notification, { feedItems: written.length, frames }),
   ]);
   countMetric(SERVICE_METRICS.receiversWritten, written.length); // one value per chunk, not per recipient

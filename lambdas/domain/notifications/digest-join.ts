@@ -45,7 +45,14 @@ export interface BatchRecord {
   /** The notification that opened the batch: the digest goes out with its channels, priority, type and source. */
   readonly opener: Pick<
     NotificationRecord,
-    'source' | 'event_type' | 'channels' | 'priority' | 'push' | 'preference_defaults' | 'created_by'
+    | 'source'
+    | 'event_type'
+    | 'channels'
+    | 'priority'
+    | 'push'
+    | 'fallback'
+    | 'preference_defaults'
+    | 'created_by'
   >;
   readonly ttl: number;
 }
@@ -213,6 +220,7 @@ export const joinDigest = async (
           priority: notification.priority,
           created_by: notification.created_by,
           ...(notification.push ? { push: notification.push } : {}),
+          ...(notification.fallback ? { fallback: notification.fallback } : {}),
           ...(notification.preference_defaults
             ? { preference_defaults: notification.preference_defaults }
             : {}),

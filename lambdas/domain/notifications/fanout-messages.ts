@@ -84,6 +84,24 @@ const fanoutMessageKinds = [
     channels: z.readonly(z.array(z.enum(['push', 'toast'])).check(z.minLength(1))),
     /** The topic the recipient was reached through, whose mute is checked again at the release. */
     topic: z.optional(z.string()),
+    /** A fallback step held by quiet hours at its time (fallback.ts): its index, and the delivery it counts from. */
+    step: z.optional(z.number()),
+    delivered_at: z.optional(z.number()),
+  }),
+  /**
+   * A fallback step whose channel is `toast` (fallback.ts), due `after_secs` after the delivery of these recipients.
+   * On this queue because its worker sends frames to users. A step of `push` goes to the `push` queue instead.
+   */
+  z.object({
+    kind: z.literal('fallback'),
+    notification_id: z.string(),
+    recipients: z.readonly(z.array(z.string())),
+    step: z.number(),
+    /** When these recipients were delivered (epoch ms): every step counts from it. */
+    delivered_at: z.number(),
+    topic: z.optional(z.string()),
+    /** Seconds still to wait once the message arrives (sqs-send.ts, `enqueueAfter`). */
+    rest_secs: z.optional(z.number()),
   }),
 ] as const;
 

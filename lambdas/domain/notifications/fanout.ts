@@ -1,17 +1,25 @@
+import { createHash } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import type { MessageHandling } from '../../core/message-handling';
+import type { MessageQueue } from '../../core/message-queue';
+import { waitOutRest } from '../../core/schedule-send';
 import { enqueue } from '../../core/sqs-send';
 import { purgeTopicPage } from '../topics/deletion';
 import { subscribersPage } from '../topics/subscriptions';
 import { deliverChunk, deliveryByMessage } from './delivery';
 import { sendDigest } from './digest-close';
 import { batchEntry, readBatch } from './digest-join';
+import type { ToastStepMessage } from './fallback';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { type InteractionMessage, publishInteraction } from './interact';
 import { STATE_CHANGE_LONGEST_MS, wakeItem } from './item-states';
 import { isExpired, type NotificationRecord } from './model';
-import { type ReleaseOutcome, releaseHeld } from './release';
+import { type ReleaseOutcome, releaseHeld, sendToastStep } from './release';
+
+/** Scheduled again, the same wait of the same step message is the same schedule (a ConflictException). */
+const scheduleName = (message: ToastStepMessage): string =>
+  `step-${createHash('sha256').update(JSON.stringify(message)).digest('hex').slice(0, 40)}`;
 
 /** A message that arrives this much before its delivery time is put back with a delay. */
 const EARLY_TOLERANCE_MS = 500;
@@ -58,6 +66,11 @@ export const processFanoutMessage = async (
       return 'postponed';
     }
     return sendDigest(message.user_id, message.scope, message.batch_id, handling);
+  }
+  if (message.kind === 'fallback') {
+    const step = fanoutQueue as MessageQueue<ToastStepMessage>;
+    if (await waitOutRest(step, message, scheduleName, now)) return 'postponed';
+    return sendToastStep(await loadNotification(message.notification_id), message, handling, now);
   }
   if (message.kind === 'release') {
     const remainingMs = Date.parse(message.until) - now;

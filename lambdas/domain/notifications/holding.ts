@@ -37,16 +37,21 @@ export const heldUntil = (
   return quietUntil(preferences.quiet_hours, preferences.time_zone, now);
 };
 
-/** One schedule per (notification, recipient, end of window): creating it again is a no-op. */
-const releaseScheduleName = (notificationId: string, userId: string, until: string): string =>
-  `hold-${createHash('sha256').update(`${notificationId}\n${userId}\n${until}`).digest('hex').slice(0, 40)}`;
+/** One schedule per (notification, recipient, fallback step or none, end of window): creating it again is a no-op. */
+const releaseScheduleName = (message: ReleaseMessage): string => {
+  const { notification_id: id, user_id: userId, until, step } = message;
+  const what = step === undefined ? until : `${until}\nstep ${step}`;
+  return `hold-${createHash('sha256').update(`${id}\n${userId}\n${what}`).digest('hex').slice(0, 40)}`;
+};
 
 export const scheduleRelease = (message: ReleaseMessage): Promise<void> =>
-  scheduleOnFanout(
-    releaseScheduleName(message.notification_id, message.user_id, message.until),
-    Date.parse(message.until),
-    message,
-  );
+  scheduleOnFanout(releaseScheduleName(message), Date.parse(message.until), message);
+
+/** A fallback step held by quiet hours: which one, and the delivery its steps count from. */
+export interface HeldStep {
+  readonly step: number;
+  readonly delivered_at: number;
+}
 
 /**
  * The channels a recipient gets now: `channels` less what its quiet hours hold. What is held is scheduled for
@@ -61,6 +66,7 @@ export const holdForQuietHours = async (
   channels: readonly Channel[],
   topic: string | undefined,
   now = Date.now(),
+  step?: HeldStep,
 ): Promise<readonly Channel[]> => {
   const held = channels.filter((channel) => HOLDABLE.includes(channel));
   if (held.length === 0) return channels;
@@ -75,6 +81,7 @@ export const holdForQuietHours = async (
     until: new Date(until).toISOString(),
     channels: held as ('push' | 'toast')[],
     ...(topic === undefined ? {} : { topic }),
+    ...step,
   });
   return rest;
 };

@@ -4,6 +4,7 @@ import { validationError } from '../../core/errors';
 import type { ResolvedDefaults, Throttle } from '../preferences/rules';
 import type { PushRouting } from '../push/routing';
 import type { Channel } from './channels';
+import type { FallbackStep } from './fallback-steps';
 import type { Priority } from './shared-fields';
 
 /** A button of a notification: a link (`url`), or without one a backend action its click publishes. */
@@ -69,6 +70,8 @@ export interface NotificationRecord {
   readonly digest?: DigestSpec;
   /** Set on a digest itself: the batch it sends (a digest is never batched again). */
   readonly digest_of?: { readonly key: string; readonly batch_id: string; readonly count: number };
+  /** Its own fallback steps (the request's `fallback`), over the defaults' (fallback-steps.ts, `fallbackOf`). */
+  readonly fallback?: readonly FallbackStep[];
   /** Its own throttle (the request's `throttle`, keyed by its event type), over the defaults'. */
   readonly throttle?: Throttle;
   readonly ttl: number;

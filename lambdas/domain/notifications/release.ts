@@ -1,6 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from '../../core/clients';
+import { forEachLimited } from '../../core/concurrency';
 import type { MessageHandling } from '../../core/message-handling';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor } from '../preferences/rules';
@@ -9,68 +7,29 @@ import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToChannel } from '../realtime/deliver';
 import { endGoneConnections } from '../realtime/lifecycle';
 import { frameFor } from './delivery';
-import { isUnread, readAllWatermarks } from './feed';
+import {
+  claimOnce,
+  itemsDealtWith,
+  runStep,
+  scheduleStep,
+  stepClaim,
+  type ToastStepMessage,
+} from './fallback';
+import { fallbackOf } from './fallback-steps';
 import { heldUntil, type ReleaseMessage, scheduleRelease } from './holding';
-import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
+import { isExpired, type NotificationRecord, receiverIdFor } from './model';
 import { applyThrottle } from './throttle';
+
+/** Recipients of one toast step sent to at once (a claim and a Query of connections each). */
+const TOAST_CONCURRENCY = 20;
 
 export type ReleaseOutcome = 'released' | 'held' | 'expired' | 'skipped' | 'throttled';
 
 /**
- * Whether the recipient's feed item was read (or archived or snoozed: dealt with) since it arrived. A recipient
- * with no feed item (`in_app` off) has nothing that shows it was read: it gets what was held.
- */
-const itemDealtWith = async (notification: NotificationRecord, userId: string): Promise<boolean> => {
-  if (!notification.channels.includes('in_app')) return false;
-  const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
-  const [read, watermarks] = await Promise.all([
-    documentClient().send(
-      new GetCommand({
-        TableName: tableName('receivers'),
-        Key: { user_id: userId, receiver_id: receiverId },
-        ProjectionExpression: 'unread_key',
-        ConsistentRead: true,
-      }),
-    ),
-    readAllWatermarks([userId]),
-  ]);
-  if (!read.Item) return false;
-  return !isUnread((read.Item as Pick<ReceiverRecord, 'unread_key'>).unread_key, watermarks.get(userId));
-};
-
-/** Release records live beside the delivery receipts, under a key of their own, as long as receipts do. */
-const RELEASE_RETENTION_SECS = 5 * 24 * 3600;
-
-/**
- * Claims the release of (notification, recipient) for this message: the first message to claim it sends, and
- * only it, again if redelivered after a crash (frames at least once, pushes once: each is claimed per device).
- */
-const claimRelease = async (notificationId: string, userId: string, handling: MessageHandling) => {
-  try {
-    await documentClient().send(
-      new UpdateCommand({
-        TableName: tableName('receipts'),
-        Key: { notification_id: `${notificationId}#release`, user_id: userId },
-        UpdateExpression: 'SET released_by = :holder, #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(released_by) OR released_by = :holder',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':holder': handling.messageId,
-          ':ttl': Math.floor(Date.now() / 1000) + RELEASE_RETENTION_SECS,
-        },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-};
-
-/**
- * A held delivery at the end of its window: the preferences of now decide (push or toast turned off meanwhile:
- * not sent; a window added or moved that holds now: held again until it ends); then, unless the notification
- * expired or its item was read, the `toast` frame and the push go, once.
+ * A held delivery (or fallback step) at the end of its window: the preferences of now decide (push or toast turned
+ * off meanwhile: not sent; a window added or moved that holds now: held again until it ends); then, unless the
+ * notification expired or its item was read (seen, for a step `unless: seen`), the `toast` frame and the push go,
+ * once. A held step then schedules the next step, unless its item cancelled it.
  */
 export const releaseHeld = async (
   notification: NotificationRecord,
@@ -80,29 +39,32 @@ export const releaseHeld = async (
 ): Promise<ReleaseOutcome> => {
   if (isExpired(notification.expires_at, now)) return 'expired';
   const userId = message.user_id;
+  const step = message.step === undefined ? undefined : fallbackOf(notification)[message.step];
+  if (step && (await itemsDealtWith(notification, [userId], step.unless)).has(userId)) return 'skipped';
   const preferences = (await preferencesOf([userId])).get(userId);
   const allowed = channelsFor(notification, preferences, message.topic);
   const held = message.channels.filter((channel) => allowed.includes(channel));
-  if (held.length === 0) return 'skipped';
   const until = heldUntil(notification, preferences, now);
-  if (until !== undefined && until > Date.parse(message.until)) {
+  if (held.length > 0 && until !== undefined && until > Date.parse(message.until)) {
     if (isExpired(notification.expires_at, until)) return 'expired';
     await scheduleRelease({ ...message, until: new Date(until).toISOString(), channels: held });
     return 'held';
   }
-  if (await itemDealtWith(notification, userId)) return 'skipped';
-  if (!(await claimRelease(notification.id, userId, handling))) return 'skipped';
+  if (message.step !== undefined && message.delivered_at !== undefined) {
+    // Released (or turned off): the steps go on. Before anything is sent: a run again schedules it again (claimed).
+    const at = { step: message.step + 1, delivered_at: message.delivered_at, topic: message.topic };
+    await scheduleStep(notification, [userId], at, now);
+  }
+  if (held.length === 0) return 'skipped';
+  if (!step && (await itemsDealtWith(notification, [userId], 'read')).has(userId)) return 'skipped';
+  const claim = message.step === undefined ? 'release' : stepClaim(message.step);
+  if (!(await claimOnce(notification.id, claim, userId, handling))) return 'skipped';
   // Throttled when released: a night's worth of held notifications does not all go off at the window's end. Over the
   // limit it stays what it already is, an item in the feed: `over: digest` does not apply here, as a digest would list
   // the item a second time.
   if ((await applyThrottle(notification, userId, held, now)).channels.length === 0) return 'throttled';
   let delivered: number | undefined;
-  if (held.includes('toast')) {
-    const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
-    const sent = await deliverToChannel(userChannel(userId), frameFor(notification, receiverId, held));
-    await endGoneConnections(sent.gone);
-    delivered = sent.delivered;
-  }
+  if (held.includes('toast')) delivered = await sendToast(notification, userId);
   if (held.includes('push')) {
     // `offline` routing: pushed only when no connection received the released frame, or none is open now.
     const online =
@@ -111,4 +73,35 @@ export const releaseHeld = async (
     if (!online) await handOverPushes(notification, [userId]);
   }
   return 'released';
+};
+
+/**
+ * The `toast` frame of the notification to the recipient's connections open now (the same `id` as its feed item, so
+ * an app that lists the item already shows the toast without listing it twice): how many received it.
+ */
+export const sendToast = async (notification: NotificationRecord, userId: string): Promise<number> => {
+  const receiverId = receiverIdFor(notification.id, userId, notification.deliver_at);
+  const sent = await deliverToChannel(userChannel(userId), frameFor(notification, receiverId, ['toast']));
+  await endGoneConnections(sent.gone);
+  return sent.delivered;
+};
+
+/**
+ * A fallback step of `toast` (fallback.ts): to each recipient it still goes to, the `toast` frame, claimed once per
+ * recipient and step.
+ */
+export const sendToastStep = async (
+  notification: NotificationRecord,
+  message: ToastStepMessage,
+  handling: MessageHandling,
+  now = Date.now(),
+): Promise<'delivered'> => {
+  const at = { step: message.step, delivered_at: message.delivered_at, topic: message.topic };
+  const fire = await runStep(notification, message.recipients, at, now);
+  await forEachLimited(fire, TOAST_CONCURRENCY, async (userId) => {
+    if (await claimOnce(notification.id, stepClaim(message.step), userId, handling)) {
+      await sendToast(notification, userId);
+    }
+  });
+  return 'delivered';
 };

@@ -15,6 +15,7 @@ import { TOPIC_NAME } from '../topics/names';
 import { categorySchema, MAX_TAGS, tagSchema } from './categories';
 import { CHANNELS } from './channels';
 import { digestSchema } from './digest-schema';
+import { fallbackSchema } from './fallback-schema';
 import { timestamp } from './input-timestamp';
 import { eventTypeSchema, PRIORITIES, sourceSchema } from './shared-fields';
 
@@ -148,7 +149,8 @@ const fields = z.strictObject({
               z.describe(
                 '`always`: with the delivery; `offline`: only to a recipient none of whose open connections ' +
                   'received the frame; `unread`: `after_secs` later, only if the feed item is still unread, or the ' +
-                  'recipient turned `in_app` off (needs `in_app`).',
+                  'recipient turned `in_app` off (needs `in_app`): the same as `fallback: [{"channel": "push", ' +
+                  '"after_secs": N, "unless": "read"}]`.',
               ),
             ),
           'always',
@@ -181,6 +183,7 @@ const fields = z.strictObject({
       .check(z.describe('How the `push` channel reaches devices; only with `push` in `channels`.')),
   ),
   digest: z.optional(digestSchema),
+  fallback: z.optional(fallbackSchema),
   url: z.optional(absoluteUrl.check(z.describe('The primary link: where a click on the item leads.'))),
   actions: z.optional(
     z.array(actionSchema).check(
@@ -279,6 +282,24 @@ export const createNotificationSchema = z.pipe(
           code: 'custom',
           path: ['throttle', 'per'],
           message: '`category` needs a category',
+        });
+      }
+      const { fallback } = input;
+      if (fallback && !fallback.every((step) => input.channels.includes(step.channel))) {
+        context.addIssue({
+          code: 'custom',
+          path: ['fallback'],
+          message: "each step's channel must be in channels",
+        });
+      }
+      if (fallback && !input.channels.includes('in_app')) {
+        context.addIssue({ code: 'custom', path: ['fallback'], message: 'needs `in_app` in channels' });
+      }
+      if (fallback && push?.when === 'unread') {
+        context.addIssue({
+          code: 'custom',
+          path: ['fallback'],
+          message: 'not with `push.when: unread` (which is the one-step fallback of push)',
         });
       }
       if (expiresAt !== null && expiresAt <= now) {

@@ -74,6 +74,7 @@ export const getDefaults = async (): Promise<Defaults> => {
       required: rule.required === true,
       ...(rule.throttle ? { throttle: rule.throttle } : {}),
       ...(rule.digest ? { digest: rule.digest } : {}),
+      ...(rule.fallback ? { fallback: [...rule.fallback] } : {}),
     })),
     quiet_hours: { ...(record?.quiet_hours ?? HOLD_ALL) },
     updated_at: record?.updated_at ?? null,

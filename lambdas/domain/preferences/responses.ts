@@ -2,6 +2,7 @@
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
 import { defaultDigestSchema } from '../notifications/digest-schema';
+import { fallbackSchema } from '../notifications/fallback-schema';
 import { channelSwitches, quietHoursDefaults, quietHoursSchema } from './schema';
 import { throttleSchema } from './throttle-schema';
 
@@ -21,6 +22,7 @@ export const defaultsSchema = z.strictObject({
       required: z.boolean(),
       throttle: z.optional(throttleSchema),
       digest: z.optional(defaultDigestSchema),
+      fallback: z.optional(fallbackSchema),
     }),
   ),
   quiet_hours: quietHoursDefaults,

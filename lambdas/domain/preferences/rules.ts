@@ -1,5 +1,6 @@
 // Apart from schema.ts so that the fan-out worker, which validates nothing, does not load zod.
 import type { Channel } from '../notifications/channels';
+import type { FallbackStep } from '../notifications/fallback-steps';
 import { filterMatches } from '../webhooks/filters';
 import type { QuietHours } from './quiet-hours';
 
@@ -49,6 +50,8 @@ export interface PreferenceRule {
   readonly throttle?: ThrottleLimit;
   /** Defaults only: batch what the rule matches (docs/digests.md). */
   readonly digest?: DefaultDigest;
+  /** Defaults only: the fallback steps of matching notifications (docs/delivery-rules.md, "Fallback"). */
+  readonly fallback?: readonly FallbackStep[];
 }
 
 /** A user's digest choice (preferences `digests`): notifications matching it are batched (docs/digests.md). */
@@ -89,6 +92,8 @@ export interface ResolvedDefaults {
   readonly category_throttle?: Throttle;
   /** The digest of the most specific matching event-type rule with one, else of the category rule; its key the pattern. */
   readonly digest?: DefaultDigest & { readonly key: string };
+  /** The fallback of the most specific matching default rule (event type or category) that has one. */
+  readonly fallback?: readonly FallbackStep[];
 }
 
 /**
@@ -190,6 +195,7 @@ export const resolveDefaults = (
   const digest =
     mostSpecificWith(rules, 'digest', 'event_type', notification.event_type) ??
     mostSpecificWith(rules, 'digest', 'category', notification.category);
+  const fallback = fallbackRule(rules, notification)?.fallback;
   return {
     channels: switchesOf(rules, notification),
     required: rules.some((rule) => rule.required === true && ruleMatches(rule, notification)),
@@ -197,8 +203,26 @@ export const resolveDefaults = (
     ...(byType ? { throttle: { key: byType.key, ...byType.value } } : {}),
     ...(byCategory ? { category_throttle: { key: byCategory.key, ...byCategory.value } } : {}),
     ...(digest ? { digest: { key: digest.key, ...digest.value } } : {}),
+    ...(fallback ? { fallback } : {}),
   };
 };
+
+/**
+ * The most specific matching default rule with a fallback, of both kinds: by the specificity of its pattern, an
+ * event-type rule before a category rule of the same specificity (the type says more about one notification).
+ */
+const fallbackRule = (
+  rules: readonly PreferenceRule[],
+  notification: { readonly event_type: string; readonly category?: string | undefined },
+): PreferenceRule | undefined =>
+  rules
+    .filter((rule) => rule.fallback !== undefined && ruleMatches(rule, notification))
+    .map((rule) => ({
+      rule,
+      rank: specificity(rule.event_type ?? rule.category ?? '*') * 2 + (rule.event_type ? 1 : 0),
+    }))
+    .sort((a, b) => a.rank - b.rank)
+    .at(-1)?.rule;
 
 /** Whether every type `pattern` matches is also matched by `cover` (so a rule on it only touches covered types). */
 export const patternWithin = (pattern: string, cover: string): boolean => {

@@ -10,6 +10,7 @@ import {
   timeOfDaySchema,
   windowSecsSchema,
 } from '../notifications/digest-schema';
+import { fallbackSchema } from '../notifications/fallback-schema';
 import { isTimeZone, TIME_OF_DAY } from '../time-zones';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
@@ -189,6 +190,8 @@ const defaultRule = z
     required: z._default(z.boolean(), false),
     throttle: z.optional(throttleSchema),
     digest: z.optional(defaultDigestSchema),
+    // Fallback steps of matching notifications (docs/delivery-rules.md, "Fallback").
+    fallback: z.optional(fallbackSchema),
   })
   .check(namesOne(), digestNotRequired);
 

@@ -3,7 +3,6 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { SQS_MAX_DELAY_SECS } from '../../../common/limits';
-import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
 import { logger } from '../../core/logger';
@@ -12,8 +11,9 @@ import { NOTIFY_SOURCE } from '../../core/principal';
 import { waitOutRest } from '../../core/schedule-send';
 import { enqueue, enqueueAfter } from '../../core/sqs-send';
 import { putEvent } from '../events/publish';
-import { isUnread, readAllWatermarks, unreadCount } from '../notifications/feed';
-import { isExpired, type NotificationRecord, receiverIdFor } from '../notifications/model';
+import { runStep } from '../notifications/fallback';
+import { unreadCount } from '../notifications/feed';
+import { isExpired, type NotificationRecord } from '../notifications/model';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor } from '../preferences/rules';
 import { pushContentFor } from './content';
@@ -85,7 +85,20 @@ export const handlePushMessage = async (
   if (!notification) return 'gone'; // expired by TTL, pushes and all
   if (message.kind === 'recipients') {
     if (isExpired(notification.expires_at, now)) return 'expired';
-    await pushToRecipients(notification, message.recipients, handling);
+    const { delivered_at: deliveredAt, topic } = message;
+    // `push.when: unread` is always a step; a message without one for it was queued before steps existed.
+    const step = message.step ?? (notification.push?.when === 'unread' ? 0 : undefined);
+    // A fallback step: pushed to the recipients it still goes to (fallback.ts, `runStep`).
+    const recipients =
+      step === undefined
+        ? message.recipients
+        : await runStep(
+            notification,
+            message.recipients,
+            { step, delivered_at: deliveredAt ?? now, topic },
+            now,
+          );
+    await pushToRecipients(notification, recipients, handling);
   } else await retryPush(notification, message, handling);
   return 'handled';
 };
@@ -109,37 +122,6 @@ const loadNotification = async (id: string): Promise<NotificationRecord | undefi
 const scheduleName = (message: PushMessage): string =>
   `push-${createHash('sha256').update(JSON.stringify(message)).digest('hex').slice(0, 40)}`;
 
-/**
- * The recipients whose feed item of the notification is still unread now (routing `unread`): its receiver has its
- * unread key and no read-all covers that key. A recipient with no feed item (in-app turned off in its preferences)
- * has nothing that shows it was read: the fallback push goes. One whose preferences now turn push off gets none.
- */
-const stillUnread = async (
-  notification: NotificationRecord,
-  recipients: readonly string[],
-): Promise<Set<string>> => {
-  const keys = recipients.map((userId) => ({
-    user_id: userId,
-    receiver_id: receiverIdFor(notification.id, userId, notification.deliver_at),
-  }));
-  const [receivers, watermarks, preferences] = await Promise.all([
-    batchGetAll(tableName('receivers'), keys, { projection: 'user_id, unread_key', consistent: true }),
-    readAllWatermarks(recipients),
-    preferencesOf(recipients),
-  ]);
-  // After a wait of up to a week, the preferences of now decide, as at the delivery (a topic's mute was applied then).
-  const unread = new Set(
-    recipients.filter((userId) => channelsFor(notification, preferences.get(userId)).includes('push')),
-  );
-  for (const receiver of receivers) {
-    const userId = receiver.user_id as string;
-    if (!unread.has(userId)) continue;
-    unread.delete(userId);
-    if (isUnread(receiver.unread_key as string | undefined, watermarks.get(userId))) unread.add(userId);
-  }
-  return unread;
-};
-
 /** The APNs badge (and Expo's, which it passes on to iOS): the recipient's unread count, read once per recipient. */
 const needsBadge = (device: DeviceTarget): boolean =>
   device.target.provider === 'apns' || device.target.provider === 'expo';
@@ -158,12 +140,9 @@ const pushToRecipients = async (
   recipients: readonly string[],
   handling: MessageHandling,
 ): Promise<void> => {
-  const unread =
-    notification.push?.when === 'unread' ? await stillUnread(notification, recipients) : undefined;
   const failures: unknown[] = [];
   await forEachLimited([...new Set(recipients)], RECIPIENT_CONCURRENCY, async (userId) => {
     try {
-      if (unread && !unread.has(userId)) return;
       await pushToRecipient(notification, userId, handling);
     } catch (error) {
       failures.push(error);

@@ -1,10 +1,8 @@
 import { messageQueue } from '../../core/message-queue';
-import { enqueueAfter } from '../../core/sqs-send';
 import { invokeWorker } from '../../core/worker-invoke';
 import * as z from '../../core/zod';
 import { CHUNK_SIZE, chunksOf } from '../notifications/fanout-messages';
 import type { NotificationRecord } from '../notifications/model';
-import { pushDelaySecs } from './routing';
 
 /**
  * Messages of the push worker, on the `push` queue or as the event of an asynchronous invocation (one schema for
@@ -24,6 +22,13 @@ const pushMessageKinds = [
     kind: z.literal('recipients'),
     notification_id: z.string(),
     recipients: z.readonly(z.array(z.string()).check(z.minLength(1), z.maxLength(CHUNK_SIZE))),
+    /**
+     * A fallback step of `push` (notifications/fallback.ts): its index, when these recipients were delivered (epoch
+     * ms) and the topic they were reached through. Absent: a push due now.
+     */
+    step: z.optional(z.number()),
+    delivered_at: z.optional(z.number()),
+    topic: z.optional(z.string()),
     rest_secs: restSecs,
   }),
   z.object({
@@ -52,11 +57,10 @@ export const pushQueue = messageQueue('push', pushMessageKinds);
 export const PUSH_WORKER = 'push.deliver';
 
 /**
- * Hands the pushes of delivered recipients to the push worker, a message per chunk of up to 100 recipients: due
- * now, by an asynchronous invocation each (no SQS request; Lambda keeps, retries and dead-letters it into
- * `push-dlq`); due later (`unread` routing's `after_secs`), on the push queue with that delay, since an
- * invocation cannot wait. Resolves once Lambda (or SQS) has accepted every message. A chunk handled twice hands
- * them over twice: each push is claimed once.
+ * Hands the pushes due now of delivered recipients to the push worker, by an asynchronous invocation per chunk of up
+ * to 100 recipients (no SQS request; Lambda keeps, retries and dead-letters it into `push-dlq`). A push that waits is
+ * a fallback step on the push queue (notifications/fallback.ts), since an invocation cannot wait. Resolves once
+ * Lambda has accepted every message. A chunk handled twice hands them over twice: each push is claimed once.
  */
 export const handOverPushes = async (
   notification: NotificationRecord,
@@ -65,8 +69,5 @@ export const handOverPushes = async (
   const messages = chunksOf(recipients, CHUNK_SIZE).map(
     (chunk): PushMessage => ({ kind: 'recipients', notification_id: notification.id, recipients: chunk }),
   );
-  if (messages.length === 0) return;
-  const delaySecs = pushDelaySecs(notification.push);
-  if (delaySecs > 0) await enqueueAfter(pushQueue, messages, delaySecs);
-  else await invokeWorker(PUSH_WORKER, pushQueue, messages);
+  if (messages.length > 0) await invokeWorker(PUSH_WORKER, pushQueue, messages);
 };

@@ -7,7 +7,8 @@
  * When a recipient's devices get the push, in order from the most to the least eager:
  * - `always`: with the delivery;
  * - `offline`: with the delivery, only to a recipient none of whose open connections received its frame;
- * - `unread`: `after_secs` after the delivery, only if the recipient's feed item is still unread then.
+ * - `unread`: `after_secs` after the delivery, only if the recipient's feed item is still unread then: the one-step
+ *   fallback of push (notifications/fallback-steps.ts, `fallbackOf`).
  */
 export const PUSH_WHEN = ['always', 'offline', 'unread'] as const;
 export type PushWhen = (typeof PUSH_WHEN)[number];
@@ -29,7 +30,3 @@ export interface PushRouting {
 
 /** What a notification with the `push` channel and no `push` field gets. */
 export const DEFAULT_PUSH_ROUTING: PushRouting = { when: 'always', collapse_key: null, silent: false };
-
-/** How long after a recipient's delivery its push is due: `after_secs` for `unread`, else at once. */
-export const pushDelaySecs = (routing: PushRouting | undefined): number =>
-  routing?.when === 'unread' ? (routing.after_secs ?? DEFAULT_UNREAD_AFTER_SECS) : 0;

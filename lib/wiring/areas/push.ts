@@ -40,7 +40,7 @@ export const push: WiringPart = {
     {
       id: 'push',
       purpose:
-        "pushes due later (`unread` routing: a message per chunk of up to 100, delayed), later attempts after a retry answer, and dead letters of pushes failed for good; its DLQ is also where the push worker's asynchronous invocations end when they fail for good",
+        "pushes that wait (a fallback step such as `unread` routing: a message per chunk of up to 100, delayed), later attempts after a retry answer, and dead letters of pushes failed for good; its DLQ is also where the push worker's asynchronous invocations end when they fail for good",
       maxReceiveCount: 5,
       visibilityTimeoutSecs: 180,
     },
@@ -56,12 +56,13 @@ export const push: WiringPart = {
       // stalling is safe: each push's claim is taken over once its deadline has passed.
       timeoutSecs: 30,
       memoryMb: 256,
-      // notifications: the content; receivers and feedState: `unread` routing and the badge (the unread count).
-      // preferences: `unread` routing and later attempts decide on the preferences of sending time.
+      // notifications: the content; receivers and feedState: fallback steps (`unread` routing) and the badge (the
+      // unread count). preferences: steps and later attempts decide on the preferences of sending time.
       reads: ['notifications', 'receivers', 'feedState', 'preferences'],
-      // devices: pruned when a provider calls a token dead.
-      writes: ['pushes', 'devices'],
-      sendsTo: ['push'],
+      // devices: pruned when a provider calls a token dead. receipts: a step's throttle counter.
+      writes: ['pushes', 'devices', 'receipts'],
+      // fanout: a `toast` step after a `push` step (docs/delivery-rules.md, "Fallback").
+      sendsTo: ['push', 'fanout'],
       schedules: true,
       putsEvents: true,
       push: { readsCredentials: ['fcm', 'apns', 'webpush', 'expo'] },
@@ -76,7 +77,7 @@ export const push: WiringPart = {
       id: 'pushWaits',
       targetQueue: 'push',
       description:
-        'one-time schedules for push waits past SQS’s 15-minute DelaySeconds limit (`unread` checks, long Retry-After)',
+        'one-time schedules for push waits past SQS’s 15-minute DelaySeconds limit (fallback steps, long Retry-After)',
     },
   ],
 };

@@ -1,0 +1,128 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pushSettingName } from '../../common/env';
+import { tokenHashOf } from '../../lambdas/domain/devices/devices';
+import { pushIdFor } from '../../lambdas/domain/push/records';
+import { mintServiceToken, mintUserToken, readDevAuth } from '../../local/dev-auth';
+import { WS_PATH } from '../../local/gateway/server';
+import { type ExpoStandIn, startExpoStandIn } from '../../local/push/expo-stand-in';
+import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
+import { apiClient, eventually } from '../support/api';
+import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process';
+import { TestClient } from '../support/ws-client';
+
+/**
+ * `npm start --data` killed (SIGKILL to the whole process group) before a notification's fallback steps and again
+ * between them: two notifications with the steps `toast` at 600 s and `push` at 900 s (90 s and 135 s here: SQS time
+ * runs 6.7× faster), one delivered by the accepting request, one through the fan-out queue (11 recipients). The
+ * first kill comes right after the 202s, the second between the steps, once the toast steps have reached a connection
+ * opened after the restart. After the second restart a new connection gets no toast again (the toast step ran once),
+ * and each push reaches the device once.
+ * The Expo stand-in runs in this process, so what it saw outlives the kills.
+ */
+const work = mkdtempSync(join(tmpdir(), 'notify-fallback-crash-'));
+const dataDir = join(work, 'data');
+let runtime: RuntimeProcess | undefined;
+let expo: ExpoStandIn | undefined;
+
+afterAll(async () => {
+  await runtime?.crash();
+  await expo?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('the runtime killed before and between fallback steps', () => {
+  it('sends each step once, in order, following the restarts', async () => {
+    const standIn = await startExpoStandIn();
+    expo = standIn;
+    const start = (port?: number) =>
+      startRuntimeProcess({
+        work,
+        dataDir,
+        ...(port ? { port } : {}),
+        env: { [pushSettingName('EXPO_URL')]: standIn.url, [TIME_SCALE_ENV]: '0.15' },
+      });
+    runtime = await start();
+    const port = runtime.port;
+    const settings = readDevAuth(join(work, 'dev-auth.json'));
+    if (!settings) throw new Error('npm start wrote no dev-auth.json');
+    const service = await mintServiceToken(settings, 'fallback-crash', ['notifications:write']);
+    const user = `fallback-crash-${Date.now()}`;
+    const userToken = await mintUserToken(settings, user);
+    const api = apiClient(() => runtime?.restUrl ?? '');
+    const open = async () => {
+      const client = await TestClient.open(`ws://127.0.0.1:${port}${WS_PATH}?token=${userToken}`);
+      await client.nextOfType('session');
+      // Kept open until the steps by heartbeats (an idle connection is closed after 45 s).
+      const heartbeat = setInterval(() => client.send({ type: 'heartbeat' }), 10_000);
+      const close = () => {
+        clearInterval(heartbeat);
+        return client.close();
+      };
+      return { frames: client.frames, next: client.next.bind(client), close };
+    };
+    const pushToken = `ExponentPushToken[${user}]`;
+    expect((await api('POST', '/devices', userToken, { token: pushToken, platform: 'ios' })).status).toBe(
+      201,
+    );
+    const notify = async (recipients: string[]) => {
+      const created = await api('POST', '/notifications', service, {
+        event_type: 'fallback.crash',
+        title: 'Reply',
+        recipient_ids: recipients,
+        channels: ['in_app', 'toast', 'push'],
+        fallback: [
+          { channel: 'toast', after_secs: 600 },
+          { channel: 'push', after_secs: 900 },
+        ],
+      });
+      expect(created.status).toBe(202);
+      return created.body.id as string;
+    };
+    const inRequest = await notify([user]);
+    const others = Array.from({ length: 10 }, (_, index) => `${user}-other-${index}`);
+    const throughQueue = await notify([user, ...others]);
+    const ids = [inRequest, throughQueue];
+    await runtime.crash();
+    runtime = await start(port);
+
+    // Opened after the delivery and the restart: the toast steps reach it, once each, before any push.
+    const first = await open();
+    try {
+      for (const id of ids) {
+        expect(await first.next((frame) => frame.notification_id === id, 240_000)).toMatchObject({
+          channel: 'toast',
+        });
+      }
+      expect(standIn.received(), runtime.stderr()).toEqual([]);
+      // The toast steps' messages acknowledged (a kill between a frame's send and that is a redelivery, which sends
+      // the frame again: frames are at least once across a crash, docs/reliability.md); the push steps 45 s away.
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+    } finally {
+      await first.close();
+    }
+    await runtime.crash();
+    runtime = await start(port);
+
+    const second = await open();
+    try {
+      const expected = ids.map((id) => pushIdFor(id, tokenHashOf(pushToken)));
+      await eventually(
+        () => new Set(standIn.received().map((push) => push.push_id)),
+        (received) => expected.every((pushId) => received.has(pushId)),
+        240_000,
+      );
+      // Time for anything sent twice to show.
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      for (const pushId of expected) {
+        expect(standIn.received().filter((push) => push.push_id === pushId)).toHaveLength(1);
+      }
+      expect(standIn.received()).toHaveLength(2);
+      expect(second.frames.filter((frame) => ids.includes(frame.notification_id as string))).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  }, 600_000);
+});
