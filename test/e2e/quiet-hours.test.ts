@@ -105,7 +105,9 @@ const pushesTo = (pushToken: string) => expo.received().filter((push) => push.to
 const idle = () =>
   eventually(async () => (await queueIdle('fanout')) && (await queueIdle('push')), Boolean, 60_000);
 
-describe('quiet hours', () => {
+// Side by side: the window test mostly waits for its window's end. The service defaults are one setting of the
+// service, so the tests that set them run one after the other.
+describe.concurrent('quiet hours', () => {
   it('stores a time zone and windows; refuses unknown zones, bad times and windows without a zone (400)', async () => {
     const token = await runtime.mintUserToken(`prefs-${run}`);
     const body = {
@@ -206,8 +208,10 @@ describe('quiet hours', () => {
       await Promise.all([alice, bob, carol].map((user) => user.close()));
     }
   });
+});
 
-  it('urgent passes at once when the defaults let it; otherwise it is held like the rest', async () => {
+describe.concurrent('service defaults', () => {
+  it.sequential('urgent passes at once when the defaults let it; otherwise it is held like the rest', async () => {
     const dave = await userWithDevice('dave');
     const defaults = await service();
     try {
@@ -229,10 +233,8 @@ describe('quiet hours', () => {
       await api('PUT', '/preferences/defaults', defaults, { rules: [] });
     }
   });
-});
 
-describe('throttles', () => {
-  it('a burst of concurrent notifications, each sent twice: `limit` push and toast, the rest feed and realtime only', async () => {
+  it.sequential('a burst of concurrent notifications, each sent twice: `limit` push and toast, the rest feed and realtime only', async () => {
     const erin = await userWithDevice('erin');
     const defaults = await service();
     const family = `burst${run}`;
