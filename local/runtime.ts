@@ -7,6 +7,7 @@ import { DEFAULT_CONNECTION_SHARDS } from '../lambdas/domain/realtime/config';
 import { DEFAULT_DELIVERY_SHARDS } from '../lambdas/domain/webhooks/settings';
 import {
   ANY_ORIGIN,
+  DEFAULT_FUNCTION,
   wiring as declaredWiring,
   deployedSpec,
   envNames,
@@ -76,6 +77,12 @@ export interface RuntimeOptions {
   readonly devSecret?: string;
   /** Another wiring than the service's declaration (tests mount fixture handlers). */
   readonly wiring?: Wiring;
+  /**
+   * Tests that wait for an invocation to time out: shorter timeouts (seconds) for the workers and bus functions
+   * named (lib/wiring ids, e.g. `push.deliver`), so a dead holder's claim or a Lambda retry comes sooner. Only
+   * shorter than declared, never in a stage: the deployed timeouts are the wiring's.
+   */
+  readonly functionTimeouts?: Readonly<Record<string, number>>;
   /** No invocation errors on stderr. */
   readonly quiet?: boolean;
   /** API Gateway's WebSocket idle timeout and connection limit, shortened by tests, and how late sockets open. */
@@ -153,6 +160,27 @@ let runtimeStarted = false;
 const withoutHs256 = (): Promise<never> =>
   Promise.reject(new Error('This runtime verifies tokens with a JWKS URL: mint tokens with that IdP'));
 
+/** The wiring with the timeouts of `functionTimeouts` (RuntimeOptions) shortened; an unknown id or a longer one throws. */
+const withShorterTimeouts = (wiring: Wiring, timeouts: Readonly<Record<string, number>>): Wiring => {
+  const shorten = <F extends { readonly id: string; readonly timeoutSecs?: number }>(fn: F): F => {
+    const secs = timeouts[fn.id];
+    if (secs === undefined) return fn;
+    if (!(secs > 0 && secs < (fn.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs))) {
+      throw new Error(`startRuntime: functionTimeouts.${fn.id} must be shorter than its declared timeout`);
+    }
+    return { ...fn, timeoutSecs: secs };
+  };
+  const ids = [...wiring.workers, ...(wiring.busFunctions ?? [])].map((fn) => fn.id);
+  const unknown = Object.keys(timeouts).filter((id) => !ids.includes(id));
+  if (unknown.length > 0)
+    throw new Error(`startRuntime: functionTimeouts names no function: ${unknown.join(', ')}`);
+  return {
+    ...wiring,
+    workers: wiring.workers.map(shorten),
+    ...(wiring.busFunctions ? { busFunctions: wiring.busFunctions.map(shorten) } : {}),
+  };
+};
+
 /**
  * Starts the whole service locally: DynamoDB Local with the declared tables, the SQS / EventBridge /
  * Scheduler stand-ins, and one HTTP server with the REST API, the WebSocket API and `@connections`.
@@ -166,7 +194,7 @@ export const startRuntime = async (options: RuntimeOptions = {}): Promise<Runtim
         '(as a Lambda environment does); start another runtime in a child process (e.g. npm start).',
     );
   }
-  const wiring = options.wiring ?? declaredWiring;
+  const wiring = withShorterTimeouts(options.wiring ?? declaredWiring, options.functionTimeouts ?? {});
   const delivery =
     options.delivery && 'chooser' in options.delivery ? options.delivery : resolveDelivery(options.delivery);
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;

@@ -75,6 +75,21 @@ const seed =
     : /^\d{1,15}$/.test(seedText)
       ? Number(seedText)
       : fail(`not a seed: ${seedText}`);
+/**
+ * Tests that wait out a function's timeout in `npm start` (a restart, then a dead holder's claim expiring):
+ * `NOTIFY_LOCAL_FUNCTION_TIMEOUTS=webhooks.match=10,push.deliver=10` shortens those (RuntimeOptions.functionTimeouts).
+ */
+const functionTimeouts = Object.fromEntries(
+  (process.env.NOTIFY_LOCAL_FUNCTION_TIMEOUTS ?? '')
+    .split(',')
+    .filter((entry) => entry.trim() !== '')
+    .map((entry) => {
+      const [id = '', secs = ''] = entry.trim().split('=');
+      return /^\d{1,3}$/.test(secs)
+        ? [id, Number(secs)]
+        : fail(`NOTIFY_LOCAL_FUNCTION_TIMEOUTS: not "function id=seconds": ${entry}`);
+    }),
+);
 if (!args['json-logs']) {
   shortenLogRecords(process.stdout);
   shortenLogRecords(process.stderr);
@@ -91,6 +106,7 @@ try {
       ...(seed !== undefined ? { seed } : {}),
     },
     ...(dataDir ? { dataDir } : {}),
+    functionTimeouts,
     ...(devAuth ? { devSecret: readDevAuth(devAuthFile(dataDir))?.secret } : {}),
   });
 } catch (error) {

@@ -89,7 +89,9 @@ const feedOf = async (token: string) =>
 const pushesTo = (pushToken: string) => push.pushesTo(pushToken);
 const idle = deliveryIdle;
 
-describe('quiet hours', () => {
+// Side by side: the window test mostly waits for its window's end. The service defaults are one setting of the
+// service, so the tests that set them run one after the other.
+describe.concurrent('quiet hours', () => {
   it('stores a time zone and windows; refuses unknown zones, bad times and windows without a zone (400)', async () => {
     const token = await push.runtime.mintUserToken(`prefs-${push.run}`);
     const body = {
@@ -219,8 +221,10 @@ describe('quiet hours', () => {
       await Promise.all([dana, erin].map((user) => user.close()));
     }
   });
+});
 
-  it('urgent passes at once when the defaults let it; otherwise it is held like the rest', async () => {
+describe.concurrent('service defaults', () => {
+  it.sequential('urgent passes at once when the defaults let it; otherwise it is held like the rest', async () => {
     const dave = await userWithDevice('dave');
     const defaults = await service();
     try {
@@ -242,10 +246,8 @@ describe('quiet hours', () => {
       await api('PUT', '/preferences/defaults', defaults, { rules: [] });
     }
   });
-});
 
-describe('throttles', () => {
-  it('a burst of concurrent notifications, each sent twice: `limit` push and toast, the rest feed and realtime only', async () => {
+  it.sequential('a burst of concurrent notifications, each sent twice: `limit` push and toast, the rest feed and realtime only', async () => {
     const erin = await userWithDevice('erin');
     const defaults = await service();
     const family = `burst${push.run}`;

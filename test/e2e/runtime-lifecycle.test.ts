@@ -32,6 +32,17 @@ describe('the runtime on the service wiring', () => {
     }
   });
 
+  it('refuses function timeouts for no function, or not shorter than declared, before starting anything', async () => {
+    await expect(startTestRuntime({ functionTimeouts: { 'push.send': 5 } })).rejects.toThrow(
+      'functionTimeouts names no function: push.send',
+    );
+    for (const secs of [30, 45, 0]) {
+      await expect(startTestRuntime({ functionTimeouts: { 'push.deliver': secs } })).rejects.toThrow(
+        'functionTimeouts.push.deliver must be shorter than its declared timeout',
+      );
+    }
+  });
+
   it('serves the health routes, verifies its dev tokens, runs the fan-out worker and stops its Java process', async () => {
     const first = await startTestRuntime({ dataDir });
     let javaPid: number | undefined;

@@ -37,7 +37,8 @@ describe('the runtime killed while the matcher makes a first attempt', () => {
         work,
         dataDir,
         ...(port ? { port } : {}),
-        env: { NOTIFY_LOCAL_TIME_SCALE: '0.1' },
+        // The matcher's 30 s timeout shortened: the dead attempt's claim expires 15 s after it started, not 35 s.
+        env: { NOTIFY_LOCAL_TIME_SCALE: '0.1', NOTIFY_LOCAL_FUNCTION_TIMEOUTS: 'webhooks.match=10' },
       });
     runtime = await start();
     const port = runtime.port;

@@ -8,11 +8,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const LONGEST_FIRST = [
   // Seconds in a run of the whole suite (3 workers, 2 cores, loaded): the order is what matters.
-  // The push worker held at five points for its whole 30 s lifetime, side by side.
-  'test/reliability/push-crash-points.test.ts', // 97
   // `npm start --data` killed inside a quiet window, and the window's end at a minute boundary.
-  'test/reliability/quiet-hours-crash.test.ts', // 78
-  'test/e2e/quiet-hours.test.ts', // 75: windows end at minute boundaries
+  'test/reliability/quiet-hours-crash.test.ts', // 76
+  'test/e2e/quiet-hours.test.ts', // 63: a window ends at a minute boundary
   // Two starts of `npm start --data` (a DynamoDB Local of its own), and the CLIs' start-up.
   'test/e2e/runtime-cli.test.ts', // 115
   'test/e2e/push/push.test.ts', // 68: provider retries, Retry-After and scheduled pushes
@@ -23,9 +21,11 @@ const LONGEST_FIRST = [
   'test/reliability/push-crash.test.ts', // 57
   'test/reliability/webhook-claims.test.ts', // 55: claims expiring, a retry after the deadline
   'test/reliability/crash.test.ts', // 55
-  // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (30 s timeout + 5 s).
-  'test/reliability/bus-invoke-crash.test.ts', // 47
+  // A restart of `npm start --data` and a wait for the dead invocation's claim to expire (10 s timeout + 5 s).
+  'test/reliability/bus-invoke-crash.test.ts', // 42
   'test/reliability/digest-crash.test.ts', // 46: kills around digest windows
+  // The push worker held at five points for its whole lifetime (10 s here), side by side.
+  'test/reliability/push-crash-points.test.ts', // 39
   'test/e2e/digests.test.ts', // 37: digest windows closing
   'test/e2e/realtime-silence.test.ts', // 45: real scaled timers
   // `npm start` twice, one after the other (a secret in SERVICE__AUTH__*, a JWKS).

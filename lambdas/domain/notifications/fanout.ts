@@ -58,7 +58,7 @@ export const processFanoutMessage = async (
     return 'purged';
   }
   if (message.kind === 'wake') return wake(message, now);
-  if (message.kind === 'interaction') return interaction(message, now);
+  if (message.kind === 'interaction') return interaction(message, handling, now);
   if (message.kind === 'digest-close') {
     const batch = await readBatch(message.user_id, batchEntry(message.scope, message.batch_id));
     if (batch && batch.state === 'open' && batch.closes_at > now + EARLY_TOLERANCE_MS) {
@@ -151,8 +151,12 @@ const wake = async (
  * recorded yet is looked at again, 1, 2, 4… s after the request sent it, for as long as the request may still
  * be writing; then the message is done (the request failed before its write: no click, no event).
  */
-const interaction = async (message: InteractionMessage, now: number): Promise<FanoutOutcome> => {
-  const outcome = await publishInteraction(message);
+const interaction = async (
+  message: InteractionMessage,
+  handling: MessageHandling,
+  now: number,
+): Promise<FanoutOutcome> => {
+  const outcome = await publishInteraction(message, handling);
   if (outcome !== 'not-recorded') return outcome;
   const sentAt = Date.parse(message.sent_at);
   if (now >= sentAt + STATE_CHANGE_LONGEST_MS) return 'skipped';

@@ -1,8 +1,11 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import { notFound, validationError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
+import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core/message-handling';
 import { NOTIFY_SOURCE } from '../../core/principal';
 import { enqueue } from '../../core/sqs-send';
 import { putEvent } from '../events/publish';
@@ -19,8 +22,9 @@ import type { NotificationRecord, ReceiverRecord } from './model';
  * message naming an id of its own for the click, then records the click with that id by the conditional write
  * of every state change. The worker publishes the event (under that id) only when it finds that id recorded:
  * a losing click's message (a double click, two devices at once) finds another id and publishes nothing, and a
- * crash after the write still has its message queued, so a 200 means the event will be published. A redelivered
- * message publishes again under the same id (webhooks deliver one event per id).
+ * crash after the write still has its message queued, so a 200 means the event will be published. Of two
+ * receives at once (an SQS copy, a postponed message beside the original) the one that takes the publish lease
+ * publishes; only a worker dying between the publish and recording it leaves a repeat, under the same id.
  */
 
 export type InteractionMessage = Extract<FanoutMessage, { kind: 'interaction' }>;
@@ -84,12 +88,76 @@ export const interactWithItem = async (
 };
 
 /**
- * The worker's side: publishes the click's event when the click recorded is this message's. `not-recorded`: no
- * click is recorded yet (the request may still be writing it; the caller looks again for as long as it may);
- * `skipped`: another click won, or the item is gone.
+ * The click's event is being published by another receive of this same message (SQS handed it out twice at
+ * once). Acknowledging would delete the message that receive depends on if it dies, so this one fails and comes
+ * back after the visibility timeout: by then the event is published, or the lease has expired and is taken over.
+ */
+export class InteractionHeldByOtherReceive extends HeldByOtherReceive {
+  constructor(receiverId: string, until: number) {
+    super(
+      `the click on ${receiverId} is being published by another receive of this message until ${new Date(until).toISOString()}; retried after the visibility timeout`,
+    );
+    this.name = 'InteractionHeldByOtherReceive';
+  }
+}
+
+/**
+ * Takes the publish lease of the click recorded under `message.interaction_id`, by a conditional write: of two
+ * receives at once, one publishes. What a receive that did not take it does instead: `skipped` (published
+ * already, another click won, the item is gone, or another message holds the lease: that one is not acknowledged
+ * before it publishes, and comes back to take the lease over if its invocation dies), `not-recorded` (no click
+ * yet), or an `InteractionHeldByOtherReceive` thrown when another receive of this very message holds it.
+ */
+const takePublishLease = async (
+  message: InteractionMessage,
+  handling: MessageHandling,
+  receiver: ReceiverRecord | undefined,
+): Promise<ReceiverRecord | 'not-recorded' | 'skipped'> => {
+  if (!receiver) return 'skipped';
+  if (receiver.interaction_id === undefined) return 'not-recorded';
+  if (receiver.interaction_id !== message.interaction_id) return 'skipped';
+  if (receiver.interaction_published === message.interaction_id) return 'skipped';
+  const { interaction_holder: holder, interaction_until: until } = receiver;
+  if (until !== undefined && until > Date.now()) {
+    if (holder === handling.messageId) throw new InteractionHeldByOtherReceive(receiver.receiver_id, until);
+    return 'skipped';
+  }
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: tableName('receivers'),
+        Key: { user_id: message.user_id, receiver_id: message.receiver_id },
+        UpdateExpression: 'SET interaction_holder = :holder, interaction_until = :until',
+        ConditionExpression: `interaction_id = :id AND attribute_not_exists(interaction_published) AND ${
+          until === undefined ? 'attribute_not_exists(interaction_until)' : 'interaction_until = :expired'
+        }`,
+        ExpressionAttributeValues: {
+          ':holder': handling.messageId,
+          ':until': holdExpiry(handling).getTime(),
+          ':id': message.interaction_id,
+          ...(until === undefined ? {} : { ':expired': until }),
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return receiver;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // Published, taken by another receive, or the item gone meanwhile: decide again on what is there now.
+    const current = error.Item ? (unmarshall(error.Item) as ReceiverRecord) : undefined;
+    return takePublishLease(message, handling, current);
+  }
+};
+
+/**
+ * The worker's side: publishes the click's event when the click recorded is this message's and this receive
+ * holds the publish lease. `not-recorded`: no click is recorded yet (the request may still be writing it; the
+ * caller looks again for as long as it may); `skipped`: published already, another click won, the item is gone,
+ * or another message is publishing it.
  */
 export const publishInteraction = async (
   message: InteractionMessage,
+  handling: MessageHandling,
 ): Promise<'published' | 'not-recorded' | 'skipped'> => {
   const read = await documentClient().send(
     new GetCommand({
@@ -98,11 +166,8 @@ export const publishInteraction = async (
       ConsistentRead: true,
     }),
   );
-  const receiver = read.Item as ReceiverRecord | undefined;
-  if (!receiver) return 'skipped';
-  if (receiver.interaction_id === undefined) return 'not-recorded';
-  if (receiver.interaction_id !== message.interaction_id) return 'skipped';
-  if (receiver.interaction_published === message.interaction_id) return 'skipped';
+  const receiver = await takePublishLease(message, handling, read.Item as ReceiverRecord | undefined);
+  if (typeof receiver === 'string') return receiver;
   const notification = await notificationOf(receiver.notification_id);
   if (!notification) {
     logger.warn('interaction not published: its notification is gone', {

@@ -125,6 +125,12 @@ export interface ReceiverRecord {
    * failure) finds it and publishes nothing more.
    */
   readonly interaction_published?: string;
+  /**
+   * The lease on publishing the click's event: the fan-out message id that holds it, and until when (epoch ms,
+   * its invocation's deadline). A receive at the same time leaves the event to it; after it, the lease is taken over.
+   */
+  readonly interaction_holder?: string;
+  readonly interaction_until?: number;
   /** Every state change adds 1 in its write (absent: none yet), so a client can drop an older frame. */
   readonly revision?: number;
   /**

@@ -345,7 +345,9 @@ describe('what the providers answer', () => {
   });
 });
 
-describe('routing', () => {
+// Side by side: each waits on its own delays (after_secs, scheduled_at) for users of its own; no provider failure
+// is armed here (`failNext` would hit whichever push comes next).
+describe.concurrent('routing', () => {
   it('`offline`: only recipients none of whose connections received the frame', async () => {
     const online = await userWithDevice('online');
     const offline = await userWithDevice('offline');

@@ -8,6 +8,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { newId } from '../../../lambdas/core/ids';
+import { HeldByOtherReceive } from '../../../lambdas/core/message-handling';
 import { bulkChange } from '../../../lambdas/domain/notifications/bulk';
 import { type FanoutOutcome, processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import { fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
@@ -227,6 +228,39 @@ describe('a click and its bus event', () => {
       outcomes.push(outcome);
     }
     expect(outcomes.filter((outcome) => outcome === 'published')).toHaveLength(1);
+    expect(published() - before).toBe(1);
+  }, 60_000);
+
+  it('publishes once when SQS hands its message to two receives at once', async () => {
+    const user = newUser();
+    const receiverId = await feedItem(user);
+    const state = await interactWithItem(user, receiverId, undefined);
+    expect(state.interacted_at).toEqual(expect.any(String));
+    const queueUrl = process.env[envNames.queueUrl('fanout')];
+    const received = await queues
+      .client()
+      .send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 5 }));
+    const [copy] = received.Messages ?? [];
+    const message = messageOf(fanoutQueue, copy?.Body);
+    expect(message).toMatchObject({ kind: 'interaction', receiver_id: receiverId });
+    const messageId = copy?.MessageId ?? 'interaction';
+    const before = published();
+    const receivers = tableName('receivers');
+    let second: Promise<FanoutOutcome> | undefined;
+    outage.interpose(async (operation, request) => {
+      if (second || operation !== 'UpdateItem' || request.TableName !== receivers) return;
+      if (!String(request.UpdateExpression).includes('interaction_published')) return;
+      // The first receive has published and is about to record it: the copy runs in full meanwhile.
+      second = processFanoutMessage(message, { ...handlingOf(messageId), receive: '2' });
+      await second.catch(() => undefined);
+    });
+    expect(await processFanoutMessage(message, handlingOf(messageId))).toBe('published');
+    // The copy leaves the event to the receive that holds it, and fails back to the queue instead of being
+    // acknowledged (which would delete the message that receive depends on if it dies).
+    await expect(second).rejects.toBeInstanceOf(HeldByOtherReceive);
+    expect(published() - before).toBe(1);
+    // The copy, back from the queue later, finds the event published.
+    expect(await processFanoutMessage(message, { ...handlingOf(messageId), receive: '3' })).toBe('skipped');
     expect(published() - before).toBe(1);
   }, 60_000);
 
