@@ -308,6 +308,12 @@ export const createSettingsForm = (onError: (error: unknown) => void): SettingsF
         ([channel, text]) => `${text} ${rule.channels[channel] ? 'on' : 'off'}`,
       ),
       rule.throttle ? `at most ${rule.throttle.limit} per ${rule.throttle.window_secs} s` : '',
+      rule.digest
+        ? `digest ${rule.digest.at === undefined ? `every ${rule.digest.window_secs} s` : `daily at ${rule.digest.at}`}`
+        : '',
+      rule.fallback
+        ? `then ${rule.fallback.map((step) => `${step.channel} after ${step.after_secs} s`).join(', ')}`
+        : '',
     ].filter(Boolean);
     const key = rule.category !== undefined ? `Category ${rule.category}` : `Event type ${rule.event_type}`;
     return `${key}: ${parts.join(', ') || 'no change'}`;

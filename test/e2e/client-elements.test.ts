@@ -380,7 +380,15 @@ describe('the settings view (<notify-settings>, reached from the bell panel)', (
     const userId = `elements-settings-refused-${run}`;
     const prefix = `sec${run}`;
     await service.setPreferenceDefaults({
-      rules: [{ event_type: `${prefix}.*`, required: true }],
+      rules: [
+        { event_type: `${prefix}.*`, required: true },
+        {
+          category: `${prefix}.digests`,
+          channels: { push: true },
+          digest: { at: '09:00' },
+          fallback: [{ channel: 'push', after_secs: 600, unless: 'read' }],
+        },
+      ],
       quiet_hours: { urgent: true },
     });
     const page = await openPage(userId);
@@ -388,6 +396,9 @@ describe('the settings view (<notify-settings>, reached from the bell panel)', (
     // The service defaults, read-only.
     expect(await settings.getByRole('group', { name: 'Set by the service' }).textContent()).toContain(
       `Event type ${prefix}.*: required`,
+    );
+    expect(await settings.getByRole('group', { name: 'Set by the service' }).textContent()).toContain(
+      `Category ${prefix}.digests: Push on, digest daily at 09:00, then push after 600 s`,
     );
     expect(await settings.getByRole('group', { name: 'Quiet hours' }).textContent()).toContain(
       'urgent notifications come through',
