@@ -105,17 +105,18 @@ describe('stage scale settings in the template', () => {
     const ages = alarmsAbout('The oldest message of');
     expect(ages).toHaveLength(wiring.queues.length);
     for (const alarm of ages) expect(alarm.Threshold).toBe(900);
-    // The bus functions' backlog is in Lambda's asynchronous queue: AsyncEventAge, in milliseconds.
+    // The backlog of the bus functions and of the workers invoked asynchronously is in Lambda's asynchronous
+    // queue: AsyncEventAge, in milliseconds.
+    const invokedAsync =
+      (wiring.busFunctions?.length ?? 0) + wiring.workers.filter((w) => w.invokedAsync).length;
     const asyncAges = alarmsAbout("in Lambda's asynchronous queue of");
-    expect(asyncAges).toHaveLength(wiring.busFunctions?.length ?? 0);
+    expect(asyncAges).toHaveLength(invokedAsync);
     expect(asyncAges.length).toBeGreaterThan(0);
     for (const alarm of asyncAges) {
       expect(alarm.MetricName).toBe('AsyncEventAge');
       expect(alarm.Threshold).toBe(900_000);
     }
-    expect(alarmsAbout('could not write their failure record')).toHaveLength(
-      wiring.busFunctions?.length ?? 0,
-    );
+    expect(alarmsAbout('could not write their failure record')).toHaveLength(invokedAsync);
     // The shard sweep must end within the 20 s between sweeps: 75 % of it (a shard too large for one invocation).
     expect(alarmsAbout('An invocation of worker:ws.sweepShard ran').map((a) => a.Threshold)).toEqual([
       15_000,

@@ -15,7 +15,7 @@ import { TestClient } from '../support/ws-client';
 
 /**
  * `npm start --data` killed (SIGKILL to the whole process group) before a notification's fallback steps and again
- * between them: two notifications with the steps `toast` at 600 s and `push` at 900 s (90 s and 135 s here: SQS time
+ * between them: two notifications with the steps `toast` at 120 s and `push` at 300 s (18 s and 45 s here: SQS time
  * runs 6.7× faster), one delivered by the accepting request, one through the fan-out queue (11 recipients). The
  * first kill comes right after the 202s, the second between the steps, once the toast steps have reached a connection
  * opened after the restart. After the second restart a new connection gets no toast again (the toast step ran once),
@@ -74,8 +74,8 @@ describe('the runtime killed before and between fallback steps', () => {
         recipient_ids: recipients,
         channels: ['in_app', 'toast', 'push'],
         fallback: [
-          { channel: 'toast', after_secs: 600 },
-          { channel: 'push', after_secs: 900 },
+          { channel: 'toast', after_secs: 120 },
+          { channel: 'push', after_secs: 300 },
         ],
       });
       expect(created.status).toBe(202);
@@ -92,13 +92,13 @@ describe('the runtime killed before and between fallback steps', () => {
     const first = await open();
     try {
       for (const id of ids) {
-        expect(await first.next((frame) => frame.notification_id === id, 240_000)).toMatchObject({
+        expect(await first.next((frame) => frame.notification_id === id, 120_000)).toMatchObject({
           channel: 'toast',
         });
       }
       expect(standIn.received(), runtime.stderr()).toEqual([]);
       // The toast steps' messages acknowledged (a kill between a frame's send and that is a redelivery, which sends
-      // the frame again: frames are at least once across a crash, docs/reliability.md); the push steps 45 s away.
+      // the frame again: frames are at least once across a crash, docs/reliability.md); the push steps about 25 s away.
       await new Promise((resolve) => setTimeout(resolve, 5000));
     } finally {
       await first.close();

@@ -10,6 +10,8 @@ const LONGEST_FIRST = [
   // Seconds in a run of the whole suite (3 workers, 2 cores, loaded): the order is what matters.
   // `npm start --data` killed inside a quiet window, and the window's end at a minute boundary.
   'test/reliability/quiet-hours-crash.test.ts', // 76
+  // `npm start --data` killed before and between two fallback steps (toast at 18 s, push at 45 s here).
+  'test/reliability/fallback-crash.test.ts', // 80
   'test/e2e/quiet-hours.test.ts', // 63: a window ends at a minute boundary
   // Two starts of `npm start --data` (a DynamoDB Local of its own), and the CLIs' start-up.
   'test/e2e/runtime-cli.test.ts', // 115
@@ -26,6 +28,9 @@ const LONGEST_FIRST = [
   'test/reliability/digest-crash.test.ts', // 46: kills around digest windows
   // The push worker held at five points for its whole lifetime (10 s here), side by side.
   'test/reliability/push-crash-points.test.ts', // 39
+  // Lambda's retries of the push worker's invocations, each after the failed one's deadline (10 s here).
+  'test/reliability/push-invoke-retries.test.ts', // 37
+  'test/e2e/push/fallback.test.ts', // 45: fallback steps' delays
   'test/e2e/digests.test.ts', // 37: digest windows closing
   'test/e2e/realtime-silence.test.ts', // 45: real scaled timers
   // `npm start` twice, one after the other (a secret in SERVICE__AUTH__*, a JWKS).
