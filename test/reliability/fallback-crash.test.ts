@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { pushSettingName } from '../../common/env';
+import { describe, expect, it } from 'vitest';
 import { tokenHashOf } from '../../lambdas/domain/devices/devices';
 import { pushIdFor } from '../../lambdas/domain/push/records';
-import { mintServiceToken, mintUserToken, readDevAuth } from '../../local/dev-auth';
+import { mintServiceToken, mintUserToken } from '../../local/dev-auth';
 import { WS_PATH } from '../../local/gateway/server';
-import { type ExpoStandIn, startExpoStandIn } from '../../local/push/expo-stand-in';
 import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
 import { apiClient, eventually } from '../support/api';
-import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process';
+import { pushCrashRuntime } from '../support/push-crash-runtime';
 import { TestClient } from '../support/ws-client';
 
 /**
@@ -22,32 +17,15 @@ import { TestClient } from '../support/ws-client';
  * and each push reaches the device once.
  * The Expo stand-in runs in this process, so what it saw outlives the kills.
  */
-const work = mkdtempSync(join(tmpdir(), 'notify-fallback-crash-'));
-const dataDir = join(work, 'data');
-let runtime: RuntimeProcess | undefined;
-let expo: ExpoStandIn | undefined;
-
-afterAll(async () => {
-  await runtime?.crash();
-  await expo?.close();
-  rmSync(work, { recursive: true, force: true });
-});
+const crashable = pushCrashRuntime('fallback-crash', { [TIME_SCALE_ENV]: '0.15' });
 
 describe('the runtime killed before and between fallback steps', () => {
   it('sends each step once, in order, following the restarts', async () => {
-    const standIn = await startExpoStandIn();
-    expo = standIn;
-    const start = (port?: number) =>
-      startRuntimeProcess({
-        work,
-        dataDir,
-        ...(port ? { port } : {}),
-        env: { [pushSettingName('EXPO_URL')]: standIn.url, [TIME_SCALE_ENV]: '0.15' },
-      });
-    runtime = await start();
+    const standIn = await crashable.standIn();
+    const start = crashable.start;
+    let runtime = await start();
     const port = runtime.port;
-    const settings = readDevAuth(join(work, 'dev-auth.json'));
-    if (!settings) throw new Error('npm start wrote no dev-auth.json');
+    const settings = crashable.devAuth();
     const service = await mintServiceToken(settings, 'fallback-crash', ['notifications:write']);
     const user = `fallback-crash-${Date.now()}`;
     const userToken = await mintUserToken(settings, user);

@@ -1,14 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { pushSettingName } from '../../common/env';
+import { describe, expect, it } from 'vitest';
 import { tokenHashOf } from '../../lambdas/domain/devices/devices';
 import { pushIdFor } from '../../lambdas/domain/push/records';
-import { mintServiceToken, mintUserToken, readDevAuth } from '../../local/dev-auth';
-import { type ExpoStandIn, startExpoStandIn } from '../../local/push/expo-stand-in';
+import { mintServiceToken, mintUserToken } from '../../local/dev-auth';
 import { apiClient, eventually } from '../support/api';
-import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process';
+import { pushCrashRuntime } from '../support/push-crash-runtime';
 
 /**
  * `npm start --data` killed (SIGKILL to the whole process group) while the push worker waits on the provider's
@@ -18,32 +13,15 @@ import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-pro
  * before it, with the same push id, which docs/push-delivery.md allows); a notification accepted just before the
  * kill is pushed after the restart. The Expo stand-in runs in this process, so what it saw outlives the kills.
  */
-const work = mkdtempSync(join(tmpdir(), 'notify-push-crash-'));
-const dataDir = join(work, 'data');
-let runtime: RuntimeProcess | undefined;
-let expo: ExpoStandIn | undefined;
-
-afterAll(async () => {
-  await runtime?.crash();
-  await expo?.close();
-  rmSync(work, { recursive: true, force: true });
-});
+const crashable = pushCrashRuntime('push-crash', { NOTIFY_LOCAL_TIME_SCALE: '0.1' });
 
 describe('the runtime killed while a push is being sent', () => {
   it('pushes each accepted notification to the device, recorded once, after the restart', async () => {
-    const standIn = await startExpoStandIn();
-    expo = standIn;
-    const start = (port?: number) =>
-      startRuntimeProcess({
-        work,
-        dataDir,
-        ...(port ? { port } : {}),
-        env: { NOTIFY_LOCAL_TIME_SCALE: '0.1', [pushSettingName('EXPO_URL')]: standIn.url },
-      });
-    runtime = await start();
+    const standIn = await crashable.standIn();
+    const start = crashable.start;
+    let runtime = await start();
     const port = runtime.port;
-    const settings = readDevAuth(join(work, 'dev-auth.json'));
-    if (!settings) throw new Error('npm start wrote no dev-auth.json');
+    const settings = crashable.devAuth();
     const service = await mintServiceToken(settings, 'push-crash', ['notifications:write']);
     const user = `push-crash-${Date.now()}`;
     const userToken = await mintUserToken(settings, user);

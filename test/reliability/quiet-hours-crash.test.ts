@@ -1,14 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { pushSettingName } from '../../common/env';
+import { describe, expect, it } from 'vitest';
 import { tokenHashOf } from '../../lambdas/domain/devices/devices';
 import { pushIdFor } from '../../lambdas/domain/push/records';
-import { mintServiceToken, mintUserToken, readDevAuth } from '../../local/dev-auth';
-import { type ExpoStandIn, startExpoStandIn } from '../../local/push/expo-stand-in';
+import { mintServiceToken, mintUserToken } from '../../local/dev-auth';
 import { apiClient, eventually } from '../support/api';
-import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process';
+import { pushCrashRuntime } from '../support/push-crash-runtime';
 
 /**
  * `npm start --data` killed (SIGKILL to the whole process group) while a recipient's pushes are held by its quiet
@@ -17,35 +12,18 @@ import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-pro
  * the device once, after the window's end, and no more follow. The Expo stand-in runs in this process, so what it
  * saw outlives the kill.
  */
-const work = mkdtempSync(join(tmpdir(), 'notify-quiet-crash-'));
-const dataDir = join(work, 'data');
-let runtime: RuntimeProcess | undefined;
-let expo: ExpoStandIn | undefined;
-
-afterAll(async () => {
-  await runtime?.crash();
-  await expo?.close();
-  rmSync(work, { recursive: true, force: true });
-});
+const crashable = pushCrashRuntime('quiet-crash');
 
 const hhmm = (instant: number) => new Date(instant).toISOString().slice(11, 16);
 const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 
 describe('the runtime killed while pushes are held by quiet hours', () => {
   it('sends each held push once, after the window ends, following a restart', async () => {
-    const standIn = await startExpoStandIn();
-    expo = standIn;
-    const start = (port?: number) =>
-      startRuntimeProcess({
-        work,
-        dataDir,
-        ...(port ? { port } : {}),
-        env: { [pushSettingName('EXPO_URL')]: standIn.url },
-      });
-    runtime = await start();
+    const standIn = await crashable.standIn();
+    const start = crashable.start;
+    let runtime = await start();
     const port = runtime.port;
-    const settings = readDevAuth(join(work, 'dev-auth.json'));
-    if (!settings) throw new Error('npm start wrote no dev-auth.json');
+    const settings = crashable.devAuth();
     const service = await mintServiceToken(settings, 'quiet-crash', ['notifications:write']);
     const user = `quiet-crash-${Date.now()}`;
     const userToken = await mintUserToken(settings, user);
