@@ -459,4 +459,30 @@ describe('exactly once', () => {
     await pushQueueIdle();
     expect(pushesTo(lea.pushToken)).toHaveLength(1);
   });
+
+  it('an `unread` push queued without a step (by a version before fallback steps) still checks the item first', async () => {
+    const mo = await userWithDevice('mo');
+    const id = await notify({
+      recipient_ids: [mo.id],
+      channels: ['in_app', 'push'],
+      push: { when: 'unread', after_secs: 900 },
+    });
+    const feed = await api('GET', '/notifications', mo.token);
+    const item = feed.body.items.find((entry: { notification_id: string }) => entry.notification_id === id);
+    expect((await api('POST', `/notifications/${item.id}/read`, mo.token)).status).toBe(200);
+    const sqs = new SQSClient({});
+    try {
+      // The message as it was queued then: no `step`, due at once.
+      const body = JSON.stringify({ kind: 'recipients', notification_id: id, recipients: [mo.id] });
+      await sqs.send(
+        new SendMessageCommand({ QueueUrl: runtime.env[envNames.queueUrl('push')], MessageBody: body }),
+      );
+    } finally {
+      sqs.destroy();
+    }
+    // Handled once the queue is idle (its own step waits 9 s here, delayed, which idle does not count).
+    await pushQueueIdle();
+    expect(await recordsOf(id)).toEqual([]);
+    expect(pushesTo(mo.pushToken)).toEqual([]);
+  });
 });
