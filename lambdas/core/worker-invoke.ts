@@ -1,3 +1,4 @@
+import { fromEnv } from '@aws-sdk/credential-provider-env';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { functionArn, requiredEnv } from './clients';
@@ -20,12 +21,18 @@ const TRY_TIMEOUT_MS = 3_000;
 const endpoint = (): string =>
   process.env.AWS_ENDPOINT_URL_LAMBDA ?? `https://lambda.${requiredEnv('AWS_REGION')}.amazonaws.com`;
 
-/** The function's own credentials, read at each call (Lambda sets them in the environment, as the SDK reads them). */
-const credentials = async () => ({
-  accessKeyId: requiredEnv('AWS_ACCESS_KEY_ID'),
-  secretAccessKey: requiredEnv('AWS_SECRET_ACCESS_KEY'),
-  sessionToken: process.env.AWS_SESSION_TOKEN,
-});
+let signer: SignatureV4 | undefined;
+
+/** The signer, made once: the function's own credentials from its environment, as the SDK clients read them. */
+const lambdaSigner = (): SignatureV4 => {
+  signer ??= new SignatureV4({
+    service: 'lambda',
+    region: requiredEnv('AWS_REGION'),
+    credentials: fromEnv(),
+    sha256: Sha256,
+  });
+  return signer;
+};
 
 /**
  * One asynchronous invocation of `functionName` with `payload` (JSON text); resolves once Lambda answered 202.
@@ -33,14 +40,8 @@ const credentials = async () => ({
  */
 const invokeAsync = async (functionName: string, payload: string, triesLeft = 2): Promise<void> => {
   const url = new URL(`/2015-03-31/functions/${encodeURIComponent(functionName)}/invocations`, endpoint());
-  const signer = new SignatureV4({
-    service: 'lambda',
-    region: requiredEnv('AWS_REGION'),
-    credentials,
-    sha256: Sha256,
-  });
   const { host: _, ...headers } = (
-    await signer.sign({
+    await lambdaSigner().sign({
       method: 'POST',
       protocol: url.protocol,
       hostname: url.hostname,

@@ -21,7 +21,13 @@ import { scheduleStep } from './fallback';
 import { fallbackOf, steppedChannels } from './fallback-steps';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
 import { holdForQuietHours } from './holding';
-import { linksOf, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
+import {
+  linksOf,
+  type NotificationRecord,
+  RECEIPT_RETENTION_SECS,
+  type ReceiverRecord,
+  receiverIdFor,
+} from './model';
 import { applyThrottle } from './throttle';
 
 /*
@@ -32,8 +38,6 @@ import { applyThrottle } from './throttle';
 
 /** Recipients of one chunk handled at once (DynamoDB writes and `@connections` posts in flight). */
 const RECIPIENT_CONCURRENCY = 20;
-/** Receipts of frame-only deliveries outlive any SQS redelivery (retention is 4 days by default). */
-const RECEIPT_RETENTION_SECS = 5 * 24 * 3600;
 
 /**
  * The recipient's frames are being sent by another receive of this same message (SQS handed it out twice at

@@ -13,7 +13,13 @@ import { type FallbackUnless, fallbackOf } from './fallback-steps';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue } from './fanout-messages';
 import { isUnread, readAllWatermarks } from './feed';
 import { holdForQuietHours } from './holding';
-import { isExpired, type NotificationRecord, type ReceiverRecord, receiverIdFor } from './model';
+import {
+  isExpired,
+  type NotificationRecord,
+  RECEIPT_RETENTION_SECS,
+  type ReceiverRecord,
+  receiverIdFor,
+} from './model';
 import { applyThrottle } from './throttle';
 
 /*
@@ -41,7 +47,7 @@ export interface StepOf {
 /**
  * Schedules step `at.step` of the notification for these recipients, due `after_secs` after their delivery (at once
  * when that is past). Nothing when the notification has no such step. Scheduling twice costs a second message:
- * the step is claimed per recipient (a push per device, a toast by `claimStep`).
+ * the step is claimed per recipient (a push per device, a toast by `claimOnce`).
  */
 export const scheduleStep = async (
   notification: NotificationRecord,
@@ -148,11 +154,8 @@ export const runStep = async (
   return fire;
 };
 
-/** Claims live beside the delivery receipts, under a key of their own, as long as receipts do. */
-const CLAIM_RETENTION_SECS = 5 * 24 * 3600;
-
 /**
- * Claims what goes to one recipient once (`what`: `release`, or `step <n>` for a fallback step, however it runs:
+ * Claims what goes to one recipient once, in a receipt of its own key (`what`: `release`, or `step <n>` for a fallback step, however it runs:
  * by its message or by the release of its hold) for this message: the first message to claim it sends, and only it,
  * again if redelivered after a crash (frames at least once, pushes once: each is claimed per device).
  */
@@ -172,7 +175,7 @@ export const claimOnce = async (
         ExpressionAttributeNames: { '#ttl': 'ttl' },
         ExpressionAttributeValues: {
           ':holder': handling.messageId,
-          ':ttl': Math.floor(Date.now() / 1000) + CLAIM_RETENTION_SECS,
+          ':ttl': Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS,
         },
       }),
     );

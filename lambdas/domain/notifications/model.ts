@@ -161,6 +161,12 @@ export const linksOf = (
 /** How long feed items are kept when they do not expire earlier. */
 export const FEED_RETENTION_MS = 90 * 24 * 3600 * 1000;
 
+/**
+ * Receipts (frame-only deliveries, and the claims of releases and fallback steps kept beside them) outlive any SQS
+ * redelivery: a queue's retention is 4 days by default.
+ */
+export const RECEIPT_RETENTION_SECS = 5 * 24 * 3600;
+
 export const isExpired = (expiresAt: string | null | undefined, now = Date.now()): boolean =>
   expiresAt !== null && expiresAt !== undefined && Date.parse(expiresAt) <= now;
 
