@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from '../../core/clients';
 import type { MessageHandling } from '../../core/message-handling';
 import type { MessageQueue } from '../../core/message-queue';
 import { waitOutRest } from '../../core/schedule-send';
@@ -15,6 +13,7 @@ import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } f
 import { type InteractionMessage, publishInteraction } from './interact';
 import { STATE_CHANGE_LONGEST_MS, wakeItem } from './item-states';
 import { isExpired, type NotificationRecord } from './model';
+import { readNotification } from './notification-store';
 import { type ReleaseOutcome, releaseHeld, sendToastStep } from './release';
 
 /** Scheduled again, the same wait of the same step message is the same schedule (a ConflictException). */
@@ -36,11 +35,9 @@ export type FanoutOutcome =
   | 'skipped';
 
 const loadNotification = async (id: string): Promise<NotificationRecord> => {
-  const result = await documentClient().send(
-    new GetCommand({ TableName: tableName('notifications'), Key: { id }, ConsistentRead: true }),
-  );
-  if (!result.Item) throw new Error(`notification ${id} does not exist`);
-  return result.Item as NotificationRecord;
+  const notification = await readNotification(id, 'strong');
+  if (!notification) throw new Error(`notification ${id} does not exist`);
+  return notification;
 };
 
 /**

@@ -14,6 +14,7 @@ import { putEvent } from '../events/publish';
 import { runStep } from '../notifications/fallback';
 import { unreadCount } from '../notifications/feed';
 import { isExpired, type NotificationRecord } from '../notifications/model';
+import { readNotification } from '../notifications/notification-store';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor } from '../preferences/rules';
 import { pushContentFor } from './content';
@@ -81,7 +82,7 @@ export const handlePushMessage = async (
 ): Promise<PushMessageOutcome> => {
   if (message.kind === 'dead-letter') throw new PushDeadLettered(message);
   if (await waitOutRest(pushQueue, message, scheduleName, now)) return 'waiting';
-  const notification = await loadNotification(message.notification_id);
+  const notification = await readNotification(message.notification_id, 'eventual-then-strong');
   if (!notification) return 'gone'; // expired by TTL, pushes and all
   if (message.kind === 'recipients') {
     if (isExpired(notification.expires_at, now)) return 'expired';
@@ -101,21 +102,6 @@ export const handlePushMessage = async (
     await pushToRecipients(notification, recipients, handling);
   } else await retryPush(notification, message, handling);
   return 'handled';
-};
-
-/**
- * A notification is written once, before any push message names it, and never changed: an eventually consistent
- * read (half a strongly consistent one) is right whenever it finds it; only right after the write may it not yet,
- * and then a strongly consistent read looks again.
- */
-const loadNotification = async (id: string): Promise<NotificationRecord | undefined> => {
-  const read = async (consistent: boolean) =>
-    (
-      await documentClient().send(
-        new GetCommand({ TableName: tableName('notifications'), Key: { id }, ConsistentRead: consistent }),
-      )
-    ).Item as NotificationRecord | undefined;
-  return (await read(false)) ?? (await read(true));
 };
 
 /** Scheduled again, the same wait of the same message is the same schedule (a ConflictException). */

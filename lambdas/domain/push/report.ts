@@ -4,7 +4,7 @@ import { notFound, validationError } from '../../core/errors';
 import { queryAll, queryPages } from '../../core/paging';
 import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
-import type { NotificationRecord } from '../notifications/model';
+import { readNotification } from '../notifications/notification-store';
 import {
   PUSH_KEY_PREFIX,
   type PushStatus,
@@ -22,13 +22,6 @@ import type { notificationSummarySchema, pushPageSchema } from './responses';
  * the notification's push records and one `summary` item the deliverers add their counts to.
  */
 
-const loadNotification = async (id: string): Promise<NotificationRecord | undefined> => {
-  const { Item } = await documentClient().send(
-    new GetCommand({ TableName: tableName('notifications'), Key: { id } }),
-  );
-  return Item as NotificationRecord | undefined;
-};
-
 const createdBy = (principal: Principal): string => `${principal.kind}:${principal.id}`;
 
 type Summary = z.output<typeof notificationSummarySchema>;
@@ -38,7 +31,7 @@ const AFTER_PUSH_KEYS = 'p$';
 
 /** GET /sent-notifications/{notification_id}: the creator's summary; anyone else's, or an unknown id, is a 404. */
 export const notificationSummary = async (principal: Principal, id: string): Promise<Summary> => {
-  const notification = await loadNotification(id);
+  const notification = await readNotification(id, 'eventual');
   if (!notification || notification.created_by !== createdBy(principal))
     throw notFound('Notification not found');
   const [summary, records] = await Promise.all([
@@ -109,7 +102,7 @@ export const listPushes = async (
   id: string,
   query: { readonly limit: number; readonly cursor?: string | undefined },
 ): Promise<PushPage> => {
-  const notification = await loadNotification(id);
+  const notification = await readNotification(id, 'eventual');
   const creator = notification !== undefined && notification.created_by === createdBy(principal);
   if (!creator && principal.kind !== 'user') throw notFound('Notification not found');
   const own = creator ? undefined : recipientPushKey(principal.id);
