@@ -60,6 +60,8 @@ export type WindowRecord = Omit<BatchRecord, 'count' | 'items' | 'latest'> &
     readonly previous?: string;
     /** Set by the closing write: the state's change, on the closer's clock. */
     readonly closed_at?: number;
+    /** On a scope's first batch: whether batches of the previous shape of the scope were kept when it opened. */
+    readonly legacy?: boolean;
     /** Once closed: the ids of every member, the final word on who is in it. */
     readonly members?: readonly string[];
   };
@@ -70,6 +72,13 @@ export interface CurrentRecord {
   readonly state: 'open' | 'closed';
   readonly opened_at: number;
   readonly closes_at: number;
+  /** When the batch was closed (the closing write, on the closer's clock). */
+  readonly closed_at?: number;
+  /** The batch before it, and when that one was closed (absent for the scope's first batch). */
+  readonly previous?: string;
+  readonly previous_closed_at?: number;
+  /** As on the batch: for the scope's first batch, whether previous-shape batches of the scope were kept. */
+  readonly legacy?: boolean;
 }
 
 /** A member of a batch. */

@@ -130,6 +130,7 @@ const closeBatch = async (
     if (found.shape === 'legacy') return closeLegacyBatch(found.batch);
     const { batch } = found;
     if (batch.state !== 'open') return (await finishClosing(batch)) as BatchRecord;
+    const now = Date.now();
     try {
       await documentClient().send(
         new TransactWriteCommand({
@@ -141,17 +142,22 @@ const closeBatch = async (
                 UpdateExpression: 'SET #state = :closing, closed_at = :now',
                 ConditionExpression: '#state = :open',
                 ExpressionAttributeNames: { '#state': 'state' },
-                ExpressionAttributeValues: { ':closing': 'closing', ':open': 'open', ':now': Date.now() },
+                ExpressionAttributeValues: { ':closing': 'closing', ':open': 'open', ':now': now },
               },
             },
             {
               Update: {
                 TableName: table,
                 Key: { user_id: userId, entry: currentEntry(scope) },
-                UpdateExpression: 'SET #state = :closed',
+                UpdateExpression: 'SET #state = :closed, closed_at = :now',
                 ConditionExpression: 'batch_id = :batch AND #state = :open',
                 ExpressionAttributeNames: { '#state': 'state' },
-                ExpressionAttributeValues: { ':closed': 'closed', ':open': 'open', ':batch': batchId },
+                ExpressionAttributeValues: {
+                  ':closed': 'closed',
+                  ':open': 'open',
+                  ':batch': batchId,
+                  ':now': now,
+                },
               },
             },
           ],

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
+import { queryOnce } from '../../core/paging';
 import { isTimeZone } from '../time-zones';
 import {
   type CurrentRecord,
@@ -10,6 +11,7 @@ import {
   finishClosing,
   joinedEntry,
   KEEP_AFTER_CLOSE_SECS,
+  legacyBatchEntry,
   legacyMemberEntry,
   readDigestRecord,
   type WindowRecord,
@@ -127,6 +129,17 @@ const counted = async (userId: string, scope: string, batchId: string, notificat
 };
 
 /**
+ * Whether the open batch is the only one that can hold a notification that could first join at `since`: it opened
+ * before then, or the batch before it was closed before then (and so were all older ones), or it is the scope's
+ * first and no batch of the previous shape was kept.
+ */
+const alone = (current: CurrentRecord, since: number): boolean => {
+  if (current.opened_at <= since) return true;
+  if (current.previous === undefined) return current.legacy === false;
+  return current.previous_closed_at !== undefined && current.previous_closed_at < since;
+};
+
+/**
  * The batches of the scope that were open at some time since `since`, newest first (each closed before the next
  * opened): whether the notification is a member of one that is closed, else the open one, if any. The history
  * kept runs out (a scope's first batch, batch records expired): a member record of the previous shape counts too.
@@ -143,12 +156,26 @@ const lookBack = async (
     const batch = await readDigestRecord<WindowRecord>(userId, windowEntry(scope, batchId));
     if (!batch) break;
     if (batch.state === 'open') open = batch;
+    else if (batch.closed_at !== undefined && batch.closed_at < since) return { open };
     else if ((await finishClosing(batch)).members?.includes(notificationId)) return 'member';
     if (batch.opened_at <= since) return { open };
+    if (batch.previous === undefined && batch.legacy === false) return { open };
     batchId = batch.previous;
   }
   if (await readDigestRecord(userId, legacyMemberEntry(notificationId))) return 'member';
   return { open };
+};
+
+/** Whether the scope has batches of the previous shape (kept a week after their close), whose members may be retried. */
+const keptLegacyBatches = async (userId: string, scope: string): Promise<boolean> => {
+  const { items } = await queryOnce({
+    TableName: tableName('digests'),
+    KeyConditionExpression: 'user_id = :user AND begins_with(entry, :prefix)',
+    ExpressionAttributeValues: { ':user': userId, ':prefix': legacyBatchEntry(scope, '') },
+    ConsistentRead: true,
+    Limit: 1,
+  });
+  return items.length > 0;
 };
 
 /**
@@ -170,6 +197,12 @@ const openBatch = async (
   const openedAt = Math.max(Date.now(), (current?.opened_at ?? 0) + 1);
   const closes = closesAt(spec, openedAt, timeZoneOf(preferences));
   const ttl = Math.ceil(closes / 1000) + KEEP_AFTER_CLOSE_SECS;
+  const history = current
+    ? {
+        previous: current.batch_id,
+        ...(current.closed_at !== undefined ? { previous_closed_at: current.closed_at } : {}),
+      }
+    : { legacy: await keptLegacyBatches(userId, scope) };
   await scheduleClose(userId, scope, batchId, closes);
   const batch: WindowRecord = {
     user_id: userId,
@@ -181,7 +214,7 @@ const openBatch = async (
     opened_at: openedAt,
     closes_at: closes,
     max_items: spec.max_items,
-    ...(current ? { previous: current.batch_id } : {}),
+    ...history,
     ...(spec.title !== undefined ? { title: spec.title } : {}),
     opener: {
       source: notification.source,
@@ -209,6 +242,7 @@ const openBatch = async (
                 state: 'open',
                 opened_at: openedAt,
                 closes_at: closes,
+                ...history,
                 ttl,
               } satisfies CurrentRecord & Record<string, unknown>,
               ...(current
@@ -254,9 +288,8 @@ export const joinDigest = async (
   const since = notification.deliver_at - JOIN_HORIZON_MS;
   for (let attempt = 1; attempt <= MAX_JOIN_ATTEMPTS; attempt += 1) {
     const current = await readDigestRecord<CurrentRecord>(userId, currentEntry(scope));
-    // Open since before the notification could first join: no other batch can hold it.
     const found =
-      current?.state === 'open' && current.opened_at <= since
+      current?.state === 'open' && alone(current, since)
         ? { open: current }
         : await lookBack(userId, scope, notification.id, current, since);
     if (found === 'member') return 'already';

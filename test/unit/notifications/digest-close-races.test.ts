@@ -184,6 +184,8 @@ describe('a member joining while its batch closes', () => {
     put.release();
     expect(await joining).toBe('opened'); // its record under the closed batch is not in it: it opened the next
     expect(await joinDigest(late, userId, choice, undefined)).toBe('already');
+    // The opener retried while the next batch is open: it looks back and finds itself in the closed one.
+    expect(await joinDigest(opener, userId, choice, undefined)).toBe('already');
     await close(userId, late.id);
     expect(await joinDigest(late, userId, choice, undefined)).toBe('already'); // both batches closed
     expect(await closedMembers(userId)).toEqual([
