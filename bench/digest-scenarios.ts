@@ -13,7 +13,7 @@ const WINDOW_SECS = 2;
  * (g) 40 notifications (`in_app` + `push`) to one offline recipient with two devices (FCM and APNs), sent one by one
  * and (g2) batched into one digest (`digest.window_secs` 2): per notification sent. The difference is what a digest
  * saves: 39 of 40 feed items, pushes (claims, outcomes, provider calls, push messages) and delivery summaries,
- * against a join (two reads and a two-item transaction) per notification and one close.
+ * against a join (a conditional put and two reads) per notification and one opening and close per digest.
  */
 export const digestAgainstSeparate = async (
   bench: MeteredRuntime,

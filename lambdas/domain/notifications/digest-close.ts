@@ -3,7 +3,14 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
 import type { MessageHandling } from '../../core/message-handling';
 import { deliverChunk, deliveryByMessage } from './delivery';
-import { type BatchRecord, batchEntry, openEntry, readBatch } from './digest-join';
+import {
+  type BatchRecord,
+  currentEntry,
+  findBatch,
+  finishClosing,
+  legacyOpenEntry,
+  readDigestRecord,
+} from './digest-batches';
 import { frameFits } from './frame-size';
 import { FEED_RETENTION_MS, type NotificationRecord, receiverIdFor } from './model';
 import { storeOnce } from './notification-store';
@@ -16,7 +23,7 @@ import { storeOnce } from './notification-store';
  */
 
 const MAX_TITLE = 256;
-/** Closes retried on a conflict (members joining at that moment) before the message fails and comes back. */
+/** Closes retried on a conflict (another receive closing at that moment) before the message fails and comes back. */
 const MAX_CLOSE_ATTEMPTS = 20;
 const MAX_BODY = 4096;
 
@@ -60,20 +67,12 @@ const digestOf = (batch: BatchRecord, now: number): NotificationRecord => ({
   ttl: Math.ceil((batch.closes_at + FEED_RETENTION_MS) / 1000),
 });
 
-/**
- * Closes the batch: no member joins it from here on (a join checks the batch's state in its transaction).
- * Already closed: nothing to do. Answers the batch as closed, with every member it got.
- */
-const closeBatch = async (
-  userId: string,
-  scope: string,
-  batchId: string,
-): Promise<BatchRecord | undefined> => {
+/** Closes a batch of the previous shape, as it was: its count and items are kept in the batch record itself. */
+const closeLegacyBatch = async (opened: BatchRecord): Promise<BatchRecord> => {
   const table = tableName('digests');
-  const entry = batchEntry(scope, batchId);
-  for (let attempt = 1; attempt <= MAX_CLOSE_ATTEMPTS; attempt += 1) {
-    const batch = await readBatch(userId, entry);
-    if (!batch || batch.state === 'closed') return batch;
+  let batch: BatchRecord | undefined = opened;
+  for (let attempt = 1; attempt <= MAX_CLOSE_ATTEMPTS && batch; attempt += 1) {
+    if (batch.state === 'closed') return batch;
     try {
       await documentClient().send(
         new TransactWriteCommand({
@@ -81,7 +80,7 @@ const closeBatch = async (
             {
               Update: {
                 TableName: table,
-                Key: { user_id: userId, entry },
+                Key: { user_id: batch.user_id, entry: batch.entry },
                 UpdateExpression: 'SET #state = :closed',
                 ConditionExpression: '#state = :open',
                 ExpressionAttributeNames: { '#state': 'state' },
@@ -91,20 +90,85 @@ const closeBatch = async (
             {
               Delete: {
                 TableName: table,
-                Key: { user_id: userId, entry: openEntry(scope) },
+                Key: { user_id: batch.user_id, entry: legacyOpenEntry(scopeOfLegacy(batch)) },
                 ConditionExpression: 'attribute_not_exists(user_id) OR batch_id = :batch',
-                ExpressionAttributeValues: { ':batch': batchId },
+                ExpressionAttributeValues: { ':batch': batch.batch_id },
               },
             },
           ],
         }),
       );
     } catch (error) {
-      // A member joining at the same moment, or another receive closing it: read again and decide.
+      // A member of the previous shape's code joining at the same moment: read again and decide.
+      if (!(error instanceof TransactionCanceledException)) throw error;
+    }
+    batch = await readDigestRecord<BatchRecord>(batch.user_id, batch.entry);
+  }
+  throw new Error(
+    `digest batch ${opened.entry} of ${opened.user_id} could not be closed; the message is retried`,
+  );
+};
+
+/** The scope of a previous-shape batch, from its entry `batch#<scope>#<batch id>`. */
+const scopeOfLegacy = (batch: BatchRecord) =>
+  batch.entry.slice('batch#'.length, batch.entry.length - batch.batch_id.length - 1);
+
+/**
+ * Closes the batch: one write marks it closing and the scope's `current#` closed (from then on no member counts
+ * itself in, and the next notification opens a new batch); then its members are read and written into it as
+ * closed. Already closed: nothing to do. Answers the batch closed, with every member it got.
+ */
+const closeBatch = async (
+  userId: string,
+  scope: string,
+  batchId: string,
+): Promise<BatchRecord | undefined> => {
+  const table = tableName('digests');
+  for (let attempt = 1; attempt <= MAX_CLOSE_ATTEMPTS; attempt += 1) {
+    const found = await findBatch(userId, scope, batchId);
+    if (!found) return undefined;
+    if (found.shape === 'legacy') return closeLegacyBatch(found.batch);
+    const { batch } = found;
+    if (batch.state !== 'open') return (await finishClosing(batch)) as BatchRecord;
+    const now = Date.now();
+    try {
+      await documentClient().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: table,
+                Key: { user_id: userId, entry: batch.entry },
+                UpdateExpression: 'SET #state = :closing, closed_at = :now',
+                ConditionExpression: '#state = :open',
+                ExpressionAttributeNames: { '#state': 'state' },
+                ExpressionAttributeValues: { ':closing': 'closing', ':open': 'open', ':now': now },
+              },
+            },
+            {
+              Update: {
+                TableName: table,
+                Key: { user_id: userId, entry: currentEntry(scope) },
+                UpdateExpression: 'SET #state = :closed, closed_at = :now',
+                ConditionExpression: 'batch_id = :batch AND #state = :open',
+                ExpressionAttributeNames: { '#state': 'state' },
+                ExpressionAttributeValues: {
+                  ':closed': 'closed',
+                  ':open': 'open',
+                  ':batch': batchId,
+                  ':now': now,
+                },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      // Another receive of the close message closing it at the same moment: read again and decide.
       if (!(error instanceof TransactionCanceledException)) throw error;
     }
   }
-  throw new Error(`digest batch ${entry} of ${userId} could not be closed; the message is retried`);
+  throw new Error(`digest batch ${batchId} of ${userId} could not be closed; the message is retried`);
 };
 
 /**

@@ -6,8 +6,8 @@ import { enqueue } from '../../core/sqs-send';
 import { purgeTopicPage } from '../topics/deletion';
 import { subscribersPage } from '../topics/subscriptions';
 import { deliverChunk, deliveryByMessage } from './delivery';
+import { findBatch } from './digest-batches';
 import { sendDigest } from './digest-close';
-import { batchEntry, readBatch } from './digest-join';
 import type { ToastStepMessage } from './fallback';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue, planMessages } from './fanout-messages';
 import { type InteractionMessage, publishInteraction } from './interact';
@@ -57,7 +57,7 @@ export const processFanoutMessage = async (
   if (message.kind === 'wake') return wake(message, now);
   if (message.kind === 'interaction') return interaction(message, handling, now);
   if (message.kind === 'digest-close') {
-    const batch = await readBatch(message.user_id, batchEntry(message.scope, message.batch_id));
+    const batch = (await findBatch(message.user_id, message.scope, message.batch_id))?.batch;
     if (batch && batch.state === 'open' && batch.closes_at > now + EARLY_TOLERANCE_MS) {
       await postpone(message, batch.closes_at - now);
       return 'postponed';

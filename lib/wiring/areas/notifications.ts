@@ -160,7 +160,7 @@ export const notifications: WiringPart = {
     {
       id: 'digests',
       purpose:
-        "per-user digest batches: the open batch of each key, each batch's count and items, and which batch each notification joined",
+        "per-user digest batches: the latest batch of each key, each batch's settings and (once closed) its members and items, and each member's record under its batch",
       partitionKey: { name: 'user_id', type: 'S' },
       sortKey: { name: 'entry', type: 'S' },
       ttlAttribute: 'ttl',

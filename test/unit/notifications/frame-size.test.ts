@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WEBSOCKET_FRAME_MAX_BYTES } from '../../../common/limits';
+import type { BatchRecord, DigestItem } from '../../../lambdas/domain/notifications/digest-batches';
 import { digestRecord } from '../../../lambdas/domain/notifications/digest-close';
-import type { BatchRecord, DigestItem } from '../../../lambdas/domain/notifications/digest-join';
 import { notificationFrameBytes } from '../../../lambdas/domain/notifications/frame-size';
 
 /** A closed batch of `count` members whose items take the most bytes a member may give them. */
