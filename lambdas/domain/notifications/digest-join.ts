@@ -37,6 +37,12 @@ import type { DigestSpec, NotificationRecord } from './model';
 const JOIN_HORIZON_MS = 1000;
 /** Joins retried on a conflict (another member opening the batch at once) before the message fails and comes back. */
 const MAX_JOIN_ATTEMPTS = 20;
+/**
+ * A batch still open this long after its close time lost its close (a close message taken by a function of the
+ * previous release during a deployment, a redriven DLQ never done): a member joining it sends the close again.
+ * Longer than a close's own retries take, so a close on its way is not doubled in the normal course.
+ */
+const OVERDUE_CLOSE_MS = 15 * 60_000;
 
 /**
  * The recipient's time zone for `at` (preferences `time_zone`, an IANA name), else UTC. Read through this one
@@ -296,7 +302,11 @@ export const joinDigest = async (
     if (found.open) {
       const { batch_id: batchId, closes_at: closes } = found.open;
       const put = await putMember(userId, scope, batchId, closes, itemOf(notification));
-      if (await counted(userId, scope, batchId, notification.id)) return put ? 'joined' : 'already';
+      if (await counted(userId, scope, batchId, notification.id)) {
+        // A close sent twice closes once (the batch is marked closing first).
+        if (Date.now() - closes > OVERDUE_CLOSE_MS) await scheduleClose(userId, scope, batchId, closes);
+        return put ? 'joined' : 'already';
+      }
       // The close read the members before this one was put: it joins the next batch.
     } else if (await openBatch(notification, userId, digest, preferences, current)) return 'opened';
     // Another opener was first, or the batch closed under it: read again and retry.

@@ -1,12 +1,14 @@
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
 import { sendDigest } from '../../../lambdas/domain/notifications/digest-close';
 import { joinDigest } from '../../../lambdas/domain/notifications/digest-join';
 import type { DigestChoice } from '../../../lambdas/domain/notifications/digest-rules';
+import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import type { NotificationRecord } from '../../../lambdas/domain/notifications/model';
 import { useDynamoDbLocal } from '../../support/dynamodb';
-import { handlingOf, useQueuesWithoutWorkers } from '../../support/queues';
+import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 /**
  * A member joining while its batch closes (docs/digests.md "Exactly once"): each step of the join and of the close
@@ -15,7 +17,7 @@ import { handlingOf, useQueuesWithoutWorkers } from '../../support/queues';
  * a retried join counts once. Also: a batch of the previous record shape closes after an upgrade.
  */
 useDynamoDbLocal();
-useQueuesWithoutWorkers();
+const queues = useQueuesWithoutWorkers();
 
 type Input = Record<string, unknown>;
 
@@ -272,6 +274,57 @@ describe('a member joining while its batch closes', () => {
     expect(batch).toMatchObject({ state: 'closed', count: 2 });
     expect(await records(userId, 'open#')).toEqual([]);
     expect(await records(userId, 'window#')).toEqual([]);
+    expect(await feedItems(userId)).toBe(1);
+  });
+});
+
+describe('a batch whose close was lost', () => {
+  /**
+   * The closes of `userId`'s batches that reach `fanout` within 4 s (they go out with a second's delay); each is
+   * left there, invisible for a minute.
+   */
+  const closesOnFanout = async (userId: string) => {
+    const closes: FanoutMessage[] = [];
+    for (const until = Date.now() + 4000; Date.now() < until; ) {
+      const { Messages = [] } = await queues.client().send(
+        new ReceiveMessageCommand({
+          QueueUrl: queues.sqs().queueUrl('fanout'),
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+          VisibilityTimeout: 60,
+        }),
+      );
+      for (const received of Messages) {
+        const message = messageOf(fanoutQueue, received.Body);
+        if (message.kind === 'digest-close' && message.user_id === userId) closes.push(message);
+      }
+    }
+    return closes;
+  };
+
+  it('is closed again by a member that joins it long after its close time, and then closes once', async () => {
+    const userId = `close-lost-${Date.now()}`;
+    // Its close time 20 minutes ago: the opener's close went out at once and is taken here, as if a worker of
+    // the previous release had dropped it.
+    const overdue: DigestChoice = {
+      scope: 'key:post-lost',
+      spec: { key: 'post-lost', closes_at: Date.now() - 20 * 60_000, max_items: 10 },
+    };
+    const opener = notification(userId);
+    expect(await joinDigest(opener, userId, overdue, undefined)).toBe('opened');
+    expect(await closesOnFanout(userId)).toHaveLength(1);
+    const late = notification(userId);
+    expect(await joinDigest(late, userId, overdue, undefined)).toBe('joined');
+    expect(await closesOnFanout(userId)).toEqual([
+      { kind: 'digest-close', user_id: userId, scope: overdue.scope, batch_id: opener.id },
+    ]);
+    const closeOverdue = (attempt: string) =>
+      sendDigest(userId, overdue.scope, opener.id, handlingOf(`close-lost-${attempt}`));
+    expect(await closeOverdue('sent-again')).toBe('delivered');
+    await closeOverdue('the-first-after-all');
+    expect((await records(userId, 'window#')).map((batch) => [batch.state, batch.members])).toEqual([
+      ['closed', [opener.id, late.id]],
+    ]);
     expect(await feedItems(userId)).toBe(1);
   });
 });
