@@ -26,6 +26,7 @@ interface FeedItem {
   readonly title: string;
   readonly body: string;
   readonly event_type: string;
+  readonly category: string | null;
   readonly data: {
     digest?: { key: string; count: number; items: { notification_id: string; title: string }[] };
   };
@@ -235,6 +236,33 @@ describe('digests', () => {
     } finally {
       await api('PUT', '/preferences/defaults', service, { rules: [] });
     }
+  }, 180_000);
+
+  it("carries its opener's category: the feed's category filter lists it and the per-category counts count it", async () => {
+    const erin = user('erin');
+    const token = await runtime.mintUserToken(erin);
+    const send = (index: number) =>
+      api('POST', '/notifications', service, {
+        event_type: 'comment.created',
+        category: 'social.comments',
+        title: `Note ${index}`,
+        recipient_ids: [erin],
+        digest: { key: 'post-9', window_secs: WINDOW_SECS },
+      });
+    expect((await Promise.all([send(1), send(2), send(3)])).map((answer) => answer.status)).toEqual([
+      202, 202, 202,
+    ]);
+    const items = await feedCarrying(token, { 'post-9': 3 });
+    expect(items.every((item) => item.data.digest)).toBe(true);
+    expect(items.map((item) => item.category)).toEqual(items.map(() => 'social.comments'));
+
+    const filtered = (await api('GET', '/notifications?category=social.comments&limit=100', token)).body
+      .items as FeedItem[];
+    expect(filtered.map((item) => item.id).sort()).toEqual(items.map((item) => item.id).sort());
+    const counts = (await api('GET', '/notifications/counts', token)).body;
+    expect(counts.categories).toEqual({
+      'social.comments': { unseen: items.length, unread: items.length, total: items.length },
+    });
   }, 180_000);
 
   it('refuses a digest without exactly one of window_secs and at, or with a time that is not HH:MM', async () => {
