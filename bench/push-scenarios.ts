@@ -68,7 +68,7 @@ export const standInsOf = (bench: MeteredRuntime): Map<BenchPushProvider, PushSt
 };
 
 /** The pushes of notification `id` to `devices` that their stand-ins have received. */
-const receivedPushes = (
+export const receivedPushes = (
   standIns: ReadonlyMap<BenchPushProvider, PushStandIn>,
   id: string,
   devices: readonly BenchDevice[],
@@ -80,7 +80,7 @@ const receivedPushes = (
 };
 
 /** Waits until every one of `devices` got notification `id`'s push; returns the pushes. */
-const waitForPushes = async (
+export const waitForPushes = async (
   standIns: ReadonlyMap<BenchPushProvider, PushStandIn>,
   id: string,
   devices: readonly BenchDevice[],
@@ -143,7 +143,7 @@ export const pushToOfflineDevices = async (
 };
 
 /** The units of `total` beyond those of `base`, per kind (never below 0). */
-const unitsBeyond = (total: ServiceUnits, base: ServiceUnits): ServiceUnits =>
+export const unitsBeyond = (total: ServiceUnits, base: ServiceUnits): ServiceUnits =>
   Object.fromEntries(
     Object.entries(total).map(([key, value]) => [key, Math.max(0, value - base[key as keyof ServiceUnits])]),
   ) as unknown as ServiceUnits;
