@@ -62,6 +62,17 @@ const feedCarrying = (token: string, counts: Readonly<Record<string, number>>) =
  */
 const WINDOW_SECS = 8;
 
+/** A digested comment of the category `social.comments` to one recipient. */
+const commentOnSocial = (recipient: string, key: string, title: string, channels?: readonly string[]) =>
+  api('POST', '/notifications', service, {
+    event_type: 'comment.created',
+    category: 'social.comments',
+    title,
+    recipient_ids: [recipient],
+    ...(channels ? { channels } : {}),
+    digest: { key, window_secs: WINDOW_SECS },
+  });
+
 describe('digests', () => {
   it('batches a window per recipient and key into one notification: one feed item, one frame, exact counts', async () => {
     const [alice, bob] = [user('alice'), user('bob')];
@@ -241,14 +252,7 @@ describe('digests', () => {
   it("carries its opener's category: the feed's category filter lists it and the per-category counts count it", async () => {
     const erin = user('erin');
     const token = await runtime.mintUserToken(erin);
-    const send = (index: number) =>
-      api('POST', '/notifications', service, {
-        event_type: 'comment.created',
-        category: 'social.comments',
-        title: `Note ${index}`,
-        recipient_ids: [erin],
-        digest: { key: 'post-9', window_secs: WINDOW_SECS },
-      });
+    const send = (index: number) => commentOnSocial(erin, 'post-9', `Note ${index}`);
     expect((await Promise.all([send(1), send(2), send(3)])).map((answer) => answer.status)).toEqual([
       202, 202, 202,
     ]);
@@ -263,6 +267,25 @@ describe('digests', () => {
     expect(counts.categories).toEqual({
       'social.comments': { unseen: items.length, unread: items.length, total: items.length },
     });
+  }, 180_000);
+
+  it("applies the recipient's category rules to the digest: a channel the user turned off for the category stays off", async () => {
+    const finn = user('finn');
+    const token = await runtime.mintUserToken(finn);
+    const rule = { category: 'social.comments', channels: { toast: false } };
+    expect((await api('PUT', '/preferences', token, { rules: [rule] })).status).toBe(200);
+    const socket = await TestClient.open(`${runtime.wsUrl}?token=${token}`);
+    await socket.nextOfType('session');
+    const send = (index: number) =>
+      commentOnSocial(finn, 'post-11', `Remark ${index}`, ['in_app', 'toast', 'realtime']);
+    expect((await Promise.all([send(1), send(2)])).map((answer) => answer.status)).toEqual([202, 202]);
+    const items = await feedCarrying(token, { 'post-11': 2 });
+    // Each digest reaches the open connection as a silent update, not as a toast.
+    for (const _ of items) {
+      const frame = await socket.nextOfType('notification', 30_000);
+      expect(frame).toMatchObject({ channel: 'realtime', category: 'social.comments' });
+    }
+    await socket.close();
   }, 180_000);
 
   it('refuses a digest without exactly one of window_secs and at, or with a time that is not HH:MM', async () => {
