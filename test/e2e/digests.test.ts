@@ -249,39 +249,38 @@ describe('digests', () => {
     }
   }, 180_000);
 
-  it("carries its opener's category: the feed's category filter lists it and the per-category counts count it", async () => {
-    const erin = user('erin');
-    const token = await runtime.mintUserToken(erin);
-    const send = (index: number) => commentOnSocial(erin, 'post-9', `Note ${index}`);
-    expect((await Promise.all([send(1), send(2), send(3)])).map((answer) => answer.status)).toEqual([
-      202, 202, 202,
+  it("carries its opener's category: the feed's category filter and counts find it, the recipient's category rules apply to it", async () => {
+    const [erin, finn] = [user('erin'), user('finn')];
+    const [erinToken, finnToken] = await Promise.all([
+      runtime.mintUserToken(erin),
+      runtime.mintUserToken(finn),
     ]);
-    const items = await feedCarrying(token, { 'post-9': 3 });
+    // Finn turned toasts off for the category: his digests reach his connection as silent updates.
+    const rule = { category: 'social.comments', channels: { toast: false } };
+    expect((await api('PUT', '/preferences', finnToken, { rules: [rule] })).status).toBe(200);
+    const socket = await TestClient.open(`${runtime.wsUrl}?token=${finnToken}`);
+    await socket.nextOfType('session');
+    const answers = await Promise.all([
+      ...[1, 2, 3].map((index) => commentOnSocial(erin, 'post-9', `Note ${index}`)),
+      ...[1, 2].map((index) =>
+        commentOnSocial(finn, 'post-11', `Remark ${index}`, ['in_app', 'toast', 'realtime']),
+      ),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202, 202]);
+
+    const items = await feedCarrying(erinToken, { 'post-9': 3 });
     expect(items.every((item) => item.data.digest)).toBe(true);
     expect(items.map((item) => item.category)).toEqual(items.map(() => 'social.comments'));
-
-    const filtered = (await api('GET', '/notifications?category=social.comments&limit=100', token)).body
+    const filtered = (await api('GET', '/notifications?category=social.comments&limit=100', erinToken)).body
       .items as FeedItem[];
     expect(filtered.map((item) => item.id).sort()).toEqual(items.map((item) => item.id).sort());
-    const counts = (await api('GET', '/notifications/counts', token)).body;
+    const counts = (await api('GET', '/notifications/counts', erinToken)).body;
     expect(counts.categories).toEqual({
       'social.comments': { unseen: items.length, unread: items.length, total: items.length },
     });
-  }, 180_000);
 
-  it("applies the recipient's category rules to the digest: a channel the user turned off for the category stays off", async () => {
-    const finn = user('finn');
-    const token = await runtime.mintUserToken(finn);
-    const rule = { category: 'social.comments', channels: { toast: false } };
-    expect((await api('PUT', '/preferences', token, { rules: [rule] })).status).toBe(200);
-    const socket = await TestClient.open(`${runtime.wsUrl}?token=${token}`);
-    await socket.nextOfType('session');
-    const send = (index: number) =>
-      commentOnSocial(finn, 'post-11', `Remark ${index}`, ['in_app', 'toast', 'realtime']);
-    expect((await Promise.all([send(1), send(2)])).map((answer) => answer.status)).toEqual([202, 202]);
-    const items = await feedCarrying(token, { 'post-11': 2 });
-    // Each digest reaches the open connection as a silent update, not as a toast.
-    for (const _ of items) {
+    const finns = await feedCarrying(finnToken, { 'post-11': 2 });
+    for (const _ of finns) {
       const frame = await socket.nextOfType('notification', 30_000);
       expect(frame).toMatchObject({ channel: 'realtime', category: 'social.comments' });
     }
