@@ -9,8 +9,8 @@ export interface MeteredRuntime {
   readonly meter: UsageMeter;
   /** Waits until no queue holds a message and no counter moved for a while: the work has finished. */
   settle(maxMs?: number): Promise<void>;
-  /** Runs `work`, settles, and returns the usage it caused. */
-  measure(work: () => Promise<void>): Promise<Usage>;
+  /** Runs `work`, settles (waiting at most `settleMs` for delayed messages), and returns the usage it caused. */
+  measure(work: () => Promise<void>, settleMs?: number): Promise<Usage>;
   api(path: string, token: string, init?: RequestInit): Promise<Response>;
 }
 
@@ -97,11 +97,11 @@ export const startMeteredRuntime = async (): Promise<MeteredRuntime> => {
     runtime,
     meter,
     settle,
-    measure: async (work) => {
+    measure: async (work, settleMs) => {
       await settle();
       const before = meter.snapshot();
       await work();
-      await settle();
+      await settle(settleMs);
       return usageBetween(before, meter.snapshot());
     },
     api: (path, token, init = {}) =>

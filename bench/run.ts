@@ -7,6 +7,7 @@ import { measureClientSize } from './client-size';
 import { measureColdStarts } from './cold-start';
 import type { ServiceUnits } from './cost';
 import { digestAgainstSeparate } from './digest-scenarios';
+import { fallbackSteps } from './fallback-scenarios';
 import { machineLoad, startMeteredRuntime, waitForQuiet } from './harness';
 import { idleCost } from './idle-cost';
 import { measureIntrospectionCost } from './introspection';
@@ -147,6 +148,10 @@ const main = async () => {
         if (scenarioWanted('g') || scenarioWanted('g2'))
           scenarios.push(...(await digestAgainstSeparate(bench, service, quick ? 1 : 3)));
         if (scenarioWanted('q')) scenarios.push(await heldPush(bench, service, quick ? 5 : 20));
+        if (scenarioWanted('r1') || scenarioWanted('r2')) {
+          const rows = { fired: scenarioWanted('r1'), cancelled: scenarioWanted('r2') };
+          scenarios.push(...(await fallbackSteps(bench, service, quick ? 5 : 20, rows)));
+        }
         if (scenarioWanted('i1')) scenarios.push(await stateChange(bench, service, quick ? 5 : 20));
         if (scenarioWanted('i2')) scenarios.push(await countsRead(bench, service, quick ? 5 : 20));
         if (scenarioWanted('i3a') || scenarioWanted('i3b')) {

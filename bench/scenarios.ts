@@ -71,6 +71,7 @@ export const sendNotification = async (
   serviceToken: string,
   recipients: readonly string[],
   channels: readonly string[] = ['in_app', 'toast'],
+  extra: Record<string, unknown> = {},
 ): Promise<string> => {
   const response = await bench.api('/notifications', serviceToken, {
     method: 'POST',
@@ -81,6 +82,7 @@ export const sendNotification = async (
       data: { order_id: 'o-123456', amount: 42 },
       channels,
       recipient_ids: recipients,
+      ...extra,
     }),
   });
   await expectStatus(response, 202, 'POST /notifications');

@@ -26,6 +26,7 @@ interface FeedItem {
   readonly title: string;
   readonly body: string;
   readonly event_type: string;
+  readonly category: string | null;
   readonly data: {
     digest?: { key: string; count: number; items: { notification_id: string; title: string }[] };
   };
@@ -60,6 +61,17 @@ const feedCarrying = (token: string, counts: Readonly<Record<string, number>>) =
  * per digest), plus that batching happened at all.
  */
 const WINDOW_SECS = 8;
+
+/** A digested comment of the category `social.comments` to one recipient. */
+const commentOnSocial = (recipient: string, key: string, title: string, channels?: readonly string[]) =>
+  api('POST', '/notifications', service, {
+    event_type: 'comment.created',
+    category: 'social.comments',
+    title,
+    recipient_ids: [recipient],
+    ...(channels ? { channels } : {}),
+    digest: { key, window_secs: WINDOW_SECS },
+  });
 
 describe('digests', () => {
   it('batches a window per recipient and key into one notification: one feed item, one frame, exact counts', async () => {
@@ -235,6 +247,44 @@ describe('digests', () => {
     } finally {
       await api('PUT', '/preferences/defaults', service, { rules: [] });
     }
+  }, 180_000);
+
+  it("carries its opener's category: the feed's category filter and counts find it, the recipient's category rules apply to it", async () => {
+    const [erin, finn] = [user('erin'), user('finn')];
+    const [erinToken, finnToken] = await Promise.all([
+      runtime.mintUserToken(erin),
+      runtime.mintUserToken(finn),
+    ]);
+    // Finn turned toasts off for the category: his digests reach his connection as silent updates.
+    const rule = { category: 'social.comments', channels: { toast: false } };
+    expect((await api('PUT', '/preferences', finnToken, { rules: [rule] })).status).toBe(200);
+    const socket = await TestClient.open(`${runtime.wsUrl}?token=${finnToken}`);
+    await socket.nextOfType('session');
+    const answers = await Promise.all([
+      ...[1, 2, 3].map((index) => commentOnSocial(erin, 'post-9', `Note ${index}`)),
+      ...[1, 2].map((index) =>
+        commentOnSocial(finn, 'post-11', `Remark ${index}`, ['in_app', 'toast', 'realtime']),
+      ),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202, 202]);
+
+    const items = await feedCarrying(erinToken, { 'post-9': 3 });
+    expect(items.every((item) => item.data.digest)).toBe(true);
+    expect(items.map((item) => item.category)).toEqual(items.map(() => 'social.comments'));
+    const filtered = (await api('GET', '/notifications?category=social.comments&limit=100', erinToken)).body
+      .items as FeedItem[];
+    expect(filtered.map((item) => item.id).sort()).toEqual(items.map((item) => item.id).sort());
+    const counts = (await api('GET', '/notifications/counts', erinToken)).body;
+    expect(counts.categories).toEqual({
+      'social.comments': { unseen: items.length, unread: items.length, total: items.length },
+    });
+
+    const finns = await feedCarrying(finnToken, { 'post-11': 2 });
+    for (const _ of finns) {
+      const frame = await socket.nextOfType('notification', 30_000);
+      expect(frame).toMatchObject({ channel: 'realtime', category: 'social.comments' });
+    }
+    await socket.close();
   }, 180_000);
 
   it('refuses a digest without exactly one of window_secs and at, or with a time that is not HH:MM', async () => {

@@ -37,11 +37,15 @@ export interface BatchRecord {
   readonly latest: DigestItem;
   readonly max_items: number;
   readonly title?: string;
-  /** The notification that opened the batch: the digest goes out with its channels, priority, type and source. */
+  /**
+   * The notification that opened the batch: the digest goes out with its channels, priority, type, source and
+   * category (so the feed's category filter and counts find it).
+   */
   readonly opener: Pick<
     NotificationRecord,
     | 'source'
     | 'event_type'
+    | 'category'
     | 'channels'
     | 'priority'
     | 'push'

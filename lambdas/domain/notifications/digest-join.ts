@@ -228,6 +228,7 @@ const openBatch = async (
       channels: notification.channels,
       priority: notification.priority,
       created_by: notification.created_by,
+      ...(notification.category !== undefined ? { category: notification.category } : {}),
       ...(notification.push ? { push: notification.push } : {}),
       ...(notification.fallback ? { fallback: notification.fallback } : {}),
       ...(notification.preference_defaults ? { preference_defaults: notification.preference_defaults } : {}),
