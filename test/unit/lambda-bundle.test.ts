@@ -416,7 +416,7 @@ describe('Lambda bundles', () => {
   }, 60_000);
 
   it('carry no schema of another route: esbuild keeps the top-level zod calls of every module imported', async () => {
-    const { metafile } = await bundlesOf([
+    const { metafile, outputFiles } = await bundlesOf([
       'lambdas/handlers/http/preferences/put.ts',
       'lambdas/handlers/http/notifications/create.ts',
     ]);
@@ -431,6 +431,10 @@ describe('Lambda bundles', () => {
     expect(carried('preferences/put.ts')).not.toContain('lambdas/domain/notifications/schema.ts');
     expect(carried('notifications/create.ts')).toContain('lambdas/domain/notifications/schema.ts');
     expect(carried('notifications/create.ts')).not.toContain('lambdas/core/page-limit.ts');
+    // A notification's digest, without a default rule's (the preferences' schema module has it).
+    const createBundle = outputFiles.find((file) => file.path.endsWith('create.js'))?.text ?? '';
+    expect(createBundle).toContain('Notifications with the same key to the same recipient join one batch');
+    expect(createBundle).not.toContain('Batch what the rule matches per recipient');
   }, 60_000);
 
   it("carry no union of a queue's message kinds, where they send messages or read them", async () => {
