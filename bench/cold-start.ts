@@ -34,6 +34,7 @@ export interface ColdStart {
   };
   /** The largest contributors to the bundle, by package (or first-party folder), in KiB. */
   readonly largestInputs: readonly { readonly name: string; readonly kib: number }[];
+  readonly aboveFloor: AboveFloor;
   /** The bundle and the init judged by the bundle goal (COLD_START_GOAL). */
   readonly goal: { readonly bundle: GoalVerdict; readonly init: GoalVerdict };
 }
@@ -48,6 +49,17 @@ export const COLD_START_GOAL = {
   maxInitMs: 60,
   initFloorFactor: 1.25,
 } as const;
+
+/**
+ * What a bundle carries above its floor, in KiB, by what esbuild's metafile says each input put in the output:
+ * zod (validation), the repository's own modules, and the other libraries (middy, uuid, and the SDK commands and
+ * error classes beyond what the floor's clients bring). Each is the bundle's part minus the floor's.
+ */
+export interface AboveFloor {
+  readonly zod: number;
+  readonly ownCode: number;
+  readonly libraries: number;
+}
 
 /** `met`: within the absolute limit; `floor`: above it, but within the factor of the floor; `over`: neither. */
 export type GoalVerdict = 'met' | 'floor' | 'over';
@@ -132,6 +144,29 @@ const largestInputs = (metafile: Metafile, outFile: string) => {
     .map(([name, bytes]) => ({ name, kib: Math.round(bytes / 102.4) / 10 }));
 };
 
+type Part = keyof AboveFloor;
+
+/** Which part of AboveFloor an input is (floor sources, outside the repository, count as nothing). */
+const partOf = (input: string): Part | undefined => {
+  if (input.includes('/floor-src/')) return undefined;
+  if (!input.includes('node_modules/')) return 'ownCode';
+  return packageOf(input) === 'zod' ? 'zod' : 'libraries';
+};
+
+const partsOf = (metafile: Metafile, outFile: string): Record<Part, number> => {
+  const parts: Record<Part, number> = { zod: 0, ownCode: 0, libraries: 0 };
+  for (const [input, { bytesInOutput }] of Object.entries(outputOf(metafile, outFile)?.inputs ?? {})) {
+    const part = partOf(input);
+    if (part) parts[part] += bytesInOutput;
+  }
+  return parts;
+};
+
+const aboveFloorOf = (bundle: Record<Part, number>, floor: Record<Part, number>): AboveFloor => {
+  const kib = (part: Part) => Math.round((bundle[part] - floor[part]) / 102.4) / 10;
+  return { zod: kib('zod'), ownCode: kib('ownCode'), libraries: kib('libraries') };
+};
+
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -163,6 +198,7 @@ export interface BundleSize {
   readonly bundleKiB: number;
   readonly floor: { readonly clients: readonly string[]; readonly file: string; readonly bundleKiB: number };
   readonly largestInputs: readonly { readonly name: string; readonly kib: number }[];
+  readonly aboveFloor: AboveFloor;
   /** The size judged by the bundle goal. */
   readonly verdict: GoalVerdict;
 }
@@ -180,7 +216,7 @@ export const measureBundles = async (outDir: string): Promise<BundleSize[]> => {
     functions.map(({ id, spec }) => [fileName(id), resolve(REPO_ROOT, spec.handler)]),
   );
   const { metafile } = await bundle(entryPoints, outDir);
-  const floors = await buildFloors(
+  const { floors, metafile: floorMetafile } = await buildFloors(
     functions.map(({ id }) => id),
     metafile,
     outDir,
@@ -199,6 +235,7 @@ export const measureBundles = async (outDir: string): Promise<BundleSize[]> => {
       bundleKiB,
       floor,
       largestInputs: largestInputs(metafile, file),
+      aboveFloor: aboveFloorOf(partsOf(metafile, file), partsOf(floorMetafile, floorFile)),
       verdict: goalVerdict(
         bundleKiB,
         COLD_START_GOAL.maxBundleKiB,
@@ -260,6 +297,7 @@ export const measureColdStarts = async (options: {
       ...timed,
       floor,
       largestInputs: measured.largestInputs,
+      aboveFloor: measured.aboveFloor,
       goal: {
         bundle: measured.verdict,
         init: goalVerdict(
@@ -356,6 +394,8 @@ const buildFloors = async (ids: readonly string[], metafile: Metafile, outDir: s
     floors.set(id, { clients: packages, file: join(outDir, 'floor', `${name}.mjs`) });
   }
   // The floor sources live outside the repository: their SDK imports resolve to its node_modules.
-  await bundle(entryPoints, join(outDir, 'floor'), [join(REPO_ROOT, 'node_modules')]);
-  return floors;
+  const { metafile: floorMetafile } = await bundle(entryPoints, join(outDir, 'floor'), [
+    join(REPO_ROOT, 'node_modules'),
+  ]);
+  return { floors, metafile: floorMetafile };
 };

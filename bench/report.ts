@@ -144,6 +144,7 @@ export const printResults = (results: Record<string, unknown>): void => {
           'init',
           'import ms',
           'MB',
+          'above floor KiB: zod, own code, libraries',
           'largest inputs (KiB)',
         ],
         sorted.map((fn) => [
@@ -156,6 +157,9 @@ export const printResults = (results: Record<string, unknown>): void => {
           shown(fn.goal?.init),
           fn.importMs.toFixed(0),
           String(fn.memoryMb),
+          fn.aboveFloor
+            ? `${fn.aboveFloor.zod.toFixed(1)}, ${fn.aboveFloor.ownCode.toFixed(1)}, ${fn.aboveFloor.libraries.toFixed(1)}`
+            : '—',
           fn.largestInputs
             .slice(0, 3)
             .map((input) => `${input.name} ${input.kib.toFixed(0)}`)

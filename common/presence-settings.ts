@@ -1,4 +1,4 @@
-import { envNames } from './env';
+import * as envNames from './env-names';
 import { positiveIntegerSetting } from './settings';
 
 /** When rooms stop getting a `presence` frame per change, and how often they get a summary instead. */

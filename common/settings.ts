@@ -151,8 +151,9 @@ export type ReplayProtection = (typeof REPLAY_PROTECTION_SCOPES)[number];
 
 type AuthKey = AuthSettingKey;
 
+// Marked pure: esbuild keeps a top-level call in every bundle importing the module, used or not.
 /** Names of every environment variable the auth settings are read from, e.g. `SERVICE__AUTH__JWKS_URL`. */
-export const AUTH_ENV_NAMES: readonly string[] = AUTH_SETTING_KEYS.map(authSettingName);
+export const AUTH_ENV_NAMES: readonly string[] = /* @__PURE__ */ AUTH_SETTING_KEYS.map(authSettingName);
 
 /**
  * The auth variables that are set in `env` (e.g. `process.env` of `cdk synth`), ready to be passed on as a

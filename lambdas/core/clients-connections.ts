@@ -1,5 +1,5 @@
 import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
-import { envNames } from '../../common/env';
+import * as envNames from '../../common/env-names';
 import { lazy, requiredEnv } from './clients';
 
 /** The WebSocket API's `@connections` endpoint: the stage's callback URL, set by the stack or the local runtime. */

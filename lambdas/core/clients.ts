@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { envNames } from '../../common/env';
+import * as envNames from '../../common/env-names';
 
 /**
  * AWS clients, created once per process on first use. Each service's client lives in its own module

@@ -11,7 +11,7 @@
  * cursors in flight (a client restarts from the first page).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { envNames } from '../../common/env';
+import * as envNames from '../../common/env-names';
 import { readSecretString } from './clients-secrets';
 import { validationError } from './errors';
 

@@ -1,4 +1,4 @@
-import { envNames } from '../../common/env';
+import * as envNames from '../../common/env-names';
 import type { ServiceMetric } from '../../common/metric-names';
 
 export { SERVICE_METRICS, type ServiceMetric } from '../../common/metric-names';

@@ -1,5 +1,5 @@
 import { ConflictException, CreateScheduleCommand } from '@aws-sdk/client-scheduler';
-import { envNames } from '../../common/env';
+import * as envNames from '../../common/env-names';
 import { SQS_MAX_DELAY_SECS } from '../../common/limits';
 import { requiredEnv } from './clients';
 import { scheduler } from './clients-scheduler';

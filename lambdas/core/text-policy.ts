@@ -16,7 +16,8 @@
 export const NAME_BREAKING_CLASS =
   '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
 
-const NAME_BREAKING = new RegExp(`[${NAME_BREAKING_CLASS}]`);
+// Marked pure: esbuild keeps a top-level call in every bundle importing the module, used or not.
+const NAME_BREAKING = /* @__PURE__ */ new RegExp(`[${NAME_BREAKING_CLASS}]`);
 /** With the u flag a lone surrogate is a code point of its own (category Cs); a valid pair is not. */
 const LONE_SURROGATE = /\p{Cs}/u;
 
@@ -34,4 +35,4 @@ export const nameIssue = (name: string): string | undefined =>
   textIssue(name) ?? (NAME_BREAKING.test(name) ? NAME_BREAKING_MESSAGE : undefined);
 
 /** A name in a schema: none of the characters nameIssue refuses (lone surrogates are refused for every string). */
-export const NAME_CHARACTERS = new RegExp(`^[^${NAME_BREAKING_CLASS}]*$`);
+export const NAME_CHARACTERS = /* @__PURE__ */ new RegExp(`^[^${NAME_BREAKING_CLASS}]*$`);

@@ -218,14 +218,25 @@ describe('imports', () => {
 });
 
 describe('settings', () => {
-  it('name each environment variable once, in common/env.ts: no other code spells a NOTIFY_ or SERVICE__ name', () => {
+  it('name each environment variable once, in common/env.ts or common/env-names.ts: no other code spells a NOTIFY_ or SERVICE__ name', () => {
     const spelled = /['"`](?:NOTIFY_|SERVICE__)[A-Z0-9_]*/;
+    const declaring = ['common/env.ts', 'common/env-names.ts'];
     const offenders = [...sourceFiles('lambdas'), ...sourceFiles('lib'), ...sourceFiles('common')].filter(
-      (file) => file !== 'common/env.ts' && spelled.test(codeOf(file)),
+      (file) => !declaring.includes(file) && spelled.test(codeOf(file)),
     );
     expect(offenders).toEqual([]);
     // The check reads the names where they are declared.
-    expect(spelled.test(codeOf('common/env.ts'))).toBe(true);
+    for (const file of declaring) expect(spelled.test(codeOf(file))).toBe(true);
+  });
+
+  it('import the resource names in function code as a namespace of common/env-names.ts, so a bundle carries only those it reads', async () => {
+    // `export * as envNames` (common/env.ts, for lib/ and the tools) makes an object of every name in the bundle.
+    const throughObject = [...(await importGraph()).entries()]
+      .filter(([file]) => file.startsWith('lambdas/') || file.startsWith('common/'))
+      .filter(([file]) => file !== 'common/env.ts' && /\benvNames\b/.test(codeOf(file)))
+      .filter(([file]) => !/import\s*\*\s*as\s+envNames\s*from\s*"[^"]*env-names"/.test(codeOf(file)))
+      .map(([file]) => file);
+    expect(throughObject).toEqual([]);
   });
 });
 

@@ -2,7 +2,8 @@
  * Token validation for handlers: `tokenVerifier().verify(bearerToken(header))` yields the caller's Principal
  * or throws a 401 ServiceError. Rules and settings: docs/auth.md.
  */
-import { authSettingName, envNames } from '../../../common/env';
+import { authSettingName } from '../../../common/env';
+import * as envNames from '../../../common/env-names';
 import { type AuthConfig, authConfig, parseAuthConfig } from '../../../common/settings';
 import { readSecretString } from '../clients-secrets';
 import { DynamoDbTokenReplayStore } from './token-replay-store';

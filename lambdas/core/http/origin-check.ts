@@ -5,7 +5,7 @@
  * without it. Without the variable (local runtime, stages without WAF) there is nothing to check.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { envNames } from '../../../common/env';
+import * as envNames from '../../../common/env-names';
 import { readSecretString } from '../clients-secrets';
 import { forbidden, unavailable } from '../errors';
 import { logger } from '../logger';

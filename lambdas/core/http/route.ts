@@ -1,7 +1,8 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as core from 'zod/v4/core';
-import { envNames, ORIGIN_VERIFY_HEADER } from '../../../common/env';
+import { ORIGIN_VERIFY_HEADER } from '../../../common/env';
+import * as envNames from '../../../common/env-names';
 import { errorBody } from '../../../common/error-body';
 import type { HttpRoute } from '../../../lib/wiring/types';
 import { bearerToken, tokenVerifier } from '../auth';

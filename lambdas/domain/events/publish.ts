@@ -1,5 +1,5 @@
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { envNames } from '../../../common/env';
+import * as envNames from '../../../common/env-names';
 import { requiredEnv } from '../../core/clients';
 import { eventBridge } from '../../core/clients-eventbridge';
 import { unavailable } from '../../core/errors';

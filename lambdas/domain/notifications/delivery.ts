@@ -8,7 +8,7 @@ import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core
 import { countMetric, SERVICE_METRICS } from '../../core/metrics';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor, type UserPreferences } from '../preferences/rules';
-import { handOverPushes } from '../push/messages';
+import { handOverPushes } from '../push/hand-over';
 import { addDeliveryCounts } from '../push/summary-counts';
 import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToMembers, type Membership } from '../realtime/deliver';

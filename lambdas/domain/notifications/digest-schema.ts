@@ -37,8 +37,12 @@ export const oneClose = z.superRefine(
   },
 );
 
-/** How a batch closes and what its digest says: a sender's `digest` adds its `key`; a default rule's has none. */
-const digestFields = {
+/**
+ * How a batch closes and what its digest says: a sender's `digest` adds its `key`; a default rule's has none
+ * (preferences/schema.ts, apart: esbuild keeps a module's top-level zod calls, and notifications.create needs
+ * only the sender's).
+ */
+export const digestFields = {
   window_secs: z.optional(windowSecsSchema),
   at: z.optional(timeOfDaySchema),
   max_items: z._default(
@@ -74,17 +78,5 @@ export const digestSchema = z
       'Batch this notification per recipient: the first with a key opens a batch, later ones join it, and when ' +
         'it closes one notification goes out carrying the count and up to `max_items` items (docs/digests.md). ' +
         'Exactly one of `window_secs` and `at`, else a 400 on `digest.window_secs`.',
-    ),
-  );
-
-/** A default rule's digest: its key is the rule's pattern. */
-export const defaultDigestSchema = z
-  .strictObject(digestFields)
-  .check(
-    oneClose,
-    z.describe(
-      "Batch what the rule matches per recipient, as a notification's `digest` does, under the rule's pattern as " +
-        'key; for notifications with no `digest` of their own, unless the user chose a digest for them or the ' +
-        'type is required (docs/digests.md). Exactly one of `window_secs` and `at`.',
     ),
   );

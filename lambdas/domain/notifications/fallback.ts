@@ -8,7 +8,7 @@ import type { MessageQueue } from '../../core/message-queue';
 import { enqueueAfter } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor } from '../preferences/rules';
-import { type PushMessage, pushQueue } from '../push/messages';
+import { type PushRecipientsMessage, pushRecipientsQueue } from '../push/hand-over';
 import { type FallbackUnless, fallbackOf } from './fallback-steps';
 import { CHUNK_SIZE, chunksOf, type FanoutMessage, fanoutQueue } from './fanout-messages';
 import { isUnread, readAllWatermarks } from './feed';
@@ -32,7 +32,7 @@ import { applyThrottle } from './throttle';
  */
 
 export type ToastStepMessage = Extract<FanoutMessage, { kind: 'fallback' }>;
-type StepMessage = ToastStepMessage | Extract<PushMessage, { kind: 'recipients' }>;
+type StepMessage = ToastStepMessage | PushRecipientsMessage;
 
 /** Recipients of one step handled at once (a preference read is shared; a throttle, a hold each). */
 const RECIPIENT_CONCURRENCY = 20;
@@ -66,7 +66,7 @@ export const scheduleStep = async (
   };
   // A step of `push` goes to the push worker; of `toast`, to the fan-out worker, which sends frames. Of the fan-out
   // messages only this kind carries a wait's rest (`rest_secs`), so only it is sent this way.
-  const queue = (step.channel === 'push' ? pushQueue : fanoutQueue) as MessageQueue<StepMessage>;
+  const queue = (step.channel === 'push' ? pushRecipientsQueue : fanoutQueue) as MessageQueue<StepMessage>;
   const kind = step.channel === 'push' ? 'recipients' : 'fallback';
   const chunks = chunksOf([...new Set(recipients)], CHUNK_SIZE);
   await enqueueAfter(

@@ -2,7 +2,7 @@ import { forEachLimited } from '../../core/concurrency';
 import type { MessageHandling } from '../../core/message-handling';
 import { preferencesOf } from '../preferences/preferences';
 import { channelsFor } from '../preferences/rules';
-import { handOverPushes } from '../push/messages';
+import { handOverPushes } from '../push/hand-over';
 import { userChannel } from '../realtime/channel-names';
 import { channelMembers, deliverToChannel } from '../realtime/deliver';
 import { endGoneConnections } from '../realtime/lifecycle';

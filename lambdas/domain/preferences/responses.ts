@@ -1,10 +1,14 @@
 // Response schemas of the preference routes (lambdas/core/response-schemas.ts says why they live apart).
 import { timestamp } from '../../core/response-schemas';
 import * as z from '../../core/zod';
-import { defaultDigestSchema } from '../notifications/digest-schema';
 import { fallbackSchema } from '../notifications/fallback-schema';
-import { channelSwitches, quietHoursDefaults, quietHoursSchema } from './schema';
-import { throttleSchema } from './throttle-schema';
+import {
+  channelSwitches,
+  defaultDigestSchema,
+  quietHoursDefaults,
+  quietHoursSchema,
+  throttleSchema,
+} from './schema';
 
 const switches = channelSwitches;
 

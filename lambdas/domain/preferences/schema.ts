@@ -4,18 +4,28 @@ import { NAMED_USER_RULE } from '../../core/principal';
 import * as z from '../../core/zod';
 import { MAX_CATEGORY_CHARACTERS } from '../notifications/categories';
 import { CHANNELS } from '../notifications/channels';
-import {
-  defaultDigestSchema,
-  oneClose,
-  timeOfDaySchema,
-  windowSecsSchema,
-} from '../notifications/digest-schema';
+import { digestFields, oneClose, timeOfDaySchema, windowSecsSchema } from '../notifications/digest-schema';
 import { fallbackSchema } from '../notifications/fallback-schema';
 import { isTimeZone, TIME_OF_DAY } from '../time-zones';
 import { TOPIC_NAME } from '../topics/names';
 import { EVENT_TYPE_PATTERN } from '../webhooks/filters';
 import { WEEKDAYS } from './quiet-hours';
-import { throttleSchema } from './throttle-schema';
+import { THROTTLE_SUMMARY, throttleFields } from './throttle-schema';
+
+/** A default rule's throttle: counted together for what the rule's pattern matches (event types or categories). */
+export const throttleSchema = z.strictObject(throttleFields).check(z.describe(THROTTLE_SUMMARY));
+
+/** A default rule's digest: its key is the rule's pattern. */
+export const defaultDigestSchema = z
+  .strictObject(digestFields)
+  .check(
+    oneClose,
+    z.describe(
+      "Batch what the rule matches per recipient, as a notification's `digest` does, under the rule's pattern as " +
+        'key; for notifications with no `digest` of their own, unless the user chose a digest for them or the ' +
+        'type is required (docs/digests.md). Exactly one of `window_secs` and `at`.',
+    ),
+  );
 
 /** Rules per user and per defaults set; muted topics per user. docs/preferences.md. */
 export const MAX_RULES = 200;

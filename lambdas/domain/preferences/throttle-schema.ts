@@ -1,5 +1,6 @@
 // Apart from schema.ts: POST /notifications takes a throttle too, and esbuild keeps a module's top-level zod calls, so
-// importing it from schema.ts would carry the preference schemas into notifications.create.
+// importing it from schema.ts would carry the preference schemas into notifications.create. A default rule's throttle
+// is in schema.ts for the same reason.
 import * as z from '../../core/zod';
 
 /** Counters list the notifications they counted, so a limit stays small enough for a small item. */
@@ -11,7 +12,7 @@ export const THROTTLE_OVER = ['feed', 'digest'] as const;
 /** What a notification's own throttle counts by; a default rule counts by its own kind. */
 export const THROTTLE_PER = ['event_type', 'category'] as const;
 
-const throttleFields = {
+export const throttleFields = {
   limit: z.int().check(z.gte(1), z.lte(MAX_THROTTLE_LIMIT)),
   window_secs: z.int().check(z.gte(1), z.lte(MAX_THROTTLE_WINDOW_SECS)),
   over: z.optional(
@@ -26,13 +27,10 @@ const throttleFields = {
   ),
 };
 
-const THROTTLE_SUMMARY =
+export const THROTTLE_SUMMARY =
   'At most `limit` pushes or toasts per recipient per window of `window_secs` (fixed windows from the epoch); ' +
   'over it the feed item and a `realtime` frame only, or a digest at the end of the window (`over`). ' +
   'docs/delivery-rules.md.';
-
-/** A default rule's throttle: counted together for what the rule's pattern matches (event types or categories). */
-export const throttleSchema = z.strictObject(throttleFields).check(z.describe(THROTTLE_SUMMARY));
 
 /** A notification's own throttle: counted under its event type, or its category (`per`). */
 export const notificationThrottleSchema = z

@@ -1,5 +1,6 @@
 import { messageQueue } from '../../core/message-queue';
 import * as z from '../../core/zod';
+import { presenceSummaryMessage } from './presence-summary-message';
 
 /** A frame a service broadcasts: its own fields beside `type` (docs/contract.md, POST /broadcast). */
 const broadcastFrame = z.looseObject({ type: z.string() });
@@ -18,15 +19,10 @@ const channelChunk = z.object({
 });
 const shardChunk = z.object({ kind: z.literal('shard'), shard: z.string(), frame: broadcastFrame, startKey });
 
-/** What sends a large room's presence summary (presence-summary.ts): the claim names the one arming that is current. */
-const presenceSummaryMessage = z.object({
-  kind: z.literal('presence.summary'),
-  room: z.string(),
-  claim: z.string(),
-});
-
 export type BroadcastChunk = z.infer<typeof channelChunk> | z.infer<typeof shardChunk>;
-export type PresenceSummaryMessage = z.infer<typeof presenceSummaryMessage>;
 
-/** The `broadcast` queue: broadcast chunks, and the presence summaries of large rooms, which start such chunks. */
+/**
+ * The `broadcast` queue: broadcast chunks, and the presence summaries of large rooms, which start such chunks (their
+ * kind declared in presence-summary-message.ts, which its sender imports alone).
+ */
 export const broadcastQueue = messageQueue('broadcast', [channelChunk, shardChunk, presenceSummaryMessage]);

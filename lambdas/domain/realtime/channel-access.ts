@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { envNames } from '../../../common/env';
+import * as envNames from '../../../common/env-names';
 import { documentClient } from '../../core/clients';
 import { forbidden, notFound, unavailable } from '../../core/errors';
 import { logger } from '../../core/logger';

@@ -26,14 +26,15 @@ export const MAX_CHANNEL_LENGTH =
 export const channelNameOverBound = (channel: string): boolean =>
   utf8Bytes(channel.slice(channel.indexOf(':') + 1)) > IDENTIFIER_BYTES.channelName;
 
+// Marked pure: esbuild keeps a top-level call in every bundle importing the module, used or not.
 /** The byte rule of channel names, for error messages. */
-export const CHANNEL_NAME_BOUND = `the name after the kind must be ${describeBound('channelName')}`;
+export const CHANNEL_NAME_BOUND = `the name after the kind must be ${/* @__PURE__ */ describeBound('channelName')}`;
 
 /** A character a name may hold: no whitespace, control or bidirectional formatting character (core/text-policy.ts). */
 const NAME_CHARACTER = `[^\\s${NAME_BREAKING_CLASS}]`;
 
 /** The characters a name may hold (its length is checked apart, so each rule has its own message). */
-export const CHANNEL_NAME_CHARACTERS = new RegExp(`^${NAME_CHARACTER}+$`);
+export const CHANNEL_NAME_CHARACTERS = /* @__PURE__ */ new RegExp(`^${NAME_CHARACTER}+$`);
 export const CHANNEL_NAME_CHARACTERS_MESSAGE =
   'must not contain whitespace, control or bidirectional formatting characters';
 
@@ -51,7 +52,7 @@ export const describeChannels = (kinds: readonly ChannelKind[] = CHANNEL_KINDS):
     : `${shapes.slice(0, -1).join(', ')} or ${shapes.at(-1)}`;
 };
 
-const ANY_CHANNEL = channelPattern();
+const ANY_CHANNEL = /* @__PURE__ */ channelPattern();
 
 export const channelOf = (kind: ChannelKind, name: string): string => `${kind}:${name}`;
 export const userChannel = (userId: string): string => channelOf('user', userId);

@@ -1,4 +1,4 @@
-import { envNames } from '../../../common/env';
+import * as envNames from '../../../common/env-names';
 import { positiveIntegerSetting, positiveSecondsSetting } from '../../../common/settings';
 
 /**

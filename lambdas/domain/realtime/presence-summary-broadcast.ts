@@ -1,8 +1,8 @@
 import { broadcast } from './broadcast';
-import type { PresenceSummaryMessage } from './broadcast-queue';
 import type { PresenceSummaryFrame } from './frames';
 import { roomMemberCount } from './presence';
 import { pendingSummary, settleSummary } from './presence-summary';
+import type { PresenceSummaryMessage } from './presence-summary-message';
 
 /**
  * The `broadcast.fanout` worker's part of presence in large rooms: sends the room's summary through the same

@@ -6,8 +6,8 @@ import { newId } from '../../core/ids';
 import { logger } from '../../core/logger';
 import { type ItemKey, queryOnce } from '../../core/paging';
 import { enqueue } from '../../core/sqs-send';
-import { broadcastQueue, type PresenceSummaryMessage } from './broadcast-queue';
 import type { PresenceFrame } from './frames';
+import { type PresenceSummaryMessage, presenceSummaryQueue } from './presence-summary-message';
 import { NOT_EXPIRED, notExpiredNames, nowSecs, table } from './tables';
 
 /**
@@ -96,7 +96,7 @@ const armSummary = async (room: string, nowMs: number): Promise<void> => {
   }
   const message: PresenceSummaryMessage = { kind: 'presence.summary', room, claim };
   try {
-    await enqueue(broadcastQueue, [message], summarySecs);
+    await enqueue(presenceSummaryQueue, [message], summarySecs);
   } catch (error) {
     // Unclaimed, the counts wait for the room's next change to arm them again.
     logger.error('presence summary not queued', { error: error as Error, room });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { envNames } from '../../../common/env';
+import * as envNames from '../../../common/env-names';
 import { boundedIntegerSetting } from '../../../common/settings';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';

@@ -1,8 +1,11 @@
 // Apart from schema.ts so that the matcher worker, which validates nothing, does not load zod.
 
 const SEGMENT = '[A-Za-z0-9_-]+';
+// Marked pure: esbuild keeps a top-level call in every bundle importing the module, used or not.
 /** An exact event type (the same rule POST /events applies), `prefix.*`, or `*`: webhook filters, preference rules. */
-export const EVENT_TYPE_PATTERN = new RegExp(`^(?:\\*|${SEGMENT}(?:\\.${SEGMENT})*(?:\\.\\*)?)$`);
+export const EVENT_TYPE_PATTERN = /* @__PURE__ */ new RegExp(
+  `^(?:\\*|${SEGMENT}(?:\\.${SEGMENT})*(?:\\.\\*)?)$`,
+);
 
 /**
  * The filter keys an event type is looked up under: itself, `prefix.*` for each proper prefix, and `*`.

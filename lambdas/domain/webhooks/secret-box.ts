@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
-import { envNames } from '../../../common/env';
+import * as envNames from '../../../common/env-names';
 import { kms } from '../../core/clients-kms';
 
 /**

@@ -1,4 +1,4 @@
-import { envNames } from '../../../common/env';
+import * as envNames from '../../../common/env-names';
 import { SQS_MAX_DELAY_SECS } from '../../../common/limits';
 import {
   durationListSetting,

@@ -48,7 +48,7 @@ export const notifications: WiringPart = {
         ...realtimeStateTables,
       ],
       // push.deliver: the pushes of the recipients it delivers, due now; push: those due later
-      // (lambdas/domain/push/messages.ts).
+      // (lambdas/domain/push/hand-over.ts).
       sendsTo: ['fanout', 'push', ...realtimeStateQueues],
       invokes: ['push.deliver'],
       schedules: true,

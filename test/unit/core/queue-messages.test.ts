@@ -14,8 +14,10 @@ import {
 import { enqueue } from '../../../lambdas/core/sqs-send';
 import { sqsWorker } from '../../../lambdas/core/workers';
 import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
+import { pushRecipientsQueue } from '../../../lambdas/domain/push/hand-over';
 import { pushQueue } from '../../../lambdas/domain/push/messages';
 import { broadcastQueue } from '../../../lambdas/domain/realtime/broadcast-queue';
+import { presenceSummaryQueue } from '../../../lambdas/domain/realtime/presence-summary-message';
 import { sweepQueue } from '../../../lambdas/domain/realtime/sweep-schedule';
 import { authDeadlineQueue } from '../../../lambdas/domain/realtime/sweeper';
 import { welcomeQueue } from '../../../lambdas/domain/realtime/welcome';
@@ -108,6 +110,17 @@ describe('queue message schemas', () => {
       // Before anything reaches SQS (no queue URL is set here: a send would fail otherwise).
       await expect(enqueue(queue, [JSON.parse(body)])).rejects.toBeInstanceOf(MalformedMessage);
     }
+  });
+});
+
+describe("a sender's view of another area's queue (one kind, in a module of its own)", () => {
+  it.each([
+    { view: presenceSummaryQueue as MessageQueue<unknown>, queue: broadcastQueue as MessageQueue<unknown> },
+    { view: pushRecipientsQueue as MessageQueue<unknown>, queue: pushQueue as MessageQueue<unknown> },
+  ])('$view.id: its kinds are kinds of the queue, so its worker reads what it sends', ({ view, queue }) => {
+    expect(view.id).toBe(queue.id);
+    expect(view.kinds.length).toBeLessThan(queue.kinds.length);
+    for (const kind of view.kinds) expect(queue.kinds).toContain(kind);
   });
 });
 

@@ -11,7 +11,7 @@ import {
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
-import { PUSH_WORKER } from '../../../lambdas/domain/push/messages';
+import { PUSH_WORKER } from '../../../lambdas/domain/push/hand-over';
 import { waitUntil } from '../../support/await';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
 import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';

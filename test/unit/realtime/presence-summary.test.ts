@@ -7,12 +7,12 @@ import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { documentClient } from '../../../lambdas/core/clients';
-import type { PresenceSummaryMessage } from '../../../lambdas/domain/realtime/broadcast-queue';
 import {
   pendingSummary,
   recordPresenceChange,
   settleSummary,
 } from '../../../lambdas/domain/realtime/presence-summary';
+import type { PresenceSummaryMessage } from '../../../lambdas/domain/realtime/presence-summary-message';
 import { table } from '../../../lambdas/domain/realtime/tables';
 import { envNames, wiring } from '../../../lib/wiring';
 import { LocalSqs } from '../../../local/sqs/local-sqs';
