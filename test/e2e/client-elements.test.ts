@@ -201,16 +201,17 @@ describe('<notify-bell> on a plain page', () => {
     await page.locator('notify-bell [role=tab]', { hasText: 'All' }).click();
     await expect.poll(() => titles(page)).toEqual(['three', 'two']);
 
+    // The panel shows each change before the service confirms it: the service's state follows.
     const token = await runtime.mintUserToken(userId);
-    const feed = await fetch(`${runtime.httpUrl}/notifications?state=snoozed`, {
-      headers: { authorization: `Bearer ${token}` },
-    }).then((response) => response.json() as Promise<{ items: { title: string }[] }>);
-    expect(feed.items.map((item) => item.title)).toEqual(['one']);
+    const titlesIn = (state: string) =>
+      fetch(`${runtime.httpUrl}/notifications?state=${state}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+        .then((response) => response.json() as Promise<{ items: { title: string }[] }>)
+        .then((feed) => feed.items.map((item) => item.title));
+    await expect.poll(() => titlesIn('snoozed')).toEqual(['one']);
     // The open panel marked what it showed seen.
-    const unseen = await fetch(`${runtime.httpUrl}/notifications?state=unseen`, {
-      headers: { authorization: `Bearer ${token}` },
-    }).then((response) => response.json() as Promise<{ items: unknown[] }>);
-    expect(unseen.items).toEqual([]);
+    await expect.poll(() => titlesIn('unseen')).toEqual([]);
     expect(await rows(page).count()).toBe(2);
     await page.close();
   }, 90_000);

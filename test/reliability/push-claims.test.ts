@@ -4,11 +4,12 @@ import { pushSettingName } from '../../common/env';
 import { documentClient, tableName } from '../../lambdas/core/clients';
 import { tokenHashOf } from '../../lambdas/domain/devices/devices';
 import { pushIdFor, pushRecordKey, pushRetentionTtl } from '../../lambdas/domain/push/records';
-import { AWS_LIKE_ODDS, awsLikeDelivery, type Chooser, type Delivery, newSeed } from '../../local/delivery';
+import { newSeed } from '../../local/delivery';
 import { type ExpoStandIn, startExpoStandIn } from '../../local/push/expo-stand-in';
 import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
 import { apiClient, eventually } from '../support/api';
 import { queueIdle } from '../support/queues';
+import { copiesOnQueue } from '../support/reliability';
 import { type Runtime, startTestRuntime } from '../support/runtime';
 
 /**
@@ -17,21 +18,6 @@ import { type Runtime, startTestRuntime } from '../support/runtime';
  * push: its claim is taken over once expired (the push goes out once), never while its holder may still run.
  */
 const COPY_ODDS = 0.5;
-
-const copiesOnPush = (seed: number): Delivery => {
-  const base = awsLikeDelivery(seed);
-  return {
-    ...base,
-    chooser: (name): Chooser => {
-      const chooser = base.chooser(name);
-      if (name !== 'sqs:push') return chooser;
-      return {
-        ...chooser,
-        chance: (p) => chooser.chance(p === AWS_LIKE_ODDS.duplicateWhileHeld ? COPY_ODDS : p),
-      };
-    },
-  };
-};
 
 let runtime: Runtime;
 let expo: ExpoStandIn;
@@ -47,7 +33,7 @@ beforeAll(async () => {
   process.env[TIME_SCALE_ENV] = '0.05';
   expo = await startExpoStandIn();
   runtime = await startTestRuntime({
-    delivery: copiesOnPush(seed),
+    delivery: copiesOnQueue(seed, 'push', COPY_ODDS),
     env: { [pushSettingName('EXPO_URL')]: expo.url },
   });
   service = await runtime.mintServiceToken('billing', ['notifications:write']);

@@ -102,6 +102,17 @@ const failuresLogged = (logs: ReturnType<typeof recordFunctionLogs>, notificatio
         record.notification_id === notificationId,
     );
 
+/** The push worker's warnings of invocations for `notificationId` that found the push claimed under their own id. */
+const heldLogged = (logs: ReturnType<typeof recordFunctionLogs>, notificationId: string) =>
+  logs
+    .at('WARN')
+    .filter(
+      (record) =>
+        record.message === 'message held by another receive; retried later' &&
+        record.worker === 'push.deliver' &&
+        record.notification_id === notificationId,
+    );
+
 describe.concurrent('the push worker’s asynchronous invocations', () => {
   it('a first invocation that fails after its claim is retried by Lambda under its request id: pushed once', async () => {
     const logs = recordFunctionLogs();
@@ -147,46 +158,67 @@ describe.concurrent('the push worker’s asynchronous invocations', () => {
     outages.push({ matches: badgeReadOf(user.id), until: Number.POSITIVE_INFINITY });
     const id = await notify(user.id);
     const sqs = new SQSClient({ endpoint: runtime.standIns.sqs.endpoint });
+    // The event's records in the DLQ by message id: a receive may return only some of the messages there.
+    const records = new Map<string, InvocationRecord>();
+    const readRecords = async () => {
+      // Whether no event waited or ran before this read: then every record of one is already in the DLQ.
+      const settled = runtime.standIns.lambda.asyncBacklog() === 0;
+      const { Messages } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: runtime.standIns.sqs.queueUrl('push-dlq'),
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 0,
+        }),
+      );
+      for (const message of Messages ?? []) {
+        if (message.MessageId && message.Body?.includes(id)) {
+          records.set(message.MessageId, JSON.parse(message.Body) as InvocationRecord);
+        }
+      }
+      return { settled, records: [...records.values()] };
+    };
+    const isOutage = (record: InvocationRecord) => /outage/i.test(record.responsePayload?.errorMessage ?? '');
     try {
-      const [message] = await eventually(
-        async () =>
-          (
-            await sqs.send(
-              new ReceiveMessageCommand({
-                QueueUrl: runtime.standIns.sqs.queueUrl('push-dlq'),
-                MaxNumberOfMessages: 10,
-                VisibilityTimeout: 0,
-              }),
-            )
-          ).Messages?.filter((candidate) => candidate.Body?.includes(id)) ?? [],
-        (messages) => messages.length > 0,
+      // Lambda's queue may invoke the event twice at once (AWS-like delivery): the copy that finds the push claimed
+      // by the other under their request id fails as held by another receive, is retried on its own and can end in
+      // the DLQ too, with that reason, before or after the outage's record. Done once both are settled.
+      const { records: found } = await eventually(
+        readRecords,
+        (read) => read.settled && read.records.some(isOutage),
         200_000,
       );
-      const record = JSON.parse(message?.Body ?? '{}') as InvocationRecord;
-      expect(record.requestContext).toMatchObject({
-        condition: 'RetriesExhausted',
-        approximateInvokeCount: 3,
-        functionArn: expect.stringContaining('push-deliver'),
-      });
-      expect(record.requestPayload).toEqual({
-        kind: 'recipients',
-        notification_id: id,
-        recipients: [user.id],
-      });
-      // Each of the three invocations logged why it failed, under the request id the record names (the last
-      // record may reach this process after the DLQ message: the runtime's log lines come through a pipe).
-      const failures = await eventually(
-        async () => failuresLogged(logs, id),
-        (records) => records.length >= 3,
-        10_000,
-      );
+      const [record] = found.filter(isOutage);
+      expect(found.filter(isOutage)).toHaveLength(1);
+      for (const each of found) {
+        expect(each.requestContext).toMatchObject({
+          requestId: record?.requestContext.requestId,
+          condition: 'RetriesExhausted',
+          approximateInvokeCount: 3,
+          functionArn: expect.stringContaining('push-deliver'),
+        });
+        expect(each.requestPayload).toEqual({
+          kind: 'recipients',
+          notification_id: id,
+          recipients: [user.id],
+        });
+        if (each !== record) {
+          expect(each.responsePayload?.errorMessage).toMatch(
+            /is claimed by another receive until .*retried later/,
+          );
+          expect(heldLogged(logs, id).map((warning) => warning.reason)).toContain(
+            each.responsePayload?.errorMessage,
+          );
+        }
+      }
+      // Each of the three invocations that held the push's claim logged why it failed, under the request id the
+      // record names; a copy that found the claim held logged that as a warning, not a failure.
+      const failures = failuresLogged(logs, id);
       expect(failures).toHaveLength(3);
       for (const failure of failures) {
-        expect(failure.function_request_id).toBe(record.requestContext.requestId);
+        expect(failure.function_request_id).toBe(record?.requestContext.requestId);
         expect(failure.kind).toBe('recipients');
-        expect((failure.error as { message?: string }).message).toBe(record.responsePayload?.errorMessage);
+        expect((failure.error as { message?: string }).message).toBe(record?.responsePayload?.errorMessage);
       }
-      expect(record.responsePayload?.errorMessage).toMatch(/outage/i);
       expect(expo.received().filter((sent) => sent.token === user.pushToken)).toEqual([]);
     } finally {
       sqs.destroy();

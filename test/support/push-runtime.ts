@@ -1,6 +1,8 @@
 import { afterAll, beforeAll } from 'vitest';
 import { pushSettingName } from '../../common/env';
+import type { Delivery } from '../../local/delivery';
 import { type ExpoStandIn, startExpoStandIn } from '../../local/push/expo-stand-in';
+import { TIME_SCALE_ENV } from '../../local/sqs/time-scale';
 import { eventually } from './api';
 import { queueIdle } from './queues';
 import { type Runtime, startTestRuntime } from './runtime';
@@ -14,19 +16,33 @@ export interface PushRuntime {
   pushesTo(pushToken: string): ReturnType<ExpoStandIn['received']>;
 }
 
+export interface PushRuntimeOptions {
+  /** The stand-ins' time scale while the file runs (NOTIFY_LOCAL_TIME_SCALE), restored after it. */
+  readonly timeScale?: string;
+  /** AWS-like delivery of the test's own making (default: the runtime's). */
+  readonly delivery?: Delivery;
+}
+
 /** Starts the runtime and the Expo stand-in before the file's tests and stops them after. */
-export const usePushRuntime = (): PushRuntime => {
+export const usePushRuntime = (options: PushRuntimeOptions = {}): PushRuntime => {
   let runtime: Runtime | undefined;
   let expo: ExpoStandIn | undefined;
   let run = 0;
+  const savedScale = process.env[TIME_SCALE_ENV];
   beforeAll(async () => {
+    if (options.timeScale !== undefined) process.env[TIME_SCALE_ENV] = options.timeScale;
     expo = await startExpoStandIn();
-    runtime = await startTestRuntime({ env: { [pushSettingName('EXPO_URL')]: expo.url } });
+    runtime = await startTestRuntime({
+      env: { [pushSettingName('EXPO_URL')]: expo.url },
+      ...(options.delivery ? { delivery: options.delivery } : {}),
+    });
     run = Date.now();
   }, 120_000);
   afterAll(async () => {
     await runtime?.stop();
     await expo?.close();
+    if (savedScale === undefined) delete process.env[TIME_SCALE_ENV];
+    else process.env[TIME_SCALE_ENV] = savedScale;
   });
   const started = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the runtime is started in beforeAll');

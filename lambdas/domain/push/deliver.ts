@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -71,8 +71,11 @@ export class PushDeadLettered extends Error {
   }
 }
 
-/** What became of one message: put back to wait, dropped (its notification expired or gone), or handled. */
-type PushMessageOutcome = 'waiting' | 'expired' | 'gone' | 'handled';
+/**
+ * What became of one message: put back to wait, dropped (its notification expired or gone, or a copy of a dead
+ * letter), or handled.
+ */
+type PushMessageOutcome = 'waiting' | 'expired' | 'gone' | 'copy' | 'handled';
 
 /** The push worker's handling of one message. Safe to run any number of times, also twice at once. */
 export const handlePushMessage = async (
@@ -80,7 +83,7 @@ export const handlePushMessage = async (
   handling: MessageHandling,
   now = Date.now(),
 ): Promise<PushMessageOutcome> => {
-  if (message.kind === 'dead-letter') throw new PushDeadLettered(message);
+  if (message.kind === 'dead-letter') return deadLetter(message);
   if (await waitOutRest(pushQueue, message, scheduleName, now)) return 'waiting';
   const notification = await readNotification(message.notification_id, 'eventual-then-strong');
   if (!notification) return 'gone'; // expired by TTL, pushes and all
@@ -102,6 +105,34 @@ export const handlePushMessage = async (
     await pushToRecipients(notification, recipients, handling);
   } else await retryPush(notification, message, handling);
   return 'handled';
+};
+
+/**
+ * A dead letter fails on every receive, into the DLQ. Copies of the message that failed the push (SQS's, Lambda's)
+ * run at once may each queue one; the record names the one that stands, and a letter it does not name is a copy,
+ * dropped. Until the record names one, every letter fails: it comes back after the visibility timeout and asks again.
+ */
+const deadLetter = async (
+  message: Extract<PushMessage, { kind: 'dead-letter' }>,
+): Promise<PushMessageOutcome> => {
+  if (message.dead_letter_id !== undefined) {
+    const { Item } = await documentClient().send(
+      new GetCommand({
+        TableName: tableName('pushes'),
+        Key: pushRecordKey(message.notification_id, message.user_id),
+        ConsistentRead: true,
+      }),
+    );
+    const standing = (Item as RecipientPushes | undefined)?.devices[message.token_hash]?.dead_letter_id;
+    if (standing !== undefined && standing !== message.dead_letter_id) {
+      logger.info('dead letter dropped: a copy of the one queued', {
+        notification_id: message.notification_id,
+        push_id: pushIdFor(message.notification_id, message.token_hash),
+      });
+      return 'copy';
+    }
+  }
+  throw new PushDeadLettered(message);
 };
 
 /** Scheduled again, the same wait of the same message is the same schedule (a ConflictException). */
@@ -606,10 +637,12 @@ const completePrune = async (
 };
 
 /**
- * Queues the dead letter, then notes it on the entry: a redelivery of the message that failed the push queues it
- * only when the note is missing (a crash between the two queues it twice, the one duplicate left).
+ * Queues the dead letter, then notes its id on the entry: a redelivery of the message that failed the push queues
+ * one only when the note is missing. Letters queued twice (a crash between the two steps, or two copies of the
+ * message at once) leave one in the DLQ: the first noted stands, the others are dropped when they arrive.
  */
 const queueDeadLetter = async (record: RecordRef, tokenHash: string, reason: string): Promise<void> => {
+  const deadLetterId = randomUUID();
   await enqueue(pushQueue, [
     {
       kind: 'dead-letter',
@@ -617,12 +650,13 @@ const queueDeadLetter = async (record: RecordRef, tokenHash: string, reason: str
       user_id: record.user_id,
       token_hash: tokenHash,
       reason,
+      dead_letter_id: deadLetterId,
     },
   ]);
   await updateRecord(pushRecordKey(record.notification_id, record.user_id), {
     set: {},
-    entries: { [tokenHash]: { dead_letter_queued: true } },
-    condition: 'devices.#d0.#status = :failed',
+    entries: { [tokenHash]: { dead_letter_queued: true, dead_letter_id: deadLetterId } },
+    condition: 'devices.#d0.#status = :failed AND attribute_not_exists(devices.#d0.dead_letter_id)',
     values: { ':failed': 'failed' },
   });
 };

@@ -25,6 +25,11 @@ const pushMessageKinds = [
     user_id: z.string(),
     token_hash: z.string(),
     reason: z.string(),
+    /**
+     * This letter's own id: copies of the message that failed the push may each queue one, and the push record
+     * names the one that stands. Absent in letters queued before it existed: those all stand.
+     */
+    dead_letter_id: z.optional(z.string()),
     rest_secs: restSecs,
   }),
 ] as const;

@@ -35,6 +35,8 @@ export interface DevicePush {
   readonly dead_letter?: boolean;
   /** Its dead letter is on the queue: a redelivery of the message that failed it does not queue it again. */
   readonly dead_letter_queued?: boolean;
+  /** The id of the dead letter that stands: another, queued by a copy of the same message, is dropped. */
+  readonly dead_letter_id?: string;
   readonly prune?: PendingPrune;
   readonly updated_at: string;
 }
