@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 import { LongestFirstSequencer } from './test/support/sequencer.ts';
 
 // Two cores, three workers: much of an e2e file's time is waiting (timers, child processes, sockets), so a third
-// file in flight fills it (vitest 380 s → 265 s on a clean clone, docs/testing.md). Each worker keeps one
+// file in flight fills it (docs/testing.md). Each worker keeps one
 // DynamoDB Local (a JVM) for the whole run (test/support/shared-dynamodb.ts) instead of a JVM per file.
 export default defineConfig({
   test: {

@@ -8,7 +8,7 @@ const json = (document: unknown) => `${JSON.stringify(document, null, 2)}\n`;
 
 /**
  * The module the platform.openapi function serves the document from: the compact JSON, brotli-compressed and
- * base64-encoded (≈ 9.5 KiB of the bundle instead of 67 KiB of JavaScript; docs/performance.md).
+ * base64-encoded (≈ 9.5 KiB of the bundle instead of 63 KiB of JavaScript; docs/performance.md).
  */
 const embeddedOpenApi = (document: unknown) => {
   const text = JSON.stringify(document);

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 /**
  * Stack traces of a bundled function in the repository's own files and lines (`lambdas/core/errors.ts:63:3`)
  * instead of the minified bundle's (`index.mjs:1:48213`), with its source map read when a stack is first
- * formatted — an error logged — instead of at every cold start. `NODE_OPTIONS=--enable-source-maps` made Node
- * read and index the map while loading the bundle: 10–20 ms of a 40–80 ms init (docs/performance.md).
+ * formatted — an error logged — instead of at every cold start. `NODE_OPTIONS=--enable-source-maps` would make
+ * Node read and index the map while loading the bundle, a cost every cold start would pay (docs/performance.md).
  *
  * Installed only where a map lies beside this module's file, i.e. in a bundle built with one (the stack's
  * NotifyFunction, the cold start bench); unbundled code (the local runtime, tests) keeps the stacks its loader
