@@ -67,6 +67,7 @@ const commentOnSocial = (recipient: string, key: string, title: string, channels
   api('POST', '/notifications', service, {
     event_type: 'comment.created',
     category: 'social.comments',
+    tags: ['thread'],
     title,
     recipient_ids: [recipient],
     ...(channels ? { channels } : {}),
@@ -249,7 +250,7 @@ describe('digests', () => {
     }
   }, 180_000);
 
-  it("carries its opener's category: the feed's category filter and counts find it, the recipient's category rules apply to it", async () => {
+  it("carries its opener's category and tags: the feed's filters and counts find it, the recipient's category rules apply to it", async () => {
     const [erin, finn] = [user('erin'), user('finn')];
     const [erinToken, finnToken] = await Promise.all([
       runtime.mintUserToken(erin),
@@ -274,6 +275,8 @@ describe('digests', () => {
     const filtered = (await api('GET', '/notifications?category=social.comments&limit=100', erinToken)).body
       .items as FeedItem[];
     expect(filtered.map((item) => item.id).sort()).toEqual(items.map((item) => item.id).sort());
+    const tagged = (await api('GET', '/notifications?tag=thread&limit=100', erinToken)).body.items as FeedItem[];
+    expect(tagged.map((item) => item.id).sort()).toEqual(items.map((item) => item.id).sort());
     const counts = (await api('GET', '/notifications/counts', erinToken)).body;
     expect(counts.categories).toEqual({
       'social.comments': { unseen: items.length, unread: items.length, total: items.length },

@@ -38,14 +38,15 @@ export interface BatchRecord {
   readonly max_items: number;
   readonly title?: string;
   /**
-   * The notification that opened the batch: the digest goes out with its channels, priority, type, source and
-   * category (so the feed's category filter and counts find it).
+   * The notification that opened the batch: the digest goes out with its channels, priority, type, source,
+   * category and tags (so the feed's filters and counts find it).
    */
   readonly opener: Pick<
     NotificationRecord,
     | 'source'
     | 'event_type'
     | 'category'
+    | 'tags'
     | 'channels'
     | 'priority'
     | 'push'

@@ -229,6 +229,7 @@ const openBatch = async (
       priority: notification.priority,
       created_by: notification.created_by,
       ...(notification.category !== undefined ? { category: notification.category } : {}),
+      ...(notification.tags !== undefined ? { tags: notification.tags } : {}),
       ...(notification.push ? { push: notification.push } : {}),
       ...(notification.fallback ? { fallback: notification.fallback } : {}),
       ...(notification.preference_defaults ? { preference_defaults: notification.preference_defaults } : {}),
