@@ -77,9 +77,9 @@ const bundlesOf = async (handlerFiles: readonly string[]) => {
  */
 const OVER_THE_GOAL: Readonly<Record<string, number>> = {
   'notifications.create': 122.8,
-  // 84.6 KiB above its floor, 2.5 over the goal: every kind of fan-out message, and the digest's close of both
+  // 84.7 KiB above its floor, 2.6 over the goal: every kind of fan-out message, and the digest's close of both
   // record shapes (the previous shape's kept while batches of it can still be open after an upgrade).
-  'notifications.fanout': 84.6,
+  'notifications.fanout': 84.7,
 };
 
 describe('Lambda bundles', () => {
