@@ -1,9 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { batchGetAll } from '../../core/batch-get';
 import { documentClient, tableName } from '../../core/clients';
 import { forEachLimited } from '../../core/concurrency';
-import type { MessageHandling } from '../../core/message-handling';
+import { HeldByOtherReceive, holdExpiry, type MessageHandling } from '../../core/message-handling';
 import type { MessageQueue } from '../../core/message-queue';
 import { enqueueAfter } from '../../core/sqs-send';
 import { preferencesOf } from '../preferences/preferences';
@@ -154,10 +155,19 @@ export const runStep = async (
   return fire;
 };
 
+/** A receipt of what goes to one recipient once: `what` of the notification, for the recipient. */
+const claimKey = (notificationId: string, what: string, userId: string) => ({
+  notification_id: `${notificationId}#${what}`,
+  user_id: userId,
+});
+
 /**
- * Claims what goes to one recipient once, in a receipt of its own key (`what`: `release`, or `step <n>` for a fallback step, however it runs:
- * by its message or by the release of its hold) for this message: the first message to claim it sends, and only it,
- * again if redelivered after a crash (frames at least once, pushes once: each is claimed per device).
+ * Claims what goes to one recipient once, in a receipt of its own key (`what`: `release`, or `step <n>` for a
+ * fallback step, however it runs: by its message or by the release of its hold). The first message to claim it
+ * sends, and only it: a copy of that message handled at the same time (SQS and Lambda hand out copies) finds the
+ * claim held until the holder's deadline and fails with `HeldByOtherReceive`, to come back later; once
+ * `markSent` recorded the sending, a redelivery sends nothing; a redelivery after the holder died before that sends
+ * again (frames at least once, pushes once: each is claimed per device).
  */
 export const claimOnce = async (
   notificationId: string,
@@ -169,21 +179,45 @@ export const claimOnce = async (
     await documentClient().send(
       new UpdateCommand({
         TableName: tableName('receipts'),
-        Key: { notification_id: `${notificationId}#${what}`, user_id: userId },
-        UpdateExpression: 'SET released_by = :holder, #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(released_by) OR released_by = :holder',
+        Key: claimKey(notificationId, what, userId),
+        UpdateExpression: 'SET released_by = :holder, held_until = :until, #ttl = :ttl',
+        // A claim of the previous shape has no `held_until`: its holder may take it again, as before.
+        ConditionExpression:
+          'attribute_not_exists(released_by) OR (released_by = :holder AND attribute_not_exists(sent_at) AND ' +
+          '(attribute_not_exists(held_until) OR held_until < :now))',
         ExpressionAttributeNames: { '#ttl': 'ttl' },
         ExpressionAttributeValues: {
           ':holder': handling.messageId,
+          ':until': holdExpiry(handling).getTime(),
+          ':now': Date.now(),
           ':ttl': Math.floor(Date.now() / 1000) + RECEIPT_RETENTION_SECS,
         },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const held = error.Item ? unmarshall(error.Item) : undefined;
+    if (held?.released_by === handling.messageId && held.sent_at === undefined) {
+      throw new HeldByOtherReceive(
+        `${what} of ${notificationId} to ${userId} is being sent by another receive until ${new Date(held.held_until).toISOString()}`,
+      );
+    }
+    return false;
   }
+};
+
+/** Records that what `claimOnce` claimed was sent: a redelivery of the message does not send it again. */
+export const markSent = async (notificationId: string, what: string, userId: string): Promise<void> => {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName('receipts'),
+      Key: claimKey(notificationId, what, userId),
+      UpdateExpression: 'SET sent_at = :now',
+      ExpressionAttributeValues: { ':now': Date.now() },
+    }),
+  );
 };
 
 /** The claim name of a fallback step, the same whether its message or the release of its hold sends it. */

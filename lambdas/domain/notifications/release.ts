@@ -10,6 +10,7 @@ import { frameFor } from './delivery';
 import {
   claimOnce,
   itemsDealtWith,
+  markSent,
   runStep,
   scheduleStep,
   stepClaim,
@@ -62,7 +63,10 @@ export const releaseHeld = async (
   // Throttled when released: a night's worth of held notifications does not all go off at the window's end. Over the
   // limit it stays what it already is, an item in the feed: `over: digest` does not apply here, as a digest would list
   // the item a second time.
-  if ((await applyThrottle(notification, userId, held, now)).channels.length === 0) return 'throttled';
+  if ((await applyThrottle(notification, userId, held, now)).channels.length === 0) {
+    await markSent(notification.id, claim, userId);
+    return 'throttled';
+  }
   let delivered: number | undefined;
   if (held.includes('toast')) delivered = await sendToast(notification, userId);
   if (held.includes('push')) {
@@ -72,6 +76,7 @@ export const releaseHeld = async (
       (delivered ?? (await channelMembers(userChannel(userId))).length) > 0;
     if (!online) await handOverPushes(notification, [userId]);
   }
+  await markSent(notification.id, claim, userId);
   return 'released';
 };
 
@@ -101,6 +106,7 @@ export const sendToastStep = async (
   await forEachLimited(fire, TOAST_CONCURRENCY, async (userId) => {
     if (await claimOnce(notification.id, stepClaim(message.step), userId, handling)) {
       await sendToast(notification, userId);
+      await markSent(notification.id, stepClaim(message.step), userId);
     }
   });
   return 'delivered';

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../lambdas/core/ids';
+import { HeldByOtherReceive, type MessageHandling } from '../../../lambdas/core/message-handling';
 import { deliverChunk, deliveryByRequest } from '../../../lambdas/domain/notifications/delivery';
+import { claimOnce, markSent, stepClaim } from '../../../lambdas/domain/notifications/fallback';
 import type { ReleaseMessage } from '../../../lambdas/domain/notifications/holding';
 import { readItem } from '../../../lambdas/domain/notifications/item-states';
 import { type NotificationRecord, receiverIdFor } from '../../../lambdas/domain/notifications/model';
@@ -57,8 +59,9 @@ describe('release of held pushes', () => {
     expect(await releaseHeld(record, message, handlingOf('release-1'))).toBe('released');
     expect(await releaseHeld(record, message, handlingOf('release-2'))).toBe('skipped');
     expect(await pushesQueued()).toEqual([user]);
-    // The first message redelivered (its invocation died after the claim) hands it over again: claimed per device.
-    expect(await releaseHeld(record, message, handlingOf('release-1'))).toBe('released');
+    // The first message redelivered once it was sent (its acknowledgement lost) sends nothing again.
+    expect(await releaseHeld(record, message, handlingOf('release-1'))).toBe('skipped');
+    expect(await pushesQueued()).toEqual([]);
   });
 
   it('sends nothing for an expired notification, a read item, or a recipient who turned push off', async () => {
@@ -89,5 +92,37 @@ describe('release of held pushes', () => {
       'released',
     );
     expect(await pushesQueued()).toEqual([noFeedUser]);
+  });
+});
+
+describe('the claim of what goes to one recipient once (a toast step, a release)', () => {
+  /** A handling of `messageId`: its receive, and a deadline `ms` from now (past, for an invocation that died). */
+  const handling = (messageId: string, receive: string, ms = 30_000): MessageHandling => ({
+    messageId,
+    receive,
+    deadline: new Date(Date.now() + ms),
+    redeliveredBy: 'queue',
+  });
+
+  it('lets one of two copies of a message handled at once send; the other comes back later', async () => {
+    const [user, id] = [newUser(), newId()];
+    const claims = await Promise.allSettled([
+      claimOnce(id, stepClaim(0), user, handling('step-message', '1')),
+      claimOnce(id, stepClaim(0), user, handling('step-message', '2')),
+    ]);
+    expect(claims.filter((claim) => claim.status === 'fulfilled' && claim.value === true)).toHaveLength(1);
+    const refused = claims.find((claim) => claim.status === 'rejected');
+    expect(refused?.status === 'rejected' && refused.reason).toBeInstanceOf(HeldByOtherReceive);
+  });
+
+  it('sends again when redelivered after its invocation died before it was sent, not once it was sent', async () => {
+    const [user, id] = [newUser(), newId()];
+    // Its invocation's deadline (with the clocks' slack) has passed: it died after the claim.
+    expect(await claimOnce(id, 'release', user, handling('release-message', '1', -60_000))).toBe(true);
+    expect(await claimOnce(id, 'release', user, handling('release-message', '2'))).toBe(true);
+    await markSent(id, 'release', user);
+    expect(await claimOnce(id, 'release', user, handling('release-message', '3'))).toBe(false);
+    // Another message for the same recipient and step never sends it.
+    expect(await claimOnce(id, 'release', user, handling('another-message', '1', -60_000))).toBe(false);
   });
 });
