@@ -275,7 +275,8 @@ describe('digests', () => {
     const filtered = (await api('GET', '/notifications?category=social.comments&limit=100', erinToken)).body
       .items as FeedItem[];
     expect(filtered.map((item) => item.id).sort()).toEqual(items.map((item) => item.id).sort());
-    const tagged = (await api('GET', '/notifications?tag=thread&limit=100', erinToken)).body.items as FeedItem[];
+    const tagged = (await api('GET', '/notifications?tag=thread&limit=100', erinToken)).body
+      .items as FeedItem[];
     expect(tagged.map((item) => item.id).sort()).toEqual(items.map((item) => item.id).sort());
     const counts = (await api('GET', '/notifications/counts', erinToken)).body;
     expect(counts.categories).toEqual({
