@@ -230,18 +230,8 @@ describe('the local runtime killed at random points', () => {
         });
       }
 
-      // Every accepted event reached the webhook (at least once) and is recorded as delivered.
-      const delivered = () => new Set(receiver.at('/crash').map((request) => request.headers['webhook-id']));
-      for (let round = 0; round < 300 && [...acceptedEvents].some((id) => !delivered().has(id)); round += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-      expect(
-        [...acceptedEvents].filter((id) => !delivered().has(id)),
-        context,
-      ).toEqual([]);
-      // An attempt cut off between its POST and recording the outcome is made again once its claim expires
-      // (the message comes back): the record reaches `succeeded` then, so wait for it as for the POSTs.
-      const deliveryStatuses = async (): Promise<Map<string, string>> => {
+      /** The webhook's delivery records: event id → status. */
+      const deliveryRecords = async (): Promise<Map<string, string>> => {
         const found = new Map<string, string>();
         let cursor: string | null = null;
         do {
@@ -256,14 +246,29 @@ describe('the local runtime killed at random points', () => {
         } while (cursor);
         return found;
       };
-      let statuses = await deliveryStatuses();
+
+      // Every accepted event reached the webhook (at least once) and is recorded as delivered.
+      const delivered = () => new Set(receiver.at('/crash').map((request) => request.headers['webhook-id']));
+      for (let round = 0; round < 300 && [...acceptedEvents].some((id) => !delivered().has(id)); round += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      const undelivered = [...acceptedEvents].filter((id) => !delivered().has(id));
+      // What the service recorded of an event that never arrived, and its errors, say where it stopped.
+      const records = undelivered.length > 0 ? await deliveryRecords() : new Map<string, string>();
+      expect(
+        undelivered,
+        `${context}; recorded: ${JSON.stringify(undelivered.map((id) => [id, records.get(id) ?? 'none']))}\n${runtime.stderr()}`,
+      ).toEqual([]);
+      // An attempt cut off between its POST and recording the outcome is made again once its claim expires
+      // (the message comes back): the record reaches `succeeded` then, so wait for it as for the POSTs.
+      let statuses = await deliveryRecords();
       for (
         let round = 0;
         round < 300 && [...acceptedEvents].some((id) => statuses.get(id) !== 'succeeded');
         round += 1
       ) {
         await new Promise((resolve) => setTimeout(resolve, 1000));
-        statuses = await deliveryStatuses();
+        statuses = await deliveryRecords();
       }
       expect(
         [...acceptedEvents].filter((id) => statuses.get(id) !== 'succeeded'),
