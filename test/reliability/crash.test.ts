@@ -270,9 +270,10 @@ describe('the local runtime killed at random points', () => {
         await new Promise((resolve) => setTimeout(resolve, 1000));
         statuses = await deliveryRecords();
       }
+      const unsettled = [...acceptedEvents].filter((id) => statuses.get(id) !== 'succeeded');
       expect(
-        [...acceptedEvents].filter((id) => statuses.get(id) !== 'succeeded'),
-        context,
+        unsettled,
+        `${context}; recorded: ${JSON.stringify(unsettled.map((id) => [id, statuses.get(id) ?? 'none']))}\n${runtime.stderr()}`,
       ).toEqual([]);
       const repeats = receiver.at('/crash').length - delivered().size;
       reportFigures(
