@@ -7,6 +7,7 @@ import { joinDigest } from '../../../lambdas/domain/notifications/digest-join';
 import type { DigestChoice } from '../../../lambdas/domain/notifications/digest-rules';
 import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import type { NotificationRecord } from '../../../lambdas/domain/notifications/model';
+import { digestRecords } from '../../support/digest-records';
 import { useDynamoDbLocal } from '../../support/dynamodb';
 import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
 
@@ -119,21 +120,9 @@ const choice: DigestChoice = {
   spec: { key: 'post-1', window_secs: 1, max_items: 10 },
 };
 
-const records = async (userId: string, prefix: string) =>
-  (
-    await documentClient().send(
-      new QueryCommand({
-        TableName: tableName('digests'),
-        KeyConditionExpression: 'user_id = :user AND begins_with(entry, :prefix)',
-        ExpressionAttributeValues: { ':user': userId, ':prefix': prefix },
-        ConsistentRead: true,
-      }),
-    )
-  ).Items ?? [];
-
 /** The members of each of the user's batches, oldest first, as their closes recorded them. */
 const closedMembers = async (userId: string) =>
-  (await records(userId, 'window#'))
+  (await digestRecords(userId, 'window#'))
     .sort((a, b) => a.opened_at - b.opened_at)
     .map((batch) => ({ state: batch.state, count: batch.count, members: batch.members }));
 
@@ -194,7 +183,7 @@ describe('a member joining while its batch closes', () => {
       { state: 'closed', count: 1, members: [opener.id] },
       { state: 'closed', count: 1, members: [late.id] },
     ]);
-    expect(await records(userId, `joined#${choice.scope}#${opener.id}#${late.id}`)).toHaveLength(1);
+    expect(await digestRecords(userId, `joined#${choice.scope}#${opener.id}#${late.id}`)).toHaveLength(1);
     expect(await feedItems(userId)).toBe(2);
   });
 
@@ -270,10 +259,10 @@ describe('a member joining while its batch closes', () => {
     // A retried join of a notification the previous code put into a batch: already in.
     expect(await joinDigest(member, userId, choice, undefined)).toBe('already');
     expect(await close(userId, opener.id)).toBe('delivered');
-    const [batch] = await records(userId, `batch#${choice.scope}#`);
+    const [batch] = await digestRecords(userId, `batch#${choice.scope}#`);
     expect(batch).toMatchObject({ state: 'closed', count: 2 });
-    expect(await records(userId, 'open#')).toEqual([]);
-    expect(await records(userId, 'window#')).toEqual([]);
+    expect(await digestRecords(userId, 'open#')).toEqual([]);
+    expect(await digestRecords(userId, 'window#')).toEqual([]);
     expect(await feedItems(userId)).toBe(1);
   });
 });
@@ -322,7 +311,7 @@ describe('a batch whose close was lost', () => {
       sendDigest(userId, overdue.scope, opener.id, handlingOf(`close-lost-${attempt}`));
     expect(await closeOverdue('sent-again')).toBe('delivered');
     await closeOverdue('the-first-after-all');
-    expect((await records(userId, 'window#')).map((batch) => [batch.state, batch.members])).toEqual([
+    expect((await digestRecords(userId, 'window#')).map((batch) => [batch.state, batch.members])).toEqual([
       ['closed', [opener.id, late.id]],
     ]);
     expect(await feedItems(userId)).toBe(1);

@@ -8,6 +8,7 @@ import { createNotification } from '../../../lambdas/domain/notifications/create
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
 import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
+import { digestRecords } from '../../support/digest-records';
 import { useDynamoDbLocal } from '../../support/dynamodb';
 import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
 
@@ -39,18 +40,6 @@ const takeCloses = async (): Promise<{ message: FanoutMessage; messageId: string
   }
   return taken;
 };
-
-const entries = async (userId: string, prefix: string) =>
-  (
-    await documentClient().send(
-      new QueryCommand({
-        TableName: tableName('digests'),
-        KeyConditionExpression: 'user_id = :user AND begins_with(entry, :prefix)',
-        ExpressionAttributeValues: { ':user': userId, ':prefix': prefix },
-        ConsistentRead: true,
-      }),
-    )
-  ).Items ?? [];
 
 describe('digest batches under concurrency and duplicates', () => {
   it('puts every notification into exactly one delivered digest, whatever joins and closes race', async () => {
@@ -87,14 +76,14 @@ describe('digest batches under concurrency and duplicates', () => {
     }
     // The last batch's close is a delayed message: wait until every opened batch is closed.
     for (;;) {
-      const batches = await entries(userId, 'window#');
+      const batches = await digestRecords(userId, 'window#');
       if (batches.length > 0 && batches.every((batch) => batch.state === 'closed')) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     sending = false;
     await closer;
 
-    const batches = await entries(userId, 'window#');
+    const batches = await digestRecords(userId, 'window#');
     expect(batches.every((batch) => batch.state === 'closed')).toBe(true);
     // Every notification is a member of exactly one batch (the closed batches' member lists are the final word).
     const members = batches.flatMap((batch) => batch.members as string[]);
