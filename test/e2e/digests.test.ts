@@ -291,7 +291,7 @@ describe('digests', () => {
     await socket.close();
   }, 180_000);
 
-  it('refuses a digest without exactly one of window_secs and at, or with a time that is not HH:MM', async () => {
+  it('refuses a digest without exactly one of window_secs and at, with a time that is not HH:MM, or a choice naming no category pattern', async () => {
     const dave = user('dave');
     for (const digest of [
       { key: 'k' },
@@ -316,5 +316,16 @@ describe('digests', () => {
       digests: [{ event_type: 'a.*', category: 'b', at: '09:00' }],
     });
     expect(refused.status).toBe(400);
+    // A choice's category is a category pattern, as a rule's is: `Billing` could never match a category.
+    for (const category of ['Billing', 'billing..x', 'billing.*.x']) {
+      const answer = await api('PUT', '/preferences', token, {
+        rules: [],
+        digests: [{ category, window_secs: 60 }],
+      });
+      expect(answer.status, category).toBe(400);
+      expect(answer.body.details).toEqual([
+        { field: 'digests[0].category', issue: 'must be a category, `prefix.*` or `*`' },
+      ]);
+    }
   });
 });

@@ -98,8 +98,7 @@ export const MAX_DIGEST_CHOICES = 20;
 /** "Daily digest for marketing.*": an `event_type` or a `category` pattern, and when its batches close. */
 const digestChoice = z
   .strictObject({
-    event_type: z.optional(pattern),
-    category: z.optional(pattern),
+    ...ruleNames,
     window_secs: z.optional(windowSecsSchema),
     at: z.optional(timeOfDaySchema),
   })
