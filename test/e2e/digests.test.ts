@@ -327,5 +327,16 @@ describe('digests', () => {
         { field: 'digests[0].category', issue: 'must be a category, `prefix.*` or `*`' },
       ]);
     }
+    // A second choice of the same pattern could never apply (the first that matches does): refused, as for rules.
+    const twice = await api('PUT', '/preferences', token, {
+      rules: [],
+      digests: [
+        { category: 'social', window_secs: 60 },
+        { event_type: 'social', at: '09:00' },
+        { category: 'social', at: '09:00' },
+      ],
+    });
+    expect(twice.status).toBe(400);
+    expect(twice.body.details).toEqual([{ field: 'digests[2].category', issue: 'duplicate pattern' }]);
   });
 });
