@@ -263,10 +263,16 @@ describe('item states', () => {
     const hal = user('hal');
     const token = await runtime.mintUserToken(hal);
     const [item] = await notify(hal, token, 'x');
-    for (const until of [new Date(Date.now() - 1000).toISOString(), '2999-01-01T00:00:00Z', 'tomorrow']) {
+    // Each names the one thing wrong: a malformed time is not also "not in the future".
+    for (const [until, issue] of [
+      [new Date(Date.now() - 1000).toISOString(), 'must be in the future'],
+      ['2999-01-01T00:00:00Z', 'must be at most 365 days ahead'],
+      ['tomorrow', 'must be an RFC 3339 timestamp'],
+      ['2026-11-28T05:10:60Z', 'must be an RFC 3339 timestamp'],
+    ]) {
       const answer = await api('POST', `/notifications/${item}/snooze`, token, { until });
       expect(answer.status, until).toBe(400);
-      expect(answer.body.details[0].field).toBe('until');
+      expect(answer.body.details, until).toEqual([{ field: 'until', issue }]);
     }
     expect((await api('POST', `/notifications/${item}/snooze`, token, {})).status).toBe(400);
     // Past the item's life: it expires, or leaves the feed after its 90 days, before it would wake.

@@ -56,7 +56,11 @@ const MAX_ACTIONS = 3;
  */
 const absoluteUrl = z.string().check(
   z.maxLength(2048),
-  z.regex(/^[A-Za-z][A-Za-z0-9+.-]*:[^\s\p{Cc}]+$/u, 'must be an absolute URL (scheme:…) without spaces'),
+  // Aborts: a value that is not `scheme:…` at all is not also reported as unparseable.
+  z.regex(/^[A-Za-z][A-Za-z0-9+.-]*:[^\s\p{Cc}]+$/u, {
+    error: 'must be an absolute URL (scheme:…) without spaces',
+    abort: true,
+  }),
   z.refine((value) => URL.canParse(value), { message: 'must be an absolute URL' }),
   z.refine((value) => !/^(javascript|vbscript|data):/i.test(value), {
     message: 'must not be a javascript:, vbscript: or data: URL',
