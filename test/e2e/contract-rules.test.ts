@@ -353,6 +353,40 @@ const RULES: readonly Rule[] = [
   },
   {
     operation: 'preferences.put',
+    rule: 'a digest choice names its pattern once per kind',
+    contract: /patterns as for rules, each once per\s+kind/,
+    openApi: /Each pattern once per kind, else a 400/,
+    broken: {
+      method: 'PUT',
+      path: '/preferences',
+      token: alice,
+      body: {
+        rules: [],
+        digests: [
+          { category: 'a', at: '09:00' },
+          { category: 'a', window_secs: 60 },
+        ],
+      },
+      status: 400,
+      code: 'validation',
+      field: 'digests[1].category',
+    },
+    kept: {
+      method: 'PUT',
+      path: '/preferences',
+      token: alice,
+      body: {
+        rules: [],
+        digests: [
+          { category: 'a', at: '09:00' },
+          { event_type: 'a', window_secs: 60 },
+        ],
+      },
+      status: 200,
+    },
+  },
+  {
+    operation: 'preferences.put',
     rule: 'a user sets only its own preferences',
     contract: /A user reads and sets its own \(`\?user_id=`\s+left out or its own id; another → 403\)/,
     openApi: /A user leaves it out or names itself \(another user is a 403\)/,

@@ -121,7 +121,7 @@ export type PreferencesPutRequest = {
       readonly end: string;
     })[];
   } | null;
-  /** Notifications matching a choice (its first match, in this order) are batched into one digest per choice, closing `window_secs` after the first or at `at` in the user's time zone (docs/digests.md). Each names exactly one of `event_type` and `category` (each pattern once per kind), and exactly one of `window_secs` and `at`, else a 400. */
+  /** Notifications matching a choice (its first match, in this order) are batched into one digest per choice, closing `window_secs` after the first or at `at` in the user's time zone (docs/digests.md). Each names exactly one of `event_type` and `category`, and exactly one of `window_secs` and `at`, else a 400. Each pattern once per kind, else a 400. */
   readonly digests?: readonly ({
     readonly event_type?: string;
     readonly category?: string;
