@@ -76,6 +76,12 @@ const refusedUrl = (url: string) => ({
 });
 /** POST /devices by alice. */
 const registerDevice = (body: Json): Call => ({ method: 'POST', path: '/devices', token: alice, body });
+const putDigests = (digests: Json[]): Call => ({
+  method: 'PUT',
+  path: '/preferences',
+  token: alice,
+  body: { rules: [], digests },
+});
 /** A browser's PushSubscription.toJSON() with a fresh P-256 key, on loopback (allowed locally). */
 const webSubscription = (p256dh = createECDH('prime256v1').generateKeys().toString('base64url')) => ({
   endpoint: `http://127.0.0.1:9/push/${run}`,
@@ -357,31 +363,19 @@ const RULES: readonly Rule[] = [
     contract: /patterns as for rules, each once per\s+kind/,
     openApi: /Each pattern once per kind, else a 400/,
     broken: {
-      method: 'PUT',
-      path: '/preferences',
-      token: alice,
-      body: {
-        rules: [],
-        digests: [
-          { category: 'a', at: '09:00' },
-          { category: 'a', window_secs: 60 },
-        ],
-      },
+      ...putDigests([
+        { category: 'a', at: '09:00' },
+        { category: 'a', window_secs: 60 },
+      ]),
       status: 400,
       code: 'validation',
       field: 'digests[1].category',
     },
     kept: {
-      method: 'PUT',
-      path: '/preferences',
-      token: alice,
-      body: {
-        rules: [],
-        digests: [
-          { category: 'a', at: '09:00' },
-          { event_type: 'a', window_secs: 60 },
-        ],
-      },
+      ...putDigests([
+        { category: 'a', at: '09:00' },
+        { event_type: 'a', window_secs: 60 },
+      ]),
       status: 200,
     },
   },
