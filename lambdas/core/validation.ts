@@ -25,15 +25,16 @@ const valueAt = (input: unknown, path: readonly PropertyKey[]): unknown =>
     input,
   );
 
-// zod 4 leaves the offending input out of its issues, so a missing field is told from a wrong type by looking
-// the path up in the input itself.
+// zod 4 leaves the offending input out of its issues, so a missing field is told from a wrong type (or, for a
+// field of a fixed set of values, from a wrong value) by looking the path up in the input itself.
 const issuesOf = (error: core.$ZodError, input: unknown): FieldIssue[] =>
   error.issues.flatMap((issue): FieldIssue[] => {
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => ({ field: fieldPath([...issue.path, key]), issue: 'unknown field' }));
     }
     const field = fieldPath(issue.path) || '(body)';
-    if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+    const missable = issue.code === 'invalid_type' || issue.code === 'invalid_value';
+    if (missable && valueAt(input, issue.path) === undefined) {
       return [{ field, issue: 'required' }];
     }
     return [{ field, issue: issue.message }];

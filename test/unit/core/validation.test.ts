@@ -39,6 +39,16 @@ describe('validation messages', () => {
     expect(detailsOf({ title: 'x', recipient_ids: ['u'] })).toEqual([
       { field: 'event_type', issue: 'required' },
     ]);
+    // A missing field of a fixed set of values too: not "must be one of", which reads as a wrong value sent.
+    expect(
+      detailsOf({
+        event_type: 'a',
+        title: 'x',
+        recipient_ids: ['u'],
+        channels: ['in_app', 'push'],
+        fallback: [{ after_secs: 60 }],
+      }),
+    ).toEqual([{ field: 'fallback[0].channel', issue: 'required' }]);
     expect(detailsOf({ event_type: 5, title: 'x', recipient_ids: ['u', 7] })).toEqual([
       { field: 'event_type', issue: 'must be a string, not a number' },
       { field: 'recipient_ids[1]', issue: 'must be a string, not a number' },
