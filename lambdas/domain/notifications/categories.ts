@@ -11,14 +11,19 @@ export const TAG = /^[A-Za-z0-9_:.-]{1,32}$/;
 /** Tags one notification may carry. */
 export const MAX_TAGS = 5;
 
+// The length checks abort: a name of the wrong length is told so once, not also that it is malformed.
 export const categorySchema = z
   .string()
   .check(
-    z.minLength(1),
-    z.maxLength(MAX_CATEGORY_CHARACTERS),
+    z.minLength(1, { abort: true }),
+    z.maxLength(MAX_CATEGORY_CHARACTERS, { abort: true }),
     z.regex(CATEGORY, 'must be a lower-case dotted name'),
   );
 
 export const tagSchema = z
   .string()
-  .check(z.minLength(1), z.maxLength(32), z.regex(TAG, 'must be 1-32 of A-Za-z0-9_:.-'));
+  .check(
+    z.minLength(1, { abort: true }),
+    z.maxLength(32, { abort: true }),
+    z.regex(TAG, 'must be 1-32 of A-Za-z0-9_:.-'),
+  );
