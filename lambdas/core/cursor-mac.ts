@@ -13,7 +13,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as envNames from '../../common/env-names';
 import { readSecretString } from './clients-secrets';
-import { validationError } from './errors';
+import { invalidCursor } from './errors';
 
 const MAC_BYTES = 16;
 
@@ -50,8 +50,7 @@ export const signCursor = async (scope: string, payload: string): Promise<string
 
 /** The payload of a cursor this scope issued; anything else is a 400 `validation` on `cursor`. */
 export const openCursor = async (scope: string, cursor: string): Promise<string> => {
-  const invalid = () =>
-    validationError('Invalid cursor', [{ field: 'cursor', issue: 'not a cursor this listing issued' }]);
+  const invalid = invalidCursor;
   const [encoded, mac, extra] = cursor.split('.');
   if (!encoded || !mac || extra !== undefined) throw invalid();
   const payload = Buffer.from(encoded, 'base64url').toString('utf8');

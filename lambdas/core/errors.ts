@@ -39,6 +39,9 @@ export class ServiceError extends Error {
 
 export const validationError = (message: string, details: readonly FieldIssue[] = []) =>
   new ServiceError('validation', message, details);
+/** The one refusal of a cursor a listing did not issue, whichever the listing. */
+export const invalidCursor = () =>
+  validationError('Invalid query string', [{ field: 'cursor', issue: 'not a cursor of this listing' }]);
 export const unauthorized = (message = 'A valid bearer token is required') =>
   new ServiceError('unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer' });
 export const forbidden = (message = 'Not allowed') => new ServiceError('forbidden', message);

@@ -238,6 +238,47 @@ describe('small input bugs', () => {
     }
   });
 
+  it('refuses a cursor a listing did not issue in one voice, whichever the listing', async () => {
+    const admin = await runtime.mintServiceToken('ops', ['webhooks:admin']);
+    const writer = await runtime.mintServiceToken('crm', ['notifications:write']);
+    const user = await runtime.mintUserToken('cursor-voice');
+    const hook = await api('POST', '/webhooks', admin, {
+      url: 'http://127.0.0.1:9/cursor-voice',
+      secret: 'a-secret-of-enough-length',
+      event_filters: ['cursor.voice'],
+      name: 'cursor voice',
+    });
+    expect(hook.status).toBe(201);
+    const sent = await api('POST', '/notifications', writer, {
+      event_type: 'cursor.voice',
+      title: 'x',
+      recipient_ids: ['cursor-voice'],
+    });
+    expect(sent.status).toBe(202);
+    const forged = Buffer.from(JSON.stringify({ after: 'x' })).toString('base64url');
+    for (const [path, token] of [
+      ['/notifications', user],
+      ['/devices', user],
+      ['/presence?scope=room:cursor-voice', user],
+      [`/sent-notifications/${sent.body.id}/pushes`, writer],
+      [`/webhooks/${hook.body.id}/deliveries`, admin],
+    ] as const) {
+      for (const cursor of ['garbage', forged]) {
+        const separator = path.includes('?') ? '&' : '?';
+        const response = await api('GET', `${path}${separator}cursor=${cursor}`, token);
+        expect({ path, status: response.status, body: response.body }).toMatchObject({
+          path,
+          status: 400,
+          body: {
+            code: 'validation',
+            message: 'Invalid query string',
+            details: [{ field: 'cursor', issue: 'not a cursor of this listing' }],
+          },
+        });
+      }
+    }
+  });
+
   it('refuses bodies that are not UTF-8: invalid bytes (400) and another charset (415)', async () => {
     const token = await runtime.mintServiceToken('crm', ['notifications:write']);
     const post = (body: Uint8Array | string, contentType: string) =>

@@ -8,7 +8,7 @@ import {
   pushSettings,
 } from '../../../common/settings';
 import { documentClient, tableName } from '../../core/clients';
-import { conflict, type FieldIssue, notFound, validationError } from '../../core/errors';
+import { conflict, type FieldIssue, invalidCursor, notFound, validationError } from '../../core/errors';
 import { countQuery, type ItemKey, queryPage } from '../../core/paging';
 import type * as z from '../../core/zod';
 import { AddressRefused } from '../webhooks/address-policy';
@@ -253,7 +253,7 @@ export const listDevices = async (
   query: ListDevicesQuery,
 ): Promise<z.output<typeof deviceListSchema>> => {
   if (query.cursor !== undefined && !TOKEN_HASH.test(query.cursor)) {
-    throw validationError('Invalid query', [{ field: 'cursor', issue: 'is not a cursor of this listing' }]);
+    throw invalidCursor();
   }
   const page = await queryPage<DeviceRecord & ItemKey>(
     {

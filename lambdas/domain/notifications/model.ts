@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { openCursor, signCursor } from '../../core/cursor-mac';
-import { validationError } from '../../core/errors';
+import { invalidCursor } from '../../core/errors';
 import type { ResolvedDefaults, Throttle } from '../preferences/rules';
 import type { PushRouting } from '../push/routing';
 import type { Channel } from './channels';
@@ -197,7 +197,7 @@ export const encodeCursor = (userId: string, receiverId: string): Promise<string
 export const decodeCursor = async (userId: string, cursor: string): Promise<string> => {
   const receiverId = await openCursor(feedScope(userId), cursor);
   if (!isReceiverId(receiverId)) {
-    throw validationError('Invalid cursor', [{ field: 'cursor', issue: 'not a cursor this listing issued' }]);
+    throw invalidCursor();
   }
   return receiverId;
 };

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../core/clients';
-import { notFound, validationError } from '../../core/errors';
+import { invalidCursor, notFound } from '../../core/errors';
 import { queryAll, queryPages } from '../../core/paging';
 import type { Principal } from '../../core/principal';
 import type * as z from '../../core/zod';
@@ -108,7 +108,7 @@ export const listPushes = async (
   const own = creator ? undefined : recipientPushKey(principal.id);
   const cursor = query.cursor === undefined ? undefined : PUSH_CURSOR.exec(query.cursor);
   if (query.cursor !== undefined && !(cursor && (own === undefined || cursor[1] === own))) {
-    throw validationError('Invalid query', [{ field: 'cursor', issue: 'is not a cursor of this listing' }]);
+    throw invalidCursor();
   }
   const from = cursor?.[1] ?? own ?? PUSH_KEY_PREFIX;
   const fromDevice = cursor?.[2];

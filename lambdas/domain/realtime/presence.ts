@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { presenceSettings } from '../../../common/presence-settings';
 import { documentClient } from '../../core/clients';
-import { validationError } from '../../core/errors';
+import { invalidCursor, validationError } from '../../core/errors';
 import { describeBound, withinBound } from '../../core/identifiers';
 import { queryAll, queryPage, queryPages } from '../../core/paging';
 import { nameIssue } from '../../core/text-policy';
@@ -345,7 +345,7 @@ const decodeScopeCursor = (scope: string, cursor: string): string => {
   } catch {
     // not JSON: refused below
   }
-  throw validationError('Invalid query', [{ field: 'cursor', issue: 'is not a cursor of this listing' }]);
+  throw invalidCursor();
 };
 
 /**

@@ -1,5 +1,5 @@
 import { tableName } from '../../core/clients';
-import { conflict, notFound, validationError } from '../../core/errors';
+import { conflict, invalidCursor, notFound } from '../../core/errors';
 import { queryPageAcross } from '../../core/paging';
 import type * as z from '../../core/zod';
 import {
@@ -44,7 +44,7 @@ const decodeCursor = (webhookId: string, cursor: string): string => {
   } catch {
     // fall through
   }
-  throw validationError('Invalid query', [{ field: 'cursor', issue: 'is not a cursor of this listing' }]);
+  throw invalidCursor();
 };
 
 /**

@@ -91,7 +91,7 @@ describe('on DynamoDB Local', () => {
     }
     await expect(scopePresence(room, { limit: 2, cursor: 'bm90IGEgY3Vyc29y' })).rejects.toMatchObject({
       code: 'validation',
-      details: [{ field: 'cursor', issue: 'is not a cursor of this listing' }],
+      details: [{ field: 'cursor', issue: 'not a cursor of this listing' }],
     });
   });
 
