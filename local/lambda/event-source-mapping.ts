@@ -1,7 +1,8 @@
 import type { SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { DEFAULT_FUNCTION, type Worker } from '../../lib/wiring';
 import type { LocalQueue, StoredMessage } from '../sqs/queue';
-import { InFlightInvocations } from './in-flight';
+import { HOLDS_PAST_DEADLINE_MS, InFlightInvocations } from './in-flight';
+import { LambdaTimeoutError } from './runner';
 import type { InvokeFunction } from './types';
 
 /**
@@ -23,6 +24,8 @@ export interface EventSourceMappingOptions {
   readonly invoke: InvokeFunction;
   readonly region: string;
   readonly timeScale: number;
+  /** Resolves once every change of the queues so far (these receives) is on disk. */
+  readonly durable: () => Promise<void>;
   readonly log: (line: string) => void;
 }
 
@@ -122,10 +125,12 @@ export class EventSourceMapping {
       await queue.waitForMessages(Number.POSITIVE_INFINITY, signal);
       if (this.stopped) break;
       // On AWS the visibility timeout outlasts the function timeout (the stack checks it), so a message never
-      // comes back while its invocation runs. A time scale shortens the one but not the other: hold the
-      // batch until its invocation ends, then let the visibility timeout count from the receive.
+      // comes back while its invocation runs, nor, once that invocation died, before what it holds (a claim,
+      // a lease) has expired. A time scale shortens the one but not the other: hold the batch past its
+      // invocation's deadline and the slack of its holds, and once the invocation has ended, let the visibility
+      // timeout count from the receive.
       const visibilityMs = queue.scaledMs(queue.visibilityTimeoutSecs);
-      const holdMs = Math.max(visibilityMs, this.functionTimeoutMs + 1000);
+      const holdMs = Math.max(visibilityMs, this.functionTimeoutMs + HOLDS_PAST_DEADLINE_MS);
       const receivedAt = Date.now();
       const batch = this.receive(batchSize, holdMs, MAX_BATCH_PAYLOAD_BYTES);
       if (batch.length === 0) continue;
@@ -161,9 +166,13 @@ export class EventSourceMapping {
     return messages;
   }
 
-  /** Invokes the worker with `batch`; what it does not settle becomes visible again at `visibleAt`. */
+  /**
+   * Invokes the worker with `batch`; what it does not settle becomes visible again at `visibleAt`. The batch of
+   * an invocation that timed out stays hidden until its hold ends instead: its handler may still run (nothing in
+   * one process stops it), and what it holds lasts past its deadline.
+   */
   private dispatch(batch: StoredMessage[], visibleAt: number): void {
-    const { worker, queue, invoke, region, log } = this.options;
+    const { worker, queue, invoke, durable, region, log } = this.options;
     // Receipt handles as of this receive: a later receive of the same message must not be deleted by us.
     const handles = batch.map((message) => ({ message, receiptHandle: message.receiptHandle }));
     const event: SQSEvent = { Records: batch.map((message) => toSqsRecord(message, queue, region)) };
@@ -173,14 +182,18 @@ export class EventSourceMapping {
     const run = (async () => {
       let result: unknown;
       try {
+        // The receives on disk first: were the runtime to die during the invocation, the batch stays hidden
+        // after the restart until its hold ends, as it would have without the restart.
+        await durable();
         result = await invoke(worker, event);
       } catch (error) {
+        const timedOut = error instanceof LambdaTimeoutError;
         log(
-          `worker ${worker.id}: invocation failed, ${batch.length} message(s) return after the visibility timeout: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
+          `worker ${worker.id}: invocation failed, ${batch.length} message(s) return after ${
+            timedOut ? "the invocation's deadline and its holds" : 'the visibility timeout'
+          }: ${error instanceof Error ? error.message : String(error)}`,
         );
-        release();
+        if (!timedOut) release();
         return;
       }
       const outcome = failedMessageIds(result, new Set(batch.map((message) => message.id)));

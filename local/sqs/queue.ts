@@ -46,10 +46,21 @@ export interface QueueStats {
   readonly ApproximateNumberOfMessagesNotVisible: number;
 }
 
-/** One change of a queue's durable state, as the journal records it (visibility changes are not kept). */
+/**
+ * One change of a queue's durable state, as the journal records it: a receive's count and until when it hides
+ * the message, and each later change of that (ChangeMessageVisibility, a poller's early release), so that a
+ * message in flight at a crash stays hidden after the restart as long as it would have (`restore`).
+ */
 export type QueueChange =
   | { readonly put: StoredMessage }
-  | { readonly received: string; readonly receiveCount: number; readonly firstReceivedAt: number }
+  | {
+      readonly received: string;
+      readonly receiveCount: number;
+      readonly firstReceivedAt: number;
+      /** Absent in journals written before receives recorded it: visible at once after a restart. */
+      readonly visibleAt?: number;
+    }
+  | { readonly hidden: string; readonly visibleAt: number }
   | { readonly deleted: string }
   | { readonly purged: true };
 
@@ -170,7 +181,12 @@ export class LocalQueue {
         message.duplicate = true;
       }
       received.push(message);
-      this.changed({ received: message.id, receiveCount: message.receiveCount, firstReceivedAt: now });
+      this.changed({
+        received: message.id,
+        receiveCount: message.receiveCount,
+        firstReceivedAt: now,
+        visibleAt: message.visibleAt,
+      });
     }
     this.counters.received += received.length;
     return received;
@@ -248,7 +264,7 @@ export class LocalQueue {
       );
     }
     message.visibleAt = now + visibilityMs;
-    this.notify();
+    this.changed({ hidden: message.id, visibleAt: message.visibleAt });
   }
 
   /**
@@ -258,9 +274,9 @@ export class LocalQueue {
   release(receiptHandle: string | undefined, visibleAt: number): void {
     if (receiptHandle === undefined) return;
     const { message, current } = this.resolveHandle(receiptHandle);
-    if (!message || !current) return;
-    message.visibleAt = Math.min(message.visibleAt, visibleAt);
-    this.notify();
+    if (!message || !current || message.visibleAt <= visibleAt) return;
+    message.visibleAt = visibleAt;
+    this.changed({ hidden: message.id, visibleAt });
   }
 
   purge(): void {
@@ -295,17 +311,14 @@ export class LocalQueue {
     return [...this.messages.values()].map((message) => ({ ...message }));
   }
 
-  /** Restores persisted messages; messages that were in flight become visible again (their handles died). */
+  /**
+   * Restores persisted messages as they were, but for their receipt handles (they died with the process). A
+   * message in flight stays hidden until its receive's visibility ends, as on SQS, which does not know that its
+   * consumer died: handed out at once, it would find what the dead receive holds (a claim, a lease: until that
+   * invocation's deadline and some slack) still held, and fail, each receive counting toward the DLQ.
+   */
   restore(messages: readonly StoredMessage[]): void {
-    const now = Date.now();
-    for (const message of messages) {
-      const wasInFlight = message.receiveCount > 0;
-      this.messages.set(message.id, {
-        ...message,
-        visibleAt: wasInFlight ? now : message.visibleAt,
-        receiptHandle: undefined,
-      });
-    }
+    for (const message of messages) this.messages.set(message.id, { ...message, receiptHandle: undefined });
     this.notify();
   }
 
