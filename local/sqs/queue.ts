@@ -48,7 +48,7 @@ export interface QueueStats {
 
 /**
  * One change of a queue's durable state, as the journal records it: a receive's count and until when it hides
- * the message, and each later change of that (ChangeMessageVisibility, a poller's early release), so that a
+ * the message, and each later change of that (ChangeMessageVisibility, a poller's hold and hand-back), so that a
  * message in flight at a crash stays hidden after the restart as long as it would have (`restore`).
  */
 export type QueueChange =
@@ -268,15 +268,18 @@ export class LocalQueue {
   }
 
   /**
-   * Lets an in-flight message become visible at `visibleAt` at the latest (a poller handing back what it held
-   * longer than the visibility timeout). A handle that is no longer the latest does nothing.
+   * Hides an in-flight message until `visibleAt` (a poller holding what its invocation works on, then handing
+   * back what it did not settle). A handle that is no longer the latest, or of a deleted message, does nothing;
+   * a copy due to another consumer (AWS-like delivery) still comes when it is due.
    */
-  release(receiptHandle: string | undefined, visibleAt: number): void {
+  hideUntil(receiptHandle: string | undefined, visibleAt: number): void {
     if (receiptHandle === undefined) return;
     const { message, current } = this.resolveHandle(receiptHandle);
-    if (!message || !current || message.visibleAt <= visibleAt) return;
-    message.visibleAt = visibleAt;
-    this.changed({ hidden: message.id, visibleAt });
+    if (!message || !current) return;
+    const until = message.duplicate ? Math.min(message.visibleAt, visibleAt) : visibleAt;
+    if (until === message.visibleAt) return;
+    message.visibleAt = until;
+    this.changed({ hidden: message.id, visibleAt: until });
   }
 
   purge(): void {

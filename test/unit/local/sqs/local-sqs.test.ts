@@ -518,39 +518,47 @@ describe('Lambda’s event source mapping on LocalSqs (LocalLambda)', () => {
     expect(deliveries).toBeGreaterThan(bodies.length);
   });
 
-  it('keeps a batch whose invocation died with the runtime hidden past that invocation’s deadline and holds', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'local-sqs-'));
-    dirs.push(dataDir);
-    let invoked = false;
-    const { client, queueUrl } = await start({
-      dataDir,
-      // Visibility 30 s × 0.01 = 0.3 s; the function's deadline is 1 s after the invocation begins, and what it
-      // holds (a claim) lasts 5 s more: handed out again before that, the message would find the claim live.
-      timeScale: 0.01,
-      workers: [worker({ timeoutSecs: 1 })],
-      invoke: () => {
-        invoked = true;
-        return new Promise(() => {}); // never settles: the runtime dies during it
-      },
-    });
-    // The receive comes after the send: its hold ends 7 s after the send at the earliest.
-    const sentAt = Date.now();
-    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'cut off' }));
-    await waitUntil(() => invoked);
+  it.each([
+    ['shorter', 0.01],
+    ['longer', 1],
+  ])(
+    'keeps a batch whose invocation died with the runtime hidden until that invocation’s hold ends (a visibility timeout %s than it)',
+    async (_, timeScale) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'local-sqs-'));
+      dirs.push(dataDir);
+      let invoked = false;
+      const { client, queueUrl } = await start({
+        dataDir,
+        // The function's deadline is 1 s after the invocation begins, and what it holds (a claim) lasts 5 s more:
+        // handed out again before that, the message would find the claim live; after that, it is safe to, and a
+        // visibility timeout of 30 s × 1 waited out in full would only slow the restart down.
+        timeScale,
+        workers: [worker({ timeoutSecs: 1 })],
+        invoke: () => {
+          invoked = true;
+          return new Promise(() => {}); // never settles: the runtime dies during it
+        },
+      });
+      // The receive comes after the send: its hold ends 7 s after the send at the earliest.
+      const sentAt = Date.now();
+      await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'cut off' }));
+      await waitUntil(() => invoked);
 
-    // The receive was on disk before the invocation began: the message is in flight after the restart.
-    const restarted = await restartAfterCrash(dataDir, 0.01);
-    expect(restarted.sqs.stats('jobs').ApproximateNumberOfMessagesNotVisible).toBe(1);
-    const again = await restarted.client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: restarted.queueUrl,
-        WaitTimeSeconds: 20,
-        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
-      }),
-    );
-    expect(again.Messages?.[0]?.Attributes?.ApproximateReceiveCount).toBe('2');
-    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(1_000 + 6_000);
-  });
+      // The receive was on disk before the invocation began: the message is in flight after the restart.
+      const restarted = await restartAfterCrash(dataDir, timeScale);
+      expect(restarted.sqs.stats('jobs').ApproximateNumberOfMessagesNotVisible).toBe(1);
+      const again = await restarted.client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: restarted.queueUrl,
+          // Real seconds: past the hold (7 s), short of the unscaled visibility timeout (30 s).
+          WaitTimeSeconds: 20,
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }),
+      );
+      expect(again.Messages?.[0]?.Attributes?.ApproximateReceiveCount).toBe('2');
+      expect(Date.now() - sentAt).toBeGreaterThanOrEqual(1_000 + 6_000);
+    },
+  );
 
   it('keeps the batch of a timed-out invocation hidden past its deadline and holds (its handler may still run)', async () => {
     const invokedAt: number[] = [];
