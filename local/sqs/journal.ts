@@ -9,8 +9,9 @@ import type { QueueChange, StoredMessage } from './queue';
  * fsync'd; receives (with until when they hide the message), visibility changes and deletes are written with
  * the next flush (losing one on a crash means a redelivery, which standard SQS allows); Lambda's pollers wait for
  * that flush before they invoke with what they received, so that a message in flight at a crash stays hidden
- * after the restart until its receive's hold ends, as on SQS. When the journal outgrows COMPACT_ABOVE_BYTES the current state becomes the new
- * snapshot and the journal starts empty. Every line sets an absolute state, so replaying one twice is harmless.
+ * after the restart as long as its receive said, as on SQS. When the journal outgrows COMPACT_ABOVE_BYTES the
+ * current state becomes the new snapshot and the journal starts empty. Every line sets an absolute state, so
+ * replaying one twice is harmless.
  */
 
 const SNAPSHOT_FILE = 'sqs-messages.json';

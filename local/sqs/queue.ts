@@ -316,9 +316,10 @@ export class LocalQueue {
 
   /**
    * Restores persisted messages as they were, but for their receipt handles (they died with the process). A
-   * message in flight stays hidden until its receive's visibility ends, as on SQS, which does not know that its
-   * consumer died: handed out at once, it would find what the dead receive holds (a claim, a lease: until that
-   * invocation's deadline and some slack) still held, and fail, each receive counting toward the DLQ.
+   * message in flight stays hidden as long as its receive (or a later visibility change) said, as on SQS, which
+   * does not know that its consumer died: handed out at once, it would find what the dead receive holds (a claim,
+   * a lease: until that invocation's deadline and some slack) still held, and fail, each receive counting toward
+   * the DLQ.
    */
   restore(messages: readonly StoredMessage[]): void {
     for (const message of messages) this.messages.set(message.id, { ...message, receiptHandle: undefined });
