@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type AsyncInvocation, DEFAULT_FUNCTION } from '../../lib/wiring';
 import { validateMessage } from '../sqs/message';
 import type { LocalQueue, StoredMessage } from '../sqs/queue';
-import { InFlightInvocations } from './in-flight';
+import { HOLDS_PAST_DEADLINE_MS, InFlightInvocations } from './in-flight';
 import { LambdaInvocationError, localFunctionName } from './runner';
 import type { FunctionRef, InvokeFunction } from './types';
 
@@ -23,12 +23,6 @@ export type AsyncInvokedFunction = FunctionRef & AsyncInvocation;
 export const ASYNC_RETRY_DELAYS_SECS = [60, 120] as const;
 /** How many events of one function run at once locally (on AWS: up to the account's or reserved concurrency). */
 export const ASYNC_CONCURRENCY = 20;
-/**
- * On AWS a retry comes at least a minute after the failure, later than the failed invocation's deadline and the
- * 5 s of clock slack its holds keep (lambdas/core/message-handling.ts). A time scale shortens the wait but not the
- * deadline, so a scaled wait is raised to the function's timeout plus this much.
- */
-const RETRY_AFTER_DEADLINE_MS = 6_000;
 
 /** One event in a function's asynchronous queue (the local queue message's body). */
 interface QueuedEvent {
@@ -71,7 +65,11 @@ export interface AsyncInvocationOptions {
   readonly region: string;
   readonly accountId: string;
   readonly log: (line: string) => void;
-  /** Raises a scaled retry wait to the timeout plus this (default RETRY_AFTER_DEADLINE_MS). */
+  /**
+   * A retry (and an event whose invocation died with the runtime) comes no earlier than the function's timeout
+   * plus this after its invocation began (default HOLDS_PAST_DEADLINE_MS): on AWS a retry comes a minute or more
+   * after the failure, past the failed invocation's holds; a time scale shortens that wait, not the deadline.
+   */
   readonly retryAfterDeadlineMs?: number;
 }
 
@@ -128,6 +126,11 @@ export class AsyncInvocationQueue {
     return (this.options.fn.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs) * 1000;
   }
 
+  /** The earliest an invocation's event may be invoked again: its timeout plus the slack of its holds. */
+  private get pastDeadlineMs(): number {
+    return this.timeoutMs + (this.options.retryAfterDeadlineMs ?? HOLDS_PAST_DEADLINE_MS);
+  }
+
   private async put(event: QueuedEvent, delayMs: number): Promise<void> {
     const message = validateMessage({ MessageBody: JSON.stringify(event) });
     this.options.queue.send(message, 'lambda.amazonaws.com', delayMs);
@@ -142,8 +145,8 @@ export class AsyncInvocationQueue {
       if (signal.aborted) break;
       await queue.waitForMessages(Number.POSITIVE_INFINITY, signal);
       if (signal.aborted) break;
-      // Hidden while its invocation may run: a message seen again means that invocation died (a restart).
-      const [message] = queue.receive(1, this.timeoutMs + 1000);
+      // Hidden while its invocation may run and its holds last: seen again, that invocation died (a restart).
+      const [message] = queue.receive(1, this.pastDeadlineMs);
       if (message) this.dispatch(message);
     }
   }
@@ -155,15 +158,20 @@ export class AsyncInvocationQueue {
     // process is a duplicate copy (AWS-like delivery), which Lambda's queue may hand out without counting it.
     const cutOff = message.receiveCount > 1 && !this.dispatched.has(message.id) ? 1 : 0;
     this.dispatched.add(message.id);
-    const run = this.handle(message.body, cutOff).then(
-      () => {
-        this.options.queue.deleteByReceiptHandle(receiptHandle);
-      },
-      (error: unknown) => {
-        // Not settled (e.g. the disk write failed): the message comes back after its hold, as after a crash.
-        this.options.log(`asynchronous queue of ${this.options.fn.id}: ${String(error)}`);
-      },
-    );
+    // The receive on disk first: were the runtime to die during the invocation, the event stays hidden after
+    // the restart until the invocation's holds have expired.
+    const run = this.options
+      .durable()
+      .then(() => this.handle(message.body, cutOff))
+      .then(
+        () => {
+          this.options.queue.deleteByReceiptHandle(receiptHandle);
+        },
+        (error: unknown) => {
+          // Not settled (e.g. the disk write failed): the message comes back after its hold, as after a crash.
+          this.options.log(`asynchronous queue of ${this.options.fn.id}: ${String(error)}`);
+        },
+      );
     this.inFlight.track(run);
   }
 
@@ -189,10 +197,7 @@ export class AsyncInvocationQueue {
         return;
       }
       const waitSecs = ASYNC_RETRY_DELAYS_SECS[event.attempt - 1] ?? ASYNC_RETRY_DELAYS_SECS[1];
-      const delayMs = Math.max(
-        this.options.queue.scaledMs(waitSecs),
-        this.timeoutMs + (this.options.retryAfterDeadlineMs ?? RETRY_AFTER_DEADLINE_MS),
-      );
+      const delayMs = Math.max(this.options.queue.scaledMs(waitSecs), this.pastDeadlineMs);
       this.options.log(
         `${fn.id}: invocation ${event.attempt} of request ${event.requestId} failed, retried in ${delayMs} ms: ${
           errorPayload(error).errorMessage

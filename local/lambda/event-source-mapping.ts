@@ -1,7 +1,8 @@
 import type { SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { DEFAULT_FUNCTION, type Worker } from '../../lib/wiring';
 import type { LocalQueue, StoredMessage } from '../sqs/queue';
-import { InFlightInvocations } from './in-flight';
+import { HOLDS_PAST_DEADLINE_MS, InFlightInvocations } from './in-flight';
+import { LambdaTimeoutError } from './runner';
 import type { InvokeFunction } from './types';
 
 /**
@@ -23,6 +24,8 @@ export interface EventSourceMappingOptions {
   readonly invoke: InvokeFunction;
   readonly region: string;
   readonly timeScale: number;
+  /** Resolves once every change of the queues so far (these receives) is on disk. */
+  readonly durable: () => Promise<void>;
   readonly log: (line: string) => void;
 }
 
@@ -121,11 +124,15 @@ export class EventSourceMapping {
       if (this.stopped) break;
       await queue.waitForMessages(Number.POSITIVE_INFINITY, signal);
       if (this.stopped) break;
-      // On AWS the visibility timeout outlasts the function timeout (the stack checks it), so a message never
-      // comes back while its invocation runs. A time scale shortens the one but not the other: hold the
-      // batch until its invocation ends, then let the visibility timeout count from the receive.
+      // On AWS the visibility timeout outlasts the batching window and the function timeout (the stack checks
+      // it): a message never comes back while its invocation runs, nor, once that invocation died, before what
+      // it holds (a claim, a lease) has expired. A time scale shortens the visibility timeout, not the function
+      // timeout, so a batch is hidden for its invocation instead (the window, then the timeout and the slack of
+      // its holds from the invocation's start), and once the invocation has ended the visibility timeout counts
+      // from the receive. A batch cut off by a crash of the runtime comes back when that hold ends: no sooner is
+      // safe, and waiting out a whole unscaled visibility timeout would only slow a restart down.
       const visibilityMs = queue.scaledMs(queue.visibilityTimeoutSecs);
-      const holdMs = Math.max(visibilityMs, this.functionTimeoutMs + 1000);
+      const holdMs = windowMs + this.holdMs;
       const receivedAt = Date.now();
       const batch = this.receive(batchSize, holdMs, MAX_BATCH_PAYLOAD_BYTES);
       if (batch.length === 0) continue;
@@ -144,8 +151,9 @@ export class EventSourceMapping {
     }
   }
 
-  private get functionTimeoutMs(): number {
-    return (this.options.worker.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs) * 1000;
+  /** How long an invocation may run and what it holds may last: its timeout and the slack of its holds. */
+  private get holdMs(): number {
+    return (this.options.worker.timeoutSecs ?? DEFAULT_FUNCTION.timeoutSecs) * 1000 + HOLDS_PAST_DEADLINE_MS;
   }
 
   private receive(max: number, visibilityMs: number, byteBudget: number): StoredMessage[] {
@@ -161,37 +169,48 @@ export class EventSourceMapping {
     return messages;
   }
 
-  /** Invokes the worker with `batch`; what it does not settle becomes visible again at `visibleAt`. */
+  /**
+   * Invokes the worker with `batch`, hidden until the invocation's hold ends (counted from now); what the
+   * invocation does not settle becomes visible again at `visibleAt`. The batch of an invocation that timed out
+   * stays hidden until its hold ends at least: its handler may still run (nothing in one process stops it), and
+   * what it holds lasts past its deadline.
+   */
   private dispatch(batch: StoredMessage[], visibleAt: number): void {
-    const { worker, queue, invoke, region, log } = this.options;
+    const { worker, queue, invoke, durable, region, log } = this.options;
     // Receipt handles as of this receive: a later receive of the same message must not be deleted by us.
     const handles = batch.map((message) => ({ message, receiptHandle: message.receiptHandle }));
     const event: SQSEvent = { Records: batch.map((message) => toSqsRecord(message, queue, region)) };
-    const release = () => {
-      for (const { receiptHandle } of handles) queue.release(receiptHandle, visibleAt);
+    const hideUntil = (until: number) => {
+      for (const { receiptHandle } of handles) queue.hideUntil(receiptHandle, until);
     };
+    const heldUntil = Date.now() + this.holdMs;
+    hideUntil(heldUntil);
     const run = (async () => {
       let result: unknown;
       try {
+        // The hold on disk first: were the runtime to die during the invocation, the batch stays hidden after the
+        // restart until the hold ends.
+        await durable();
         result = await invoke(worker, event);
       } catch (error) {
+        const timedOut = error instanceof LambdaTimeoutError;
         log(
-          `worker ${worker.id}: invocation failed, ${batch.length} message(s) return after the visibility timeout: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
+          `worker ${worker.id}: invocation failed, ${batch.length} message(s) return after ${
+            timedOut ? "the invocation's deadline and its holds" : 'the visibility timeout'
+          }: ${error instanceof Error ? error.message : String(error)}`,
         );
-        release();
+        hideUntil(timedOut ? Math.max(visibleAt, heldUntil) : visibleAt);
         return;
       }
       const outcome = failedMessageIds(result, new Set(batch.map((message) => message.id)));
       if ('wholeBatchFailed' in outcome) {
         log(`worker ${worker.id}: ${outcome.wholeBatchFailed}; the whole batch is treated as failed`);
-        release();
+        hideUntil(visibleAt);
         return;
       }
       const succeeded = handles.filter(({ message }) => !outcome.failed.has(message.id));
       for (const { receiptHandle } of succeeded) queue.deleteByReceiptHandle(receiptHandle);
-      release();
+      hideUntil(visibleAt);
       // The poller deletes with DeleteMessageBatch, ten handles per request.
       for (let index = 0; index < succeeded.length; index += 10) queue.countRequest(0);
     })();

@@ -1,4 +1,13 @@
 /**
+ * How long past an invocation's deadline what it may hold stays held: a claim or a lease taken by a handling
+ * lasts until the invocation's deadline plus 5 s of clock slack (lambdas/core/message-handling.ts); a second
+ * more. What an invocation was given (a queue message, an event) comes back no earlier than its deadline plus
+ * this once the invocation died: on AWS the queue's visibility timeout (six times the function timeout) and
+ * Lambda's retry waits (a minute and more) are longer still, and a time scale shortens those, not the deadline.
+ */
+export const HOLDS_PAST_DEADLINE_MS = 6_000;
+
+/**
  * The invocations a poller (an SQS event source mapping, a function's asynchronous queue) has running: at most
  * `max` at once, and on stop a grace period for them to settle.
  */

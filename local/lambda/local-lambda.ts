@@ -150,6 +150,7 @@ export class LocalLambda {
       invoke: this.opts.invoke,
       region: this.region,
       timeScale: this.opts.sqs.timeScale,
+      durable: () => this.opts.sqs.durable(),
       log: this.log,
     });
   }

@@ -6,9 +6,12 @@ import type { QueueChange, StoredMessage } from './queue';
 /**
  * The durable state of the local SQS queues: a snapshot (`sqs-messages.json`) plus a journal of the changes
  * since (`sqs-journal.ndjson`, one JSON line per change). A send is acknowledged only once its journal line is
- * fsync'd; receives and deletes are written with the next flush (losing one on a crash means a redelivery,
- * which standard SQS allows). When the journal outgrows COMPACT_ABOVE_BYTES the current state becomes the new
- * snapshot and the journal starts empty. Every line sets an absolute state, so replaying one twice is harmless.
+ * fsync'd; receives (with until when they hide the message), visibility changes and deletes are written with
+ * the next flush (losing one on a crash means a redelivery, which standard SQS allows); Lambda's pollers wait for
+ * that flush before they invoke with what they received, so that a message in flight at a crash stays hidden
+ * after the restart as long as its receive said, as on SQS. When the journal outgrows COMPACT_ABOVE_BYTES the
+ * current state becomes the new snapshot and the journal starts empty. Every line sets an absolute state, so
+ * replaying one twice is harmless.
  */
 
 const SNAPSHOT_FILE = 'sqs-messages.json';
@@ -117,7 +120,11 @@ const apply = (messages: Map<string, StoredMessage>, line: JournalLine): void =>
     if (message) {
       message.receiveCount = line.receiveCount;
       message.firstReceivedAt ??= line.firstReceivedAt;
+      if (line.visibleAt !== undefined) message.visibleAt = line.visibleAt;
     }
+  } else if ('hidden' in line) {
+    const message = messages.get(line.hidden);
+    if (message) message.visibleAt = line.visibleAt;
   } else if ('deleted' in line) messages.delete(line.deleted);
   else if ('purged' in line) messages.clear();
 };

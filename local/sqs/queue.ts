@@ -46,10 +46,21 @@ export interface QueueStats {
   readonly ApproximateNumberOfMessagesNotVisible: number;
 }
 
-/** One change of a queue's durable state, as the journal records it (visibility changes are not kept). */
+/**
+ * One change of a queue's durable state, as the journal records it: a receive's count and until when it hides
+ * the message, and each later change of that (ChangeMessageVisibility, a poller's hold and hand-back), so that a
+ * message in flight at a crash stays hidden after the restart as long as it would have (`restore`).
+ */
 export type QueueChange =
   | { readonly put: StoredMessage }
-  | { readonly received: string; readonly receiveCount: number; readonly firstReceivedAt: number }
+  | {
+      readonly received: string;
+      readonly receiveCount: number;
+      readonly firstReceivedAt: number;
+      /** Absent in journals written before receives recorded it: visible at once after a restart. */
+      readonly visibleAt?: number;
+    }
+  | { readonly hidden: string; readonly visibleAt: number }
   | { readonly deleted: string }
   | { readonly purged: true };
 
@@ -170,7 +181,12 @@ export class LocalQueue {
         message.duplicate = true;
       }
       received.push(message);
-      this.changed({ received: message.id, receiveCount: message.receiveCount, firstReceivedAt: now });
+      this.changed({
+        received: message.id,
+        receiveCount: message.receiveCount,
+        firstReceivedAt: now,
+        visibleAt: message.visibleAt,
+      });
     }
     this.counters.received += received.length;
     return received;
@@ -248,19 +264,22 @@ export class LocalQueue {
       );
     }
     message.visibleAt = now + visibilityMs;
-    this.notify();
+    this.changed({ hidden: message.id, visibleAt: message.visibleAt });
   }
 
   /**
-   * Lets an in-flight message become visible at `visibleAt` at the latest (a poller handing back what it held
-   * longer than the visibility timeout). A handle that is no longer the latest does nothing.
+   * Hides an in-flight message until `visibleAt` (a poller holding what its invocation works on, then handing
+   * back what it did not settle). A handle that is no longer the latest, or of a deleted message, does nothing;
+   * a copy due to another consumer (AWS-like delivery) still comes when it is due.
    */
-  release(receiptHandle: string | undefined, visibleAt: number): void {
+  hideUntil(receiptHandle: string | undefined, visibleAt: number): void {
     if (receiptHandle === undefined) return;
     const { message, current } = this.resolveHandle(receiptHandle);
     if (!message || !current) return;
-    message.visibleAt = Math.min(message.visibleAt, visibleAt);
-    this.notify();
+    const until = message.duplicate ? Math.min(message.visibleAt, visibleAt) : visibleAt;
+    if (until === message.visibleAt) return;
+    message.visibleAt = until;
+    this.changed({ hidden: message.id, visibleAt: until });
   }
 
   purge(): void {
@@ -295,17 +314,15 @@ export class LocalQueue {
     return [...this.messages.values()].map((message) => ({ ...message }));
   }
 
-  /** Restores persisted messages; messages that were in flight become visible again (their handles died). */
+  /**
+   * Restores persisted messages as they were, but for their receipt handles (they died with the process). A
+   * message in flight stays hidden as long as its receive (or a later visibility change) said, as on SQS, which
+   * does not know that its consumer died: handed out at once, it would find what the dead receive holds (a claim,
+   * a lease: until that invocation's deadline and some slack) still held, and fail, each receive counting toward
+   * the DLQ.
+   */
   restore(messages: readonly StoredMessage[]): void {
-    const now = Date.now();
-    for (const message of messages) {
-      const wasInFlight = message.receiveCount > 0;
-      this.messages.set(message.id, {
-        ...message,
-        visibleAt: wasInFlight ? now : message.visibleAt,
-        receiptHandle: undefined,
-      });
-    }
+    for (const message of messages) this.messages.set(message.id, { ...message, receiptHandle: undefined });
     this.notify();
   }
 

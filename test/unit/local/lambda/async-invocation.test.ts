@@ -166,7 +166,7 @@ describe('local asynchronous invocation', () => {
     await waitUntil(() => second.lambda.asyncBacklog() === 0, 50);
   }, 30_000);
 
-  it('invokes again, as a retry, an event whose invocation was cut off by a restart (the cut-off one counts)', async () => {
+  it('invokes again, as a retry, an event whose invocation was cut off by a restart (the cut-off one counts), once that invocation’s deadline is past', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'local-async-'));
     dirs.push(dataDir);
     const calls: Call[] = [];
@@ -178,7 +178,7 @@ describe('local asynchronous invocation', () => {
     const firstLambda = new LocalLambda({
       sqs: first,
       workers: [],
-      busFunctions: [{ ...busFunction, timeoutSecs: 30 }],
+      busFunctions: [busFunction],
       invoke: async (_fn, invoked, invokeOptions) => {
         calls.push({ event: invoked, requestId: invokeOptions?.requestId, at: Date.now() });
         await hung; // never settles before the stop: the process "crashed" mid-invocation
@@ -188,6 +188,7 @@ describe('local asynchronous invocation', () => {
     });
     await first.start();
     await firstLambda.start();
+    const acceptedAt = Date.now();
     const requestId = await firstLambda.invokeAsync(busFunction.id, event);
     await waitUntil(() => calls.length === 1, 50);
     await firstLambda.stop();
@@ -196,6 +197,10 @@ describe('local asynchronous invocation', () => {
     const second = await start(Number.POSITIVE_INFINITY, { dataDir, ...SHORT_RETRY_WAIT });
     await waitUntil(() => second.calls.length === 1, 50);
     expect(second.calls[0]).toMatchObject({ event, requestId });
+    // Not before the cut-off invocation's deadline and the slack of what it held (a claim), counted from its
+    // receive (after the event was accepted): the event stayed hidden across the restart, as Lambda's retry of a
+    // dead invocation comes a minute later.
+    expect((second.calls[0]?.at ?? 0) - acceptedAt).toBeGreaterThanOrEqual(1_000 + 6_000);
     await waitUntil(() => second.sqs.stats('sink-dlq').ApproximateNumberOfMessages === 1, 50);
     const [record] = await onFailureRecords(second.sqs);
     expect(record?.requestContext).toMatchObject({

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   DeleteMessageCommand,
   GetQueueAttributesCommand,
@@ -17,6 +18,7 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { QueueSpec, Worker } from '../../../../lib/wiring';
 import { LocalLambda, type LocalLambdaOptions } from '../../../../local/lambda/local-lambda';
+import { LambdaTimeoutError } from '../../../../local/lambda/runner';
 import type { FunctionRef } from '../../../../local/lambda/types';
 import { LocalSqs, type LocalSqsOptions } from '../../../../local/sqs/local-sqs';
 import { rejection, waitUntil } from '../../../support/await';
@@ -52,13 +54,27 @@ const start = async (
   await sqs.start();
   await lambda.start();
   running.push({ sqs, lambda });
-  const client = new SQSClient({
+  return { sqs, lambda, client: clientOf(sqs), queueUrl: sqs.queueUrl('jobs') };
+};
+
+const clientOf = (sqs: LocalSqs) =>
+  new SQSClient({
     endpoint: sqs.endpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
   });
-  return { sqs, lambda, client, queueUrl: sqs.queueUrl('jobs') };
+
+/**
+ * What a SIGKILL of the runtime leaves: a second stand-in started on the data folder of one still running, which
+ * never stops (its last writes are those on disk); it is stopped after the test.
+ */
+const restartAfterCrash = async (dataDir: string, timeScale: number) => {
+  const sqs = new LocalSqs({ queues: [jobsQueue], log: () => {}, dataDir, timeScale });
+  const lambda = new LocalLambda({ sqs, workers: [], busFunctions: [], invoke: async () => undefined });
+  await sqs.start();
+  running.push({ sqs, lambda });
+  return { sqs, client: clientOf(sqs), queueUrl: sqs.queueUrl('jobs') };
 };
 
 afterEach(async () => {
@@ -297,6 +313,47 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
     expect(received.Messages?.[0]?.Body).toBe('kept');
   });
 
+  it('keeps a message in flight at a crash hidden as its receive (or a later visibility change) left it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'local-sqs-'));
+    dirs.push(dataDir);
+    const { client, queueUrl, sqs } = await start({ dataDir, timeScale: 0.1 });
+    for (const body of ['held', 'released']) {
+      await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    }
+    // Hidden for 600 s × 0.1 = 60 s, then one of them handed back at once.
+    const received = await client.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 2, VisibilityTimeout: 600 }),
+    );
+    expect(received.Messages).toHaveLength(2);
+    const released = received.Messages?.find((message) => message.Body === 'released');
+    await client.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: queueUrl,
+        ReceiptHandle: released?.ReceiptHandle,
+        VisibilityTimeout: 0,
+      }),
+    );
+    await sqs.durable();
+
+    // SQS does not know its consumer died: the held message stays hidden, the released one is there.
+    const restarted = await restartAfterCrash(dataDir, 0.1);
+    expect(restarted.sqs.stats('jobs')).toEqual({
+      ApproximateNumberOfMessages: 1,
+      ApproximateNumberOfMessagesDelayed: 0,
+      ApproximateNumberOfMessagesNotVisible: 1,
+    });
+    const again = await restarted.client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: restarted.queueUrl,
+        MaxNumberOfMessages: 2,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      }),
+    );
+    expect(
+      again.Messages?.map((message) => [message.Body, message.Attributes?.ApproximateReceiveCount]),
+    ).toEqual([['released', '2']]);
+  });
+
   it('counts sent, received and deleted messages and billed requests per queue', async () => {
     const { client, queueUrl, sqs } = await start();
     await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'x'.repeat(70_000) }));
@@ -459,6 +516,67 @@ describe('Lambda’s event source mapping on LocalSqs (LocalLambda)', () => {
     await waitUntil(() => sqs.counters().jobs?.deleted === bodies.length);
     expect([...processed].sort()).toEqual(bodies);
     expect(deliveries).toBeGreaterThan(bodies.length);
+  });
+
+  it.each([
+    ['shorter', 0.01],
+    ['longer', 1],
+  ])(
+    'keeps a batch whose invocation died with the runtime hidden until that invocation’s hold ends (a visibility timeout %s than it)',
+    async (_, timeScale) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'local-sqs-'));
+      dirs.push(dataDir);
+      let invoked = false;
+      const { client, queueUrl } = await start({
+        dataDir,
+        // The function's deadline is 1 s after the invocation begins, and what it holds (a claim) lasts 5 s more:
+        // handed out again before that, the message would find the claim live; after that, it is safe to, and a
+        // visibility timeout of 30 s × 1 waited out in full would only slow the restart down.
+        timeScale,
+        workers: [worker({ timeoutSecs: 1 })],
+        invoke: () => {
+          invoked = true;
+          return new Promise(() => {}); // never settles: the runtime dies during it
+        },
+      });
+      // The receive comes after the send: its hold ends 7 s after the send at the earliest.
+      const sentAt = Date.now();
+      await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'cut off' }));
+      await waitUntil(() => invoked);
+
+      // The receive was on disk before the invocation began: the message is in flight after the restart.
+      const restarted = await restartAfterCrash(dataDir, timeScale);
+      expect(restarted.sqs.stats('jobs').ApproximateNumberOfMessagesNotVisible).toBe(1);
+      const again = await restarted.client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: restarted.queueUrl,
+          // Real seconds: past the hold (7 s), short of the unscaled visibility timeout (30 s).
+          WaitTimeSeconds: 20,
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }),
+      );
+      expect(again.Messages?.[0]?.Attributes?.ApproximateReceiveCount).toBe('2');
+      expect(Date.now() - sentAt).toBeGreaterThanOrEqual(1_000 + 6_000);
+    },
+  );
+
+  it('keeps the batch of a timed-out invocation hidden past its deadline and holds (its handler may still run)', async () => {
+    const invokedAt: number[] = [];
+    const { client, queueUrl, sqs } = await start({
+      timeScale: 0.01,
+      workers: [worker({ timeoutSecs: 1 })],
+      invoke: async () => {
+        invokedAt.push(Date.now());
+        if (invokedAt.length === 1) throw new LambdaTimeoutError('jobs.worker', 1);
+      },
+    });
+    const sentAt = Date.now();
+    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'slow' }));
+    await waitUntil(() => sqs.counters().jobs?.deleted === 1, 50);
+    expect(invokedAt).toHaveLength(2);
+    // Not after the visibility timeout (0.3 s): after the deadline (1 s from the receive, which comes after the
+    // send) and 6 s of holds.
+    expect((invokedAt[1] ?? 0) - sentAt).toBeGreaterThanOrEqual(1_000 + 6_000);
   });
 
   it('treats a partial batch response naming an unknown message as a failure of the whole batch', async () => {
