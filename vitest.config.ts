@@ -12,14 +12,14 @@ if (!process.env.JAVA_TOOL_OPTIONS?.includes(TEST_JVM_OPTION)) {
   process.env.JAVA_TOOL_OPTIONS = [process.env.JAVA_TOOL_OPTIONS, TEST_JVM_OPTION].filter(Boolean).join(' ');
 }
 
-// Two cores, three workers: much of an e2e file's time is waiting (timers, child processes, sockets), so a third
-// file in flight fills it (docs/testing.md). Each worker keeps one
+// Two cores, four workers: much of an e2e file's time is waiting (timers, child processes, sockets), and the longest
+// files wait most, so files beyond two are in flight to fill that (docs/testing.md). Each worker keeps one
 // DynamoDB Local (a JVM) for the whole run (test/support/shared-dynamodb.ts) instead of a JVM per file.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
-    maxWorkers: 3,
+    maxWorkers: 4,
     globalSetup: ['test/support/shared-dynamodb.ts'],
     setupFiles: ['test/support/function-logs.ts'],
     sequence: { sequencer: LongestFirstSequencer },
