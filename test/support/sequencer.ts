@@ -2,12 +2,12 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The files that take longest in wall time (measured, docs/testing.md), mostly waiting on child processes and
- * scaled timers. They start first: a clean clone (CI) has no durations cached, and vitest's fallback order,
- * larger files first, would start some of them late (realtime-silence 50th of 99 files, the smoke test 78th),
- * where a minute-long file can leave one worker running alone at the end.
+ * timers, longest first. They start early, not last: a clean clone (CI) has no durations cached, and vitest's
+ * fallback order, larger files first, would start some of them late (realtime-silence 50th of 99 files, the smoke
+ * test 78th), where a minute-long file can leave one worker running alone at the end.
  */
-const LONGEST_FIRST = [
-  // Seconds in a run of the whole suite (4 workers, 2 cores, other suites running): the order is what matters.
+const LONGEST_WAITING = [
+  // Seconds in a run of the whole suite (4 workers, 2 cores): the order is what matters.
   // `npm start --data` killed between two fallback steps (toast at 18 s, push at 45 s here).
   'test/reliability/fallback-crash.test.ts', // 83
   // `npm start --data` killed inside a quiet window, and the window's end at a minute boundary.
@@ -50,13 +50,27 @@ const LONGEST_FIRST = [
   'test/e2e/demo.test.ts',
 ];
 
-/** vitest's order (the last run's durations, else file size), with the known longest files moved first. */
-export class LongestFirstSequencer extends BaseSequencer {
+/** How many of the listed files start with the run; after them, one listed file after every OTHERS_BETWEEN others. */
+const STARTED_TOGETHER = 2;
+const OTHERS_BETWEEN = 3;
+
+/**
+ * vitest's order (the last run's durations, else file size), with the listed files, longest first, spread over the
+ * first part of the run: two start with it, then one after every three others. Started all at once they would hold
+ * every worker for the run's first minute while the cores stand mostly idle (they wait, they do not compute);
+ * spread, the other files keep the cores busy beside them, and each listed file still ends well before the run.
+ */
+export class SpreadWaitingSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const rank = (file: TestSpecification) => {
-      const index = LONGEST_FIRST.findIndex((path) => file.moduleId.endsWith(`/${path}`));
-      return index === -1 ? LONGEST_FIRST.length : index;
+      const index = LONGEST_WAITING.findIndex((path) => file.moduleId.endsWith(`/${path}`));
+      return index === -1 ? LONGEST_WAITING.length : index;
     };
-    return [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
+    const sorted = [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
+    const listed = sorted.filter((file) => rank(file) < LONGEST_WAITING.length);
+    const others = sorted.filter((file) => rank(file) === LONGEST_WAITING.length);
+    const order = listed.splice(0, STARTED_TOGETHER);
+    for (const file of listed) order.push(...others.splice(0, OTHERS_BETWEEN), file);
+    return [...order, ...others];
   }
 }
