@@ -74,7 +74,9 @@ const commentOnSocial = (recipient: string, key: string, title: string, channels
     digest: { key, window_secs: WINDOW_SECS },
   });
 
-describe('digests', () => {
+// Each test has recipients of its own and waits out windows of its own, so they wait side by side; the service
+// defaults (which `PUT /preferences/defaults` replaces) are set by one test only, for an event family of its own.
+describe.concurrent('digests', () => {
   it('batches a window per recipient and key into one notification: one feed item, one frame, exact counts', async () => {
     const [alice, bob] = [user('alice'), user('bob')];
     const [aliceToken, bobToken] = await Promise.all([

@@ -24,7 +24,11 @@ declare module 'vitest' {
 }
 
 export default async function startSharedDynamoDb(project: TestProject): Promise<() => Promise<void>> {
-  const workers = Math.max(1, project.globalConfig.maxWorkers);
+  // No more instances than files to run: a run of one file (`npx vitest run test/e2e/foo.test.ts`) starts one JVM,
+  // not one per worker. The CLI's file filters are vitest's own (not typed): without them, every file counts.
+  const filters = (project.vitest as { filenamePattern?: string[] }).filenamePattern;
+  const { testFiles } = await project.globTestFiles(filters);
+  const workers = Math.max(1, Math.min(project.globalConfig.maxWorkers, testFiles.length));
   const instances = await Promise.all(Array.from({ length: workers }, () => launchDynamoDbLocal()));
   // Files waiting for an instance that never came up fail with a time-out; this says why, once. (A run that
   // ends before an instance answered stops it on purpose: no message then.)

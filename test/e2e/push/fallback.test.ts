@@ -88,7 +88,10 @@ const openClient = async (token: string) => {
   return client;
 };
 
-describe('fallback steps', () => {
+// Each test has users and devices of its own and waits out steps of its own, so they wait side by side; the one
+// that sets the service defaults (replaced whole by `PUT /preferences/defaults`) does so for an event family no
+// other test sends.
+describe.concurrent('fallback steps', () => {
   it('a push step goes when the item is still unread, and not when it was read; read-all counts as read', async () => {
     const idleUser = await userWithDevice('idle');
     const reader = await userWithDevice('reader');
@@ -212,11 +215,11 @@ describe('fallback steps', () => {
   it("a default rule's fallback applies; a notification's own fallback replaces it", async () => {
     const defaults = await service();
     const put = await api('PUT', '/preferences/defaults', defaults, {
-      rules: [{ event_type: 'fallback.*', fallback: [{ channel: 'push', after_secs: 300 }] }],
+      rules: [{ event_type: 'defaulted.*', fallback: [{ channel: 'push', after_secs: 300 }] }],
     });
     expect(put.status).toBe(200);
     expect(put.body.rules[0]).toMatchObject({
-      event_type: 'fallback.*',
+      event_type: 'defaulted.*',
       fallback: [{ channel: 'push', after_secs: 300, unless: 'read' }],
     });
     // Users see it among the defaults their preferences apply over.
@@ -228,13 +231,17 @@ describe('fallback steps', () => {
       const byDefault = await userWithDevice('by-default');
       const byDefaultReader = await userWithDevice('by-default-reader');
       const own = await userWithDevice('own');
-      const defaulted = await notify({ recipient_ids: [byDefault.id, byDefaultReader.id] });
+      const defaulted = await notify({
+        event_type: 'defaulted.reply',
+        recipient_ids: [byDefault.id, byDefaultReader.id],
+      });
       const readItem = await itemOf(byDefaultReader.token, defaulted);
       expect((await api('POST', `/notifications/${readItem}/read`, byDefaultReader.token)).status).toBe(200);
       // Its own fallback names only toast: push goes with the delivery, the default's push step does not apply.
       const client = await openClient(own.token);
       try {
         const overriding = await notify({
+          event_type: 'defaulted.reply',
           recipient_ids: [own.id],
           channels: ['in_app', 'toast', 'push'],
           fallback: [{ channel: 'toast', after_secs: 100 }],
