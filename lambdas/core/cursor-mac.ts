@@ -50,9 +50,8 @@ export const signCursor = async (scope: string, payload: string): Promise<string
 
 /** The payload of a cursor this scope issued; anything else is a 400 `validation` on `cursor`. */
 export const openCursor = async (scope: string, cursor: string): Promise<string> => {
-  const invalid = invalidCursor;
   const [encoded, mac, extra] = cursor.split('.');
-  if (!encoded || !mac || extra !== undefined) throw invalid();
+  if (!encoded || !mac || extra !== undefined) throw invalidCursor();
   const payload = Buffer.from(encoded, 'base64url').toString('utf8');
   const presented = Buffer.from(mac, 'base64url');
   const expected = macOf(await cursorKey(), scope, payload);
@@ -61,7 +60,7 @@ export const openCursor = async (scope: string, cursor: string): Promise<string>
     Buffer.from(payload, 'utf8').toString('base64url') !== encoded ||
     presented.toString('base64url') !== mac
   )
-    throw invalid();
-  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw invalid();
+    throw invalidCursor();
+  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw invalidCursor();
   return payload;
 };
