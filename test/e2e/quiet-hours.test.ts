@@ -9,7 +9,9 @@ import { TestClient } from '../support/ws-client';
  * an hour off UTC, so it ends within a minute); read meanwhile, nothing follows; urgent passes when the defaults say
  * so. A throttle lets `limit` of a burst of concurrent notifications (sent twice each) through loudly.
  */
-const push = usePushRuntime();
+// SQS time 10× faster: a message whose handling failed once (a slow DynamoDB Local on a loaded machine) returns after
+// 18 s, not the fan-out queue's 180 s, within the test's time. Scheduler's one-time schedules keep real time.
+const push = usePushRuntime({ timeScale: '0.1' });
 
 // A window ends at the next minute: up to a minute of waiting, then the release crosses a schedule and two queues.
 vi.setConfig({ testTimeout: 150_000 });
@@ -133,17 +135,27 @@ describe.concurrent('quiet hours', () => {
     expect((await api('GET', '/preferences', token)).body).toMatchObject(body); // nothing was written
   });
 
-  it('holds push and toast until the window ends, writes the feed item at once; an item read meanwhile gets nothing', async () => {
+  it('holds push and toast until the window ends, writes the feed item at once; an item read meanwhile gets nothing', async ({
+    onTestFailed,
+  }) => {
+    const started = Date.now();
+    const timeline: string[] = [];
+    const mark = (what: string) => timeline.push(`${((Date.now() - started) / 1000).toFixed(1)} s ${what}`);
+    onTestFailed(() => console.error(`quiet hours timeline:\n${timeline.join('\n')}`));
     const alice = await userWithDevice('alice');
     const bob = await userWithDevice('bob');
     const carol = await userWithDevice('carol'); // no quiet hours
     try {
+      mark('users connected');
       const ends = await quietThisMinute([alice.token, bob.token]);
+      mark(`quiet hours set, the window ends in ${((ends - Date.now()) / 1000).toFixed(1)} s`);
       const id = await notify({ recipient_ids: [alice.id, bob.id, carol.id] });
+      mark('notified');
       // The feed item and the live update (a `realtime` frame: no toast) arrive at once.
       const [aliceItem] = await feedOf(alice.token);
       expect(aliceItem?.notification_id).toBe(id);
       const [bobItem] = await feedOf(bob.token);
+      mark('feed read');
       expect(bobItem?.notification_id).toBe(id);
       expect(await alice.client.next((frame) => frame.notification_id === id)).toMatchObject({
         type: 'notification',
@@ -155,37 +167,46 @@ describe.concurrent('quiet hours', () => {
       expect(await carol.client.next((frame) => frame.notification_id === id)).toMatchObject({
         channel: 'toast',
       });
+      mark('frames arrived');
       // Carol's push went with the delivery; once it is in and the queues are idle, a push to alice would be too.
       await eventually(
         () => pushesTo(carol.pushToken),
         (pushes) => pushes.length === 1,
       );
+      mark("carol's push");
       await idle();
+      mark('idle');
       if (Date.now() < ends) {
         expect(pushesTo(alice.pushToken)).toHaveLength(0);
         expect(pushesTo(bob.pushToken)).toHaveLength(0);
       }
       // Bob reads his item during the window.
       expect((await api('POST', `/notifications/${bobItem?.id}/read`, bob.token)).status).toBe(200);
+      mark('bob read');
       // At the end of the window alice gets the toast (same item id) and one push.
       expect(await alice.client.next((frame) => frame.notification_id === id, 90_000)).toMatchObject({
         type: 'notification',
         id: aliceItem?.id,
         channel: 'toast',
       });
+      mark("alice's toast");
       expect(Date.now()).toBeGreaterThanOrEqual(ends - 1000);
       await eventually(
         () => pushesTo(alice.pushToken),
         (pushes) => pushes.length === 1,
         30_000,
       );
+      mark("alice's push");
       await idle();
+      mark('idle after release');
       expect(pushesTo(alice.pushToken)).toHaveLength(1);
       expect(pushesTo(carol.pushToken)).toHaveLength(1);
       // Bob read it: no toast, no push. A marker after the release shows its frames would have come by now.
       const marker = await notify({ recipient_ids: [bob.id], channels: ['realtime'] });
       await bob.client.next((frame) => frame.notification_id === marker);
+      mark('marker arrived');
       await idle();
+      mark('idle after marker');
       expect(pushesTo(bob.pushToken)).toHaveLength(0);
       expect(bob.client.frames.filter((frame) => frame.notification_id === id)).toEqual([]);
     } finally {

@@ -65,6 +65,15 @@ export const usePushRuntime = (options: PushRuntimeOptions = {}): PushRuntime =>
   };
 };
 
-/** Waits until the fan-out and push queues are idle: what was sent has been delivered (or failed). */
-export const deliveryIdle = () =>
-  eventually(async () => (await queueIdle('fanout')) && (await queueIdle('push')), Boolean, 60_000);
+/**
+ * Waits until the fan-out and push queues are idle: what was sent has been delivered (or failed). Throws when they
+ * are not within a minute, naming the busy queues.
+ */
+export const deliveryIdle = async (): Promise<void> => {
+  const busy = async () =>
+    (
+      await Promise.all(['fanout', 'push'].map(async (queue) => ((await queueIdle(queue)) ? [] : [queue])))
+    ).flat();
+  const left = await eventually(busy, (queues) => queues.length === 0, 60_000);
+  if (left.length > 0) throw new Error(`not idle after 60 s: ${left.join(', ')}`);
+};
