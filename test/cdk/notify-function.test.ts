@@ -1,10 +1,11 @@
 /** The function construct's defaults, with real bundling by the local esbuild (one function: it is slow). */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { type App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { NotifyFunction } from '../../lib/constructs/notify-function';
+import { testApp } from './synth';
 
 describe('NotifyFunction', () => {
   let template: Template;
@@ -17,7 +18,8 @@ describe('NotifyFunction', () => {
       announced.push(String(chunk));
       return true;
     });
-    const app = new App();
+    // Every stack bundled, as `cdk synth` does (a testApp skips bundling unless told).
+    const app = testApp({ 'aws:cdk:bundling-stacks': ['**'] });
     const stack = new Stack(app, 'function-probe');
     let assembly: ReturnType<App['synth']>;
     try {

@@ -77,11 +77,17 @@ export const flattenFunctionStacks = (stack: NotifyStack): Template => {
 };
 
 /**
- * Synthesizes without bundling: esbuild runs once per function (dozens), which is what `npm run synth` checks.
- * Handler files must still exist: NodejsFunction refuses a missing entry while the stack is built.
+ * An app for tests that read templates. Without bundling: esbuild runs once per function (dozens), which is what
+ * `npm run synth` checks; handler files must still exist (NodejsFunction refuses a missing entry while the stack is
+ * built). Without aws-cdk-lib's built-in CloudFormation validation: its engine (WebAssembly) took two thirds of a
+ * synth's CPU, and the templates are validated by cfn-lint (`npm run lint:cfn`) and by `npm run synth`.
  */
+export const testApp = (context: Record<string, unknown> = {}): App =>
+  new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], ...context } });
+
+/** A NotifyStack of `settings` (and `wiring`, else the project's) in a `testApp`, with its templates. */
 export const synthesize = (settings: StageSettings, wiring?: Wiring): SynthesizedStack => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = testApp();
   const stack = new NotifyStack(app, `notify-test-${settings.stage}`, { settings, wiring });
   return {
     app,

@@ -11,7 +11,7 @@ import { addNotifyStacks, edgeStackName, type NotifyApp, stackName } from '../..
 import { EDGE_REGION, StageConfigError } from '../../lib/config/stage-config';
 import { RATE_LIMITED_RETRY_AFTER_SECS } from '../../lib/constructs/web-acl';
 import { envNames, ORIGIN_VERIFY_HEADER } from '../../lib/wiring';
-import { flattenFunctionStacks, stageFileFrom } from './synth';
+import { flattenFunctionStacks, stageFileFrom, testApp } from './synth';
 
 const SERVICE_ENV = { account: '123456789012', region: 'eu-west-1' };
 const EXISTING_ACL =
@@ -23,8 +23,7 @@ const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
 const build = (config: string, env: { account?: string; region?: string } = SERVICE_ENV) => {
-  // Without bundling: esbuild for every function is what `npm run synth` checks.
-  const app = new App({ context: { stage: 'prod', config, 'aws:cdk:bundling-stacks': [] } });
+  const app = testApp({ stage: 'prod', config });
   return { app, stacks: addNotifyStacks(app, { env }) };
 };
 
@@ -333,7 +332,7 @@ describe('WAF settings the app refuses', () => {
   });
 
   it('builds no CloudFront when the stage has no waf settings', () => {
-    const app = new App({ context: { stage: 'dev', 'aws:cdk:bundling-stacks': [] } });
+    const app = testApp({ stage: 'dev' });
     const { service, edge } = addNotifyStacks(app, { env: SERVICE_ENV });
     expect(edge).toBeUndefined();
     expect(service.httpFrontDoor).toBeUndefined();
