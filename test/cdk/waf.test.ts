@@ -262,12 +262,21 @@ describe('WAF the app creates (waf.rate_limit, waf.managed_rule_groups)', () => 
 
 describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (domains.http)', () => {
   const CERTIFICATE = 'arn:aws:acm:us-east-1:123456789012:certificate/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d';
+  let app: App;
+  let stacks: NotifyApp;
+  let template: Template;
+  /** The app's children as built, before synthesis adds its construct tree's. */
+  let built: string[];
+
+  beforeAll(() => {
+    ({ app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json'));
+    built = app.node.children.map((child) => child.node.id);
+    template = Template.fromStack(stacks.service);
+  });
 
   it('creates no edge stack and attaches the named ACL', () => {
-    const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json');
     expect(stacks.edge).toBeUndefined();
-    expect(app.node.children.map((child) => child.node.id)).toEqual([stackName('prod')]);
-    const template = Template.fromStack(stacks.service);
+    expect(built).toEqual([stackName('prod')]);
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({ WebACLId: EXISTING_ACL, PriceClass: 'PriceClass_All' }),
     });
@@ -280,8 +289,6 @@ describe('WAF with an existing web ACL (waf.web_acl_arn) and a custom domain (do
   });
 
   it('serves the custom domain with its certificate and TLS 1.2 at least, and gives it as the REST URL', () => {
-    const { app, stacks } = build('test/cdk/fixtures/prod-waf-existing-acl.json');
-    const template = Template.fromStack(stacks.service);
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
         Aliases: ['notify.example.test'],
