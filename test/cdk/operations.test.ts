@@ -22,7 +22,7 @@ type Resources = Record<
 const logicalIdOf = (synth: SynthesizedStack, construct: { node: { defaultChild?: unknown } }) =>
   synth.stack.getLogicalId(construct.node.defaultChild as CfnElement);
 
-/** CloudFormation's limit of parameters of one template (the budgets of every template: stack-budget.test.ts). */
+/** CloudFormation's limit of parameters of one template (the budgets of every template: stack.test.ts). */
 const TEMPLATE_PARAMETER_LIMIT = 200;
 
 /** The monitoring nested stack of a synthesized stack, and how the parent's values reach it. */

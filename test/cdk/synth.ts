@@ -1,4 +1,4 @@
-/** Builds a NotifyStack once for a test file and hands out its template (bundling every function is slow). */
+/** Builds NotifyStacks for the CDK tests, each configuration once per test file, and hands out their templates. */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { parseStageConfig, type StageSettings } from '../../lib/config/stage-config';
 import { NotifyStack } from '../../lib/notify-stack';
 import { repoRoot } from '../../lib/paths';
-import type { Wiring } from '../../lib/wiring';
+import { wiring as declaredWiring, type Wiring } from '../../lib/wiring';
 
 export interface SynthesizedStack {
   readonly app: App;
@@ -85,16 +85,30 @@ export const flattenFunctionStacks = (stack: NotifyStack): Template => {
 export const testApp = (context: Record<string, unknown> = {}): App =>
   new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], ...context } });
 
-/** A NotifyStack of `settings` (and `wiring`, else the project's) in a `testApp`, with its templates. */
-export const synthesize = (settings: StageSettings, wiring?: Wiring): SynthesizedStack => {
+/** Stacks synthesized in this process, by wiring, then by settings (as JSON). */
+const synthesized = new WeakMap<Wiring, Map<string, SynthesizedStack>>();
+
+/**
+ * A NotifyStack of `settings` (and `wiring`, else the project's) in a `testApp`, with its templates. Synthesized
+ * once per test file for the same settings and wiring (a synth is the most of a CDK test's CPU): callers share the
+ * result and must not add to its stack.
+ */
+export const synthesize = (settings: StageSettings, wiring: Wiring = declaredWiring): SynthesizedStack => {
+  const bySettings = synthesized.get(wiring) ?? new Map<string, SynthesizedStack>();
+  synthesized.set(wiring, bySettings);
+  const key = JSON.stringify(settings);
+  const known = bySettings.get(key);
+  if (known) return known;
   const app = testApp();
   const stack = new NotifyStack(app, `notify-test-${settings.stage}`, { settings, wiring });
-  return {
+  const synth = {
     app,
     stack,
     template: flattenFunctionStacks(stack),
     parentTemplate: Template.fromStack(stack),
   };
+  bySettings.set(key, synth);
+  return synth;
 };
 
 /**
