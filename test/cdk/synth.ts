@@ -79,8 +79,8 @@ export const flattenFunctionStacks = (stack: NotifyStack): Template => {
 /**
  * An app for tests that read templates. Without bundling: esbuild runs once per function (dozens), which is what
  * `npm run synth` checks; handler files must still exist (NodejsFunction refuses a missing entry while the stack is
- * built). Without aws-cdk-lib's built-in CloudFormation validation: its engine (WebAssembly) took two thirds of a
- * synth's CPU, and the templates are validated by cfn-lint (`npm run lint:cfn`) and by `npm run synth`.
+ * built). Without aws-cdk-lib's built-in CloudFormation validation: its engine (WebAssembly) costs more CPU than
+ * the rest of a synth, and `npm run lint:cfn` (that validation, then cfn-lint) and `npm run synth` validate.
  */
 export const testApp = (context: Record<string, unknown> = {}): App =>
   new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], ...context } });
