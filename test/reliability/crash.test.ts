@@ -342,6 +342,9 @@ describe('the local runtime killed at random points', () => {
           `${fanoutLives.length}, by receive count ${receiveCounts(fanoutLives)}; ` +
           `${dlqs.length} dead-lettered`,
       );
+      // The fan-out messages received most often, and in which of the runtime's lives (1: until the first kill).
+      const mostReceived = fanoutLives.filter((life) => life.maxReceiveCount >= 3);
+      if (mostReceived.length > 0) reportFigures(mostReceived.map(describeLife).join('\n'));
     },
     LONG ? 3_600_000 : 900_000,
   );

@@ -20,6 +20,8 @@ export interface MessageLife {
   /** The highest receive count recorded, and how many receives were recorded. */
   maxReceiveCount: number;
   receives: number;
+  /** The runtime's life (1: until the first kill) of each recorded receive. */
+  readonly receivedInLives: number[];
   /** The queues it was deleted from (a delete, or a move to the DLQ). */
   readonly deletedFrom: string[];
   /** Where it is now, and how many seconds until it is visible (≤ 0: visible). */
@@ -72,12 +74,14 @@ export class QueueHistory {
           queues: [],
           maxReceiveCount: 0,
           receives: 0,
+          receivedInLives: [],
           deletedFrom: [],
         };
         lives.set(message.id, life);
       }
       return life;
     };
+    let lifeNumber = 1;
     const apply = (line: JournalLine) => {
       if ('put' in line) {
         const life = lifeOf(line.put);
@@ -86,10 +90,14 @@ export class QueueHistory {
         const life = lives.get(line.received);
         if (!life) return;
         life.receives += 1;
+        life.receivedInLives.push(lifeNumber);
         life.maxReceiveCount = Math.max(life.maxReceiveCount, line.receiveCount);
       } else if ('deleted' in line) lives.get(line.deleted)?.deletedFrom.push(line.q);
     };
-    for (const file of readdirSync(this.archiveDir).sort()) readLines(join(this.archiveDir, file), apply);
+    for (const file of readdirSync(this.archiveDir).sort()) {
+      readLines(join(this.archiveDir, file), apply);
+      lifeNumber += 1;
+    }
     // The snapshot the last start wrote (messages whose puts no kept journal holds), then the running journal:
     // where each message is now.
     const current = new Map<string, { queue: string; visibleAt: number; receiveCount: number }>();
@@ -157,7 +165,8 @@ export const deadLettered = (lives: Map<string, MessageLife>): MessageLife[] =>
 
 /** One line per message: its queues, receives, deletes, where it is now, and the start of its body. */
 export const describeLife = (life: MessageLife): string =>
-  `${life.id} via ${life.queues.join(' → ')}: ${life.receives} receive(s) recorded, max count ${life.maxReceiveCount}` +
+  `${life.id} via ${life.queues.join(' → ')}: ${life.receives} receive(s) recorded (in lives ` +
+  `${life.receivedInLives.join(',')}), max count ${life.maxReceiveCount}` +
   `${life.deletedFrom.length > 0 ? `, deleted from ${life.deletedFrom.join(', ')}` : ''}` +
   `${life.now ? `; now in ${life.now.queue} (count ${life.now.receiveCount}, visible in ${life.now.visibleInSecs} s)` : '; gone'}` +
   `: ${life.body.slice(0, 160)}`;
