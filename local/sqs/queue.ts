@@ -168,6 +168,7 @@ export class LocalQueue {
       if (received.length >= wanted) break;
       if (message.visibleAt > now) continue;
       const redrive = this.options.redrive;
+      // A copy's receive is no failed attempt: only the others count toward the redrive.
       const counted = message.receiveCount - (message.copiesReceived ?? 0);
       if (redrive && counted >= redrive.maxReceiveCount && !message.duplicate) {
         this.moveToDeadLetterQueue(message, redrive.deadLetterQueue);
