@@ -119,6 +119,7 @@ const apply = (messages: Map<string, StoredMessage>, line: JournalLine): void =>
     const message = messages.get(line.received);
     if (message) {
       message.receiveCount = line.receiveCount;
+      if (line.copiesReceived !== undefined) message.copiesReceived = line.copiesReceived;
       message.firstReceivedAt ??= line.firstReceivedAt;
       if (line.visibleAt !== undefined) message.visibleAt = line.visibleAt;
     }

@@ -27,6 +27,8 @@ export interface StoredMessage {
   receiptHandle: string | undefined;
   /** Its next receive is a duplicate copy (AWS-like delivery): it does not count toward the redrive. */
   duplicate?: boolean;
+  /** Receives of duplicate copies so far: counted in `receiveCount` (as SQS reports them), not toward the redrive. */
+  copiesReceived?: number;
 }
 
 export interface QueueCounters {
@@ -56,6 +58,8 @@ export type QueueChange =
   | {
       readonly received: string;
       readonly receiveCount: number;
+      /** Of those, receives of duplicate copies (absent: none). */
+      readonly copiesReceived?: number;
       readonly firstReceivedAt: number;
       /** Absent in journals written before receives recorded it: visible at once after a restart. */
       readonly visibleAt?: number;
@@ -164,7 +168,9 @@ export class LocalQueue {
       if (received.length >= wanted) break;
       if (message.visibleAt > now) continue;
       const redrive = this.options.redrive;
-      if (redrive && message.receiveCount >= redrive.maxReceiveCount && !message.duplicate) {
+      // A copy's receive is no failed attempt: only the others count toward the redrive.
+      const counted = message.receiveCount - (message.copiesReceived ?? 0);
+      if (redrive && counted >= redrive.maxReceiveCount && !message.duplicate) {
         this.moveToDeadLetterQueue(message, redrive.deadLetterQueue);
         continue;
       }
@@ -174,6 +180,7 @@ export class LocalQueue {
       message.firstReceivedAt ??= now;
       message.visibleAt = now + visibilityMs;
       message.receiptHandle = encodeReceiptHandle(this.name, message.id);
+      if (message.duplicate) message.copiesReceived = (message.copiesReceived ?? 0) + 1;
       message.duplicate = undefined;
       if (chooser?.chance(AWS_LIKE_ODDS.duplicateWhileHeld)) {
         // A copy another consumer receives while this one holds the message: only the later handle deletes it.
@@ -184,6 +191,7 @@ export class LocalQueue {
       this.changed({
         received: message.id,
         receiveCount: message.receiveCount,
+        ...(message.copiesReceived ? { copiesReceived: message.copiesReceived } : {}),
         firstReceivedAt: now,
         visibleAt: message.visibleAt,
       });

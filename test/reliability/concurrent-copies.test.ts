@@ -170,6 +170,19 @@ describe('concurrent copies of one fan-out message', () => {
       await eventually(frames, (count) => count === 1, 10_000);
     });
 
+    it('held by a live receive of the message a half was split from: the half sends nothing and fails back', async () => {
+      const { leave, chunk, frames } = await prepare('split');
+      await leave({ pending: 'message-5', holder: 'message-5', until: Date.now() + 30_000 });
+      const half = { ...chunk('message-5'), lease_holder: 'message-5' };
+      await expect(processFanoutMessage(half, handlingOf('message-6'))).rejects.toBeInstanceOf(
+        FramesHeldByOtherReceive,
+      );
+      // Once that receive is past its deadline the half, back from the queue, takes them over.
+      await leave({ pending: 'message-5', holder: 'message-5', until: Date.now() - 1 });
+      expect(await processFanoutMessage(half, handlingOf('message-6'))).toBe('delivered');
+      await eventually(frames, (count) => count === 1, 10_000);
+    });
+
     it('held by another message of the same delivery: left to it, acknowledged', async () => {
       const { leave, chunk, frames, client, userId, id } = await prepare('other');
       const delivery = `request:${id}`;

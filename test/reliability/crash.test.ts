@@ -7,6 +7,7 @@ import { mintServiceToken, mintUserToken, readDevAuth } from '../../local/dev-au
 import { freePort } from '../../local/dynamodb-local';
 import { WebhookReceiver } from '../e2e/webhook-receiver';
 import { apiClient } from '../support/api';
+import { deadLettered, describeLife, type MessageLife, QueueHistory } from '../support/queue-history';
 import { LONG, reportFigures } from '../support/reliability';
 import { type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process';
 
@@ -27,6 +28,8 @@ const CONCURRENCY = LONG ? 8 : 4;
 const work = mkdtempSync(join(tmpdir(), 'notify-crash-'));
 const dataDir = join(work, 'data');
 const receiver = new WebhookReceiver();
+/** The queues' journals across the kills, for the failure messages (a chunk dead-lettered, left hidden). */
+const history = new QueueHistory(dataDir, join(work, 'journals'));
 let runtime: RuntimeProcess | undefined;
 
 afterAll(async () => {
@@ -167,6 +170,7 @@ describe('the local runtime killed at random points', () => {
         await (crashed ?? runtime.crash());
         running = false;
         await Promise.all(traffic);
+        history.keep();
         runtime = await start();
       }
 
@@ -192,10 +196,9 @@ describe('the local runtime killed at random points', () => {
         counts = await unreadCounts();
       }
       const context = `kills ${killDelays.join(', ')} ms after the target; ${sent} requests, ${accepted} accepted`;
-      expect(counts, context).toEqual(expectedCounts);
 
-      // Each feed holds exactly the accepted notifications, each once.
-      for (const user of users) {
+      /** A user's feed: notification ids and the categories of its items. */
+      const feedOf = async (user: string) => {
         const ids: string[] = [];
         const categories: string[] = [];
         let cursor: string | null = null;
@@ -216,6 +219,63 @@ describe('the local runtime killed at random points', () => {
           categories.push(...page.body.items.flatMap((item) => (item.category ? [item.category] : [])));
           cursor = page.body.next_cursor;
         } while (cursor);
+        return { ids, categories };
+      };
+      const lives = history.lives();
+      const fanoutLives = [...lives.values()].filter((life) => life.queues[0] === 'fanout');
+      const dlqs = deadLettered(lives);
+      /** How many messages were received how often: `1×70 2×10 3×2`. */
+      const receiveCounts = (of: MessageLife[]) => {
+        const tally = new Map<number, number>();
+        for (const { maxReceiveCount } of of)
+          tally.set(maxReceiveCount, (tally.get(maxReceiveCount) ?? 0) + 1);
+        return [...tally]
+          .sort(([a], [b]) => a - b)
+          .map(([count, n]) => `${count}×${n}`)
+          .join(' ');
+      };
+
+      /**
+       * Why counts differ: per user what its feed lacks (or holds twice), per notification missing somewhere
+       * whose feeds hold it, and the life of its fan-out messages; what the DLQs hold; the runtime's stderr.
+       */
+      const whyCountsDiffer = async (): Promise<string> => {
+        const lines: string[] = [];
+        const missing = new Map<string, string[]>(); // notification → users lacking it
+        const holders = new Map<string, number>(); // notification → feeds holding it
+        for (const user of users) {
+          const { ids } = await feedOf(user);
+          for (const id of ids) holders.set(id, (holders.get(id) ?? 0) + 1);
+          const expected = expectedFeed.get(user) ?? [];
+          const lacks = expected.filter((id) => !ids.includes(id));
+          const extra = ids.filter((id, index) => !expected.includes(id) || ids.indexOf(id) !== index);
+          for (const id of lacks) missing.set(id, [...(missing.get(id) ?? []), user]);
+          if (lacks.length > 0 || extra.length > 0) {
+            lines.push(
+              `${user} lacks [${lacks.join(', ')}]${extra.length > 0 ? `, extra [${extra.join(', ')}]` : ''}`,
+            );
+          }
+        }
+        for (const [id, lacking] of missing) {
+          const recipients = [...expectedFeed].filter(([, ids]) => ids.includes(id)).length;
+          lines.push(
+            `notification ${id}: in ${holders.get(id) ?? 0} of ${recipients} feeds; missing for ` +
+              `${lacking.map((user) => user.replace('crash-user-', '')).join(',')}`,
+          );
+          const messages: MessageLife[] = [...lives.values()].filter((life) => life.body.includes(id));
+          for (const life of messages) lines.push(`  ${describeLife(life)}`);
+          if (messages.length === 0) lines.push('  no queue message of it recorded');
+        }
+        lines.push(`dead-lettered now: ${dlqs.length}`, ...dlqs.map((life) => `  ${describeLife(life)}`));
+        return `${lines.join('\n')}\n${runtime?.stderr() ?? ''}`;
+      };
+      if (counts.some((count, index) => count !== expectedCounts[index])) {
+        expect(counts, `${context}\n${await whyCountsDiffer()}`).toEqual(expectedCounts);
+      }
+
+      // Each feed holds exactly the accepted notifications, each once.
+      for (const user of users) {
+        const { ids, categories } = await feedOf(user);
         expect(ids.sort(), `${user}: ${context}`).toEqual([...(expectedFeed.get(user) ?? [])].sort());
         // The counts equal the feed: every item unseen and unread, per category too.
         const perCategory = new Map<string, number>();
@@ -278,8 +338,13 @@ describe('the local runtime killed at random points', () => {
       const repeats = receiver.at('/crash').length - delivered().size;
       reportFigures(
         `crash suite: ${KILLS} kill(s) (${context}), ${expectedCounts.reduce((a, b) => a + b, 0)} feed items, ` +
-          `${acceptedEvents.size} events, ${repeats} repeated webhook POST(s) (at-least-once)`,
+          `${acceptedEvents.size} events, ${repeats} repeated webhook POST(s) (at-least-once); fan-out messages: ` +
+          `${fanoutLives.length}, by receive count ${receiveCounts(fanoutLives)}; ` +
+          `${dlqs.length} dead-lettered`,
       );
+      // The fan-out messages received most often, and in which of the runtime's lives (1: until the first kill).
+      const mostReceived = fanoutLives.filter((life) => life.maxReceiveCount >= 3);
+      if (mostReceived.length > 0) reportFigures(mostReceived.map(describeLife).join('\n'));
     },
     LONG ? 3_600_000 : 900_000,
   );

@@ -231,12 +231,17 @@ export const deliveryByRequest = (notificationId: string): Delivery => ({
 
 /**
  * The delivery of a fan-out chunk message: it holds the frames it sends until its invocation has surely ended.
- * `deliveryId` is the owner of the frames when another deliverer started them (the accepting request).
+ * `deliveryId` is the owner of the frames when another deliverer started them (the accepting request); `holder`
+ * the holder of their leases when not this message (the message a chunk was split from).
  */
-export const deliveryByMessage = (handling: MessageHandling, deliveryId = handling.messageId): Delivery => ({
+export const deliveryByMessage = (
+  handling: MessageHandling,
+  deliveryId = handling.messageId,
+  holder = handling.messageId,
+): Delivery => ({
   id: deliveryId,
   clearsPending: true,
-  lease: { holder: handling.messageId, until: holdExpiry(handling).getTime() },
+  lease: { holder, until: holdExpiry(handling).getTime() },
 });
 
 const wantsFrames = (channels: readonly Channel[]): boolean =>

@@ -22,6 +22,11 @@ const fanoutMessageKinds = [
      * the others itself and queued the recipients it could not finish (delivery.ts `deliveryByRequest`).
      */
     delivery_id: z.optional(z.string()),
+    /**
+     * The holder of these recipients' frame leases when not this message: the message this chunk was split from
+     * (fanout.ts), so that a receive of that one still sending them is told from a dead one.
+     */
+    lease_holder: z.optional(z.string()),
   }),
   /** One page of a topic's subscribers (a Query): enqueues their chunks, then the next page. */
   z.object({

@@ -32,7 +32,8 @@ export type FanoutOutcome =
   | 'purged'
   | 'woken'
   | 'published'
-  | 'skipped';
+  | 'skipped'
+  | 'split';
 
 const loadNotification = async (id: string): Promise<NotificationRecord> => {
   const notification = await readNotification(id, 'strong');
@@ -95,10 +96,37 @@ export const processFanoutMessage = async (
     await planTopicPage(message);
     return 'planned';
   }
+  if (Number(handling.receive) > 1 && message.recipients.length > 1) {
+    await splitChunk(message, handling);
+    return 'split';
+  }
   // A chunk the accepting request could not finish keeps that request's delivery id (its frames' owner).
-  const delivery = deliveryByMessage(handling, message.delivery_id);
+  const delivery = deliveryByMessage(handling, message.delivery_id, message.lease_holder);
   await deliverChunk(notification, message.recipients, delivery, { topic: message.topic });
   return 'delivered';
+};
+
+/**
+ * A chunk received again: an earlier receive died or failed, perhaps for want of time (a crash, a timeout on a slow
+ * table). Each receive makes progress (a recipient done is not done again), but one that keeps needing more time
+ * than it gets would reach the DLQ after maxReceiveCount receives. So it goes back as two halves, new messages with
+ * less to do, as Lambda bisects a failing stream batch; a recipient that fails by itself still ends in the DLQ, in
+ * a chunk of one. The halves keep the frames' owner and the lease holder: a receive of this message that is still
+ * sending frames holds them off until it is done or dead (delivery.ts, `takeOverFrames`).
+ */
+const splitChunk = async (message: Extract<FanoutMessage, { kind: 'chunk' }>, handling: MessageHandling) => {
+  const half = Math.ceil(message.recipients.length / 2);
+  await enqueue(
+    fanoutQueue,
+    chunksOf(message.recipients, half).map(
+      (recipients): FanoutMessage => ({
+        ...message,
+        recipients,
+        delivery_id: message.delivery_id ?? handling.messageId,
+        lease_holder: message.lease_holder ?? handling.messageId,
+      }),
+    ),
+  );
 };
 
 /**

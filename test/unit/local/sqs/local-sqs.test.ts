@@ -17,6 +17,7 @@ import {
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { QueueSpec, Worker } from '../../../../lib/wiring';
+import { AWS_LIKE_ODDS, type Delivery } from '../../../../local/delivery';
 import { LocalLambda, type LocalLambdaOptions } from '../../../../local/lambda/local-lambda';
 import { LambdaTimeoutError } from '../../../../local/lambda/runner';
 import type { FunctionRef } from '../../../../local/lambda/types';
@@ -352,6 +353,53 @@ describe('LocalSqs wire protocol (real @aws-sdk/client-sqs)', () => {
     expect(
       again.Messages?.map((message) => [message.Body, message.Attributes?.ApproximateReceiveCount]),
     ).toEqual([['released', '2']]);
+  });
+
+  it('does not count the receive of a duplicate copy toward the redrive, across a restart too', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'local-sqs-'));
+    dirs.push(dataDir);
+    // AWS-like delivery that makes the first receive's message a copy another consumer gets: nothing else unkind.
+    let copied = false;
+    const delivery: Delivery = {
+      mode: 'aws',
+      seed: 0,
+      chooser: () => ({
+        chance: (p) => {
+          if (p !== AWS_LIKE_ODDS.duplicateWhileHeld || copied) return false;
+          copied = true;
+          return true;
+        },
+        between: (min) => min,
+        shuffled: (items) => [...items],
+      }),
+    };
+    // jobs: maxReceiveCount 3, visibility 30 s × 0.001 = 30 ms.
+    const { client, queueUrl, sqs } = await start({ dataDir, timeScale: 0.001, delivery });
+    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'copied once' }));
+    const receiveCounts: string[] = [];
+    const receive = async (on: { client: SQSClient; queueUrl: string }) => {
+      const answer = await on.client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: on.queueUrl,
+          WaitTimeSeconds: 1,
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }),
+      );
+      for (const message of answer.Messages ?? []) {
+        receiveCounts.push(message.Attributes?.ApproximateReceiveCount ?? '');
+      }
+      return answer.Messages?.length ?? 0;
+    };
+    // The first receive, its copy 1 ms later (a second consumer), then a third receive: none deletes it.
+    for (let round = 0; round < 3; round += 1) expect(await receive({ client, queueUrl })).toBe(1);
+    await sqs.durable();
+    // Three receives, one of them the copy's: two count toward the redrive, after a crash as before it.
+    const restarted = await restartAfterCrash(dataDir, 0.001);
+    expect(await receive(restarted)).toBe(1);
+    expect(receiveCounts).toEqual(['1', '2', '3', '4']);
+    // The fourth is the third that counts: the next receive moves it to the DLQ.
+    expect(await receive(restarted)).toBe(0);
+    expect(restarted.sqs.stats('jobs-dlq').ApproximateNumberOfMessages).toBe(1);
   });
 
   it('counts sent, received and deleted messages and billed requests per queue', async () => {
