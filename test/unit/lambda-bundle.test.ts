@@ -77,10 +77,10 @@ const bundlesOf = async (handlerFiles: readonly string[]) => {
  */
 const OVER_THE_GOAL: Readonly<Record<string, number>> = {
   'notifications.create': 122.9,
-  // 85.3 KiB above its floor, 3.2 over the goal: every kind of fan-out message, the digest's close of both
-  // record shapes (the previous shape's kept while batches of it can still be open after an upgrade), and the
-  // claims of toast steps and releases that hold off copies of their message.
-  'notifications.fanout': 85.3,
+  // 85.6 KiB above its floor, 3.5 over the goal: every kind of fan-out message, the digest's close of both
+  // record shapes (the previous shape's kept while batches of it can still be open after an upgrade), the
+  // claims of toast steps and releases that hold off copies of their message, and the split of a re-received chunk.
+  'notifications.fanout': 85.6,
 };
 
 describe('Lambda bundles', () => {
