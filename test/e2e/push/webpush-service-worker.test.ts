@@ -11,6 +11,7 @@ import type { PushContent } from '../../../lambdas/domain/push/provider';
 import { createWebPushSender, generateVapidCredentials } from '../../../lambdas/domain/push/webpush';
 import { repoRoot } from '../../../lib/paths';
 import { startWebPushStandIn, type WebPushStandIn } from '../../../local/push/webpush-stand-in';
+import { eventually } from '../../support/api';
 import { launchBrowser, startStaticServer, type TestBrowser } from '../../support/browser';
 import { pushContent } from '../../support/push-content';
 
@@ -122,8 +123,14 @@ describe('the Web Push service worker of the docs, in Chromium', () => {
       await cdp.send('ServiceWorker.deliverPushMessage', { origin: site.origin, registrationId, data });
     }
     // Pushes reach the worker in order: once the second one's notification is there, the first was handled.
+    // `waitForFunction` takes the promise as a truthy answer and returns at once, so the list is then polled with
+    // `evaluate`, which awaits it. The page's wait stays: polled from here alone, the list stayed empty for 20 s in
+    // headless Chromium (cause not found).
     await page.waitForFunction(`${NOTIFICATIONS}.then((list) => list.length > 0)`);
-    const notifications = await page.evaluate(NOTIFICATIONS);
+    const notifications = await eventually(
+      () => page.evaluate(NOTIFICATIONS) as Promise<unknown[]>,
+      (list) => list.length > 0,
+    );
     expect(notifications).toEqual([
       {
         title: 'Build failed',
