@@ -1,5 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SqsJournal } from '../../local/sqs/journal';
 import type { QueueChange, StoredMessage } from '../../local/sqs/queue';
 
 /**
@@ -10,7 +11,6 @@ import type { QueueChange, StoredMessage } from '../../local/sqs/queue';
  */
 
 const JOURNAL_FILE = 'sqs-journal.ndjson';
-const SNAPSHOT_FILE = 'sqs-messages.json';
 
 export interface MessageLife {
   readonly id: string;
@@ -62,7 +62,7 @@ export class QueueHistory {
     copyFileSync(journal, join(this.archiveDir, `${String(this.kept).padStart(3, '0')}.ndjson`));
   }
 
-  /** Every message seen, by id: the kept journals, then the running stand-in's snapshot and journal. */
+  /** Every message seen, by id: its history from the kept journals and the running one, then where it is now. */
   lives(): Map<string, MessageLife> {
     const lives = new Map<string, MessageLife>();
     const lifeOf = (message: Pick<StoredMessage, 'id' | 'body'>) => {
@@ -98,60 +98,23 @@ export class QueueHistory {
       readLines(join(this.archiveDir, file), apply);
       lifeNumber += 1;
     }
-    // The snapshot the last start wrote (messages whose puts no kept journal holds), then the running journal:
-    // where each message is now.
-    const current = new Map<string, { queue: string; visibleAt: number; receiveCount: number }>();
-    const snapshotFile = join(this.dataDir, SNAPSHOT_FILE);
-    if (existsSync(snapshotFile)) {
-      const snapshot = JSON.parse(readFileSync(snapshotFile, 'utf8')) as {
-        queues: Record<string, StoredMessage[]>;
-      };
-      for (const [queue, messages] of Object.entries(snapshot.queues)) {
-        for (const message of messages) {
-          const life = lifeOf(message);
-          if (!life.queues.includes(queue)) life.queues.push(queue);
-          life.maxReceiveCount = Math.max(life.maxReceiveCount, message.receiveCount);
-          current.set(message.id, {
-            queue,
-            visibleAt: message.visibleAt,
-            receiveCount: message.receiveCount,
-          });
-        }
-      }
-    }
-    readLines(join(this.dataDir, JOURNAL_FILE), (line) => {
-      apply(line);
-      if ('put' in line) {
-        const { id, visibleAt, receiveCount } = line.put;
-        current.set(id, { queue: line.q, visibleAt, receiveCount });
-        return;
-      }
-      const id =
-        'received' in line
-          ? line.received
-          : 'hidden' in line
-            ? line.hidden
-            : 'deleted' in line
-              ? line.deleted
-              : undefined;
-      const entry = id === undefined ? undefined : current.get(id);
-      if ('purged' in line) {
-        for (const [key, { queue }] of current) if (queue === line.q) current.delete(key);
-      } else if (id === undefined || !entry || entry.queue !== line.q) return;
-      else if ('received' in line) {
-        entry.receiveCount = line.receiveCount;
-        if (line.visibleAt !== undefined) entry.visibleAt = line.visibleAt;
-      } else if ('hidden' in line) entry.visibleAt = line.visibleAt;
-      else current.delete(id);
-    });
+    readLines(join(this.dataDir, JOURNAL_FILE), apply);
+    // Where each message is now: the stand-in's own reading of its snapshot and journal.
     const now = Date.now();
-    for (const [id, entry] of current) {
-      const life = lives.get(id);
-      if (life) {
+    const current = new SqsJournal(
+      this.dataDir,
+      () => ({}),
+      () => {},
+    ).load();
+    for (const [queue, messages] of current) {
+      for (const message of messages.values()) {
+        const life = lifeOf(message);
+        if (!life.queues.includes(queue)) life.queues.push(queue);
+        life.maxReceiveCount = Math.max(life.maxReceiveCount, message.receiveCount);
         life.now = {
-          queue: entry.queue,
-          visibleInSecs: Math.round((entry.visibleAt - now) / 100) / 10,
-          receiveCount: entry.receiveCount,
+          queue,
+          visibleInSecs: Math.round((message.visibleAt - now) / 100) / 10,
+          receiveCount: message.receiveCount,
         };
       }
     }
