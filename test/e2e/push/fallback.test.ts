@@ -14,6 +14,8 @@ import { TestClient } from '../../support/ws-client';
  * stand-in) or sends the toast frame only while the feed item is not seen / not read. SQS time runs 100× faster
  * here, so a step of 300 s comes in 3 s.
  */
+/** The wait of a step that the test's own reads must beat (10 s here): a few requests take seconds on a loaded machine. */
+const READ_RACE_SECS = 1000;
 let runtime: Runtime;
 let expo: ExpoStandIn;
 let run = 0;
@@ -98,7 +100,7 @@ describe.concurrent('fallback steps', () => {
     const readAll = await userWithDevice('read-all');
     const id = await notify({
       recipient_ids: [idleUser.id, reader.id, readAll.id],
-      fallback: [{ channel: 'push', after_secs: 300 }],
+      fallback: [{ channel: 'push', after_secs: READ_RACE_SECS }],
     });
     // Withheld at delivery: no push yet, for anyone.
     expect(pushesTo(idleUser.pushToken)).toEqual([]);
@@ -119,11 +121,11 @@ describe.concurrent('fallback steps', () => {
     const seerOfRead = await userWithDevice('seer-of-read');
     const seenStep = await notify({
       recipient_ids: [seer.id],
-      fallback: [{ channel: 'push', after_secs: 300, unless: 'seen' }],
+      fallback: [{ channel: 'push', after_secs: READ_RACE_SECS, unless: 'seen' }],
     });
     const readStep = await notify({
       recipient_ids: [seerOfRead.id],
-      fallback: [{ channel: 'push', after_secs: 300, unless: 'read' }],
+      fallback: [{ channel: 'push', after_secs: READ_RACE_SECS, unless: 'read' }],
     });
     const seen = await api('POST', '/notifications/seen', seer.token, {
       ids: [await itemOf(seer.token, seenStep)],
