@@ -15,7 +15,7 @@ import type { QueueChange, StoredMessage } from './queue';
  */
 
 const SNAPSHOT_FILE = 'sqs-messages.json';
-const JOURNAL_FILE = 'sqs-journal.ndjson';
+export const JOURNAL_FILE = 'sqs-journal.ndjson';
 /** Replaying 16 MiB of journal at start takes well under a second; compaction rewrites the snapshot. */
 const COMPACT_ABOVE_BYTES = 16 * 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SqsJournal } from '../../local/sqs/journal';
+import { JOURNAL_FILE, SqsJournal } from '../../local/sqs/journal';
 import type { QueueChange, StoredMessage } from '../../local/sqs/queue';
 
 /**
@@ -9,8 +9,6 @@ import type { QueueChange, StoredMessage } from '../../local/sqs/queue';
  * copies the journal after each kill, before the restart. For failure messages of crash tests: which queues a
  * message went through (a DLQ), how often it was received, whether it was deleted, where it is now.
  */
-
-const JOURNAL_FILE = 'sqs-journal.ndjson';
 
 export interface MessageLife {
   readonly id: string;
