@@ -1,4 +1,9 @@
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll } from 'vitest';
 import type { MessageHandling } from '../../lambdas/core/message-handling';
@@ -104,6 +109,11 @@ export const useQueuesWithoutWorkers = (): {
    * asynchronous queues are empty (every event accepted so far has been invoked).
    */
   readonly takeInvoked: () => Promise<InvokedMessage[]>;
+  /**
+   * Takes every message visible on `queue` now, each received once and deleted, as its worker reads it (a malformed
+   * one fails the test); the test plays the worker on them.
+   */
+  readonly take: <T>(queue: MessageQueue<T>) => Promise<{ message: T; messageId: string }[]>;
 } => {
   let queues: QueuesWithoutWorkers | undefined;
   let sqs: LocalSqs | undefined;
@@ -135,6 +145,22 @@ export const useQueuesWithoutWorkers = (): {
       const { lambda, invoked } = started(queues);
       await waitUntil(() => lambda.asyncBacklog() === 0);
       return invoked.splice(0);
+    },
+    take: async <T>(queue: MessageQueue<T>) => {
+      const queueUrl = started(sqs).queueUrl(queue.id);
+      const taken: { message: T; messageId: string }[] = [];
+      for (;;) {
+        const { Messages = [] } = await started(client).send(
+          new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
+        );
+        if (Messages.length === 0) return taken;
+        for (const received of Messages) {
+          taken.push({ message: messageOf(queue, received.Body), messageId: received.MessageId ?? '' });
+          await started(client).send(
+            new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: received.ReceiptHandle }),
+          );
+        }
+      }
     },
   };
 };

@@ -8,6 +8,7 @@ import { defaultsFor } from '../preferences/preferences';
 import { categoryKey, type Throttle } from '../preferences/rules';
 import { subscriberCounts } from '../topics/topics';
 import {
+  channelsDeliveredNow,
   chunkProgress,
   deliverChunk,
   deliveryByRequest,
@@ -89,7 +90,7 @@ export const createNotification = async (
   const expiresAt = input.expires_at ? Date.parse(input.expires_at) : null;
   // Delivered here (fanOutNow): what it reads about the recipients does not wait for the reads and write below.
   const recipientState = deliversInRequest(scheduled, input.recipient_ids)
-    ? readRecipientState(input.channels, input.recipient_ids, true)
+    ? readRecipientState(channelsDeliveredNow(input), input.recipient_ids, true)
     : undefined;
   recipientState?.catch(() => undefined); // awaited (and its error thrown) in fanOutNow, unless a 4xx comes first
   // Unknown topics are a 404 before anything is stored; their counts bound recipient_count from above.

@@ -16,7 +16,7 @@ import type { NotificationFrame } from '../realtime/frames';
 import { endGoneConnections } from '../realtime/lifecycle';
 import type { Channel } from './channels';
 import { joinDigest } from './digest-join';
-import { type DigestChoice, digestFor } from './digest-rules';
+import { batchesEveryRecipient, type DigestChoice, digestFor } from './digest-rules';
 import { scheduleStep } from './fallback';
 import { fallbackOf, steppedChannels } from './fallback-steps';
 import { keepUnreadAboveWatermark, readAllWatermarks, unreadKeyAbove } from './feed';
@@ -77,6 +77,14 @@ export interface RecipientState {
   /** Each recipient's connections, when read up front (else each is looked up when its frames are due). */
   readonly members?: ReadonlyMap<string, readonly Membership[]>;
 }
+
+/**
+ * The channels a delivery may deliver at once: none when every recipient joins a digest instead, so that it reads
+ * no watermark and no connection for them.
+ */
+export const channelsDeliveredNow = (
+  notification: Pick<NotificationRecord, 'channels' | 'digest' | 'digest_of' | 'preference_defaults'>,
+): readonly Channel[] => (batchesEveryRecipient(notification) ? [] : notification.channels);
 
 /**
  * Read-all watermarks (for in_app) and preferences, read at delivery: a change applies to what comes after it.
@@ -170,7 +178,7 @@ export const deliverChunk = async (
   const { topic, progress = chunkProgress() } = options;
   // One recipient named twice in a chunk is one delivery, not two racing under the same delivery id.
   const recipients = [...new Set(chunk)];
-  const state = await (options.state ?? readRecipientState(notification.channels, recipients));
+  const state = await (options.state ?? readRecipientState(channelsDeliveredNow(notification), recipients));
   const { before, preferences } = state;
   const stepped = steppedChannels(fallbackOf(notification));
   const written: { userId: string; receiverId: string; unreadKey: string }[] = [];

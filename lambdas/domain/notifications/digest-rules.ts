@@ -32,6 +32,19 @@ export const overLimitDigest = (throttle: Throttle, windowEnd: number): DigestCh
 });
 
 /**
+ * Whether every recipient left a channel joins a digest, whatever their preferences say: the notification's own
+ * `digest`, or a digest of the service defaults on a type they do not make required (a user's choice only picks
+ * another batch). Such a delivery writes no feed item and sends nothing now, so it reads nothing for that.
+ */
+export const batchesEveryRecipient = (
+  notification: Pick<NotificationRecord, 'digest' | 'digest_of' | 'preference_defaults'>,
+): boolean => {
+  if (notification.digest_of) return false;
+  const defaults = notification.preference_defaults;
+  return notification.digest !== undefined || (defaults?.digest !== undefined && !defaults.required);
+};
+
+/**
  * How a notification is batched for this recipient, if at all: its own `digest` wins; else the recipient's
  * first digest choice whose `event_type` or `category` pattern matches; else the digest the service defaults
  * fixed on it. A digest is never batched again, and a type the service defaults make required is held back by

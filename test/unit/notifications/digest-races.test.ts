@@ -1,4 +1,3 @@
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
@@ -10,7 +9,7 @@ import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notific
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
 import { digestRecords } from '../../support/digest-records';
 import { useDynamoDbLocal } from '../../support/dynamodb';
-import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
+import { handlingOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 /**
  * Joins and closes of one user's digest batches at once, each request and each close run twice (a retried
@@ -23,23 +22,6 @@ const queues = useQueuesWithoutWorkers();
 
 const service: Principal = { kind: 'service', id: 'forum', scopes: ['notifications:write'], expiresAt: 0 };
 const MEMBERS = 60;
-
-const takeCloses = async (): Promise<{ message: FanoutMessage; messageId: string }[]> => {
-  const { Messages = [] } = await queues
-    .client()
-    .send(new ReceiveMessageCommand({ QueueUrl: queues.sqs().queueUrl('fanout'), MaxNumberOfMessages: 10 }));
-  const taken: { message: FanoutMessage; messageId: string }[] = [];
-  for (const received of Messages) {
-    taken.push({ message: messageOf(fanoutQueue, received.Body), messageId: received.MessageId ?? '' });
-    await queues.client().send(
-      new DeleteMessageCommand({
-        QueueUrl: queues.sqs().queueUrl('fanout'),
-        ReceiptHandle: received.ReceiptHandle,
-      }),
-    );
-  }
-  return taken;
-};
 
 describe('digest batches under concurrency and duplicates', () => {
   it('puts every notification into exactly one delivered digest, whatever joins and closes race', async () => {
@@ -55,7 +37,7 @@ describe('digest batches under concurrency and duplicates', () => {
     // Closes run as soon as their (1 s delayed) message shows, twice each, while members keep joining.
     const closer = (async () => {
       while (sending) {
-        for (const { message, messageId } of await takeCloses()) {
+        for (const { message, messageId } of await queues.take(fanoutQueue)) {
           closes.push(message);
           await Promise.all([
             processFanoutMessage(message, handlingOf(messageId), Number.MAX_SAFE_INTEGER),

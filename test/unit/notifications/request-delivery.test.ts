@@ -1,4 +1,3 @@
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
@@ -9,12 +8,12 @@ import {
   REQUEST_DELIVERY_MAX_RECIPIENTS,
 } from '../../../lambdas/domain/notifications/create';
 import { processFanoutMessage } from '../../../lambdas/domain/notifications/fanout';
-import { type FanoutMessage, fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
+import { fanoutQueue } from '../../../lambdas/domain/notifications/fanout-messages';
 import { createNotificationSchema } from '../../../lambdas/domain/notifications/schema';
 import { PUSH_WORKER } from '../../../lambdas/domain/push/hand-over';
 import { waitUntil } from '../../support/await';
 import { receiverCount, useDynamoDbLocal } from '../../support/dynamodb';
-import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
+import { handlingOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 /**
  * A small list of named recipients is delivered by the accepting request itself (docs/notifications.md,
@@ -27,26 +26,7 @@ const service: Principal = { kind: 'service', id: 'crm', scopes: ['notifications
 const queues = useQueuesWithoutWorkers();
 
 /** Takes every message off the fan-out queue (each is received once). */
-const takeQueued = async (): Promise<{ message: FanoutMessage; messageId: string }[]> => {
-  const taken: { message: FanoutMessage; messageId: string }[] = [];
-  for (;;) {
-    const { Messages = [] } = await queues
-      .client()
-      .send(
-        new ReceiveMessageCommand({ QueueUrl: queues.sqs().queueUrl('fanout'), MaxNumberOfMessages: 10 }),
-      );
-    if (Messages.length === 0) return taken;
-    for (const message of Messages) {
-      taken.push({ message: messageOf(fanoutQueue, message.Body), messageId: message.MessageId ?? '' });
-      await queues.client().send(
-        new DeleteMessageCommand({
-          QueueUrl: queues.sqs().queueUrl('fanout'),
-          ReceiptHandle: message.ReceiptHandle,
-        }),
-      );
-    }
-  }
-};
+const takeQueued = () => queues.take(fanoutQueue);
 
 let seq = 0;
 const unique = (prefix: string) => {

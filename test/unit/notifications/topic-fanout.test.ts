@@ -1,4 +1,3 @@
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, tableName } from '../../../lambdas/core/clients';
@@ -12,7 +11,7 @@ import { createNotificationSchema } from '../../../lambdas/domain/notifications/
 import { subscribe } from '../../../lambdas/domain/topics/subscriptions';
 import { createTopic } from '../../../lambdas/domain/topics/topics';
 import { useDynamoDbLocal } from '../../support/dynamodb';
-import { handlingOf, messageOf, useQueuesWithoutWorkers } from '../../support/queues';
+import { handlingOf, useQueuesWithoutWorkers } from '../../support/queues';
 
 useDynamoDbLocal();
 
@@ -31,23 +30,12 @@ const queues = useQueuesWithoutWorkers();
 const drainFanout = async (): Promise<string[]> => {
   const kinds: string[] = [];
   for (;;) {
-    const { Messages = [] } = await queues
-      .client()
-      .send(
-        new ReceiveMessageCommand({ QueueUrl: queues.sqs().queueUrl('fanout'), MaxNumberOfMessages: 10 }),
-      );
-    if (Messages.length === 0) return kinds;
+    const taken = await queues.take(fanoutQueue);
+    if (taken.length === 0) return kinds;
     await Promise.all(
-      Messages.map(async (message) => {
-        const parsed = messageOf(fanoutQueue, message.Body);
-        kinds.push(parsed.kind);
-        await processFanoutMessage(parsed, handlingOf(message.MessageId ?? ''));
-        await queues.client().send(
-          new DeleteMessageCommand({
-            QueueUrl: queues.sqs().queueUrl('fanout'),
-            ReceiptHandle: message.ReceiptHandle,
-          }),
-        );
+      taken.map(({ message, messageId }) => {
+        kinds.push(message.kind);
+        return processFanoutMessage(message, handlingOf(messageId));
       }),
     );
   }
