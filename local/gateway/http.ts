@@ -97,8 +97,9 @@ const safeDecode = (text: string): string => {
 const decodeQueryPart = (text: string): string => safeDecode(text.replaceAll('+', ' '));
 
 /** Headers as API Gateway passes them: lower-cased names, repeated headers joined by commas, cookies apart. */
+/** Names and keys come from the client: gathered in a Map, so `__proto__` or `constructor` is a name like any other. */
 const collectHeaders = (request: IncomingMessage) => {
-  const headers: Record<string, string> = {};
+  const joined = new Map<string, string>();
   const cookies: string[] = [];
   const raw = request.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) {
@@ -108,23 +109,25 @@ const collectHeaders = (request: IncomingMessage) => {
       for (const cookie of value.split(';')) if (cookie.trim()) cookies.push(cookie.trim());
       continue;
     }
-    headers[name] = name in headers ? `${headers[name]},${value}` : value;
+    const earlier = joined.get(name);
+    joined.set(name, earlier === undefined ? value : `${earlier},${value}`);
   }
-  return { headers, cookies };
+  return { headers: Object.fromEntries(joined), cookies };
 };
 
 /** Repeated keys joined by commas, as payload format 2.0 does. */
 const collectQuery = (rawQueryString: string): Record<string, string> | undefined => {
   if (!rawQueryString) return undefined;
-  const query: Record<string, string> = {};
+  const query = new Map<string, string>();
   for (const pair of rawQueryString.split('&')) {
     if (!pair) continue;
     const equals = pair.indexOf('=');
     const key = decodeQueryPart(equals === -1 ? pair : pair.slice(0, equals));
     const value = equals === -1 ? '' : decodeQueryPart(pair.slice(equals + 1));
-    query[key] = key in query ? `${query[key]},${value}` : value;
+    const earlier = query.get(key);
+    query.set(key, earlier === undefined ? value : `${earlier},${value}`);
   }
-  return Object.keys(query).length ? query : undefined;
+  return query.size ? Object.fromEntries(query) : undefined;
 };
 
 class PayloadTooLarge extends Error {}

@@ -62,28 +62,32 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** WebSocket events use the 1.0 shape: header names as sent, plus the multi-value maps. */
+/**
+ * The single-value map (the last value of a name) and the multi-value map of name/value pairs from the client,
+ * gathered in a Map so that `__proto__` or `constructor` is a name like any other.
+ */
+const valueMaps = (pairs: Iterable<readonly [string, string]>) => {
+  const values = new Map<string, string[]>();
+  for (const [name, value] of pairs) values.set(name, [...(values.get(name) ?? []), value]);
+  return {
+    single: Object.fromEntries([...values].map(([name, all]) => [name, all.at(-1) as string])),
+    multi: Object.fromEntries(values),
+  };
+};
+
 const headersOf = (request: IncomingMessage) => {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
   const raw = request.rawHeaders;
-  for (let index = 0; index + 1 < raw.length; index += 2) {
-    const name = raw[index] ?? '';
-    const value = raw[index + 1] ?? '';
-    headers[name] = value;
-    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
-  }
-  return { headers, multiValueHeaders };
+  const pairs: [string, string][] = [];
+  for (let index = 0; index + 1 < raw.length; index += 2)
+    pairs.push([raw[index] ?? '', raw[index + 1] ?? '']);
+  const { single, multi } = valueMaps(pairs);
+  return { headers: single, multiValueHeaders: multi };
 };
 
 const queryOf = (url: URL) => {
   if (!url.search) return {};
-  const queryStringParameters: Record<string, string> = {};
-  const multiValueQueryStringParameters: Record<string, string[]> = {};
-  for (const [key, value] of url.searchParams) {
-    queryStringParameters[key] = value;
-    multiValueQueryStringParameters[key] = [...(multiValueQueryStringParameters[key] ?? []), value];
-  }
-  return { queryStringParameters, multiValueQueryStringParameters };
+  const { single, multi } = valueMaps(url.searchParams);
+  return { queryStringParameters: single, multiValueQueryStringParameters: multi };
 };
 
 /**

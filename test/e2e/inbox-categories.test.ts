@@ -230,6 +230,27 @@ describe('counts', () => {
       categories: { social: { unseen: 1, unread: 0, total: 2 } },
     });
   });
+
+  it('counts categories named like the properties of every JavaScript object, and the service keeps working', async () => {
+    const ivy = user('ivy');
+    const token = await local.runtime.mintUserToken(ivy);
+    await notify(ivy, token, ['P', '__proto__'], ['C', 'constructor'], ['Q', 'prototype']);
+    const answer = await api('GET', '/notifications/counts', token);
+    expect(answer.status).toBe(200);
+    // Built from entries: a literal `__proto__` key would set the expected object's prototype instead.
+    const one = { unseen: 1, unread: 1, total: 1 };
+    expect(Object.entries(answer.body.categories).sort()).toEqual(
+      [
+        ['__proto__', one],
+        ['constructor', one],
+        ['prototype', one],
+      ].sort(),
+    );
+    // Counting them left every object as it was: validation still sees no unknown field, for anyone.
+    expect(Object.keys(Object.prototype)).toEqual([]);
+    expect((await api('GET', '/notifications?limit=1', token)).status).toBe(200);
+    expect((await api('GET', '/notifications?category=__proto__', token)).body.items).toHaveLength(1);
+  });
 });
 
 describe('bulk changes of one category', () => {

@@ -93,6 +93,23 @@ describe('HTTP API payload format 2.0 event', () => {
     expect(response.headers['apigw-requestid']).toBe(context.requestId);
   });
 
+  it('keeps query keys and header names that are also the names of every object’s properties', async () => {
+    const response = await rawRequest('GET', '/api/v1/echo/x?__proto__=p&constructor=c&toString=t', [
+      ['Host', `127.0.0.1:${runtime.port}`],
+      ['Constructor', 'h'],
+    ]);
+    expect(response.status).toBe(200);
+    const { event } = JSON.parse(response.body.toString('utf8')) as Echo;
+    expect(Object.entries(event.queryStringParameters ?? {}).sort()).toEqual(
+      [
+        ['__proto__', 'p'],
+        ['constructor', 'c'],
+        ['toString', 't'],
+      ].sort(),
+    );
+    expect(Object.hasOwn(event.headers, 'constructor') && event.headers.constructor).toBe('h');
+  });
+
   it('omits query, path parameters and cookies when the request has none', async () => {
     const response = await fetch(`${runtime.httpUrl}/echo/literal`);
     const { event } = (await response.json()) as Echo;

@@ -362,7 +362,10 @@ export type FeedCounts = z.output<typeof feedCountsSchema>;
  */
 export const feedCounts = async (userId: string): Promise<FeedCounts> => {
   const watermark = (await feedState(userId)).read_all_watermark;
-  const counts: FeedCounts = { unseen: 0, unread: 0, total: 0, categories: {} };
+  type Tally = { unseen: number; unread: number; total: number };
+  const counts: Tally = { unseen: 0, unread: 0, total: 0 };
+  // A Map, not an object: a category may be named `__proto__` or `constructor`.
+  const categories = new Map<string, Tally>();
   const pages = queryPages<Pick<ReceiverRecord, 'category' | 'seen_at' | 'unread_key'>>({
     TableName: tableName('receivers'),
     KeyConditionExpression: 'user_id = :user',
@@ -375,10 +378,10 @@ export const feedCounts = async (userId: string): Promise<FeedCounts> => {
     for (const item of page) {
       const unread = isUnread(item.unread_key, watermark);
       const unseen = item.seen_at === undefined;
-      const tallies: { unseen: number; unread: number; total: number }[] = [counts];
+      const tallies: Tally[] = [counts];
       if (item.category !== undefined) {
-        const ofCategory = counts.categories[item.category] ?? { unseen: 0, unread: 0, total: 0 };
-        counts.categories[item.category] = ofCategory;
+        const ofCategory = categories.get(item.category) ?? { unseen: 0, unread: 0, total: 0 };
+        categories.set(item.category, ofCategory);
         tallies.push(ofCategory);
       }
       for (const tally of tallies) {
@@ -388,7 +391,8 @@ export const feedCounts = async (userId: string): Promise<FeedCounts> => {
       }
     }
   }
-  return counts;
+  // fromEntries defines each key as the object's own, `__proto__` included.
+  return { ...counts, categories: Object.fromEntries(categories) };
 };
 
 /** GET /notifications/unread-count. */
