@@ -158,15 +158,17 @@ const COUNTED: readonly Counted[] = ['unread', 'unseen', 'total'];
 const addCounts = (counts: InboxCountsView, category: string | null, add: FeedCounts): InboxCountsView => {
   if (add.unread === 0 && add.unseen === 0 && add.total === 0) return counts;
   const plus = (value: number | null, by: number) => (value === null ? null : Math.max(0, value + by));
-  const categories = { ...counts.categories };
-  const current = category === null ? undefined : categories[category];
+  let categories = counts.categories;
+  // Read and written as own keys: a category may be named `__proto__` or `constructor`.
+  const current = category !== null && Object.hasOwn(categories, category) ? categories[category] : undefined;
   if (category !== null && (current || counts.total !== null)) {
     const base = current ?? { unread: 0, unseen: 0, total: 0 };
-    categories[category] = {
+    const figures = {
       unread: Math.max(0, base.unread + add.unread),
       unseen: Math.max(0, base.unseen + add.unseen),
       total: Math.max(0, base.total + add.total),
     };
+    categories = { ...categories, ...Object.fromEntries([[category, figures]]) };
   }
   return {
     unread: Math.max(0, counts.unread + add.unread),
@@ -688,7 +690,12 @@ export class InboxStore {
           const remaining = left(field, name);
           if (clears.category !== undefined && next[field] !== null)
             next[field] = Math.max(0, (next[field] as number) - (figures[field] - remaining));
-          categories[name] = { ...figures, [field]: remaining };
+          Object.defineProperty(categories, name, {
+            value: { ...figures, [field]: remaining },
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
         }
         if (clears.category === undefined && next[field] !== null) next[field] = left(field);
       }

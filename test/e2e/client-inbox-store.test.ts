@@ -306,6 +306,34 @@ describe('categories, tags, links and buttons', () => {
     expect(await phone.api.getUnreadCount()).toBe(2);
   }, 60_000);
 
+  it('counts categories named like the properties of every object, also in a change shown before its answer', async () => {
+    const userId = `store-odd-categories-${run}`;
+    await sendWith(userId, 'b', { category: 'billing' });
+    await sendWith(userId, 'p', { category: '__proto__' });
+    await sendWith(userId, 'c', { category: 'constructor' });
+    const phone = await device(userId);
+    await shows(phone, { titles: ['c', 'p', 'b'], unread: 3 });
+    const unreadOf = () =>
+      Object.entries(phone.inbox.getSnapshot().counts.categories)
+        .map(([category, figures]) => [category, figures.unread])
+        .sort();
+    await eventually(unreadOf, (current) => current.length === 3);
+    // Archived, their categories leave the counts; unarchived from the archived tab, each comes back at once.
+    await phone.inbox.archive(idOf(phone, 'p'));
+    await phone.inbox.archive(idOf(phone, 'c'));
+    await eventually(unreadOf, (current) => current.length === 1);
+    await phone.inbox.setFilter({ state: 'archived' });
+    await shows(phone, { titles: ['c', 'p'], unread: 1 });
+    const unarchiving = [phone.inbox.unarchive(idOf(phone, 'p')), phone.inbox.unarchive(idOf(phone, 'c'))];
+    expect(unreadOf()).toEqual([
+      ['__proto__', 1],
+      ['billing', 1],
+      ['constructor', 1],
+    ]);
+    await Promise.all(unarchiving);
+    expect(Object.keys(Object.prototype)).toEqual([]);
+  }, 60_000);
+
   it('records a button’s click once, shows it on the other device, and keeps the first click', async () => {
     const userId = `store-actions-${run}`;
     const actions = [
