@@ -178,3 +178,36 @@ describe('over the limit: a digest', () => {
     }
   });
 });
+
+describe("a notification's own throttle and its digest", () => {
+  it('counts the digest against the throttle its opener carried: over the limit, the digest goes to the feed only', async () => {
+    const ines = await userWithDevice('ines');
+    const token = await service();
+    const throttle = { limit: 1, window_secs: 3600 };
+    const send = async (title: string, extra: Record<string, unknown> = {}) => {
+      const body = { event_type: `own.throttle${push.run}`, title, recipient_ids: [ines.id], ...extra };
+      const answer = await api('POST', '/notifications', token, {
+        channels: ['in_app', 'push'],
+        throttle,
+        ...body,
+      });
+      expect(answer.status).toBe(202);
+    };
+    await send('first');
+    await eventually(
+      () => push.pushesTo(ines.pushToken),
+      (pushes) => pushes.length === 1,
+    );
+    const digest = { key: `own-${push.run}`, window_secs: 1 };
+    await send('member 1', { digest });
+    await send('member 2', { digest });
+    await eventually(
+      () => feedOf(ines.token),
+      (feed) => feed.some((item) => item.data.digest?.count === 2),
+      60_000,
+    );
+    await deliveryIdle();
+    // The limit of 1 was the first notification's: the digest is over it, so it makes no push.
+    expect(push.pushesTo(ines.pushToken)).toHaveLength(1);
+  });
+});

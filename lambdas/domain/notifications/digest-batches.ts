@@ -39,7 +39,7 @@ export interface BatchRecord {
   readonly title?: string;
   /**
    * The notification that opened the batch: the digest goes out with its channels, priority, type, source,
-   * category and tags (so the feed's filters and counts find it).
+   * category and tags (so the feed's filters and counts find it), and is throttled by its throttle.
    */
   readonly opener: Pick<
     NotificationRecord,
@@ -51,6 +51,7 @@ export interface BatchRecord {
     | 'priority'
     | 'push'
     | 'fallback'
+    | 'throttle'
     | 'preference_defaults'
     | 'created_by'
   >;

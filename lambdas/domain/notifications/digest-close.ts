@@ -34,7 +34,26 @@ const digestTitle = (batch: BatchRecord): string => {
   if (batch.title !== undefined)
     return clip(batch.title.replaceAll('{count}', String(batch.count)), MAX_TITLE);
   if (batch.count === 1) return batch.latest.title;
-  return clip(`${batch.latest.title} (and ${batch.count - 1} more)`, MAX_TITLE);
+  const more = ` (and ${batch.count - 1} more)`;
+  return `${clip(batch.latest.title, MAX_TITLE - more.length)}${more}`;
+};
+
+/**
+ * The items' titles, one a line: as many whole titles as fit a body's 4,096 characters, then how many members the
+ * body leaves out.
+ */
+const digestBody = (batch: BatchRecord): string => {
+  if (batch.count === 1) return '';
+  const titles = batch.items.map((item) => item.title);
+  let listed = titles.length;
+  const bodyOf = () =>
+    [
+      ...titles.slice(0, listed),
+      ...(listed < titles.length ? [`(and ${batch.count - listed} more)`] : []),
+    ].join('\n');
+  // A title is at most 256 characters: a body of one title and the last line always fits.
+  while (listed > 1 && bodyOf().length > MAX_BODY) listed -= 1;
+  return bodyOf();
 };
 
 /**
@@ -55,7 +74,7 @@ const digestOf = (batch: BatchRecord, now: number): NotificationRecord => ({
   id: receiverIdFor(`digest\n${batch.entry}`, batch.user_id, batch.closes_at),
   ...batch.opener,
   title: digestTitle(batch),
-  body: batch.count === 1 ? '' : clip(batch.items.map((item) => item.title).join('\n'), MAX_BODY),
+  body: digestBody(batch),
   data: { digest: { key: batch.key, count: batch.count, items: batch.items } },
   recipient_count: 1,
   scheduled_at: null,

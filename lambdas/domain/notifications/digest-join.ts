@@ -232,6 +232,7 @@ const openBatch = async (
       ...(notification.tags !== undefined ? { tags: notification.tags } : {}),
       ...(notification.push ? { push: notification.push } : {}),
       ...(notification.fallback ? { fallback: notification.fallback } : {}),
+      ...(notification.throttle ? { throttle: notification.throttle } : {}),
       ...(notification.preference_defaults ? { preference_defaults: notification.preference_defaults } : {}),
     },
     ttl,

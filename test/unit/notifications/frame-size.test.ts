@@ -61,3 +61,30 @@ describe('the digest built to fit one frame', () => {
     expect((digest.data as DigestData).digest.items).toHaveLength(50);
   });
 });
+
+describe('the digest title and body, at their length limits', () => {
+  const titled = (count: number, title: string): BatchRecord => {
+    const closed = batch(count, ['in_app']);
+    const items = closed.items.map((item) => ({ ...item, title }));
+    return { ...closed, items, latest: items.at(-1) as DigestItem };
+  };
+
+  it('keeps "(and n more)" after a newest title of full length, within 256 characters', () => {
+    const digest = digestRecord(titled(2, 'x'.repeat(256)));
+    expect(digest.title).toHaveLength(256);
+    expect(digest.title).toMatch(/^x+… \(and 1 more\)$/);
+  });
+
+  it('lists whole titles that fit 4,096 characters, then how many members it leaves out', () => {
+    const title = 'y'.repeat(256);
+    const digest = digestRecord(titled(30, title));
+    expect(digest.body.length).toBeLessThanOrEqual(4096);
+    const lines = digest.body.split('\n');
+    const listed = lines.slice(0, -1);
+    expect(listed.length).toBeGreaterThan(10);
+    expect(listed.every((line) => line === title)).toBe(true);
+    expect(lines.at(-1)).toBe(`(and ${30 - listed.length} more)`);
+    // Every title fits: the body is the list alone.
+    expect(digestRecord(titled(3, 'short')).body).toBe('short\nshort\nshort');
+  });
+});
