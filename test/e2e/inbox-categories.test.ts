@@ -253,6 +253,20 @@ describe('counts', () => {
   });
 });
 
+describe('query parameters', () => {
+  it('refuses a parameter given more than once, saying so, rather than its values joined by a comma', async () => {
+    const token = await local.runtime.mintUserToken(user('quinn'));
+    for (const query of ['category=a.b&category=a.b', 'state=unread&state=read', 'limit=5&tag=x&limit=5']) {
+      const answer = await api('GET', `/notifications?${query}`, token);
+      expect(answer.status, query).toBe(400);
+      expect(answer.body.code).toBe('validation');
+      expect(answer.body.details, query).toEqual([
+        { field: query.split('=')[0], issue: 'given more than once' },
+      ]);
+    }
+  });
+});
+
 describe('bulk changes of one category', () => {
   it('marks seen, marks read or archives only that category’s items, older than `before` when given', async () => {
     const dan = user('dan');

@@ -188,6 +188,22 @@ const refuseUnexpectedBody = (event: Event): void => {
 };
 
 /**
+ * The query parameters, each given once. API Gateway joins the values of a parameter given more than once with
+ * commas (`a,b`), which a route would refuse as one malformed value; the error says what the caller did instead.
+ */
+const singleQuery = (event: Event): Record<string, string | undefined> => {
+  const names = [...new URLSearchParams(event.rawQueryString ?? '').keys()];
+  const repeated = [...new Set(names.filter((name, index) => names.indexOf(name) !== index))];
+  if (repeated.length > 0) {
+    throw validationError(
+      'Invalid query string',
+      repeated.map((field) => ({ field, issue: 'given more than once' })),
+    );
+  }
+  return event.queryStringParameters ?? {};
+};
+
+/**
  * A route that takes no query parameters refuses them, as a route with some refuses unknown ones: a caller that
  * sends `read-all?before=…` expects a filter that does not exist, and every item would be read.
  */
@@ -281,7 +297,7 @@ export const httpRoute = <B extends Schema | undefined = undefined, Q extends Sc
       ) as Output<B>;
       const query = (
         schemas.query
-          ? parseOrThrow(schemas.query, event.queryStringParameters ?? {}, 'query string')
+          ? parseOrThrow(schemas.query, singleQuery(event), 'query string')
           : refuseUnexpectedQuery(event)
       ) as Output<Q>;
       const response = await handle({
