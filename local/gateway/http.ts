@@ -96,8 +96,10 @@ const safeDecode = (text: string): string => {
 
 const decodeQueryPart = (text: string): string => safeDecode(text.replaceAll('+', ' '));
 
-/** Headers as API Gateway passes them: lower-cased names, repeated headers joined by commas, cookies apart. */
-/** Names and keys come from the client: gathered in a Map, so `__proto__` or `constructor` is a name like any other. */
+/**
+ * Headers as API Gateway passes them: lower-cased names, repeated headers joined by commas, cookies apart. The
+ * names come from the client: gathered in a Map, so `__proto__` or `constructor` is a name like any other.
+ */
 const collectHeaders = (request: IncomingMessage) => {
   const joined = new Map<string, string>();
   const cookies: string[] = [];
