@@ -25,10 +25,41 @@ export const lazy = <T>(create: () => T): (() => T) => {
   };
 };
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+
+/**
+ * A JSON object a client sent may have a key named `constructor` (`"data": {"constructor": "x"}`): the SDK's
+ * marshaller takes that key for the object's class and refuses it ("Unsupported type passed"), or, with
+ * `{"name": "String"}` under it, stores it as the wrong type. Such an object goes to it as a Map, which it stores as
+ * the same map attribute; everything else is passed as it is.
+ */
+export const marshallable = (value: unknown): unknown => {
+  if (Array.isArray(value)) {
+    const items = value.map(marshallable);
+    return items.some((item, index) => item !== value[index]) ? items : value;
+  }
+  if (!isPlainObject(value) || value instanceof Map || value instanceof Set) return value;
+  const entries = Object.entries(value).map(([key, child]) => [key, marshallable(child)] as const);
+  if (Object.hasOwn(value, 'constructor')) return new Map(entries);
+  return entries.some(([key, child]) => child !== value[key]) ? Object.fromEntries(entries) : value;
+};
+
 export const dynamoDb = /* @__PURE__ */ lazy(() => new DynamoDBClient({}));
-export const documentClient = /* @__PURE__ */ lazy(() =>
-  DynamoDBDocumentClient.from(dynamoDb(), { marshallOptions: { removeUndefinedValues: true } }),
-);
+export const documentClient = /* @__PURE__ */ lazy(() => {
+  const client = DynamoDBDocumentClient.from(dynamoDb(), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  // Before the document client marshals the input (its serialize step); only document commands use this stack.
+  client.middlewareStack.add(
+    (next) => (args) => next({ ...args, input: marshallable(args.input) as typeof args.input }),
+    {
+      step: 'initialize',
+      name: 'notifyMarshallableJson',
+    },
+  );
+  return client;
+});
 /** Reads a variable the deployment must set; a missing one is a wiring bug, so fail loudly. */
 export const requiredEnv = (name: string): string => {
   const value = process.env[name];

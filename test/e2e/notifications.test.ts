@@ -245,6 +245,30 @@ describe('notifications end to end', () => {
     socket.socket.close();
   });
 
+  it('stores and sends data whose keys are named like the properties of every object (found by a user probe)', async () => {
+    const gus = user('gus');
+    const token = await runtime.mintUserToken(gus);
+    const socket = await TestClient.open(`${runtime.wsUrl}?token=${token}`);
+    await socket.nextOfType('session');
+    // Each of these made the SDK's marshaller refuse the item (a 500) or store it as another type.
+    const data = JSON.parse(
+      '{"constructor": {"name": "String"}, "toString": "x", "a": [{"constructor": 1}], "b": {"constructor": {"name": "Set"}}}',
+    );
+    const created = await api('POST', '/notifications', service, {
+      event_type: 'odd.keys',
+      title: 'Odd keys',
+      channels: ['in_app', 'toast'],
+      recipient_ids: [gus],
+      data,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const frame = await socket.next((sent) => sent.notification_id === created.body.id);
+    expect(frame.data).toEqual(data);
+    const feed = await api('GET', '/notifications', token);
+    expect(feed.body.items[0].data).toEqual(data);
+    socket.socket.close();
+  });
+
   it('reaches every one of 1,000 recipients exactly once, and a redelivered message changes nothing', async () => {
     const recipients = Array.from({ length: 1000 }, (_, index) => user(`crowd${index}`));
     const created = await api('POST', '/notifications', service, {

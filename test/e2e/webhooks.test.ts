@@ -245,6 +245,17 @@ describe('delivery', () => {
     );
   });
 
+  it('delivers an event whose data has keys named like the properties of every object', async () => {
+    const hook = await webhookFor(['odd.keys']);
+    const data = JSON.parse('{"constructor": {"prototype": 1}, "toString": "x", "a": {"constructor": 1}}');
+    await publish('odd.keys', data);
+    const [delivered] = await settled(
+      () => receiver.at(hook.path),
+      (list) => list.length >= 1,
+    );
+    expect(JSON.parse(delivered?.body ?? '{}').data.data).toEqual(data);
+  });
+
   it('delivers a matching event once per webhook, signed and shaped as the contract states', async () => {
     const prefix = await webhookFor(['orders.*']);
     const exact = await webhookFor(['orders.created', 'invoices.paid']);
