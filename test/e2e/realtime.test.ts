@@ -436,6 +436,23 @@ describe('reconnect', () => {
     expect(await second.client.nextOfType('custom')).toMatchObject({ seq: 'late' });
   });
 
+  it('sends a frame once to a resuming connection that the fan-out also found by its own membership', async () => {
+    const first = await connectAs('rory');
+    await endAndCleanUp(first.client, { userId: 'rory', sessionId: first.session.session_id as string });
+    const second = await connectAs('rory');
+    // A fan-out reads the user's channel: the new connection's own row and the detached session's...
+    const stale = await membersPage('user:rory');
+    expect(stale.members.map((member) => member.detached === true).sort()).toEqual([false, true]);
+    // ...the new connection resumes that session, then the fan-out delivers from what it read.
+    expect(
+      await second.client.request({ type: 'reconnect', session_id: first.session.session_id }),
+    ).toMatchObject({ type: 'ack', op: 'reconnect' });
+    await deliverToMembers(stale.members, { type: 'custom', seq: 'once' });
+    await deliverToChannel('user:rory', { type: 'custom', seq: 'marker' });
+    await second.client.next((frame) => frame.seq === 'marker');
+    expect(second.client.frames.filter((frame) => frame.seq === 'once')).toHaveLength(1);
+  });
+
   it('keeps the session resumable when the resuming connection is closed during the resume', async () => {
     const first = await connectAs('rhea');
     await first.client.request({ type: 'subscribe', channel: 'room:swept' });

@@ -79,7 +79,8 @@ const MAX_KEEP_ATTEMPTS = 3;
  * session read after: a session still detached (or still on `endedConnection`, whose end is the caller's to
  * do) will replay it, since its resume reads the buffer after attaching; a session attached elsewhere may have
  * read the buffer already, so the frame's item is taken back (a delete that returns it; the resume deletes what
- * it replayed) and posted to the session's connection. Never lost; at worst sent twice. When that connection
+ * it replayed) and posted to the session's connection, unless that connection is in `postedTo` (it got the
+ * frame in the same delivery, by a membership of its own). Never lost; at worst sent twice. When that connection
  * is gone too, the frame is kept for it in turn and it is reported, for the caller to end.
  */
 export const bufferFrame = async (
@@ -87,6 +88,7 @@ export const bufferFrame = async (
   frame: OutboundFrame,
   ttl: number,
   endedConnection: string,
+  postedTo: ReadonlySet<string> = new Set(),
 ): Promise<GoneConnection[]> => {
   const gone: GoneConnection[] = [];
   let from = endedConnection;
@@ -102,6 +104,8 @@ export const bufferFrame = async (
     );
     // Gone: the resume replayed it.
     if (!taken.Attributes) return gone;
+    // The connection that resumed it got the frame by a membership of its own in this delivery.
+    if (postedTo.has(session.connection_id)) return gone;
     if ((await postFrame(session.connection_id, frame)) === 'sent') return gone;
     // The next attempt keeps the frame for the session while it is still on this connection.
     gone.push({ connection_id: session.connection_id });
@@ -162,25 +166,30 @@ export const deliverToMembers = async (
   let delivered = 0;
   const gone: GoneConnection[] = [];
   const bufferedSessions = new Set<string>();
+  const posted = new Set<string>();
   const buffer = async (member: Membership, ttl: number) => {
     if (bufferedSessions.has(member.session_id)) return;
     bufferedSessions.add(member.session_id);
-    gone.push(...(await bufferFrame(member.session_id, frame, ttl, member.connection_id)));
+    gone.push(...(await bufferFrame(member.session_id, frame, ttl, member.connection_id, posted)));
   };
-  await forEachLimited(members, POST_CONCURRENCY, async (member) => {
-    if (member.detached) {
-      // A session's own presence changes (its leave while away) are not news to it on reconnect.
-      if (!isOwnPresence(frame, member.user_id)) await buffer(member, member.ttl);
-      return;
-    }
-    const outcome = await postFrame(member.connection_id, frame);
-    if (outcome === 'sent') {
-      delivered += 1;
-      return;
-    }
-    gone.push({ connection_id: member.connection_id, channel: member.channel });
-    await buffer(member, nowSecs() + realtimeSettings().sessionTtlSecs);
-  });
+  // Open connections first: a detached session resumed meanwhile by one of them is then known to have the frame.
+  await forEachLimited(
+    members.filter((member) => !member.detached),
+    POST_CONCURRENCY,
+    async (member) => {
+      const outcome = await postFrame(member.connection_id, frame);
+      if (outcome === 'sent') {
+        delivered += 1;
+        posted.add(member.connection_id);
+        return;
+      }
+      gone.push({ connection_id: member.connection_id, channel: member.channel });
+      await buffer(member, nowSecs() + realtimeSettings().sessionTtlSecs);
+    },
+  );
+  // A session's own presence changes (its leave while away) are not news to it on reconnect.
+  const detached = members.filter((member) => member.detached && !isOwnPresence(frame, member.user_id));
+  await forEachLimited(detached, POST_CONCURRENCY, (member) => buffer(member, member.ttl));
   countMetric(SERVICE_METRICS.framesSent, delivered);
   return { delivered, gone };
 };
