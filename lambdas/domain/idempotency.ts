@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { canonical } from '../core/canonical-json';
 import { documentClient, tableName } from '../core/clients';
@@ -158,20 +158,9 @@ export const withIdempotency = async (
   try {
     response = await operation(reservedId);
   } catch (error) {
-    // A refusal (4xx) stored nothing: nor does the key, which is then free for a corrected body. Otherwise the
-    // lease is released so that the client's retry resumes at once instead of waiting for it to run out.
-    const refused = error instanceof ServiceError && error.status < 500;
+    // Release the lease so that the client's retry resumes at once instead of waiting for it to run out.
     await documentClient()
-      .send(
-        refused
-          ? new DeleteCommand({
-              TableName: table,
-              Key: { key },
-              ConditionExpression: 'attribute_not_exists(#response)',
-              ExpressionAttributeNames: { '#response': 'response' },
-            })
-          : new UpdateCommand({ TableName: table, Key: { key }, UpdateExpression: 'REMOVE running_until' }),
-      )
+      .send(new UpdateCommand({ TableName: table, Key: { key }, UpdateExpression: 'REMOVE running_until' }))
       .catch(() => undefined);
     throw error;
   }
