@@ -154,19 +154,12 @@ const countsOf = (item: InboxItem): FeedCounts => {
 const NO_COUNTS: InboxCountsView = { unread: 0, unseen: null, total: null, categories: {} };
 const COUNTED: readonly Counted[] = ['unread', 'unseen', 'total'];
 
-/** `categories` with `name`'s figures set, as an own key: a category may be named `__proto__` or `constructor`. */
-const withCategory = (
-  categories: InboxCountsView['categories'],
-  name: string,
-  figures: InboxCountsView['categories'][string],
-): InboxCountsView['categories'] => ({ ...categories, ...Object.fromEntries([[name, figures]]) });
-
 /** `counts` with `add` added to the field of each (null stays null), never below 0. */
 const addCounts = (counts: InboxCountsView, category: string | null, add: FeedCounts): InboxCountsView => {
   if (add.unread === 0 && add.unseen === 0 && add.total === 0) return counts;
   const plus = (value: number | null, by: number) => (value === null ? null : Math.max(0, value + by));
   let categories = counts.categories;
-  // Read as an own key too (`constructor` would read Object).
+  // Read and written as own keys: a category may be named `__proto__` or `constructor`.
   const current = category !== null && Object.hasOwn(categories, category) ? categories[category] : undefined;
   if (category !== null && (current || counts.total !== null)) {
     const base = current ?? { unread: 0, unseen: 0, total: 0 };
@@ -175,7 +168,7 @@ const addCounts = (counts: InboxCountsView, category: string | null, add: FeedCo
       unseen: Math.max(0, base.unseen + add.unseen),
       total: Math.max(0, base.total + add.total),
     };
-    categories = withCategory(categories, category, figures);
+    categories = { ...categories, ...Object.fromEntries([[category, figures]]) };
   }
   return {
     unread: Math.max(0, counts.unread + add.unread),
@@ -685,7 +678,7 @@ export class InboxStore {
         shownAll.filter(
           (item) => countsOf(item)[field] === 1 && (category === undefined || item.category === category),
         ).length;
-      let categories = counts.categories;
+      const categories = { ...counts.categories };
       const next: Record<Counted, number | null> = {
         unread: counts.unread,
         unseen: counts.unseen,
@@ -697,7 +690,12 @@ export class InboxStore {
           const remaining = left(field, name);
           if (clears.category !== undefined && next[field] !== null)
             next[field] = Math.max(0, (next[field] as number) - (figures[field] - remaining));
-          categories = withCategory(categories, name, { ...figures, [field]: remaining });
+          Object.defineProperty(categories, name, {
+            value: { ...figures, [field]: remaining },
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
         }
         if (clears.category === undefined && next[field] !== null) next[field] = left(field);
       }

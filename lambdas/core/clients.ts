@@ -25,12 +25,8 @@ export const lazy = <T>(create: () => T): (() => T) => {
   };
 };
 
-/** An object as JSON.parse or the SDK's unmarshaller makes it (not an array, a Map, a Set, bytes or a class instance). */
-const isPlainObject = (value: unknown): value is Record<string, unknown> => {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-};
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
 
 /**
  * A JSON object a client sent may have a key named `constructor` (`"data": {"constructor": "x"}`): the SDK's
@@ -43,7 +39,7 @@ export const marshallable = (value: unknown): unknown => {
     const items = value.map(marshallable);
     return items.some((item, index) => item !== value[index]) ? items : value;
   }
-  if (!isPlainObject(value)) return value;
+  if (!isPlainObject(value) || value instanceof Map || value instanceof Set) return value;
   const entries = Object.entries(value).map(([key, child]) => [key, marshallable(child)] as const);
   if (Object.hasOwn(value, 'constructor')) return new Map(entries);
   return entries.some(([key, child]) => child !== value[key]) ? Object.fromEntries(entries) : value;

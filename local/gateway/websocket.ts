@@ -61,6 +61,7 @@ interface Connection {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** WebSocket events use the 1.0 shape: header names as sent, plus the multi-value maps. */
 /**
  * The single-value map (the last value of a name) and the multi-value map of name/value pairs from the client,
  * gathered in a Map so that `__proto__` or `constructor` is a name like any other.
@@ -74,7 +75,6 @@ const valueMaps = (pairs: Iterable<readonly [string, string]>) => {
   };
 };
 
-/** WebSocket events use the 1.0 shape: header names as sent, plus the multi-value maps. */
 const headersOf = (request: IncomingMessage) => {
   const raw = request.rawHeaders;
   const pairs: [string, string][] = [];
